@@ -1,0 +1,41 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Prefs",
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    products: [
+        .library(name: "Prefs", targets: ["Prefs"]),
+        .library(name: "DialogGate", targets: ["DialogGate"]),
+        .library(name: "PrefsTestSupport", targets: ["PrefsTestSupport"]),
+        .executable(name: "prefs-tool", targets: ["prefs-tool"]),
+        .executable(name: "prefs-bench", targets: ["prefs-bench"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSQLite",
+            path: "Sources/CSQLite",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        .target(name: "Prefs", dependencies: ["CSQLite"]),
+        .target(name: "DialogGate", dependencies: ["Prefs"]),
+        .target(name: "PrefsTestSupport", dependencies: ["Prefs"]),
+        .executableTarget(name: "prefs-tool", dependencies: ["Prefs", "DialogGate"], resources: [.copy("Resources/sample-messages.json")]),
+        .executableTarget(name: "prefs-test-child", dependencies: ["Prefs"]),
+        .executableTarget(
+            name: "prefs-bench",
+            dependencies: ["Prefs", "DialogGate", "CSQLite"],
+            path: "Benchmarks/prefs-bench"
+        ),
+        .testTarget(name: "PrefsTests", dependencies: ["Prefs", "PrefsTestSupport", "prefs-test-child"]),
+        .testTarget(name: "DialogGateTests", dependencies: ["DialogGate", "Prefs", "PrefsTestSupport"]),
+        .testTarget(name: "PrefsToolTests", dependencies: ["Prefs", "DialogGate", "PrefsTestSupport", "prefs-tool"]),
+    ]
+)
+
+// One place for the settings every target shares (swift-log's pattern).
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    target.swiftSettings = settings
+}

@@ -1,0 +1,158 @@
+import Foundation
+
+/// A store in one human-readable JSON file (see ``JSONStoreDocument``).
+///
+/// Writers take an exclusive lock on `FILE.lock`, re-read the file when another process changed it,
+/// apply their own changes key by key, and replace the file atomically. Two processes writing different
+/// keys therefore both survive, and a stale copy never overwrites newer keys.
+final class JSONFileBackend: PrefsBackend {
+    struct Options: Sendable, Hashable {
+        var durability: Prefs.Durability
+        var writeMode: Prefs.WriteMode
+        var recovery: Prefs.Recovery
+        var lockTimeout: Duration
+    }
+
+    let path: String
+    private let requestedPath: String
+    private let options: Options
+    private let lock: FileLock
+    /// The committed document, with pending coalesced changes applied on top.
+    private var document = JSONStoreDocument()
+    /// The stamp of the file `document` was read from or written as; nil while the file does not exist.
+    private var stamp: FileSystem.Stamp?
+    /// Changes accepted in coalesced mode and not yet written.
+    private var pending = Changeset()
+    private var inTransaction = false
+
+    init(path requestedPath: String, options: Options) throws(PrefsError) {
+        self.requestedPath = requestedPath
+        self.path = FileSystem.resolvingLinks(requestedPath)
+        self.options = options
+        self.lock = FileLock(path: path + ".lock")
+        do {
+            _ = try reload()
+        } catch PrefsError.corruptStore(let path, let reason) where options.recovery == .moveAsideAndStartEmpty {
+            try lock.lock(timeout: options.lockTimeout)
+            defer { lock.unlock() }
+            let aside = try FileSystem.moveAside(path)
+            recoveredFrom = (aside, reason)
+            document = JSONStoreDocument()
+            stamp = nil
+        }
+    }
+
+    /// Where an unreadable file was moved by recovery, and why it was unreadable.
+    private(set) var recoveredFrom: (path: String, reason: String)?
+
+    var description: String { ".jsonFile(\(JSON.string(requestedPath).serialized()))" }
+
+    var flushInterval: Duration? {
+        if case .coalesced(let interval) = options.writeMode { return interval }
+        return nil
+    }
+
+    // MARK: - Reading
+
+    func value(forKey key: String) -> StoredValue? { document.values[key] }
+    func allValues() -> [String: StoredValue] { document.values }
+    func declarations() -> [String: KeyDeclaration] { document.declarations }
+
+    /// Re-reads the file when its stamp changed; returns true when it did. The pending coalesced changes stay on top.
+    private func reload() throws(PrefsError) -> Bool {
+        let current = try FileSystem.stamp(path)
+        guard current != stamp else { return false }
+        guard let (data, readStamp) = try FileSystem.contents(of: path) else {
+            document = JSONStoreDocument()
+            pending.apply(to: &document.values, declarations: &document.declarations)
+            stamp = nil
+            return true
+        }
+        var fresh = try JSONStoreDocument(data: data, path: path)
+        pending.apply(to: &fresh.values, declarations: &fresh.declarations)
+        document = fresh
+        stamp = readStamp
+        return true
+    }
+
+    func refresh() throws -> Bool {
+        try reload()
+    }
+
+    // MARK: - Writing
+
+    func apply(_ changes: Changeset) throws {
+        if flushInterval != nil {
+            pending = pending.merging(changes)
+            changes.apply(to: &document.values, declarations: &document.declarations)
+            return
+        }
+        try beginTransaction()
+        do {
+            try commitTransaction(changes)
+        } catch {
+            rollbackTransaction()
+            throw error
+        }
+    }
+
+    func beginTransaction() throws {
+        try lock.lock(timeout: options.lockTimeout)
+        do {
+            _ = try reload()
+        } catch {
+            lock.unlock()
+            throw error
+        }
+        inTransaction = true
+    }
+
+    func commitTransaction(_ changes: Changeset) throws {
+        defer {
+            inTransaction = false
+            lock.unlock()
+        }
+        var next = document
+        changes.apply(to: &next.values, declarations: &next.declarations)
+        try write(next)
+        pending = Changeset()
+    }
+
+    func rollbackTransaction() {
+        if inTransaction {
+            inTransaction = false
+            lock.unlock()
+        }
+    }
+
+    func flush() throws {
+        guard !pending.isEmpty else { return }
+        try beginTransaction()
+        do {
+            try commitTransaction(Changeset())
+        } catch {
+            rollbackTransaction()
+            throw error
+        }
+    }
+
+    /// Replaces the file with `next` and makes it the committed document. Called under the lock.
+    private func write(_ next: JSONStoreDocument) throws(PrefsError) {
+        let directory = (path as NSString).deletingLastPathComponent
+        if stamp == nil { try FileSystem.createDirectory(directory) }
+        stamp = try FileSystem.replace(path, with: next.encoded(), sync: options.durability == .powerLoss)
+        document = next
+    }
+
+    // MARK: - Checking and closing
+
+    func integrityProblems() throws -> [String] {
+        guard let (data, _) = try FileSystem.contents(of: path) else { return [] }
+        let onDisk = try JSONStoreDocument(data: data, path: path)
+        return onDisk.values.keys.sorted().compactMap { key in
+            onDisk.values[key]?.shapeProblem().map { "$.values\(JSONPath.member(key)): \($0)" }
+        }
+    }
+
+    func close() {}
+}

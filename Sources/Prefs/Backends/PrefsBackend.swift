@@ -1,0 +1,90 @@
+/// Where a ``Prefs`` store keeps its values: memory, a JSON file or an SQLite database.
+///
+/// A backend is not thread-safe by itself: the store calls it under its own lock, from one thread at a time.
+/// Coordination with other processes (file locks, SQLite transactions) is the backend's job.
+public protocol PrefsBackend: AnyObject {
+    /// The backend in call-site form, e.g. `.sqlite("/path/prefs.sqlite")`.
+    var description: String { get }
+
+    /// The committed value for `key`, or nil.
+    func value(forKey key: String) throws -> StoredValue?
+    /// Every stored value.
+    func allValues() throws -> [String: StoredValue]
+    /// Every declaration recorded in the store.
+    func declarations() throws -> [String: KeyDeclaration]
+
+    /// Applies `changes` atomically. When it returns, the changes are as durable as the backend promises.
+    func apply(_ changes: Changeset) throws
+
+    /// Takes the exclusive writer lock (shared with other processes) and brings the backend up to date,
+    /// so that `value(forKey:)` returns the freshest committed state until the transaction ends.
+    func beginTransaction() throws
+    /// Applies `changes` atomically and releases the writer lock.
+    func commitTransaction(_ changes: Changeset) throws
+    /// Releases the writer lock without changes.
+    func rollbackTransaction()
+
+    /// Looks for changes made by other processes; returns true when state may have changed since the last call.
+    func refresh() throws -> Bool
+    /// Writes what is pending (coalesced mode). A no-op for backends whose writes are durable on return.
+    func flush() throws
+    /// The longest a write may wait in memory before ``flush()`` must be called; nil when writes reach disk on return.
+    var flushInterval: Duration? { get }
+    /// Problems an integrity check finds; empty when the store is sound.
+    func integrityProblems() throws -> [String]
+    /// Releases files and handles. Pending writes are flushed first by the store.
+    func close()
+}
+
+extension PrefsBackend {
+    public func apply(_ changes: Changeset) throws {
+        try beginTransaction()
+        do {
+            try commitTransaction(changes)
+        } catch {
+            rollbackTransaction()
+            throw error
+        }
+    }
+    public var flushInterval: Duration? { nil }
+    public func flush() throws {}
+}
+
+/// A set of changes a backend applies in one atomic step.
+public struct Changeset: Sendable, Hashable {
+    public enum Change: Sendable, Hashable {
+        case set(StoredValue)
+        case remove
+    }
+
+    /// Value changes by key.
+    public var values: [String: Change] = [:]
+    /// Declarations to record (they replace earlier ones under the same key).
+    public var declarations: [String: KeyDeclaration] = [:]
+
+    public init(values: [String: Change] = [:], declarations: [String: KeyDeclaration] = [:]) {
+        self.values = values
+        self.declarations = declarations
+    }
+
+    public var isEmpty: Bool { values.isEmpty && declarations.isEmpty }
+
+    /// Applies the changes to a dictionary of values (used by the memory and JSON backends).
+    func apply(to stored: inout [String: StoredValue], declarations recorded: inout [String: KeyDeclaration]) {
+        for (key, change) in values {
+            switch change {
+            case .set(let value): stored[key] = value
+            case .remove: stored.removeValue(forKey: key)
+            }
+        }
+        recorded.merge(declarations) { _, new in new }
+    }
+
+    /// These changes, then `later` on top.
+    func merging(_ later: Changeset) -> Changeset {
+        Changeset(
+            values: values.merging(later.values) { _, new in new },
+            declarations: declarations.merging(later.declarations) { _, new in new }
+        )
+    }
+}

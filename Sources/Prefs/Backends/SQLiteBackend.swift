@@ -1,0 +1,264 @@
+import Foundation
+
+/// A store in an SQLite database, in WAL mode, through `CSQLite`.
+///
+/// The schema reads plainly in the `sqlite3` shell:
+/// ```sql
+/// CREATE TABLE prefs (key TEXT PRIMARY KEY NOT NULL, type TEXT NOT NULL, value) WITHOUT ROWID;
+/// CREATE TABLE prefs_declared (key TEXT PRIMARY KEY NOT NULL, type TEXT NOT NULL, initial TEXT) WITHOUT ROWID;
+/// ```
+/// Scalars are stored natively (`int` and `bool` as INTEGER, `double` as REAL, `string`, `date` and `url`
+/// as TEXT, `data` as BLOB); arrays, dictionaries and `json` values as JSON text. The file carries
+/// `PRAGMA application_id` 0x50726673 ("Prfs") and `PRAGMA user_version` 1 (the format version).
+/// Reads go to the database one key at a time: opening a large store loads nothing.
+final class SQLiteBackend: PrefsBackend {
+    struct Options: Sendable, Hashable {
+        var durability: Prefs.Durability
+        var busyTimeout: Duration
+        var recovery: Prefs.Recovery
+    }
+
+    static let applicationID: Int64 = 0x5072_6673
+    static let formatVersion: Int64 = 1
+    static let header = Data("SQLite format 3\u{0}".utf8)
+
+    let path: String
+    private let requestedPath: String
+    private var connection: SQLiteConnection
+    private var dataVersion: Int64 = 0
+    private(set) var recoveredFrom: (path: String, reason: String)?
+
+    init(path requestedPath: String, options: Options) throws(PrefsError) {
+        self.requestedPath = requestedPath
+        let path = FileSystem.resolvingLinks(requestedPath)
+        self.path = path
+        do {
+            connection = try Self.open(path: path, options: options)
+        } catch PrefsError.corruptStore(_, let reason) where options.recovery == .moveAsideAndStartEmpty {
+            let aside = try FileSystem.moveAside(path)
+            for sidecar in ["-wal", "-shm"] where access(path + sidecar, F_OK) == 0 {
+                _ = try FileSystem.moveAside(path + sidecar)
+            }
+            recoveredFrom = (aside, reason)
+            connection = try Self.open(path: path, options: options)
+        }
+        dataVersion = try sqlite { () throws(SQLiteError) in try connection.dataVersion() }
+    }
+
+    /// Opens or creates the database and checks that it is a Prefs store; never writes to a file that is not one.
+    private static func open(path: String, options: Options) throws(PrefsError) -> SQLiteConnection {
+        try FileSystem.createDirectory((path as NSString).deletingLastPathComponent)
+        if let (data, _) = try FileSystem.contents(of: path), !data.isEmpty, !data.starts(with: header) {
+            let reason = data.count < header.count ? "the file is \(data.count) bytes, too short for an SQLite database" : "the file is not an SQLite database (no SQLite header)"
+            throw .corruptStore(path: path, reason: reason)
+        }
+        let connection = try sqlite { () throws(SQLiteError) in try SQLiteConnection(path: path, options: .init(busyTimeout: options.busyTimeout)) }
+        do throws(PrefsError) {
+            try configure(connection, options: options)
+        } catch {
+            connection.close()
+            throw error
+        }
+        return connection
+    }
+
+    private static func configure(_ connection: SQLiteConnection, options: Options) throws(PrefsError) {
+        let (applicationID, version, tables) = try sqlite { () throws(SQLiteError) in
+            (try integer(connection, "PRAGMA application_id"),
+             try integer(connection, "PRAGMA user_version"),
+             try integer(connection, "SELECT count(*) FROM sqlite_master"))
+        }
+        if applicationID == Self.applicationID {
+            guard version <= formatVersion else {
+                throw .unsupportedFormatVersion(path: connection.path, found: Int(version), supported: Int(formatVersion))
+            }
+        } else if applicationID != 0 || tables != 0 {
+            throw .corruptStore(path: connection.path, reason: "an SQLite database, but not a Prefs store (application_id \(applicationID), \(tables) schema objects); it was left untouched")
+        }
+        try sqlite { () throws(SQLiteError) in
+            try connection.execute("PRAGMA journal_mode = WAL")
+            try connection.execute(options.durability == .powerLoss ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
+            if applicationID == 0 {
+                try connection.execute("""
+                    BEGIN IMMEDIATE;
+                    CREATE TABLE IF NOT EXISTS prefs (key TEXT PRIMARY KEY NOT NULL, type TEXT NOT NULL, value) WITHOUT ROWID;
+                    CREATE TABLE IF NOT EXISTS prefs_declared (key TEXT PRIMARY KEY NOT NULL, type TEXT NOT NULL, initial TEXT) WITHOUT ROWID;
+                    PRAGMA application_id = \(Self.applicationID);
+                    PRAGMA user_version = \(Self.formatVersion);
+                    COMMIT;
+                    """)
+            }
+        }
+    }
+
+    private static func integer(_ connection: SQLiteConnection, _ sql: String) throws(SQLiteError) -> Int64 {
+        if case .integer(let value)? = try connection.rows(sql).first?.first { return value }
+        return 0
+    }
+
+    /// Runs SQLite calls, mapping a not-a-database error to ``PrefsError/corruptStore(path:reason:)``.
+    private static func sqlite<T>(_ body: () throws(SQLiteError) -> T) throws(PrefsError) -> T {
+        do {
+            return try body()
+        } catch {
+            if error.code == 26 || error.code == 11 {  // SQLITE_NOTADB, SQLITE_CORRUPT
+                throw .corruptStore(path: error.path ?? "?", reason: error.description)
+            }
+            throw .sqlite(error)
+        }
+    }
+
+    private func sqlite<T>(_ body: () throws(SQLiteError) -> T) throws(PrefsError) -> T {
+        try Self.sqlite(body)
+    }
+
+    var description: String { ".sqlite(\(JSON.string(requestedPath).serialized()))" }
+
+    // MARK: - Reading
+
+    func value(forKey key: String) throws -> StoredValue? {
+        try sqlite { () throws(SQLiteError) -> StoredValue? in
+            let statement = try connection.statement("SELECT type, value FROM prefs WHERE key = ?1")
+            defer { statement.reset() }
+            try statement.bind([.text(key)])
+            guard try statement.step() else { return nil }
+            return Self.storedValue(type: statement.column(0), value: statement.column(1))
+        }
+    }
+
+    func allValues() throws -> [String: StoredValue] {
+        try sqlite { () throws(SQLiteError) in
+            var result: [String: StoredValue] = [:]
+            for row in try connection.rows("SELECT key, type, value FROM prefs") {
+                guard case .text(let key) = row[0] else { continue }
+                result[key] = Self.storedValue(type: row[1], value: row[2])
+            }
+            return result
+        }
+    }
+
+    func declarations() throws -> [String: KeyDeclaration] {
+        try sqlite { () throws(SQLiteError) in
+            var result: [String: KeyDeclaration] = [:]
+            for row in try connection.rows("SELECT key, type, initial FROM prefs_declared") {
+                guard case .text(let key) = row[0], case .text(let typeName) = row[1], let type = ValueType(typeName) else { continue }
+                var initial: JSON?
+                if case .text(let text) = row[2] { initial = try? JSON.parse(text) }  // an unreadable initial is shown as unknown; the row is regenerated by the app
+                result[key] = KeyDeclaration(type: type, initial: initial)
+            }
+            return result
+        }
+    }
+
+    // MARK: - Writing
+
+    func apply(_ changes: Changeset) throws {
+        if changes.declarations.isEmpty, changes.values.count == 1, let (key, change) = changes.values.first {
+            // One change: a single statement in autocommit mode is already atomic.
+            try sqlite { () throws(SQLiteError) in try write(key, change) }
+            return
+        }
+        try beginTransaction()
+        do {
+            try commitTransaction(changes)
+        } catch {
+            rollbackTransaction()
+            throw error
+        }
+    }
+
+    func beginTransaction() throws {
+        try sqlite { () throws(SQLiteError) in try connection.execute("BEGIN IMMEDIATE") }
+    }
+
+    func commitTransaction(_ changes: Changeset) throws {
+        try sqlite { () throws(SQLiteError) in
+            for (key, change) in changes.values { try write(key, change) }
+            for (key, declaration) in changes.declarations {
+                let statement = try connection.statement(
+                    "INSERT INTO prefs_declared (key, type, initial) VALUES (?1, ?2, ?3) ON CONFLICT (key) DO UPDATE SET type = excluded.type, initial = excluded.initial")
+                defer { statement.reset() }
+                try statement.bind([.text(key), .text(declaration.type.description), declaration.initial.map { .text($0.serialized()) } ?? .null])
+                _ = try statement.step()
+            }
+            try connection.execute("COMMIT")
+        }
+    }
+
+    func rollbackTransaction() {
+        if connection.isInTransaction { try? connection.execute("ROLLBACK") }  // nothing to lose: the transaction is abandoned
+    }
+
+    private func write(_ key: String, _ change: Changeset.Change) throws(SQLiteError) {
+        switch change {
+        case .set(let value):
+            let statement = try connection.statement(
+                "INSERT INTO prefs (key, type, value) VALUES (?1, ?2, ?3) ON CONFLICT (key) DO UPDATE SET type = excluded.type, value = excluded.value")
+            defer { statement.reset() }
+            try statement.bind([.text(key), .text(value.type.description), Self.sqliteValue(value)])
+            _ = try statement.step()
+        case .remove:
+            let statement = try connection.statement("DELETE FROM prefs WHERE key = ?1")
+            defer { statement.reset() }
+            try statement.bind([.text(key)])
+            _ = try statement.step()
+        }
+    }
+
+    func refresh() throws -> Bool {
+        let current = try sqlite { () throws(SQLiteError) in try connection.dataVersion() }
+        defer { dataVersion = current }
+        return current != dataVersion
+    }
+
+    // MARK: - Value mapping
+
+    static func sqliteValue(_ value: StoredValue) -> SQLiteValue {
+        switch (value.type, value.json) {
+        case (.bool, .bool(let flag)): return .integer(flag ? 1 : 0)
+        case (.int, .int(let number)): return .integer(Int64(number))
+        case (.double, .double(let number)): return .real(number)
+        case (.double, .int(let number)): return .real(Double(number))
+        case (.data, .string(let base64)):
+            if let data = Data(base64Encoded: base64) { return .blob(data) }
+            return .text(base64)
+        case (.string, .string(let text)), (.date, .string(let text)), (.url, .string(let text)), (.double, .string(let text)):
+            return .text(text)
+        default:
+            return .text(value.json.serialized())
+        }
+    }
+
+    static func storedValue(type typeColumn: SQLiteValue, value: SQLiteValue) -> StoredValue {
+        let typeName: String
+        if case .text(let text) = typeColumn { typeName = text } else { typeName = "" }
+        let type = ValueType(typeName) ?? .other(typeName)
+        let json: JSON
+        switch value {
+        case .null: json = .null
+        case .integer(let number): json = type == .bool ? .bool(number != 0) : .int(Int(number))
+        case .real(let number): json = .double(number)
+        case .blob(let data): json = .string(data.base64EncodedString())
+        case .text(let text):
+            switch type {
+            case .string, .date, .url, .double, .data: json = .string(text)
+            default: json = (try? JSON.parse(text)) ?? .string(text)  // unparseable: kept as text, and reading it reports a mismatch
+            }
+        }
+        return StoredValue(type: type, json: json)
+    }
+
+    // MARK: - Checking and closing
+
+    func integrityProblems() throws -> [String] {
+        var problems = try sqlite { () throws(SQLiteError) in try connection.integrityCheck() }
+        for (key, value) in try allValues().sorted(by: { $0.key < $1.key }) {
+            if let problem = value.shapeProblem() { problems.append("key \(JSON.string(key).serialized()): \(problem)") }
+        }
+        return problems
+    }
+
+    func close() {
+        connection.close()
+    }
+}

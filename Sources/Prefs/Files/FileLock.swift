@@ -1,0 +1,50 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An exclusive advisory lock between processes, held on a sidecar file (`store.json.lock`, mode 0600).
+///
+/// The lock lives on its own file because the store file is replaced by rename on every write,
+/// and a lock on a replaced inode would protect nothing. `flock` locks are released by the kernel
+/// when the holder dies, so a killed writer never leaves the store locked.
+final class FileLock {
+    let path: String
+    private var descriptor: Int32 = -1
+
+    init(path: String) {
+        self.path = path
+    }
+
+    deinit {
+        if descriptor >= 0 { close(descriptor) }
+    }
+
+    /// Takes the lock, waiting up to `timeout` for another process to release it.
+    func lock(timeout: Duration) throws(PrefsError) {
+        if descriptor < 0 {
+            let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw .io(path: path, operation: "open lock file", errno: errno) }
+            descriptor = fd
+        }
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        var pause: Duration = .microseconds(200)
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            let code = errno
+            guard code == EWOULDBLOCK || code == EINTR else { throw .io(path: path, operation: "flock", errno: code) }
+            guard clock.now < deadline else {
+                let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+                throw .lockTimeout(path: path, seconds: seconds)
+            }
+            usleep(UInt32(pause.components.attoseconds / 1_000_000_000_000))
+            pause = min(pause * 2, .milliseconds(20))
+        }
+    }
+
+    func unlock() {
+        if descriptor >= 0 { flock(descriptor, LOCK_UN) }
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The few POSIX file operations the file-backed stores need, with errors that name the path.
+enum FileSystem {
+    /// Identity of a file's current content: changes whenever another process replaces or rewrites it.
+    struct Stamp: Hashable, Sendable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var modified: Int64   // nanoseconds
+        var changed: Int64    // nanoseconds
+    }
+
+    /// The stamp of `path`, or nil when it does not exist.
+    static func stamp(_ path: String) throws(PrefsError) -> Stamp? {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            if errno == ENOENT { return nil }
+            throw .io(path: path, operation: "stat", errno: errno)
+        }
+        return Stamp(info)
+    }
+
+    /// The whole content of `path`, or nil when it does not exist.
+    static func contents(of path: String) throws(PrefsError) -> (Data, Stamp)? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { return nil }
+            throw .io(path: path, operation: "open", errno: errno)
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .io(path: path, operation: "fstat", errno: errno) }
+        var data = Data(count: Int(info.st_size))
+        var total = 0
+        let capacity = data.count
+        let failure: Int32? = data.withUnsafeMutableBytes { buffer -> Int32? in
+            guard let base = buffer.baseAddress else { return nil }
+            while total < capacity {
+                let count = read(fd, base + total, capacity - total)
+                if count < 0 { if errno == EINTR { continue }; return errno }
+                if count == 0 { break }
+                total += count
+            }
+            return nil
+        }
+        if let failure { throw .io(path: path, operation: "read", errno: failure) }
+        // A file that grew while being read: read the rest.
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        data.count = total
+        while true {
+            let count = read(fd, &chunk, chunk.count)
+            if count < 0 { if errno == EINTR { continue }; throw .io(path: path, operation: "read", errno: errno) }
+            if count == 0 { break }
+            data.append(contentsOf: chunk[0..<count])
+        }
+        return (data, Stamp(info))
+    }
+
+    /// Replaces `path` atomically: writes a temporary file beside it (mode 0600), optionally fsyncs it,
+    /// renames it over `path`, and optionally fsyncs the directory. Readers see the old or the new content, never a mix.
+    @discardableResult
+    static func replace(_ path: String, with data: Data, sync: Bool) throws(PrefsError) -> Stamp {
+        let directory = (path as NSString).deletingLastPathComponent
+        let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: .min ... .max))"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .io(path: temporary, operation: "create", errno: errno) }
+        do throws(PrefsError) {
+            defer { close(fd) }
+            try writeAll(fd, data, path: temporary)
+            if sync, fsync(fd) != 0 { throw PrefsError.io(path: temporary, operation: "fsync", errno: errno) }
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+        guard rename(temporary, path) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw .io(path: path, operation: "rename", errno: code)
+        }
+        if sync { try syncDirectory(directory) }
+        guard let stamp = try Self.stamp(path) else { throw .io(path: path, operation: "stat", errno: ENOENT) }
+        return stamp
+    }
+
+    private static func writeAll(_ fd: Int32, _ data: Data, path: String) throws(PrefsError) {
+        let failure: Int32? = data.withUnsafeBytes { buffer -> Int32? in
+            guard let base = buffer.baseAddress else { return nil }
+            var offset = 0
+            while offset < buffer.count {
+                let count = write(fd, base + offset, buffer.count - offset)
+                if count < 0 { if errno == EINTR { continue }; return errno }
+                offset += count
+            }
+            return nil
+        }
+        if let failure { throw .io(path: path, operation: "write", errno: failure) }
+    }
+
+    static func syncDirectory(_ directory: String) throws(PrefsError) {
+        let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw .io(path: directory, operation: "open directory", errno: errno) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw .io(path: directory, operation: "fsync directory", errno: errno) }
+    }
+
+    /// Creates `directory` and its parents with mode 0700 when missing.
+    static func createDirectory(_ directory: String) throws(PrefsError) {
+        guard !directory.isEmpty else { return }
+        do {
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            let code = (error as NSError).userInfo[NSUnderlyingErrorKey].flatMap { ($0 as? NSError)?.code } ?? Int(EACCES)
+            throw .io(path: directory, operation: "create directory", errno: Int32(code))
+        }
+    }
+
+    /// Follows symbolic links: a store at a link is the store at its target (the link stays a link).
+    static func resolvingLinks(_ path: String) -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        var current = path
+        for _ in 0..<32 {  // a cycle of links ends here; opening then reports ELOOP
+            let count = readlink(current, &buffer, buffer.count - 1)
+            guard count > 0 else { return current }
+            let target = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            current = target.hasPrefix("/") ? target : ((current as NSString).deletingLastPathComponent as NSString).appendingPathComponent(target)
+        }
+        return current
+    }
+
+    /// Moves an unreadable file aside, byte for byte, as `NAME.corrupt-YYYYMMDDTHHMMSSZ`; returns the new path.
+    static func moveAside(_ path: String, now: Date = Date()) throws(PrefsError) -> String {
+        let stamp = ISO8601.format(now, fractionDigits: 0)
+            .replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "")
+        var destination = "\(path).corrupt-\(stamp)"
+        var suffix = 1
+        while access(destination, F_OK) == 0 {
+            destination = "\(path).corrupt-\(stamp)-\(suffix)"
+            suffix += 1
+        }
+        guard rename(path, destination) == 0 else { throw .io(path: path, operation: "rename aside", errno: errno) }
+        return destination
+    }
+}
+
+extension FileSystem.Stamp {
+    init(_ info: stat) {
+        self.init(
+            device: UInt64(info.st_dev),
+            inode: UInt64(info.st_ino),
+            size: Int64(info.st_size),
+            modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
+            changed: Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
+        )
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+
+/// A JSON value, kept exactly as written.
+///
+/// Integers stay integers (`.int`, the whole `Int64` range), numbers with a fraction or an exponent are
+/// `.double`, and object keys are unique. Prefs uses it for the JSON-file store, for values stored as JSON
+/// in SQLite, for `prefs-tool` output and for DialogGate feeds.
+///
+/// ```swift
+/// let value = try JSON.parse(#"{"id": 1, "title": "Hi"}"#)
+/// value["id"]            // .int(1)
+/// value.serialized()     // {"id":1,"title":"Hi"}
+/// ```
+public enum JSON: Sendable, Hashable {
+    case null
+    case bool(Bool)
+    case int(Int)
+    /// A finite number. JSON has no NaN or infinity; the serializer refuses them.
+    case double(Double)
+    case string(String)
+    case array([JSON])
+    case object([String: JSON])
+}
+
+extension JSON {
+    /// The member named `key` of an object, or nil.
+    public subscript(key: String) -> JSON? {
+        if case .object(let members) = self { return members[key] }
+        return nil
+    }
+
+    /// The element at `index` of an array, or nil.
+    public subscript(index: Int) -> JSON? {
+        if case .array(let elements) = self, elements.indices.contains(index) { return elements[index] }
+        return nil
+    }
+
+    /// The JSON kind, as a reader would name it in an error: "object", "array", "string", "integer", "number", "boolean", "null".
+    public var kindName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "boolean"
+        case .int: "integer"
+        case .double: "number"
+        case .string: "string"
+        case .array: "array"
+        case .object: "object"
+        }
+    }
+}

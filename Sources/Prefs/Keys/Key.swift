@@ -1,0 +1,87 @@
+import Foundation
+
+extension Prefs {
+    /// The namespace for static typed keys. Declare keys in an extension; use them with `prefs[.name]`.
+    ///
+    /// ```swift
+    /// extension Prefs.Keys {
+    ///     static let launchCount = Key<Int>("launchCount", initial: 0)
+    ///     static let username = Key<String?>("username")
+    /// }
+    /// prefs[.launchCount]                       // 0 until written
+    /// try prefs.update(.launchCount) { $0 += 1 } // an atomic read-modify-write
+    /// ```
+    ///
+    /// `Keys` is a class so that `static let` keys declared on it are found through `Key<Value>`,
+    /// which inherits from it (static stored properties are not allowed in generic types).
+    // @unchecked Sendable: every stored property is a `let` of a Sendable type; the class is not open.
+    public class Keys: @unchecked Sendable {
+        /// The name the value is stored under.
+        public let name: String
+        /// Names this key had before; the first read moves a value found under one of them to `name`.
+        public let formerNames: [String]
+        /// The type and initial value, as recorded in the store for tools in other processes.
+        public let declaration: KeyDeclaration
+
+        init(name: String, formerNames: [String], declaration: KeyDeclaration) {
+            self.name = name
+            self.formerNames = formerNames
+            self.declaration = declaration
+        }
+
+        /// `Key<Value>` spelled without the `Prefs.` prefix inside `extension Prefs.Keys`.
+        public typealias Key<Value: PrefsStorable> = Prefs.Key<Value>
+    }
+
+    /// A typed key with its initial value: the value read while nothing is stored.
+    public final class Key<Value: PrefsStorable>: Keys, @unchecked Sendable {
+        /// The value read while nothing is stored under ``Keys/name``.
+        public let initial: Value
+
+        /// Declares a key. An invalid name (empty, longer than ``KeyName/maximumLength`` bytes, with control
+        /// characters) is a programming error and stops the program here, at the declaration, with the reason.
+        /// Use ``init(validating:initial:formerNames:)`` for names that come from input.
+        public convenience init(_ name: String, initial: Value, formerNames: [String] = []) {
+            do {
+                try self.init(validating: name, initial: initial, formerNames: formerNames)
+            } catch {
+                preconditionFailure("Prefs.Key: \(error)")
+            }
+        }
+
+        /// Declares a key whose name comes from input; throws ``PrefsError/invalidKeyName(_:reason:)``.
+        public init(validating name: String, initial: Value, formerNames: [String] = []) throws(PrefsError) {
+            try KeyName.validate(name)
+            for former in formerNames { try KeyName.validate(former) }
+            self.initial = initial
+            let initialJSON = try? initial.storedJSON()  // a Codable initial that cannot encode is recorded as unknown
+            super.init(
+                name: name,
+                formerNames: formerNames,
+                declaration: KeyDeclaration(type: Value.valueType, initial: initialJSON == .null ? nil : initialJSON)
+            )
+        }
+    }
+}
+
+extension Prefs.Key where Value: ExpressibleByNilLiteral {
+    /// Declares an optional key whose initial value is `nil`.
+    public convenience init(_ name: String, formerNames: [String] = []) {
+        self.init(name, initial: nil, formerNames: formerNames)
+    }
+}
+
+/// What a store records about a declared key, so `prefs-tool` in another process can list it.
+public struct KeyDeclaration: Sendable, Hashable {
+    public var type: ValueType
+    /// The initial value's JSON form; nil for an optional key whose initial value is nil.
+    public var initial: JSON?
+
+    public init(type: ValueType, initial: JSON?) {
+        self.type = type
+        self.initial = initial
+    }
+
+    /// The initial value as a ``StoredValue``, if there is one.
+    public var initialValue: StoredValue? { initial.map { StoredValue(type: type, json: $0) } }
+}

@@ -1,0 +1,37 @@
+/// Rules for key names, checked when a key is declared.
+///
+/// A name is 1 to ``maximumLength`` UTF-8 bytes of printable text: no control characters
+/// (U+0000–U+001F, U+007F–U+009F), no line or paragraph separators, no leading or trailing white space.
+public enum KeyName {
+    /// The longest name, in UTF-8 bytes.
+    public static let maximumLength = 256
+
+    /// Returns nil when `name` is valid, else the reason it is not.
+    public static func problem(with name: String) -> String? {
+        if name.isEmpty { return "a key name cannot be empty" }
+        let length = name.utf8.count
+        if length > maximumLength { return "a key name is at most \(maximumLength) bytes; this one is \(length)" }
+        for scalar in name.unicodeScalars {
+            switch scalar.value {
+            case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029:
+                return "a key name cannot contain the control character U+\(String(scalar.value, radix: 16, uppercase: true).leftPadded(to: 4))"
+            default: continue
+            }
+        }
+        if name.first?.isWhitespace == true || name.last?.isWhitespace == true {
+            return "a key name cannot begin or end with white space"
+        }
+        return nil
+    }
+
+    /// Throws ``PrefsError/invalidKeyName(_:reason:)`` for an invalid name.
+    public static func validate(_ name: String) throws(PrefsError) {
+        if let problem = problem(with: name) { throw .invalidKeyName(name, reason: problem) }
+    }
+}
+
+extension String {
+    func leftPadded(to width: Int, with pad: Character = "0") -> String {
+        count >= width ? self : String(repeating: pad, count: width - count) + self
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+
+/// Everything a ``Prefs`` store can fail with. Each case says what failed and where.
+///
+/// ```swift
+/// do { let prefs = try Prefs(.jsonFile(url)) }
+/// catch PrefsError.corruptStore(let path, let reason) { print("\(path): \(reason)") }
+/// ```
+public enum PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A key name that is empty, too long or holds control characters.
+    case invalidKeyName(String, reason: String)
+    /// The store file exists but cannot be read as a store: not JSON (with `line:column`), not a database, a wrong shape.
+    case corruptStore(path: String, reason: String)
+    /// The file was written by a newer release of Prefs.
+    case unsupportedFormatVersion(path: String, found: Int, supported: Int)
+    /// An SQLite call failed; the error carries the extended result code, message and SQL.
+    case sqlite(SQLiteError)
+    /// A file-system call failed.
+    case io(path: String, operation: String, errno: Int32)
+    /// Another process held the store's writer lock longer than the timeout.
+    case lockTimeout(path: String, seconds: Double)
+    /// A value whose JSON form is larger than ``Prefs/maximumValueBytes``.
+    case valueTooLarge(key: String, bytes: Int, limit: Int)
+    /// A `Codable` value that could not be encoded.
+    case encodingFailed(key: String, reason: String)
+    /// A stored value that cannot be read as the requested type.
+    case typeMismatch(key: String, ValueMismatch)
+    /// The store was closed.
+    case closed(store: String)
+
+    public var description: String {
+        switch self {
+        case .invalidKeyName(let name, let reason):
+            "invalid key name \(Self.quoted(name)): \(reason)"
+        case .corruptStore(let path, let reason):
+            "\(path): \(reason)"
+        case .unsupportedFormatVersion(let path, let found, let supported):
+            "\(path): format version \(found) is newer than this release of Prefs reads (\(supported)); upgrade Prefs"
+        case .sqlite(let error):
+            error.description
+        case .io(let path, let operation, let code):
+            "\(path): \(operation) failed: \(String(cString: strerror(code))) (errno \(code))"
+        case .lockTimeout(let path, let seconds):
+            "\(path): another process held the store's lock for more than \(seconds) s"
+        case .valueTooLarge(let key, let bytes, let limit):
+            "value for key \(Self.quoted(key)) is \(bytes) bytes; the limit is \(limit)"
+        case .encodingFailed(let key, let reason):
+            "value for key \(Self.quoted(key)) could not be encoded: \(reason)"
+        case .typeMismatch(let key, let mismatch):
+            "key \(Self.quoted(key)): \(mismatch)"
+        case .closed(let store):
+            "\(store) is closed"
+        }
+    }
+
+    /// A name in quotes with control characters escaped, safe to print to a terminal.
+    static func quoted(_ text: String) -> String {
+        JSON.string(text).serialized()
+    }
+}

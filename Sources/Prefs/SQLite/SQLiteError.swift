@@ -1,0 +1,204 @@
+import CSQLite
+
+/// An error from SQLite: the extended result code, SQLite's message, and the SQL that failed
+/// (bound values are never included, so secrets stored as preference values cannot leak into logs).
+///
+/// Result codes are described at https://www.sqlite.org/rescode.html. Connections open with
+/// extended result codes enabled (https://www.sqlite.org/c3ref/extended_result_codes.html), so
+/// ``extendedCode`` may be more specific than ``code`` (for example `SQLITE_CONSTRAINT_UNIQUE`, 2067,
+/// whose primary code is `SQLITE_CONSTRAINT`, 19).
+///
+/// Match errors with the ``Code`` constants:
+///
+/// ```swift
+/// do { try store.set(...) }
+/// catch SQLiteError.busy { /* retry later */ }
+///
+/// switch error.code {
+/// case SQLiteError.busy, SQLiteError.locked: ...
+/// case SQLiteError.notADatabase: ...
+/// default: ...
+/// }
+/// ```
+public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The extended result code (https://www.sqlite.org/rescode.html#extrc). Equal to ``code`` when
+    /// SQLite reported no extended code.
+    public var extendedCode: Int32
+    /// SQLite's English message (`sqlite3_errmsg`, https://www.sqlite.org/c3ref/errcode.html) at the
+    /// time of the failure, or `sqlite3_errstr` of the code when no connection message applies.
+    public var message: String
+    /// The SQL that failed, without bound values.
+    public var sql: String?
+    /// The database file the connection was opened on.
+    public var path: String?
+
+    /// Creates an error from an extended (or primary) result code.
+    public init(extendedCode: Int32, message: String, sql: String? = nil, path: String? = nil) {
+        self.extendedCode = extendedCode
+        self.message = message
+        self.sql = sql
+        self.path = path
+    }
+
+    /// The primary result code: the low 8 bits of ``extendedCode``
+    /// (https://www.sqlite.org/rescode.html#primary_result_codes_versus_extended_result_codes).
+    public var code: Int32 { extendedCode & 0xff }
+
+    /// ``code`` as a matchable ``Code``.
+    public var primaryCode: Code { Code(rawValue: code) }
+
+    /// `SQLite error 5 (SQLITE_BUSY: database is locked) in "/tmp/x.sqlite" while executing "BEGIN IMMEDIATE"`.
+    ///
+    /// When the extended code differs from the primary one it follows the symbolic name:
+    /// `SQLite error 19 (SQLITE_CONSTRAINT, extended 2067: UNIQUE constraint failed: t.k)`.
+    public var description: String {
+        var text = "SQLite error \(code) (\(Code.name(of: code))"
+        if extendedCode != code {
+            text += ", extended \(extendedCode)"
+        }
+        text += ": \(message))"
+        if let path {
+            text += " in \"\(path)\""
+        }
+        if let sql {
+            text += " while executing \"\(sql)\""
+        }
+        return text
+    }
+}
+
+extension SQLiteError {
+    /// A result code to match errors against: `catch SQLiteError.busy`, `case SQLiteError.busy = error.code`.
+    ///
+    /// A primary code (≤ 0xff) matches every extended code that shares it; an extended code
+    /// (for example `Code(rawValue: SQLITE_CONSTRAINT_UNIQUE)`) matches only itself.
+    public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        public var rawValue: Int32
+        public init(rawValue: Int32) { self.rawValue = rawValue }
+
+        public static let error = Code(rawValue: SQLITE_ERROR)
+        public static let `internal` = Code(rawValue: SQLITE_INTERNAL)
+        public static let permission = Code(rawValue: SQLITE_PERM)
+        public static let abort = Code(rawValue: SQLITE_ABORT)
+        public static let busy = Code(rawValue: SQLITE_BUSY)
+        public static let locked = Code(rawValue: SQLITE_LOCKED)
+        public static let noMemory = Code(rawValue: SQLITE_NOMEM)
+        public static let readOnly = Code(rawValue: SQLITE_READONLY)
+        public static let interrupt = Code(rawValue: SQLITE_INTERRUPT)
+        public static let ioError = Code(rawValue: SQLITE_IOERR)
+        public static let corrupt = Code(rawValue: SQLITE_CORRUPT)
+        public static let notFound = Code(rawValue: SQLITE_NOTFOUND)
+        public static let full = Code(rawValue: SQLITE_FULL)
+        public static let cantOpen = Code(rawValue: SQLITE_CANTOPEN)
+        public static let `protocol` = Code(rawValue: SQLITE_PROTOCOL)
+        public static let schema = Code(rawValue: SQLITE_SCHEMA)
+        public static let tooBig = Code(rawValue: SQLITE_TOOBIG)
+        public static let constraint = Code(rawValue: SQLITE_CONSTRAINT)
+        public static let mismatch = Code(rawValue: SQLITE_MISMATCH)
+        public static let misuse = Code(rawValue: SQLITE_MISUSE)
+        public static let range = Code(rawValue: SQLITE_RANGE)
+        public static let notADatabase = Code(rawValue: SQLITE_NOTADB)
+
+        /// The symbolic name of the primary code, e.g. `SQLITE_BUSY`.
+        public var description: String { Code.name(of: rawValue & 0xff) }
+
+        /// Whether `resultCode` (primary or extended) is matched by this code.
+        public func matches(_ resultCode: Int32) -> Bool {
+            rawValue <= 0xff ? (resultCode & 0xff) == rawValue : resultCode == rawValue
+        }
+
+        /// `switch error.code { case SQLiteError.busy: … }` and `case SQLiteError.busy = error.extendedCode`.
+        public static func ~= (pattern: Code, resultCode: Int32) -> Bool {
+            pattern.matches(resultCode)
+        }
+
+        /// `switch sqliteError { case SQLiteError.busy: … }`.
+        public static func ~= (pattern: Code, error: SQLiteError) -> Bool {
+            pattern.matches(error.extendedCode)
+        }
+
+        /// `catch SQLiteError.busy { … }`: true only for an ``SQLiteError`` with a matching code.
+        public static func ~= (pattern: Code, error: any Error) -> Bool {
+            guard let error = error as? SQLiteError else { return false }
+            return pattern.matches(error.extendedCode)
+        }
+
+        /// Symbolic names of the primary result codes (https://www.sqlite.org/rescode.html).
+        static func name(of primaryCode: Int32) -> String {
+            switch primaryCode {
+            case SQLITE_OK: "SQLITE_OK"
+            case SQLITE_ERROR: "SQLITE_ERROR"
+            case SQLITE_INTERNAL: "SQLITE_INTERNAL"
+            case SQLITE_PERM: "SQLITE_PERM"
+            case SQLITE_ABORT: "SQLITE_ABORT"
+            case SQLITE_BUSY: "SQLITE_BUSY"
+            case SQLITE_LOCKED: "SQLITE_LOCKED"
+            case SQLITE_NOMEM: "SQLITE_NOMEM"
+            case SQLITE_READONLY: "SQLITE_READONLY"
+            case SQLITE_INTERRUPT: "SQLITE_INTERRUPT"
+            case SQLITE_IOERR: "SQLITE_IOERR"
+            case SQLITE_CORRUPT: "SQLITE_CORRUPT"
+            case SQLITE_NOTFOUND: "SQLITE_NOTFOUND"
+            case SQLITE_FULL: "SQLITE_FULL"
+            case SQLITE_CANTOPEN: "SQLITE_CANTOPEN"
+            case SQLITE_PROTOCOL: "SQLITE_PROTOCOL"
+            case SQLITE_EMPTY: "SQLITE_EMPTY"
+            case SQLITE_SCHEMA: "SQLITE_SCHEMA"
+            case SQLITE_TOOBIG: "SQLITE_TOOBIG"
+            case SQLITE_CONSTRAINT: "SQLITE_CONSTRAINT"
+            case SQLITE_MISMATCH: "SQLITE_MISMATCH"
+            case SQLITE_MISUSE: "SQLITE_MISUSE"
+            case SQLITE_NOLFS: "SQLITE_NOLFS"
+            case SQLITE_AUTH: "SQLITE_AUTH"
+            case SQLITE_FORMAT: "SQLITE_FORMAT"
+            case SQLITE_RANGE: "SQLITE_RANGE"
+            case SQLITE_NOTADB: "SQLITE_NOTADB"
+            case SQLITE_NOTICE: "SQLITE_NOTICE"
+            case SQLITE_WARNING: "SQLITE_WARNING"
+            case SQLITE_ROW: "SQLITE_ROW"
+            case SQLITE_DONE: "SQLITE_DONE"
+            default: "SQLITE_UNKNOWN"
+            }
+        }
+    }
+
+    public static let busy = Code.busy
+    public static let locked = Code.locked
+    public static let notADatabase = Code.notADatabase
+    public static let corrupt = Code.corrupt
+    public static let full = Code.full
+    public static let cantOpen = Code.cantOpen
+    public static let readOnly = Code.readOnly
+    public static let ioError = Code.ioError
+    public static let constraint = Code.constraint
+    public static let misuse = Code.misuse
+    public static let interrupt = Code.interrupt
+    public static let permission = Code.permission
+}
+
+extension SQLiteError {
+    /// The error for a failed call on `db`: the extended code from `sqlite3_extended_errcode` when it
+    /// refines `resultCode`, and `sqlite3_errmsg` (https://www.sqlite.org/c3ref/errcode.html).
+    init(resultCode: Int32, db: OpaquePointer?, sql: String?, path: String?) {
+        var extended = resultCode
+        var message: String?
+        if let db {
+            let reported = sqlite3_extended_errcode(db)
+            if reported & 0xff == resultCode & 0xff {
+                extended = reported
+                message = String(cString: sqlite3_errmsg(db))
+            }
+        }
+        self.init(
+            extendedCode: extended,
+            message: message ?? String(cString: sqlite3_errstr(resultCode)),
+            sql: sql,
+            path: path
+        )
+    }
+
+    /// An error raised by this layer rather than by SQLite (misuse, wrong argument count…).
+    init(misuse message: String, code: Int32 = SQLITE_MISUSE, sql: String?, path: String?) {
+        self.init(extendedCode: code, message: message, sql: sql, path: path)
+    }
+}

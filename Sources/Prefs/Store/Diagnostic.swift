@@ -1,0 +1,68 @@
+import Foundation
+
+extension Prefs {
+    /// Something a store noticed and handled without failing a call: a stored value of the wrong type,
+    /// a write from a subscript setter that failed, a file moved aside by recovery.
+    ///
+    /// Observe them with `onDiagnostic` at creation or read ``Prefs/diagnostics``.
+    /// ```swift
+    /// let prefs = try Prefs(.sqlite(url)) { diagnostic in log(diagnostic.description) }
+    /// ```
+    public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
+        public enum Kind: Sendable, Hashable {
+            /// The stored value cannot be read as the key's type; the initial value was returned and the bytes kept.
+            case typeMismatch(ValueMismatch)
+            /// A write that could not report its error (a subscript setter, a background flush, a key rename).
+            case writeFailed(String)
+            /// Looking for other processes' changes failed.
+            case refreshFailed(String)
+            /// An unreadable store file was moved aside by ``Recovery/moveAsideAndStartEmpty``.
+            case recovered(movedTo: String, reason: String)
+        }
+
+        /// The key concerned, if one is.
+        public var key: String?
+        public var kind: Kind
+        /// The store, in call-site form.
+        public var store: String
+
+        public var description: String {
+            let subject = key.map { "key \(PrefsError.quoted($0)) in \(store)" } ?? store
+            switch kind {
+            case .typeMismatch(let mismatch): return "\(subject): \(mismatch); reading the initial value, the stored value is kept"
+            case .writeFailed(let reason): return "\(subject): write failed: \(reason)"
+            case .refreshFailed(let reason): return "\(subject): refresh failed: \(reason)"
+            case .recovered(let movedTo, let reason): return "\(subject): unreadable file moved to \(movedTo) (\(reason)); starting empty"
+            }
+        }
+    }
+
+    /// The result of reading a key: what was stored, or the initial value and why.
+    ///
+    /// ```swift
+    /// switch prefs.lookup(.launchCount) {
+    /// case .stored(let count): print("launched \(count) times")
+    /// case .initial: print("first launch")
+    /// case .unreadable(_, let mismatch): print("kept unreadable value: \(mismatch)")
+    /// }
+    /// ```
+    public enum Lookup<Value: PrefsStorable>: Sendable {
+        case stored(Value)
+        case initial(Value)
+        /// A value is stored but cannot be read as `Value`; `initial` is what reads return.
+        case unreadable(initial: Value, ValueMismatch)
+
+        /// The value a read returns.
+        public var value: Value {
+            switch self {
+            case .stored(let value), .initial(let value), .unreadable(let value, _): value
+            }
+        }
+
+        /// Whether a readable value is stored (as opposed to the initial value being returned).
+        public var isStored: Bool {
+            if case .stored = self { return true }
+            return false
+        }
+    }
+}

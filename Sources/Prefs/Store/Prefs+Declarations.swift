@@ -1,0 +1,85 @@
+extension Prefs {
+    /// Records keys in the store with their type and initial value, so that `prefs-tool` in another process
+    /// can list them. Keys are also recorded on their first use; declare them up front to list them before.
+    ///
+    /// ```swift
+    /// try prefs.declare(.launchCount, .username)
+    /// try prefs.declare(AppKey.self)   // every case of a PrefsKeyEnum
+    /// ```
+    public func declare(_ keys: Keys...) throws {
+        try declare(keys)
+    }
+
+    /// Records `keys`; see ``declare(_:)-(Keys...)``.
+    public func declare(_ keys: [Keys]) throws {
+        let recorded = try recordedDeclarations()
+        var changes = Changeset()
+        for key in keys where recorded[key.name] != key.declaration {
+            changes.declarations[key.name] = key.declaration
+        }
+        state.withLock { state in for key in keys { state.declared.insert(key.name) } }
+        try commit(changes, decoded: [:])
+    }
+
+    /// Records every case of a key enum.
+    public func declare<Keys: PrefsKeyEnum>(_: Keys.Type) throws {
+        try declare(Keys.allCases.map(\.anyKey))
+    }
+
+    /// Every declaration recorded in the store, by any process, read fresh from the backend.
+    public func declaredKeys() throws -> [String: KeyDeclaration] {
+        let declarations = try io.withBackend { backend in try backend.declarations() }
+        state.withLock { $0.recordedDeclarations = declarations }
+        return declarations
+    }
+
+    private func recordedDeclarations() throws -> [String: KeyDeclaration] {
+        if let recorded = state.withLock({ $0.recordedDeclarations }) { return recorded }
+        return try declaredKeys()
+    }
+
+    /// Records `key` the first time this process uses it, when the store does not already hold the same declaration.
+    /// A failure (a read-only store, say) is reported, not thrown: the read goes on.
+    func declareOnFirstUse(_ key: Keys) {
+        do {
+            try declare([key])
+        } catch {
+            state.withLock { _ = $0.declared.insert(key.name) }  // do not retry on every read
+            report(Diagnostic(key: key.name, kind: .writeFailed("recording the key's declaration: \(error)"), store: storage.description))
+        }
+    }
+}
+
+// MARK: - Enum keys
+
+extension Prefs {
+    /// The value of an enum key case; its type is the case's initial value's type.
+    ///
+    /// ```swift
+    /// let neverAgain: Bool = prefs[AppKey.dialogNoMore]
+    /// ```
+    public subscript<Key: PrefsKeyEnum, Value: PrefsStorable>(key: Key) -> Value {
+        get { self[key.key(as: Value.self)] }
+        set { self[key.key(as: Value.self)] = newValue }
+    }
+
+    /// Reads an enum key, telling a stored value apart from the initial value.
+    public func lookup<Key: PrefsKeyEnum, Value: PrefsStorable>(_ key: Key, as _: Value.Type = Value.self) -> Lookup<Value> {
+        lookup(key.key(as: Value.self))
+    }
+
+    /// Writes an enum key.
+    public func set<Key: PrefsKeyEnum, Value: PrefsStorable>(_ value: Value, for key: Key) throws {
+        try set(value, for: key.key(as: Value.self))
+    }
+
+    /// Whether a value is stored for an enum key.
+    public func isStored<Key: PrefsKeyEnum>(_ key: Key) -> Bool {
+        isStored(key.anyKey)
+    }
+
+    /// Removes the stored values of enum keys.
+    public func reset<Key: PrefsKeyEnum>(_ keys: Key...) throws {
+        try reset(keys.map(\.anyKey))
+    }
+}

@@ -1,0 +1,92 @@
+extension Prefs {
+    /// Looks for other processes' writes now. A store that something observes does this by itself every `pollInterval`.
+    public func refresh() throws {
+        let changed = try io.withBackend { backend throws -> Bool in
+            let changed = try backend.refresh()
+            if changed { invalidateCache() }
+            return changed
+        }
+        if changed { notifyObservers(of: nil) }
+    }
+
+    /// Writes pending coalesced changes now. A no-op for stores whose writes are durable on return.
+    public func flush() throws {
+        try io.withBackend { backend in try backend.flush() }
+    }
+
+    /// Flushes and releases the backend. Later calls throw ``PrefsError/closed(store:)``; reads return initial values.
+    public func close() throws {
+        let tasks = state.withLock { state in
+            defer { state.pollTask = nil; state.flushTask = nil }
+            return (state.pollTask, state.flushTask)
+        }
+        tasks.0?.cancel()
+        tasks.1?.cancel()
+        try io.close { backend in try backend.flush() }
+    }
+
+    /// Problems an integrity check of the store finds (SQLite `integrity_check`, the JSON document's shape,
+    /// every value against its type); empty when the store is sound.
+    public func integrityProblems() throws -> [String] {
+        try io.withBackend { backend in try backend.integrityProblems() }
+    }
+
+    func scheduleFlush(after interval: Duration) {
+        state.withLock { state in
+            guard state.flushTask == nil else { return }
+            state.flushTask = Task.detached { [weak self] in
+                try? await Task.sleep(for: interval)  // cancelled only by close(), which flushes itself
+                guard let self, !Task.isCancelled else { return }
+                self.state.withLock { $0.flushTask = nil }
+                do {
+                    try self.flush()
+                } catch {
+                    self.report(Diagnostic(key: nil, kind: .writeFailed("background flush: \(error)"), store: self.storage.description))
+                    self.scheduleFlush(after: interval)
+                }
+            }
+        }
+    }
+
+    func refreshReportingErrors() {
+        do {
+            try refresh()
+        } catch {
+            report(Diagnostic(key: nil, kind: .refreshFailed("\(error)"), store: storage.description))
+        }
+    }
+}
+
+// MARK: - Untyped access, for tools
+
+extension Prefs {
+    /// Every stored value, read fresh from the backend.
+    public func snapshot() throws -> [String: StoredValue] {
+        try io.withBackend { backend in try backend.allValues() }
+    }
+
+    /// The stored value under `name`, read fresh from the backend.
+    public func storedValue(forKey name: String) throws -> StoredValue? {
+        try io.withBackend { backend in try backend.value(forKey: name) }
+    }
+
+    /// Writes a raw value under `name` (`nil` removes it). The name is validated.
+    public func setStoredValue(_ value: StoredValue?, forKey name: String) throws {
+        try setStoredValues([name: value])
+    }
+
+    /// Writes raw values in one transaction (`nil` removes). Names are validated first; nothing is written if one is invalid.
+    public func setStoredValues(_ values: [String: StoredValue?]) throws {
+        var changes = Changeset()
+        for (name, value) in values {
+            try KeyName.validate(name)
+            if let value {
+                try Self.checkSize(value, key: name)
+                changes.values[name] = .set(value)
+            } else {
+                changes.values[name] = .remove
+            }
+        }
+        try commit(changes, decoded: [:])
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import Observation
+import Synchronization
+
+extension Prefs {
+    /// The values of `key`: the current value first, then each change, whether made in this process or,
+    /// while the stream is alive, by another (seen within `pollInterval`). Repeated equal values are skipped.
+    ///
+    /// ```swift
+    /// for await count in prefs.values(for: .launchCount) { print(count) }
+    /// ```
+    public func values<Value>(for key: Key<Value>) -> AsyncStream<Value> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Value.self)
+        let observer = Observer(key: key) { [weak self] stored in
+            continuation.yield(self?.decodeForObserver(stored, key: key) ?? key.initial)
+        }
+        register(observer)
+        continuation.onTermination = { [weak self] _ in self?.unregister(observer) }
+        observer.update(from: self)
+        return stream
+    }
+
+    /// An `Observable` view of one key for UI binding: reading `value` is tracked by `withObservationTracking`
+    /// (and SwiftUI); changes from any process notify it; setting writes through the store.
+    ///
+    /// ```swift
+    /// let count = prefs.observable(.launchCount)
+    /// withObservationTracking { _ = count.value } onChange: { print("changed") }
+    /// ```
+    public func observable<Value>(_ key: Key<Value>) -> ObservableValue<Value> {
+        ObservableValue(prefs: self, key: key)
+    }
+
+    func decodeForObserver<Value>(_ stored: StoredValue?, key: Key<Value>) -> Value {
+        guard let stored else { return key.initial }
+        do {
+            return try stored.decode(Value.self)
+        } catch {
+            reportMismatch(error, key: key.name)
+            return key.initial
+        }
+    }
+
+    func register(_ observer: Observer) {
+        state.withLock { state in
+            state.observers[ObjectIdentifier(observer)] = observer
+            guard state.pollTask == nil else { return }
+            let interval = pollInterval
+            state.pollTask = Task.detached { [weak self] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: interval)  // cancellation is checked by the loop
+                    guard let self, !Task.isCancelled else { return }
+                    self.refreshReportingErrors()
+                }
+            }
+        }
+    }
+
+    func unregister(_ observer: Observer) {
+        let task = state.withLock { state -> Task<Void, Never>? in
+            state.observers.removeValue(forKey: ObjectIdentifier(observer))
+            guard state.observers.isEmpty else { return nil }
+            defer { state.pollTask = nil }
+            return state.pollTask
+        }
+        task?.cancel()
+    }
+
+    /// Tells the observers of `keys` (of every key when nil) to look at their key again.
+    func notifyObservers(of keys: Set<String>?) {
+        let targets = state.withLock { state in
+            state.observers.values.filter { keys?.contains($0.key.name) ?? true }
+        }
+        for observer in targets { observer.update(from: self) }
+    }
+
+    /// The stored value of `key` now, and the cache generation it was read at.
+    func currentStored(_ key: Keys) -> (StoredValue?, UInt64) {
+        let entry = cachedEntry(for: key)
+        let generation = state.withLock { $0.generation }
+        if case .stored(let value, _) = entry { return (value, generation) }
+        return (nil, generation)
+    }
+
+    /// One subscriber to one key. Deliveries happen in order, one at a time, and never repeat a value.
+    final class Observer: Sendable {
+        let key: Keys
+        private let deliver: @Sendable (StoredValue?) -> Void
+        /// The generation and value last delivered (`.none`: nothing delivered yet).
+        private let progress = Mutex<(generation: UInt64, last: StoredValue??)>((0, .none))
+
+        init(key: Keys, deliver: @escaping @Sendable (StoredValue?) -> Void) {
+            self.key = key
+            self.deliver = deliver
+        }
+
+        /// Reads the key's current value and delivers it if it is new. Reading inside the lock keeps
+        /// deliveries in commit order: a later reader never delivers an older value.
+        func update(from prefs: Prefs) {
+            progress.withLock { progress in
+                let (value, generation) = prefs.currentStored(key)
+                guard generation >= progress.generation else { return }
+                progress.generation = generation
+                if case .some(let last) = progress.last, last == value { return }
+                progress.last = .some(value)
+                deliver(value)
+            }
+        }
+    }
+}
+
+/// One key of a ``Prefs`` store as an `Observable` object, for UI binding.
+///
+/// `value` reads through the store's cache and is tracked by the Observation framework; a change from
+/// this or another process calls the `onChange` of every `withObservationTracking` that read it.
+/// Change notifications are delivered on a serial queue of this object, never under the store's locks,
+/// so an `onChange` may use the store freely.
+public final class ObservableValue<Value: PrefsStorable>: Observable, Sendable {
+    public let prefs: Prefs
+    public let key: Prefs.Key<Value>
+    private let registrar = ObservationRegistrar()
+    private let queue = DispatchQueue(label: "Prefs.ObservableValue")
+    private let subscription = Mutex<Prefs.Observer?>(nil)
+
+    init(prefs: Prefs, key: Prefs.Key<Value>) {
+        self.prefs = prefs
+        self.key = key
+        let observer = Prefs.Observer(key: key) { [weak self] _ in
+            guard let self else { return }
+            self.queue.async {
+                self.registrar.withMutation(of: self, keyPath: \.value) {}
+            }
+        }
+        subscription.withLock { $0 = observer }
+        prefs.register(observer)
+        observer.update(from: prefs)
+    }
+
+    deinit {
+        if let observer = subscription.withLock({ $0 }) { prefs.unregister(observer) }
+    }
+
+    /// The key's current value; setting writes it through the store (a failure becomes a ``Prefs/Diagnostic``).
+    public var value: Value {
+        get {
+            registrar.access(self, keyPath: \.value)
+            return prefs[key]
+        }
+        set {
+            prefs[key] = newValue
+        }
+    }
+}

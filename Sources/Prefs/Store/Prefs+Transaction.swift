@@ -1,0 +1,158 @@
+extension Prefs {
+    /// Reads and writes inside one atomic step: under the store's writer lock (shared with other processes
+    /// for file stores), reads see the freshest committed state, and the writes commit together or not at all.
+    ///
+    /// ```swift
+    /// try prefs.transaction { t in
+    ///     t[.launchCount] += 1
+    ///     t[.lastLaunch] = Date()
+    /// }
+    /// ```
+    /// Do not call the store from inside `body`; use `transaction`. In a JSON store's coalesced mode,
+    /// a transaction writes the file at once, with everything pending.
+    public struct Transaction: ~Copyable {
+        let backend: any PrefsBackend
+        let reportMismatch: (ValueMismatch, String) -> Void
+        var changes = Changeset()
+        /// The first error met by a subscript; the transaction throws it instead of committing.
+        var failure: (any Error)?
+
+        /// The value of `key` as this transaction sees it; setting stages a write. A stored value of
+        /// another type reads as the initial value (and is reported); a read or encoding error makes the
+        /// whole transaction throw instead of committing.
+        public subscript<Value>(key: Key<Value>) -> Value {
+            mutating get {
+                do {
+                    return try value(for: key)
+                } catch {
+                    failure = failure ?? error
+                    return key.initial
+                }
+            }
+            set {
+                do { try set(newValue, for: key) } catch { failure = failure ?? error }
+            }
+        }
+
+        /// The value of `key` as this transaction sees it, or the initial value (a mismatch is reported).
+        public func value<Value>(for key: Key<Value>) throws -> Value {
+            guard let stored = try storedValue(forKey: key.name) else { return key.initial }
+            do {
+                return try stored.decode(Value.self)
+            } catch {
+                reportMismatch(error, key.name)
+                return key.initial
+            }
+        }
+
+        /// Stages a write of `value` for `key` (`nil` removes).
+        public mutating func set<Value>(_ value: Value, for key: Key<Value>) throws {
+            let json: JSON
+            do { json = try value.storedJSON() } catch { throw PrefsError.encodingFailed(key: key.name, reason: "\(error)") }
+            if case .null = json {
+                changes.values[key.name] = .remove
+            } else {
+                let stored = StoredValue(type: Value.valueType, json: json)
+                try Prefs.checkSize(stored, key: key.name)
+                changes.values[key.name] = .set(stored)
+            }
+        }
+
+        /// Stages the removal of `key`'s stored value (and its former names').
+        public mutating func reset(_ key: Keys) {
+            changes.values[key.name] = .remove
+            for former in key.formerNames { changes.values[former] = .remove }
+        }
+
+        /// The raw stored value under `name`, including this transaction's staged writes.
+        public func storedValue(forKey name: String) throws -> StoredValue? {
+            switch changes.values[name] {
+            case .set(let value)?: return value
+            case .remove?: return nil
+            case nil: return try backend.value(forKey: name)
+            }
+        }
+
+        /// Stages a raw write (`nil` removes).
+        public mutating func setStoredValue(_ value: StoredValue?, forKey name: String) throws {
+            try KeyName.validate(name)
+            if let value {
+                try Prefs.checkSize(value, key: name)
+                changes.values[name] = .set(value)
+            } else {
+                changes.values[name] = .remove
+            }
+        }
+
+        /// The names of every stored value, including this transaction's staged writes.
+        public func storedKeys() throws -> [String] {
+            var names = Set(try backend.allValues().keys)
+            for (name, change) in changes.values {
+                switch change {
+                case .set: names.insert(name)
+                case .remove: names.remove(name)
+                }
+            }
+            return names.sorted()
+        }
+    }
+
+    /// Runs `body` as one atomic transaction; see ``Transaction``.
+    @discardableResult
+    public func transaction<Result>(_ body: (inout Transaction) throws -> Result) throws -> Result {
+        let (result, changedKeys) = try io.withBackend { backend throws -> (Result, Set<String>?) in
+            let external = try backend.refresh()
+            try backend.beginTransaction()
+            var transaction = Transaction(backend: backend, reportMismatch: { [self] in reportMismatch($0, key: $1) })
+            let result: Result
+            do {
+                result = try body(&transaction)
+                if let failure = transaction.failure { throw failure }
+                try backend.commitTransaction(transaction.changes)
+            } catch {
+                backend.rollbackTransaction()
+                if external { invalidateCache() }
+                throw error
+            }
+            let changes = transaction.changes
+            state.withLock { state in
+                state.generation &+= 1
+                if external { state.cache.removeAll(keepingCapacity: true) }
+                for (name, change) in changes.values {
+                    switch change {
+                    case .set(let value): state.cache[name] = .stored(value, decoded: nil)
+                    case .remove: state.cache[name] = .absent
+                    }
+                }
+            }
+            // nil: anything may have changed (another process wrote); tell every observer.
+            return (result, external ? nil : Set(changes.values.keys))
+        }
+        notifyObservers(of: changedKeys)
+        return result
+    }
+
+    /// Reads, changes and writes one key atomically: `try prefs.update(.launchCount) { $0 += 1 }`.
+    /// Across threads, and across processes for file stores (except a JSON store's coalesced mode, where it is atomic within the process).
+    @discardableResult
+    public func update<Value, Result>(_ key: Key<Value>, _ body: (inout Value) throws -> Result) throws -> Result {
+        try transaction { transaction in
+            var value = try transaction.value(for: key)
+            let result = try body(&value)
+            try transaction.set(value, for: key)
+            return result
+        }
+    }
+
+    /// Writes many values in one transaction (SQLite) or one file replace (JSON). Same as ``transaction(_:)``.
+    public func batch(_ body: (inout Transaction) throws -> Void) throws {
+        try transaction(body)
+    }
+
+    func invalidateCache() {
+        state.withLock { state in
+            state.generation &+= 1
+            state.cache.removeAll(keepingCapacity: true)
+        }
+    }
+}

@@ -1,0 +1,296 @@
+import Foundation
+import Synchronization
+
+/// A typed, thread-safe preferences store on memory, a JSON file or SQLite.
+///
+/// ```swift
+/// extension Prefs.Keys {
+///     static let launchCount = Key<Int>("launchCount", initial: 0)
+/// }
+/// let prefs = try Prefs(.sqlite(url))
+/// prefs[.launchCount]                         // 0, the initial value
+/// try prefs.update(.launchCount) { $0 += 1 }  // atomic, even across processes
+/// prefs.isStored(.launchCount)                // true
+/// ```
+///
+/// Reads are served from an in-memory cache; writes go through the backend before they return
+/// (except in a JSON store's coalesced mode). Other processes' writes are seen on ``refresh()``, and by
+/// themselves every `pollInterval` while anything observes the store.
+public final class Prefs: Sendable {
+    /// The largest JSON form a single value may have, in bytes (1 MiB). Preferences are small; larger data belongs in files.
+    public static let maximumValueBytes = 1 << 20
+
+    /// Where this store keeps its values.
+    public let storage: Storage
+    let pollInterval: Duration
+    let onDiagnostic: (@Sendable (Diagnostic) -> Void)?
+
+    /// The backend, used by one thread at a time. Lock order: `io` before `state`, never the reverse.
+    let io: BackendLock
+    let state: Mutex<State>
+
+    struct State: ~Copyable {
+        enum Entry {
+            case absent
+            /// A stored value and, once read, its decoded form for the type last asked for.
+            case stored(StoredValue, decoded: (any Sendable)?)
+        }
+        var cache: [String: Entry] = [:]
+        /// Bumped by every change to the cache; a read that raced with a write does not fill the cache.
+        var generation: UInt64 = 0
+        /// Keys whose declaration this process has checked or recorded.
+        var declared: Set<String> = []
+        var recordedDeclarations: [String: KeyDeclaration]?
+        var observers: [ObjectIdentifier: Observer] = [:]
+        var pollTask: Task<Void, Never>?
+        var flushTask: Task<Void, Never>?
+        var diagnostics: [Diagnostic] = []
+        var reportedMismatches: Set<ValueMismatch> = []
+    }
+
+    /// Opens a store.
+    ///
+    /// - Parameters:
+    ///   - storage: where values live, e.g. `.sqlite(url)`, `.jsonFile(url)`, `.memory`.
+    ///   - pollInterval: how often the store looks for other processes' writes while something observes it.
+    ///   - onDiagnostic: called for each ``Diagnostic``, on the thread that noticed it.
+    public init(
+        _ storage: Storage,
+        pollInterval: Duration = .milliseconds(250),
+        onDiagnostic: (@Sendable (Diagnostic) -> Void)? = nil
+    ) throws {
+        self.storage = storage
+        self.pollInterval = pollInterval
+        self.onDiagnostic = onDiagnostic
+        let backend = try storage.makeBackend()
+        let recovered = (backend as? JSONFileBackend)?.recoveredFrom ?? (backend as? SQLiteBackend)?.recoveredFrom
+        io = BackendLock(backend, storage: storage)
+        state = Mutex(State())
+        if let recovered {
+            report(Diagnostic(key: nil, kind: .recovered(movedTo: recovered.path, reason: recovered.reason), store: storage.description))
+        }
+    }
+
+    deinit {
+        let tasks = state.withLock { ($0.pollTask, $0.flushTask) }
+        tasks.0?.cancel()
+        tasks.1?.cancel()
+        io.close { backend in
+            do { try backend.flush() } catch {
+                report(Diagnostic(key: nil, kind: .writeFailed("flush on release: \(error)"), store: storage.description))
+            }
+        }
+    }
+
+    // MARK: - Reading
+
+    /// The value for `key`: the stored value, or the initial value when nothing readable is stored.
+    /// Setting writes through the backend; a failure is reported as a ``Diagnostic`` (use ``set(_:for:)`` to catch it).
+    public subscript<Value>(key: Key<Value>) -> Value {
+        get { lookup(key).value }
+        set {
+            do { try set(newValue, for: key) } catch {
+                report(Diagnostic(key: key.name, kind: .writeFailed("\(error)"), store: storage.description))
+            }
+        }
+    }
+
+    /// Reads `key`, telling a stored value apart from the initial value.
+    public func lookup<Value>(_ key: Key<Value>) -> Lookup<Value> {
+        let cached = state.withLock { state -> (entry: State.Entry?, declared: Bool) in
+            (state.cache[key.name], state.declared.contains(key.name))
+        }
+        if !cached.declared { declareOnFirstUse(key) }
+        let entry: State.Entry
+        if let hit = cached.entry {
+            entry = hit
+        } else {
+            entry = loadEntry(for: key)
+        }
+        switch entry {
+        case .absent:
+            return .initial(key.initial)
+        case .stored(let stored, let decoded):
+            if let decoded, let value = decoded as? Value { return .stored(value) }
+            do {
+                let value = try stored.decode(Value.self)
+                state.withLock { state in
+                    if case .stored(let current, _)? = state.cache[key.name], current == stored {
+                        state.cache[key.name] = .stored(stored, decoded: value)
+                    }
+                }
+                return .stored(value)
+            } catch {
+                reportMismatch(error, key: key.name)
+                return .unreadable(initial: key.initial, error)
+            }
+        }
+    }
+
+    /// Whether a value is stored under `key`'s name (readable or not).
+    public func isStored(_ key: Keys) -> Bool {
+        if case .stored = cachedEntry(for: key) { return true }
+        return false
+    }
+
+    /// The entry for a key from the cache, or loaded (moving a value found under a former name).
+    func cachedEntry(for key: Keys) -> State.Entry {
+        if let hit = state.withLock({ $0.cache[key.name] }) { return hit }
+        return loadEntry(for: key)
+    }
+
+    /// Loads a key from the backend and caches it unless a write raced with the load.
+    private func loadEntry(for key: Keys) -> State.Entry {
+        let generation = state.withLock { $0.generation }
+        var entry: State.Entry = .absent
+        do {
+            entry = try io.withBackend { backend throws -> State.Entry in
+                    if let stored = try backend.value(forKey: key.name) { return .stored(stored, decoded: nil) }
+                return try moveFromFormerName(key, backend: backend) ?? .absent
+            }
+        } catch {
+            report(Diagnostic(key: key.name, kind: .refreshFailed("\(error)"), store: storage.description))
+            return .absent
+        }
+        state.withLock { state in
+            if state.generation == generation { state.cache[key.name] = entry }
+        }
+        return entry
+    }
+
+    /// Moves a value stored under one of `key`'s former names to its name, once, in one transaction.
+    private func moveFromFormerName(_ key: Keys, backend: any PrefsBackend) throws -> State.Entry? {
+        guard try key.formerNames.contains(where: { try backend.value(forKey: $0) != nil }) else { return nil }
+        try backend.beginTransaction()
+        do {
+            // Under the writer lock: another process may have moved it already.
+            if let current = try backend.value(forKey: key.name) {
+                backend.rollbackTransaction()
+                return .stored(current, decoded: nil)
+            }
+            var changes = Changeset()
+            var moved: StoredValue?
+            for former in key.formerNames {
+                guard let value = try backend.value(forKey: former) else { continue }
+                moved = moved ?? value
+                changes.values[former] = .remove
+            }
+            guard let moved else {
+                backend.rollbackTransaction()
+                return nil
+            }
+            changes.values[key.name] = .set(moved)
+            try backend.commitTransaction(changes)
+            state.withLock { state in
+                state.generation &+= 1
+                for former in key.formerNames { state.cache[former] = .absent }
+            }
+            return .stored(moved, decoded: nil)
+        } catch {
+            backend.rollbackTransaction()
+            throw error
+        }
+    }
+
+    // MARK: - Writing
+
+    /// Writes `value` for `key`; `nil` for an optional key removes the stored value.
+    /// When this returns, the value is as durable as the storage promises.
+    public func set<Value>(_ value: Value, for key: Key<Value>) throws {
+        var changes = Changeset()
+        changes.values[key.name] = try change(for: value, key: key.name)
+        try commit(changes, decoded: [key.name: value])
+    }
+
+    /// Removes the stored values of `keys` (and of their former names), so they read their initial values.
+    public func reset(_ keys: Keys...) throws {
+        try reset(keys)
+    }
+
+    /// Removes the stored values of `keys` (and of their former names).
+    public func reset(_ keys: [Keys]) throws {
+        var changes = Changeset()
+        for key in keys {
+            changes.values[key.name] = .remove
+            for former in key.formerNames { changes.values[former] = .remove }
+        }
+        try commit(changes, decoded: [:])
+    }
+
+    /// Removes every stored value except those of `kept`: every key reads its initial value again.
+    public func resetAll(keeping kept: [Keys] = []) throws {
+        let keep = Set(kept.map(\.name))
+        try transaction { transaction in
+            for name in try transaction.storedKeys() where !keep.contains(name) {
+                transaction.changes.values[name] = .remove
+            }
+        }
+    }
+
+    /// The change that writes `value`: a set, or a removal for `nil`. Checks the size limit.
+    func change<Value: PrefsStorable>(for value: Value, key: String) throws -> Changeset.Change {
+        let json: JSON
+        do {
+            json = try value.storedJSON()
+        } catch {
+            throw PrefsError.encodingFailed(key: key, reason: "\(error)")
+        }
+        if case .null = json { return .remove }
+        let stored = StoredValue(type: Value.valueType, json: json)
+        try Self.checkSize(stored, key: key)
+        return .set(stored)
+    }
+
+    static func checkSize(_ stored: StoredValue, key: String) throws(PrefsError) {
+        let bytes: Int
+        switch stored.json {
+        case .null, .bool, .int, .double: return
+        case .string(let text): bytes = text.utf8.count
+        case .array, .object: bytes = stored.json.serializedData().count
+        }
+        if bytes > maximumValueBytes { throw .valueTooLarge(key: key, bytes: bytes, limit: maximumValueBytes) }
+    }
+
+    /// Applies `changes` through the backend, then updates the cache and tells observers.
+    func commit(_ changes: Changeset, decoded: [String: any Sendable]) throws {
+        guard !changes.isEmpty else { return }
+        let flushInterval = try io.withBackend { backend throws -> Duration? in
+            try backend.apply(changes)
+            state.withLock { state in
+                state.generation &+= 1
+                for (name, change) in changes.values {
+                    switch change {
+                    case .set(let value): state.cache[name] = .stored(value, decoded: decoded[name])
+                    case .remove: state.cache[name] = .absent
+                    }
+                }
+                if state.recordedDeclarations != nil {
+                    state.recordedDeclarations?.merge(changes.declarations) { _, new in new }
+                }
+            }
+            return backend.flushInterval
+        }
+        if let flushInterval { scheduleFlush(after: flushInterval) }
+        notifyObservers(of: Set(changes.values.keys))
+    }
+
+    // MARK: - Diagnostics
+
+    /// The diagnostics reported so far (the most recent 256).
+    public var diagnostics: [Diagnostic] {
+        state.withLock { $0.diagnostics }
+    }
+
+    func report(_ diagnostic: Diagnostic) {
+        state.withLock { state in
+            state.diagnostics.append(diagnostic)
+            if state.diagnostics.count > 256 { state.diagnostics.removeFirst(state.diagnostics.count - 256) }
+        }
+        onDiagnostic?(diagnostic)
+    }
+
+    func reportMismatch(_ mismatch: ValueMismatch, key: String) {
+        let isNew = state.withLock { $0.reportedMismatches.insert(mismatch).inserted }
+        if isNew { report(Diagnostic(key: key, kind: .typeMismatch(mismatch), store: storage.description)) }
+    }
+}

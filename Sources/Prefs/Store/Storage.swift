@@ -1,0 +1,148 @@
+import Foundation
+
+extension Prefs {
+    /// How long a write survives once it returns.
+    public enum Durability: Sendable, Hashable {
+        /// Survives a crash of the app process (SQLite WAL with `synchronous=NORMAL`; JSON atomic rename). The default.
+        case processCrash
+        /// Survives power loss too (SQLite `synchronous=FULL`; JSON fsync of the file and its directory). Slower.
+        case powerLoss
+    }
+
+    /// When a JSON store's writes reach the disk.
+    public enum WriteMode: Sendable, Hashable {
+        /// Every write replaces the file before it returns.
+        case immediate
+        /// Writes return at memory speed and reach the disk within the interval, on `flush()`, and on `close()`.
+        /// A crash loses at most the writes of the last interval.
+        case coalesced(Duration)
+    }
+
+    /// What opening does with a store file it cannot read.
+    public enum Recovery: Sendable, Hashable {
+        /// Throw ``PrefsError/corruptStore(path:reason:)`` and touch nothing. The default.
+        case fail
+        /// Rename the unreadable file, byte for byte, to `NAME.corrupt-YYYYMMDDTHHMMSSZ` and start empty.
+        case moveAsideAndStartEmpty
+    }
+
+    /// Where a store keeps its values: a `Sendable` value chosen at the call site.
+    ///
+    /// ```swift
+    /// let prefs = try Prefs(.sqlite(url))
+    /// let test = try Prefs(.memory)
+    /// let readable = try Prefs(.jsonFile(url, writeMode: .coalesced(.seconds(1))))
+    /// ```
+    public struct Storage: Sendable, CustomStringConvertible {
+        enum Kind: Sendable {
+            case memory([String: StoredValue])
+            case json(path: String, JSONFileBackend.Options)
+            case sqlite(path: String, SQLiteBackend.Options)
+            case custom(String, @Sendable () throws -> any PrefsBackend)
+        }
+        let kind: Kind
+
+        /// Values in memory only, gone when the store is released.
+        public static var memory: Storage { .memory([:]) }
+
+        /// Values in memory, starting from `snapshot` (for example ``Prefs/snapshot()`` of another store).
+        public static func memory(_ snapshot: [String: StoredValue]) -> Storage {
+            Storage(kind: .memory(snapshot))
+        }
+
+        /// One human-readable JSON file, safe to share between processes.
+        public static func jsonFile(
+            _ url: URL,
+            durability: Durability = .processCrash,
+            writeMode: WriteMode = .immediate,
+            recovery: Recovery = .fail,
+            lockTimeout: Duration = .seconds(5)
+        ) -> Storage {
+            Storage(kind: .json(path: url.path, .init(durability: durability, writeMode: writeMode, recovery: recovery, lockTimeout: lockTimeout)))
+        }
+
+        /// An SQLite database in WAL mode, safe to share between processes.
+        public static func sqlite(
+            _ url: URL,
+            durability: Durability = .processCrash,
+            busyTimeout: Duration = .seconds(5),
+            recovery: Recovery = .fail
+        ) -> Storage {
+            Storage(kind: .sqlite(path: url.path, .init(durability: durability, busyTimeout: busyTimeout, recovery: recovery)))
+        }
+
+        /// The backend a path implies: `.json` is a JSON file; `.sqlite`, `.sqlite3` and `.db` are SQLite;
+        /// any other existing file is recognized by its content. Throws for a new file with another extension.
+        public static func file(_ url: URL) throws(PrefsError) -> Storage {
+            switch url.pathExtension.lowercased() {
+            case "json": return .jsonFile(url)
+            case "sqlite", "sqlite3", "db": return .sqlite(url)
+            default: break
+            }
+            let path = FileSystem.resolvingLinks(url.path)
+            guard let (data, _) = try FileSystem.contents(of: path) else {
+                throw .corruptStore(path: url.path, reason: "cannot tell which kind of store to create from the name; end it in .json or .sqlite")
+            }
+            if data.starts(with: SQLiteBackend.header) { return .sqlite(url) }
+            if data.first(where: { ![0x20, 0x0A, 0x0D, 0x09, 0xEF, 0xBB, 0xBF].contains($0) }) == UInt8(ascii: "{") { return .jsonFile(url) }
+            throw .corruptStore(path: url.path, reason: "neither a JSON store nor an SQLite database")
+        }
+
+        /// The documented default: an SQLite store at ``defaultURL(identifier:)``.
+        public static func `default`(identifier: String) -> Storage {
+            .sqlite(defaultURL(identifier: identifier))
+        }
+
+        /// Where apps that do not choose keep their store.
+        ///
+        /// On Linux and other XDG systems: `$XDG_CONFIG_HOME/prefs/IDENTIFIER.sqlite`, where `XDG_CONFIG_HOME`
+        /// defaults to `~/.config`. On Apple platforms: `Application Support/IDENTIFIER/prefs.sqlite`.
+        public static func defaultURL(identifier: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+            #if canImport(Darwin)
+            let support = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
+            return support.appendingPathComponent(identifier).appendingPathComponent("prefs.sqlite")
+            #else
+            let base: URL
+            if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
+                base = URL(fileURLWithPath: config)
+            } else {
+                let home = environment["HOME"] ?? NSHomeDirectory()
+                base = URL(fileURLWithPath: home).appendingPathComponent(".config")
+            }
+            return base.appendingPathComponent("prefs").appendingPathComponent(identifier + ".sqlite")
+            #endif
+        }
+
+        /// A backend of your own.
+        public static func custom(_ description: String, _ make: @escaping @Sendable () throws -> any PrefsBackend) -> Storage {
+            Storage(kind: .custom(description, make))
+        }
+
+        /// The call-site form, e.g. `.sqlite("/home/me/.config/prefs/app.sqlite")`.
+        public var description: String {
+            switch kind {
+            case .memory: ".memory"
+            case .json(let path, _): ".jsonFile(\(JSON.string(path).serialized()))"
+            case .sqlite(let path, _): ".sqlite(\(JSON.string(path).serialized()))"
+            case .custom(let description, _): description
+            }
+        }
+
+        /// The file path for file-backed stores.
+        public var path: String? {
+            switch kind {
+            case .json(let path, _), .sqlite(let path, _): path
+            case .memory, .custom: nil
+            }
+        }
+
+        func makeBackend() throws -> any PrefsBackend {
+            switch kind {
+            case .memory(let snapshot): MemoryBackend(snapshot: snapshot)
+            case .json(let path, let options): try JSONFileBackend(path: path, options: options)
+            case .sqlite(let path, let options): try SQLiteBackend(path: path, options: options)
+            case .custom(_, let make): try make()
+            }
+        }
+    }
+}

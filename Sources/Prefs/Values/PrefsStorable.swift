@@ -1,0 +1,211 @@
+import Foundation
+
+/// A type whose values a ``Prefs`` store can keep.
+///
+/// Bool, Int, Double, String, Date, Data and URL conform, and so do arrays and string-keyed
+/// dictionaries of conforming types, and Optionals (setting `nil` removes the stored value).
+/// Opt your own types in with an empty conformance:
+///
+/// ```swift
+/// enum Theme: String, PrefsStorable { case light, dark }        // stored as its raw value
+/// struct Window: Codable, PrefsStorable { var width, height: Int } // stored as JSON
+/// ```
+public protocol PrefsStorable: Sendable {
+    /// The type recorded beside the value.
+    static var valueType: ValueType { get }
+    /// The value's JSON form (see ``StoredValue``). `Optional.none` is `.null`.
+    func storedJSON() throws -> JSON
+    /// Reads a value from its JSON form.
+    init(storedJSON json: JSON) throws(DecodeFailure)
+}
+
+// MARK: - Scalars
+
+extension Bool: PrefsStorable {
+    public static var valueType: ValueType { .bool }
+    public func storedJSON() -> JSON { .bool(self) }
+    public init(storedJSON json: JSON) throws(DecodeFailure) {
+        guard case .bool(let value) = json else { throw .expected("a boolean", found: json) }
+        self = value
+    }
+}
+
+extension Int: PrefsStorable {
+    public static var valueType: ValueType { .int }
+    public func storedJSON() -> JSON { .int(self) }
+    public init(storedJSON json: JSON) throws(DecodeFailure) {
+        guard case .int(let value) = json else { throw .expected("an integer", found: json) }
+        self = value
+    }
+}
+
+extension Double: PrefsStorable {
+    public static var valueType: ValueType { .double }
+    public func storedJSON() -> JSON {
+        if isFinite { return .double(self) }
+        return .string(isNaN ? "nan" : (self > 0 ? "inf" : "-inf"))
+    }
+    public init(storedJSON json: JSON) throws(DecodeFailure) {
+        switch json {
+        case .double(let value): self = value
+        case .int(let value): self = Double(value)
+        case .string("nan"): self = .nan
+        case .string("inf"): self = .infinity
+        case .string("-inf"): self = -.infinity
+        default: throw .expected("a number", found: json)
+        }
+    }
+}
+
+extension String: PrefsStorable {
+    public static var valueType: ValueType { .string }
+    public func storedJSON() -> JSON { .string(self) }
+    public init(storedJSON json: JSON) throws(DecodeFailure) {
+        guard case .string(let value) = json else { throw .expected("a string", found: json) }
+        self = value
+    }
+}
+
+extension Date: PrefsStorable {
+    public static var valueType: ValueType { .date }
+    public func storedJSON() -> JSON { .string(ISO8601.format(self)) }
+    public init(storedJSON json: JSON) throws(DecodeFailure) {
+        guard case .string(let text) = json else { throw .expected("an ISO-8601 date string", found: json) }
+        do {
+            self = try ISO8601.parse(text, allowDateOnly: true)
+        } catch {
+            throw DecodeFailure("\"\(text)\" is not an ISO-8601 date: \(error)")
+        }
+    }
+}
+
+extension Data: PrefsStorable {
+    public static var valueType: ValueType { .data }
+    public func storedJSON() -> JSON { .string(base64EncodedString()) }
+    public init(storedJSON json: JSON) throws(DecodeFailure) {
+        guard case .string(let text) = json else { throw .expected("a base64 string", found: json) }
+        guard let data = Data(base64Encoded: text) else { throw DecodeFailure("the string is not valid base64") }
+        self = data
+    }
+}
+
+extension URL: PrefsStorable {
+    public static var valueType: ValueType { .url }
+    /// The whole URL (scheme, host, query, fragment), not just a file path.
+    public func storedJSON() -> JSON { .string(absoluteString) }
+    public init(storedJSON json: JSON) throws(DecodeFailure) {
+        guard case .string(let text) = json else { throw .expected("a URL string", found: json) }
+        guard let url = URL(string: text) else { throw DecodeFailure("\"\(text)\" is not a URL") }
+        self = url
+    }
+}
+
+// MARK: - Containers
+
+extension Array: PrefsStorable where Element: PrefsStorable {
+    public static var valueType: ValueType { .array(Element.valueType) }
+    public func storedJSON() throws -> JSON { .array(try map { try $0.storedJSON() }) }
+    public init(storedJSON json: JSON) throws(DecodeFailure) {
+        guard case .array(let elements) = json else { throw .expected("an array", found: json) }
+        var result: [Element] = []
+        result.reserveCapacity(elements.count)
+        for (index, element) in elements.enumerated() {
+            do {
+                result.append(try Element(storedJSON: element))
+            } catch {
+                throw DecodeFailure("element \(index): \(error.reason)")
+            }
+        }
+        self = result
+    }
+}
+
+extension Dictionary: PrefsStorable where Key == String, Value: PrefsStorable {
+    public static var valueType: ValueType { .dictionary(Value.valueType) }
+    public func storedJSON() throws -> JSON { .object(try mapValues { try $0.storedJSON() }) }
+    public init(storedJSON json: JSON) throws(DecodeFailure) {
+        guard case .object(let members) = json else { throw .expected("an object", found: json) }
+        var result: [String: Value] = [:]
+        result.reserveCapacity(members.count)
+        for (key, member) in members {
+            do {
+                result[key] = try Value(storedJSON: member)
+            } catch {
+                throw DecodeFailure("member \"\(key)\": \(error.reason)")
+            }
+        }
+        self = result
+    }
+}
+
+extension Optional: PrefsStorable where Wrapped: PrefsStorable {
+    public static var valueType: ValueType { Wrapped.valueType }
+    public func storedJSON() throws -> JSON {
+        switch self {
+        case .none: .null
+        case .some(let value): try value.storedJSON()
+        }
+    }
+    public init(storedJSON json: JSON) throws(DecodeFailure) {
+        if case .null = json { self = .none; return }
+        self = .some(try Wrapped(storedJSON: json))
+    }
+}
+
+// MARK: - Enums and Codable types
+
+extension PrefsStorable where Self: RawRepresentable, RawValue: PrefsStorable {
+    public static var valueType: ValueType { RawValue.valueType }
+    public func storedJSON() throws -> JSON { try rawValue.storedJSON() }
+    public init(storedJSON json: JSON) throws(DecodeFailure) { self = try Self.decodeRaw(json) }
+
+    static func decodeRaw(_ json: JSON) throws(DecodeFailure) -> Self {
+        let raw = try RawValue(storedJSON: json)
+        guard let value = Self(rawValue: raw) else {
+            throw DecodeFailure("\(json.serialized()) is not a case of \(Self.self)")
+        }
+        return value
+    }
+}
+
+extension PrefsStorable where Self: Codable {
+    public static var valueType: ValueType { .json }
+    public func storedJSON() throws -> JSON {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return try JSON.parse(encoder.encode(self))
+    }
+    public init(storedJSON json: JSON) throws(DecodeFailure) {
+        do {
+            self = try JSONDecoder().decode(Self.self, from: json.serializedData())
+        } catch let error as DecodingError {
+            throw DecodeFailure(error.summary)
+        } catch {
+            throw DecodeFailure("\(error)")
+        }
+    }
+}
+
+/// A `RawRepresentable` type that is also `Codable` (most `String` enums) is stored as its raw value.
+extension PrefsStorable where Self: RawRepresentable & Codable, RawValue: PrefsStorable {
+    public static var valueType: ValueType { RawValue.valueType }
+    public func storedJSON() throws -> JSON { try rawValue.storedJSON() }
+    public init(storedJSON json: JSON) throws(DecodeFailure) { self = try Self.decodeRaw(json) }
+}
+
+extension DecodingError {
+    /// One line: what was wrong and at which coding path.
+    var summary: String {
+        func path(_ context: Context) -> String {
+            let components = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }
+            return "$" + components.joined()
+        }
+        switch self {
+        case .typeMismatch(let type, let context): return "\(path(context)): expected \(type): \(context.debugDescription)"
+        case .valueNotFound(let type, let context): return "\(path(context)): missing \(type): \(context.debugDescription)"
+        case .keyNotFound(let key, let context): return "\(path(context)): missing key \"\(key.stringValue)\""
+        case .dataCorrupted(let context): return "\(path(context)): \(context.debugDescription)"
+        @unknown default: return "\(self)"
+        }
+    }
+}

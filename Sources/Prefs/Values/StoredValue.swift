@@ -1,0 +1,101 @@
+import Foundation
+
+/// A value as a backend stores it: its ``ValueType`` and its JSON form.
+///
+/// The JSON form is the same in every backend: `date` is an exact ISO-8601 string, `data` is base64,
+/// `url` is the whole URL string, a non-finite `double` is the string `"nan"`, `"inf"` or `"-inf"`.
+///
+/// ```swift
+/// let stored = try StoredValue(42)        // type .int, json .int(42)
+/// try stored.decode(Int.self)             // 42
+/// ```
+public struct StoredValue: Sendable, Hashable, CustomStringConvertible {
+    public var type: ValueType
+    public var json: JSON
+
+    public init(type: ValueType, json: JSON) {
+        self.type = type
+        self.json = json
+    }
+
+    /// Encodes a typed value. Throws ``PrefsError/encodingFailed(key:reason:)`` for a `Codable` that cannot be encoded.
+    public init<Value: PrefsStorable>(_ value: Value) throws {
+        self.init(type: Value.valueType, json: try value.storedJSON())
+    }
+
+    /// Decodes the value as `Value`, or throws a ``ValueMismatch`` saying what was stored and what was expected.
+    public func decode<Value: PrefsStorable>(_: Value.Type = Value.self) throws(ValueMismatch) -> Value {
+        guard Value.valueType.canDecode(from: type) else {
+            throw ValueMismatch(stored: self, expected: Value.valueType, reason: "stored as \(type)")
+        }
+        do {
+            return try Value(storedJSON: json)
+        } catch {
+            throw ValueMismatch(stored: self, expected: Value.valueType, reason: error.reason)
+        }
+    }
+
+    /// The JSON form, compact, cut to `limit` characters for messages.
+    public func preview(limit: Int = 120) -> String {
+        let text = json.serialized()
+        return text.count > limit ? String(text.prefix(limit)) + "…" : text
+    }
+
+    public var description: String { "\(type) \(preview())" }
+}
+
+/// Why a stored value could not be read as the type a key declares.
+public struct ValueMismatch: Error, Sendable, Hashable, CustomStringConvertible {
+    public var stored: StoredValue
+    public var expected: ValueType
+    public var reason: String
+
+    public var description: String {
+        "stored \(stored.type) \(stored.preview()) cannot be read as \(expected): \(reason)"
+    }
+}
+
+/// The reason a JSON form does not decode as a type; wrapped into ``ValueMismatch`` by ``StoredValue/decode(_:)``.
+public struct DecodeFailure: Error, Sendable, Hashable {
+    public var reason: String
+    public init(_ reason: String) { self.reason = reason }
+
+    static func expected(_ what: String, found json: JSON) -> DecodeFailure {
+        DecodeFailure("expected \(what), found \(json.kindName)")
+    }
+}
+
+extension StoredValue {
+    /// Why the JSON form does not fit the type, or nil when it does (used by integrity checks).
+    public func shapeProblem() -> String? {
+        Self.shapeProblem(of: json, as: type)
+    }
+
+    private static func shapeProblem(of json: JSON, as type: ValueType) -> String? {
+        func decodes<T: PrefsStorable>(_: T.Type) -> String? {
+            do { _ = try T(storedJSON: json); return nil } catch { return "type \(type): \(error.reason)" }
+        }
+        switch type {
+        case .bool: return decodes(Bool.self)
+        case .int: return decodes(Int.self)
+        case .double: return decodes(Double.self)
+        case .string: return decodes(String.self)
+        case .date: return decodes(Date.self)
+        case .data: return decodes(Data.self)
+        case .url: return decodes(URL.self)
+        case .json, .other: return nil
+        case .array(let element):
+            guard case .array(let elements) = json else { return "type \(type): expected an array, found \(json.kindName)" }
+            for (index, item) in elements.enumerated() {
+                if let problem = shapeProblem(of: item, as: element) { return "[\(index)]: \(problem)" }
+            }
+            return nil
+        case .dictionary(let valueType):
+            guard case .object(let members) = json else { return "type \(type): expected an object, found \(json.kindName)" }
+            for key in members.keys.sorted() {
+                if let member = members[key], let problem = shapeProblem(of: member, as: valueType) { return "\(JSONPath.member(key)): \(problem)" }
+            }
+            return nil
+        }
+    }
+}

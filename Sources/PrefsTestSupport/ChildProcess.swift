@@ -1,0 +1,94 @@
+import Foundation
+
+/// Runs an executable built by this package (found beside the test bundle) and collects its output.
+///
+/// Both pipes are read to the end before waiting, so a child that writes a lot never blocks.
+public struct ChildProcess: Sendable {
+    public struct Result: Sendable {
+        public var status: Int32
+        public var stdout: String
+        public var stderr: String
+        /// True when the process was ended by a signal (`status` is then the signal number).
+        public var signaled: Bool
+    }
+
+    /// The directory holding the package's built products (`.build/debug`), derived from the running test bundle.
+    public static var productsDirectory: URL {
+        var url = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        #if os(macOS)
+        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
+            url = bundle.bundleURL.deletingLastPathComponent()
+        }
+        #endif
+        // swift-testing may run from the .xctest binary inside .build/debug or from a swiftpm-testing-helper.
+        while !url.path.isEmpty, url.path != "/" {
+            if FileManager.default.fileExists(atPath: url.appendingPathComponent("prefs-tool").path)
+                || FileManager.default.fileExists(atPath: url.appendingPathComponent("prefs-test-child").path) {
+                return url
+            }
+            url.deleteLastPathComponent()
+        }
+        return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    }
+
+    /// The path of the product `name`.
+    public static func executable(_ name: String) -> URL {
+        productsDirectory.appendingPathComponent(name)
+    }
+
+    /// Starts `name` with `arguments`; returns the running process and its pipes.
+    public static func start(
+        _ name: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil
+    ) throws -> (Process, Pipe, Pipe) {
+        let process = Process()
+        process.executableURL = executable(name)
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env.merge(environment) { _, new in new }
+        process.environment = env
+        let out = Pipe(), err = Pipe(), input = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = input
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(stdin) }
+        try input.fileHandleForWriting.close()
+        return (process, out, err)
+    }
+
+    /// Runs `name` to completion.
+    public static func run(
+        _ name: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil
+    ) throws -> Result {
+        let (process, out, err) = try start(name, arguments, environment: environment, stdin: stdin)
+        return finish(process, out, err)
+    }
+
+    /// Reads both pipes to the end (concurrently), then waits for the process.
+    public static func finish(_ process: Process, _ out: Pipe, _ err: Pipe) -> Result {
+        let group = DispatchGroup()
+        let errorData = LockedData()
+        group.enter()
+        DispatchQueue.global().async {
+            errorData.set(err.fileHandleForReading.readDataToEndOfFile())
+            group.leave()
+        }
+        let outputData = out.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus,
+            stdout: String(decoding: outputData, as: UTF8.self),
+            stderr: String(decoding: errorData.get(), as: UTF8.self),
+            signaled: process.terminationReason == .uncaughtSignal
+        )
+    }
+}
+
+import Synchronization
+
+private final class LockedData: Sendable {
+    private let data = Mutex(Data())
+    func set(_ value: Data) { data.withLock { $0 = value } }
+    func get() -> Data { data.withLock { $0 } }
+}

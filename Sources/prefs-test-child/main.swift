@@ -1,0 +1,58 @@
+// A child process for Prefs' cross-process and crash tests.
+//
+//   prefs-test-child write   json|sqlite PATH PREFIX COUNT   one durable set per key PREFIX-i = i; prints "ack i" after each returns
+//   prefs-test-child batch   json|sqlite PATH PREFIX COUNT   COUNT keys in one batch; prints "ack" after it returns
+//   prefs-test-child update  json|sqlite PATH KEY COUNT      COUNT atomic increments of KEY
+//   prefs-test-child watch   json|sqlite PATH KEY            prints each value of the Int KEY, one per line, until stdin closes
+import Foundation
+import Prefs
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("prefs-test-child: \(message)\n".utf8))
+    exit(2)
+}
+
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard arguments.count >= 4 else { fail("usage: prefs-test-child write|batch|update|watch json|sqlite PATH ARGS…") }
+let url = URL(fileURLWithPath: arguments[2])
+let storage: Prefs.Storage = arguments[1] == "json" ? .jsonFile(url, lockTimeout: .seconds(30)) : .sqlite(url, busyTimeout: .seconds(30))
+
+do {
+    let prefs = try Prefs(storage, pollInterval: .milliseconds(20))
+    switch arguments[0] {
+    case "write":
+        guard arguments.count == 5, let count = Int(arguments[4]) else { fail("write needs PREFIX COUNT") }
+        for index in 0..<count {
+            try prefs.set(index, for: try Prefs.Key(validating: "\(arguments[3])-\(index)", initial: -1))
+            say("ack \(index)")
+        }
+    case "batch":
+        guard arguments.count == 5, let count = Int(arguments[4]) else { fail("batch needs PREFIX COUNT") }
+        try prefs.batch { transaction in
+            for index in 0..<count {
+                try transaction.set(index, for: try Prefs.Key(validating: "\(arguments[3])-\(index)", initial: -1))
+            }
+        }
+        say("ack")
+    case "update":
+        guard arguments.count == 5, let count = Int(arguments[4]) else { fail("update needs KEY COUNT") }
+        let key = try Prefs.Key(validating: arguments[3], initial: 0)
+        for _ in 0..<count { try prefs.update(key) { $0 += 1 } }
+        say("done")
+    case "watch":
+        let key = try Prefs.Key(validating: arguments[3], initial: 0)
+        let task = Task.detached {
+            for await value in prefs.values(for: key) { say("value \(value)") }
+        }
+        _ = FileHandle.standardInput.readDataToEndOfFile()
+        task.cancel()
+    default:
+        fail("unknown command \(arguments[0])")
+    }
+} catch {
+    fail("\(error)")
+}

@@ -1,0 +1,261 @@
+import Foundation
+import Prefs
+import PrefsTestSupport
+import Testing
+
+/// The behavioural suite, run over every backend.
+@Suite("Store behaviour")
+struct StoreBehaviourTests {
+    @Test("a key never written reads its initial value and is not stored", arguments: Backend.allCases)
+    func initialValues(backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        let prefs = fixture.prefs
+        #expect(prefs[.launchCount] == 0)
+        #expect(prefs[.name] == "anonymous")
+        #expect(prefs[.nickname] == nil)
+        #expect(!prefs.isStored(.launchCount))
+        guard case .initial(0) = prefs.lookup(.launchCount) else {
+            Issue.record("expected .initial(0), got \(prefs.lookup(.launchCount))")
+            return
+        }
+        prefs[.launchCount] = 0
+        #expect(prefs.isStored(.launchCount), "writing the initial value stores it")
+        #expect(prefs.lookup(.launchCount).isStored)
+    }
+
+    @Test("every value type round-trips exactly, also through a reopened store", arguments: Backend.allCases)
+    func roundTrips(backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        let prefs = fixture.prefs
+        let now = Date()
+        let data = Data((0..<300).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let url = URL(string: "https://user@example.com:8443/a/b%20c?q=1&r=%C3%A9#frag")!
+        try prefs.set(Int.min, for: .launchCount)
+        try prefs.set(true, for: .flag)
+        try prefs.set(0.1, for: .ratio)
+        try prefs.set("héllo\u{0}wörld\n\u{1F600}", for: .name)
+        try prefs.set(now, for: .lastLaunch)
+        try prefs.set(data, for: .blob)
+        try prefs.set(url, for: .homepage)
+        try prefs.set(["a", "", "ç"], for: .tags)
+        try prefs.set(["x": 1, "y": Int.max], for: .scores)
+        try prefs.set(["d": [now, Date(timeIntervalSinceReferenceDate: -1e9 + 0.25)]], for: .visits)
+        try prefs.set("nick", for: .nickname)
+        try prefs.set(.dark, for: .theme)
+        try prefs.set(WindowFrame(width: 1, height: 2, title: "T\"itle"), for: .frame)
+
+        for store in [prefs, try fixture.reopen()] {
+            #expect(store[.launchCount] == Int.min)
+            #expect(store[.flag] == true)
+            #expect(store[.ratio] == 0.1)
+            #expect(store[.name] == "héllo\u{0}wörld\n\u{1F600}")
+            #expect(store[.lastLaunch] == now)
+            #expect(store[.blob] == data)
+            #expect(store[.homepage] == url)
+            #expect(store[.homepage].absoluteString == url.absoluteString)
+            #expect(store[.tags] == ["a", "", "ç"])
+            #expect(store[.scores] == ["x": 1, "y": Int.max])
+            #expect(store[.visits] == ["d": [now, Date(timeIntervalSinceReferenceDate: -1e9 + 0.25)]])
+            #expect(store[.nickname] == "nick")
+            #expect(store[.theme] == .dark)
+            #expect(store[.frame] == WindowFrame(width: 1, height: 2, title: "T\"itle"))
+            #expect(store.diagnostics.isEmpty)
+        }
+    }
+
+    @Test("non-finite and signed-zero doubles round-trip", arguments: Backend.allCases)
+    func specialDoubles(backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        for value in [Double.infinity, -Double.infinity, -0.0, 5e-324, 1.7976931348623157e308] {
+            try fixture.prefs.set(value, for: .ratio)
+            let read = try fixture.reopen()[.ratio]
+            #expect(read == value && read.sign == value.sign, "\(value) read back as \(read)")
+        }
+        try fixture.prefs.set(.nan, for: .ratio)
+        #expect(try fixture.reopen()[.ratio].isNaN)
+    }
+
+    @Test("setting nil removes an optional key's value", arguments: Backend.allCases)
+    func optionalNilRemoves(backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        fixture.prefs[.nickname] = "x"
+        #expect(fixture.prefs.isStored(.nickname))
+        fixture.prefs[.nickname] = nil
+        #expect(!fixture.prefs.isStored(.nickname))
+        #expect(try fixture.prefs.storedValue(forKey: "nickname") == nil)
+        #expect(try fixture.reopen()[.nickname] == nil)
+    }
+
+    @Test("reset of one key, several keys, and all keys but some", arguments: Backend.allCases)
+    func reset(backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        let prefs = fixture.prefs
+        prefs[.launchCount] = 3
+        prefs[.name] = "x"
+        prefs[.flag] = true
+        prefs[.tags] = ["t"]
+        try prefs.reset(.launchCount)
+        #expect(prefs[.launchCount] == 0 && !prefs.isStored(.launchCount))
+        #expect(prefs[.name] == "x")
+        try prefs.reset(.name, .flag)
+        #expect(!prefs.isStored(.name) && !prefs.isStored(.flag))
+        prefs[.launchCount] = 5
+        prefs[.name] = "y"
+        try prefs.resetAll(keeping: [.tags])
+        #expect(!prefs.isStored(.launchCount) && !prefs.isStored(.name))
+        #expect(prefs[.tags] == ["t"])
+        let reopened = try fixture.reopen()
+        #expect(try reopened.snapshot().keys.sorted() == ["tags"])
+    }
+
+    @Test("a stored value of the wrong type reads as initial, is reported, and is kept until written", arguments: Backend.allCases)
+    func typeMismatch(backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        let prefs = fixture.prefs
+        try prefs.setStoredValue(StoredValue(type: .string, json: .string("twelve")), forKey: "launchCount")
+        #expect(prefs[.launchCount] == 0)
+        guard case .unreadable(let initial, let mismatch) = prefs.lookup(.launchCount) else {
+            Issue.record("expected .unreadable")
+            return
+        }
+        #expect(initial == 0)
+        #expect(mismatch.expected == .int)
+        #expect(mismatch.stored == StoredValue(type: .string, json: .string("twelve")))
+        let diagnostic = try #require(fixture.diagnostics.all.first)
+        #expect(diagnostic.key == "launchCount")
+        #expect(diagnostic.description.contains(#"stored string "twelve" cannot be read as int"#), "\(diagnostic)")
+        #expect(fixture.diagnostics.all.count == 1, "reported once, not on every read")
+        #expect(try prefs.storedValue(forKey: "launchCount") == StoredValue(type: .string, json: .string("twelve")))
+        #expect(try fixture.reopen().storedValue(forKey: "launchCount")?.json == .string("twelve"), "the bytes are kept")
+        prefs[.launchCount] = 4
+        #expect(try fixture.reopen()[.launchCount] == 4)
+    }
+
+    @Test("a Codable whose shape changed reads as initial with a diagnostic naming the path", arguments: Backend.allCases)
+    func codableShapeChange(backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        try fixture.prefs.setStoredValue(StoredValue(type: .json, json: .object(["width": .int(1), "title": .string("x")])), forKey: "frame")
+        #expect(fixture.prefs[.frame] == WindowFrame(width: 800, height: 600, title: "Main"))
+        let diagnostic = try #require(fixture.diagnostics.all.first)
+        #expect(diagnostic.description.contains("missing key \"height\""), "\(diagnostic)")
+    }
+
+    @Test("a key's former names move to the new name on first read, once", arguments: Backend.allCases)
+    func renames(backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        try fixture.prefs.setStoredValue(StoredValue(type: .int, json: .int(7)), forKey: "olderName")
+        let other = try fixture.reopen()
+        #expect(other[.renamed] == 7)
+        #expect(try other.storedValue(forKey: "newName")?.json == .int(7))
+        #expect(try other.storedValue(forKey: "olderName") == nil)
+        #expect(try fixture.reopen()[.renamed] == 7)
+        try other.reset(.renamed)
+        #expect(try fixture.reopen()[.renamed] == 0)
+    }
+
+    @Test("declared keys are recorded with type and initial value for other processes", arguments: Backend.allCases)
+    func declarations(backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        _ = fixture.prefs[.launchCount]
+        try fixture.prefs.declare(.name, .nickname)
+        try fixture.prefs.declare(AppKey.self)
+        let declared = try fixture.reopen().declaredKeys()
+        #expect(declared["launchCount"] == KeyDeclaration(type: .int, initial: .int(0)))
+        #expect(declared["name"] == KeyDeclaration(type: .string, initial: .string("anonymous")))
+        #expect(declared["nickname"] == KeyDeclaration(type: .string, initial: nil))
+        #expect(declared["dialog_neverAgain"] == KeyDeclaration(type: .bool, initial: .bool(false)))
+        #expect(declared["lastMessageId"] == KeyDeclaration(type: .int, initial: .int(0)))
+        #expect(try fixture.reopen().snapshot().isEmpty, "declaring stores no values")
+    }
+
+    @Test("enum keys in the seeds' style: typed access, CaseIterable, reset", arguments: Backend.allCases)
+    func enumKeys(backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        let prefs = fixture.prefs
+        let neverAgain: Bool = prefs[AppKey.dialogNoMore]
+        #expect(neverAgain == false)
+        prefs[AppKey.dialogNoMore] = true
+        prefs[AppKey.lastMessageId] = 3
+        let greeting: String? = prefs[AppKey.greeting]
+        #expect(greeting == nil)
+        #expect(try fixture.reopen().storedValue(forKey: "dialog_neverAgain")?.json == .bool(true))
+        let id: Int = try fixture.reopen()[AppKey.lastMessageId]
+        #expect(id == 3)
+        #expect(AppKey.allCases.map(\.rawValue) == ["dialog_neverAgain", "lastMessageId", "greeting"])
+        try prefs.reset(AppKey.lastMessageId)
+        #expect(!prefs.isStored(AppKey.lastMessageId))
+        #expect(prefs.isStored(AppKey.dialogNoMore))
+    }
+
+    @Test("update is an atomic read-modify-write across threads", arguments: Backend.allCases)
+    func atomicUpdate(backend: Backend) async throws {
+        let fixture = try StoreFixture(backend)
+        let prefs = fixture.prefs
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    for _ in 0..<50 { try? prefs.update(.launchCount) { $0 += 1 } }
+                }
+            }
+        }
+        #expect(prefs[.launchCount] == 200)
+        #expect(try fixture.reopen()[.launchCount] == 200)
+    }
+
+    @Test("a batch writes many values in one transaction", arguments: Backend.allCases)
+    func batch(backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        try fixture.prefs.batch { transaction in
+            for index in 0..<500 {
+                try transaction.set(index, for: Prefs.Key(validating: "k\(index)", initial: 0))
+            }
+            transaction[.name] = "batched"
+        }
+        let reopened = try fixture.reopen()
+        #expect(try reopened.snapshot().count == 501)
+        #expect(reopened[Prefs.Key("k499", initial: 0)] == 499)
+        #expect(reopened[.name] == "batched")
+    }
+
+    @Test("a failing transaction writes nothing", arguments: Backend.allCases)
+    func transactionRollback(backend: Backend) throws {
+        struct Stop: Error {}
+        let fixture = try StoreFixture(backend)
+        fixture.prefs[.name] = "before"
+        #expect(throws: Stop.self) {
+            try fixture.prefs.transaction { transaction in
+                transaction[.name] = "after"
+                transaction[.launchCount] = 9
+                throw Stop()
+            }
+        }
+        #expect(fixture.prefs[.name] == "before")
+        #expect(try fixture.reopen()[.name] == "before")
+        #expect(try fixture.reopen().storedValue(forKey: "launchCount") == nil)
+    }
+
+    @Test("values(for:) yields the current value, then each change", arguments: Backend.allCases)
+    func observation(backend: Backend) async throws {
+        let fixture = try StoreFixture(backend)
+        let prefs = fixture.prefs
+        prefs[.launchCount] = 1
+        var iterator = prefs.values(for: .launchCount).makeAsyncIterator()
+        #expect(await iterator.next() == 1)
+        prefs[.launchCount] = 2
+        #expect(await iterator.next() == 2)
+        try prefs.update(.launchCount) { $0 += 1 }
+        #expect(await iterator.next() == 3)
+        try prefs.reset(.launchCount)
+        #expect(await iterator.next() == 0)
+    }
+
+    @Test("values too large are refused and nothing is written", arguments: Backend.allCases)
+    func sizeLimit(backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        let big = String(repeating: "x", count: Prefs.maximumValueBytes + 1)
+        #expect(throws: PrefsError.valueTooLarge(key: "name", bytes: Prefs.maximumValueBytes + 1, limit: Prefs.maximumValueBytes)) {
+            try fixture.prefs.set(big, for: .name)
+        }
+        #expect(!fixture.prefs.isStored(.name))
+    }
+}

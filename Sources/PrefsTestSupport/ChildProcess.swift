@@ -92,3 +92,20 @@ private final class LockedData: Sendable {
     func set(_ value: Data) { data.withLock { $0 = value } }
     func get() -> Data { data.withLock { $0 } }
 }
+
+extension ChildProcess {
+    /// Runs a system program by absolute path (for example `/usr/bin/sqlite3`) to completion.
+    public static func runSystem(_ path: String, _ arguments: [String], stdin: Data? = nil) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe(), input = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = input
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(stdin) }
+        try input.fileHandleForWriting.close()
+        return finish(process, out, err)
+    }
+}

@@ -64,12 +64,12 @@ final class JSONFileBackend: PrefsBackend {
         guard current != stamp else { return false }
         guard let (data, readStamp) = try FileSystem.contents(of: path) else {
             document = JSONStoreDocument()
-            pending.apply(to: &document.values, declarations: &document.declarations)
+            document.apply(pending)
             stamp = nil
             return true
         }
         var fresh = try JSONStoreDocument(data: data, path: path)
-        pending.apply(to: &fresh.values, declarations: &fresh.declarations)
+        fresh.apply(pending)
         document = fresh
         stamp = readStamp
         return true
@@ -84,7 +84,7 @@ final class JSONFileBackend: PrefsBackend {
     func apply(_ changes: Changeset) throws {
         if flushInterval != nil {
             pending = pending.merging(changes)
-            changes.apply(to: &document.values, declarations: &document.declarations)
+            document.apply(changes)
             return
         }
         try beginTransaction()
@@ -113,7 +113,7 @@ final class JSONFileBackend: PrefsBackend {
             lock.unlock()
         }
         var next = document
-        changes.apply(to: &next.values, declarations: &next.declarations)
+        next.apply(changes)
         try write(next)
         pending = Changeset()
     }

@@ -84,6 +84,11 @@ struct JSONStoreDocument: Sendable, Hashable {
         return StoredValue(type: .inferred(from: entry), json: entry)
     }
 
+    /// Applies changes in place (one access to `self`, so a class holding the document is not accessed twice at once).
+    mutating func apply(_ changes: Changeset) {
+        changes.apply(to: &values, declarations: &declarations)
+    }
+
     /// The document as pretty, sorted JSON with a trailing newline.
     func encoded() -> Data {
         var root = unknownMembers

@@ -33,7 +33,7 @@ extension Prefs {
         return declarations
     }
 
-    private func recordedDeclarations() throws -> [String: KeyDeclaration] {
+    func recordedDeclarations() throws -> [String: KeyDeclaration] {
         if let recorded = state.withLock({ $0.recordedDeclarations }) { return recorded }
         return try declaredKeys()
     }

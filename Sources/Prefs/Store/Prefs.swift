@@ -199,6 +199,13 @@ public final class Prefs: Sendable {
     public func set<Value>(_ value: Value, for key: Key<Value>) throws {
         var changes = Changeset()
         changes.values[key.name] = try change(for: value, key: key.name)
+        if !state.withLock({ $0.declared.contains(key.name) }) {
+            // The first write of a key in this process records its declaration in the same step.
+            // When the recorded declarations cannot be read, recording this one again is harmless.
+            let recorded: [String: KeyDeclaration]? = try? recordedDeclarations()
+            if recorded?[key.name] != key.declaration { changes.declarations[key.name] = key.declaration }
+            state.withLock { _ = $0.declared.insert(key.name) }
+        }
         try commit(changes, decoded: [key.name: value])
     }
 

@@ -1,0 +1,215 @@
+import Foundation
+import Prefs
+import PrefsTestSupport
+import Testing
+
+@Suite("File stores: format, modes, corrupt files")
+struct FileStoreTests {
+    @Test("the JSON store is sorted, indented, versioned and hand-editable")
+    func jsonFormat() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let prefs = try Prefs(.jsonFile(url))
+        try prefs.set(3, for: .launchCount)
+        try prefs.set(Date(timeIntervalSince1970: 1_700_000_000.5), for: .lastLaunch)
+        let text = try String(contentsOf: url, encoding: .utf8)
+        #expect(text == """
+            {
+              "declared": {
+                "lastLaunch": {
+                  "initial": "1970-01-01T00:00:00Z",
+                  "type": "date"
+                },
+                "launchCount": {
+                  "initial": 0,
+                  "type": "int"
+                }
+              },
+              "format": "prefs",
+              "formatVersion": 1,
+              "values": {
+                "lastLaunch": {
+                  "type": "date",
+                  "value": "2023-11-14T22:13:20.5Z"
+                },
+                "launchCount": {
+                  "type": "int",
+                  "value": 3
+                }
+              }
+            }
+
+            """)
+        // A hand edit: a bare value without its type tag is read with the type its JSON implies.
+        let edited = text.replacingOccurrences(of: "\"values\": {", with: "\"values\": {\n    \"name\": \"edited by hand\",")
+        try Data(edited.utf8).write(to: url)
+        let reopened = try Prefs(.jsonFile(url))
+        #expect(reopened[.name] == "edited by hand")
+        #expect(reopened[.launchCount] == 3)
+    }
+
+    @Test("the SQLite schema reads plainly in the sqlite3 shell")
+    func sqliteSchema() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.sqlite")
+        let prefs = try Prefs(.sqlite(url))
+        try prefs.set(3, for: .launchCount)
+        try prefs.set("x", for: .name)
+        try prefs.close()
+        let result = try ChildProcess.runSystem("/usr/bin/sqlite3", [url.path, "SELECT key, type, value FROM prefs ORDER BY key; PRAGMA application_id; PRAGMA user_version; PRAGMA journal_mode;"])
+        #expect(result.stdout == "launchCount|int|3\nname|string|x\n1349674611\n1\nwal\n")
+    }
+
+    @Test("store files and sidecars are created with mode 0600", arguments: [Backend.json, .sqlite])
+    func fileModes(backend: Backend) throws {
+        let directory = try TemporaryDirectory()
+        let prefs = try Prefs(backend.storage(directory))
+        try prefs.set(1, for: .launchCount)
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
+        #expect(files.count >= 2, "\(files)")  // the store and its lock file or WAL sidecars
+        for file in files {
+            let mode = try FileManager.default.attributesOfItem(atPath: directory.file(file).path)[.posixPermissions] as? Int
+            #expect(mode == 0o600, "\(file) has mode \(String(mode ?? 0, radix: 8))")
+        }
+    }
+
+    @Test("a corrupt JSON store fails to open with the file, line and column, and its bytes are kept",
+          arguments: [
+            ("{\"formatVersion\": 1, \"values\": {", "invalid JSON at 1:33: expected a string key or '}', found end of input"),
+            ("", "the file is empty"),
+            ("garbage", "invalid JSON at 1:1"),
+            ("[1, 2]", "expected a JSON object at the top level, found array"),
+            ("{\"values\": {}}", "missing \"formatVersion\""),
+          ])
+    func corruptJSON(content: String, expected: String) throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        try Data(content.utf8).write(to: url)
+        do {
+            _ = try Prefs(.jsonFile(url))
+            Issue.record("opening succeeded")
+        } catch let error as PrefsError {
+            guard case .corruptStore(let path, let reason) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+            #expect(path == url.path)
+            #expect(reason.contains(expected), "\(reason)")
+        }
+        #expect(try Data(contentsOf: url) == Data(content.utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["prefs.json"])
+    }
+
+    @Test("a newer format version is refused, not rewritten")
+    func newerFormat() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let content = Data(#"{"formatVersion": 2, "values": {}}"#.utf8)
+        try content.write(to: url)
+        #expect(throws: PrefsError.unsupportedFormatVersion(path: url.path, found: 2, supported: 1)) {
+            _ = try Prefs(.jsonFile(url))
+        }
+        #expect(try Data(contentsOf: url) == content)
+    }
+
+    @Test("a .sqlite file that is not a database fails with a clear error and is untouched",
+          arguments: [Data("this is not a database at all, just some text that goes on".utf8), Data([0x53, 0x51]), Data(repeating: 0xAB, count: 4096)])
+    func corruptSQLite(content: Data) throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.sqlite")
+        try content.write(to: url)
+        #expect {
+            _ = try Prefs(.sqlite(url))
+        } throws: { error in
+            guard case PrefsError.corruptStore(let path, let reason) = error else { return false }
+            return path == url.path && reason.contains("not an SQLite database") || reason.contains("too short")
+        }
+        #expect(try Data(contentsOf: url) == content)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["prefs.sqlite"])
+    }
+
+    @Test("an SQLite database that is not a Prefs store is left untouched")
+    func foreignDatabase() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("other.sqlite")
+        _ = try ChildProcess.runSystem("/usr/bin/sqlite3", [url.path, "CREATE TABLE songs (title TEXT); INSERT INTO songs VALUES ('a');"])
+        let before = try Data(contentsOf: url)
+        #expect {
+            _ = try Prefs(.sqlite(url))
+        } throws: { error in
+            "\(error)".contains("not a Prefs store")
+        }
+        #expect(try Data(contentsOf: url) == before)
+    }
+
+    @Test("recovery moves an unreadable file aside byte for byte and starts empty", arguments: [Backend.json, .sqlite])
+    func recovery(backend: Backend) throws {
+        let directory = try TemporaryDirectory()
+        let name = backend == .json ? "prefs.json" : "prefs.sqlite"
+        let url = directory.file(name)
+        let garbage = Data("{ not json, not sqlite".utf8)
+        try garbage.write(to: url)
+        let log = DiagnosticLog()
+        let storage: Prefs.Storage = backend == .json
+            ? .jsonFile(url, recovery: .moveAsideAndStartEmpty) : .sqlite(url, recovery: .moveAsideAndStartEmpty)
+        let prefs = try Prefs(storage) { log.append($0) }
+        #expect(prefs[.launchCount] == 0)
+        try prefs.set(1, for: .launchCount)
+        let aside = try #require(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).first { $0.hasPrefix(name + ".corrupt-") })
+        #expect(try Data(contentsOf: directory.file(aside)) == garbage)
+        #expect(log.all.count == 1)
+        #expect(log.all.first?.description.contains("unreadable file moved to") == true)
+    }
+
+    @Test("a store whose files cannot be written gives a typed error; memory and disk stay consistent", arguments: [Backend.json, .sqlite])
+    func unwritable(backend: Backend) throws {
+        let directory = try TemporaryDirectory()
+        let prefs = try Prefs(backend.storage(directory))
+        try prefs.set(1, for: .launchCount)
+        // Make the next write fail whatever our privileges: the lock file (JSON) or the WAL (SQLite) becomes a directory.
+        let sidecar = backend == .json ? "prefs.json.lock" : "prefs.sqlite-wal"
+        try prefs.close()
+        try? FileManager.default.removeItem(at: directory.file(sidecar))
+        try FileManager.default.createDirectory(at: directory.file(sidecar), withIntermediateDirectories: false)
+        let blocked = try? Prefs(backend.storage(directory))
+        if let blocked {
+            #expect(throws: (any Error).self) { try blocked.set(2, for: .launchCount) }
+            #expect(blocked[.launchCount] == 1, "the failed write is not visible in memory")
+            blocked[.launchCount] = 3
+            #expect(blocked.diagnostics.contains { $0.description.contains("write failed") })
+        }
+        try FileManager.default.removeItem(at: directory.file(sidecar))
+        #expect(try Prefs(backend.storage(directory))[.launchCount] == 1, "nothing was reported done that was not")
+    }
+
+    @Test("a store path that is a symbolic link writes through to the link's target", arguments: [Backend.json, .sqlite])
+    func symbolicLink(backend: Backend) throws {
+        let directory = try TemporaryDirectory()
+        let ext = backend == .json ? "json" : "sqlite"
+        let target = directory.file("real.\(ext)")
+        let link = directory.file("link.\(ext)")
+        try Prefs(backend == .json ? .jsonFile(target) : .sqlite(target)).set(1, for: .launchCount)
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
+        let viaLink = try Prefs(backend == .json ? .jsonFile(link) : .sqlite(link))
+        try viaLink.set(2, for: .launchCount)
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link.path) == target.path)
+        #expect(try Prefs(backend == .json ? .jsonFile(target) : .sqlite(target))[.launchCount] == 2)
+    }
+
+    @Test("coalesced JSON writes return at once and reach the disk on flush, on schedule, and on close")
+    func coalesced() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let prefs = try Prefs(.jsonFile(url, writeMode: .coalesced(.milliseconds(200))))
+        try prefs.set(1, for: .launchCount)
+        #expect(try Prefs(.jsonFile(url)).storedValue(forKey: "launchCount") == nil, "not on disk before the interval")
+        #expect(prefs[.launchCount] == 1)
+        try prefs.flush()
+        #expect(try Prefs(.jsonFile(url))[.launchCount] == 1)
+        try prefs.set(2, for: .launchCount)
+        #expect(await eventually(timeout: .seconds(5)) { (try? Prefs(.jsonFile(url))[.launchCount]) == 2 }, "flushed by the timer")
+        try prefs.set(3, for: .launchCount)
+        try prefs.close()
+        #expect(try Prefs(.jsonFile(url))[.launchCount] == 3)
+    }
+}

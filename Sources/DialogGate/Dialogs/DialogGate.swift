@@ -1,0 +1,223 @@
+import Foundation
+import Prefs
+import Synchronization
+
+/// Decides whether to present local dialogs, and records what happened, in a ``Prefs`` store.
+///
+/// The app asks, presents with its own UI, then reports:
+/// ```swift
+/// let gate = DialogGate(prefs: prefs, appVersion: "2.1")
+/// let welcome = Dialog("welcome")
+/// if gate.shouldPresent(welcome) {
+///     try gate.recordPresentation(of: welcome)
+///     // … show the alert; when the user answers:
+///     try gate.record(.neverRemind, for: welcome)
+/// }
+/// ```
+/// Suppression starts with the answer, not the presentation: a dialog interrupted before an answer shows again.
+public final class DialogGate: Sendable {
+    public let prefs: Prefs
+    public let session: DialogSession
+    public let appVersion: String?
+    private let clock: @Sendable () -> Date
+    private let overridesState: Mutex<DialogOverrides>
+
+    /// - Parameters:
+    ///   - prefs: where dialog state lives (under `dialogs.ID`, plus any policy's never-remind key).
+    ///   - session: the scope of "OK" answers; the process by default.
+    ///   - appVersion: the running app version, for ``DialogPolicy/resetsOnAppVersionChange``.
+    ///   - overrides: QA overrides; by default read from `DIALOGGATE_OVERRIDE`.
+    ///   - clock: the current date (injected in tests).
+    public init(
+        prefs: Prefs,
+        session: DialogSession = .process,
+        appVersion: String? = nil,
+        overrides: DialogOverrides = DialogOverrides.fromEnvironment().0,
+        clock: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.prefs = prefs
+        self.session = session
+        self.appVersion = appVersion
+        self.clock = clock
+        self.overridesState = Mutex(overrides)
+    }
+
+    /// The QA overrides in force; changing them touches no stored state.
+    public var overrides: DialogOverrides {
+        get { overridesState.withLock { $0 } }
+        set { overridesState.withLock { $0 = newValue } }
+    }
+
+    // MARK: - Deciding
+
+    /// Whether to present `dialog` now, with the reasons.
+    public func decision(for dialog: Dialog) -> DialogDecision {
+        let now = clock()
+        let stored = record(for: dialog.id)
+        if let stored, case let anchored = DialogRules.reanchored(stored, now: now), anchored != stored {
+            // The clock went back: keep the re-anchored times so the wait does not grow by the jump.
+            try? save(anchored, for: dialog)  // best effort: deciding must not fail; the next decision re-anchors again
+        }
+        return DialogRules.decide(dialog, DialogRules.Input(
+            record: stored,
+            legacyNeverRemind: legacyNeverRemind(dialog),
+            suppressedForSession: session.isSuppressed(dialog.id),
+            appVersion: appVersion,
+            now: now,
+            overrides: overrides
+        ))
+    }
+
+    /// `decision(for:).shouldPresent`.
+    public func shouldPresent(_ dialog: Dialog) -> Bool {
+        decision(for: dialog).shouldPresent
+    }
+
+    // MARK: - Recording
+
+    /// Records that `dialog` was shown (counts toward limits and intervals; suppresses nothing by itself).
+    public func recordPresentation(of dialog: Dialog) throws {
+        let now = clock()
+        try update(dialog) { record in
+            record.presentations += 1
+            record.firstPresented = record.firstPresented ?? now
+            record.lastPresented = now
+        }
+    }
+
+    /// Records the user's answer to `dialog`.
+    public func record(_ response: DialogResponse, for dialog: Dialog) throws {
+        let now = clock()
+        switch response {
+        case .ok:
+            session.suppress(dialog.id)
+        case .neverRemind, .remindLater, .remindLaterAfter, .dismiss:
+            break
+        }
+        try update(dialog, legacyFlag: response == .neverRemind ? true : nil) { record in
+            record.lastResponse = response.kind
+            record.lastResponseDate = now
+            switch response {
+            case .neverRemind:
+                record.neverRemindSince = now
+            case .remindLater(let until):
+                record.snoozedUntil = until
+                record.snoozedAt = now
+            case .remindLaterAfter(let interval):
+                record.snoozedUntil = now.addingTimeInterval(interval.timeInterval)
+                record.snoozedAt = now
+            case .ok, .dismiss:
+                break
+            }
+        }
+    }
+
+    /// Presents `dialog` through the app's own UI when the rules allow, recording the presentation and the answer.
+    ///
+    /// ```swift
+    /// try await gate.presentIfNeeded(welcome) { dialog in await showAlert(for: dialog) }
+    /// ```
+    @discardableResult
+    public func presentIfNeeded(_ dialog: Dialog, present: (Dialog) async throws -> DialogResponse) async throws -> DialogDecision {
+        let decision = decision(for: dialog)
+        guard decision.shouldPresent else { return decision }
+        try recordPresentation(of: dialog)
+        let response = try await present(dialog)
+        try record(response, for: dialog)
+        return decision
+    }
+
+    // MARK: - Listing and resetting
+
+    /// Every dialog with stored state, sorted by id.
+    public func states() throws -> [DialogState] {
+        try prefs.snapshot().compactMap { name, stored -> DialogState? in
+            guard name.hasPrefix(DialogRecord.keyPrefix) else { return nil }
+            let id = String(name.dropFirst(DialogRecord.keyPrefix.count))
+            do {
+                return DialogState(id: id, record: try stored.decode(DialogRecord.self), suppressedForSession: session.isSuppressed(id))
+            } catch {
+                return DialogState(id: id, record: nil, suppressedForSession: session.isSuppressed(id), problem: "\(error)")
+            }
+        }.sorted { $0.id < $1.id }
+    }
+
+    /// Forgets everything about the dialogs `ids` (stored state, legacy never-remind keys, and "OK" in this session).
+    public func reset(_ ids: [String]) throws {
+        var removals: [String: StoredValue?] = [:]
+        for id in ids {
+            let key = try DialogRecord.storeKey(for: id)
+            removals[key.name] = .some(nil)
+            if let legacy = record(for: id)?.neverRemindKey { removals[legacy] = .some(nil) }
+        }
+        try prefs.setStoredValues(removals)
+        session.clear(ids)
+    }
+
+    /// Forgets everything about `dialogs`, including never-remind keys written by older code before any record existed.
+    public func reset(_ dialogs: [Dialog]) throws {
+        try reset(dialogs.map(\.id))
+        let legacy = Dictionary(dialogs.compactMap(\.policy.neverRemindKey).map { ($0, StoredValue?.none) }) { first, _ in first }
+        if !legacy.isEmpty { try prefs.setStoredValues(legacy) }
+    }
+
+    /// Forgets every dialog's state.
+    public func resetAll() throws {
+        let ids = try states().map(\.id)
+        if !ids.isEmpty { try reset(ids) }
+        session.clear()
+    }
+
+    // MARK: - Storage
+
+    private func record(for id: String) -> DialogRecord? {
+        guard let key = try? DialogRecord.storeKey(for: id) else { return nil }  // an invalid id has no stored state
+        return prefs[key]
+    }
+
+    private func legacyNeverRemind(_ dialog: Dialog) -> Bool {
+        guard let name = dialog.policy.neverRemindKey, let key = try? Prefs.Key(validating: name, initial: false) else { return false }
+        return prefs[key]
+    }
+
+    private func save(_ record: DialogRecord, for dialog: Dialog) throws {
+        try prefs.set(record, for: DialogRecord.storeKey(for: dialog.id))
+    }
+
+    /// Changes a dialog's record atomically, starting a fresh one when the app version reset it, and writes
+    /// the legacy never-remind key in the same transaction.
+    private func update(_ dialog: Dialog, legacyFlag: Bool? = nil, _ change: (inout DialogRecord) -> Void) throws {
+        let key = try DialogRecord.storeKey(for: dialog.id)
+        let legacyKey = try dialog.policy.neverRemindKey.map { try Prefs.Key(validating: $0, initial: false) }
+        let appVersion = appVersion
+        try prefs.transaction { transaction in
+            var (record, _) = DialogRules.effectiveRecord(try transaction.value(for: key), policy: dialog.policy, appVersion: appVersion)
+            record.appVersion = record.appVersion ?? appVersion
+            record.neverRemindKey = dialog.policy.neverRemindKey
+            change(&record)
+            try transaction.set(record, for: key)
+            if let legacyKey, let legacyFlag { try transaction.set(legacyFlag, for: legacyKey) }
+        }
+    }
+}
+
+/// A dialog's stored state, for listing (`prefs-tool dialogs`).
+public struct DialogState: Sendable, Hashable {
+    public var id: String
+    /// nil when the stored record cannot be read (see `problem`).
+    public var record: DialogRecord?
+    public var suppressedForSession: Bool
+    public var problem: String?
+}
+
+extension DialogResponse {
+    /// The name stored in ``DialogRecord/lastResponse``.
+    var kind: String {
+        switch self {
+        case .ok: "ok"
+        case .neverRemind: "neverRemind"
+        case .remindLater, .remindLaterAfter: "remindLater"
+        case .dismiss: "dismiss"
+        }
+    }
+}

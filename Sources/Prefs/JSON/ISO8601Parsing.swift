@@ -116,7 +116,7 @@ struct ISO8601Scanner {
         case UInt8(ascii: "+"), UInt8(ascii: "-"):
             let negative = peek == UInt8(ascii: "-")
             index += 1
-            let offsetHours = try digits(2, "a 2-digit offset hour")
+            let offsetHours = try digits(2, "a 2-digit offset hour", moreAllowed: true)
             guard offsetHours <= 23 else { throw invalid("time zone offset hour \(offsetHours) is out of range") }
             if peek == UInt8(ascii: ":") { index += 1 }
             let offsetMinutes = try digits(2, "2-digit offset minutes")
@@ -131,8 +131,9 @@ struct ISO8601Scanner {
 
     /// The instant `days` + `secondOfDay` − `offset` + `0.fraction`, correctly rounded from the exact decimal.
     private func date(days: Int64, secondOfDay: Int64, offset: Int64, fraction: ArraySlice<UInt8>) throws(ISO8601.ParseError) -> Date {
-        // |days| < 2^62 / 86400 keeps every step below within Int64.
-        guard days.magnitude < UInt64(ISO8601.limit) / 86_400 else { throw outOfRange() }
+        // Bounding |days| a little above 2^62 seconds keeps every step below within Int64;
+        // the exact range check is on the result.
+        guard days.magnitude < UInt64(ISO8601.limit) / 86_400 + 20_000 else { throw outOfRange() }
         let seconds = days * 86_400 + secondOfDay - offset - ISO8601.referenceOffset
         var digits = Array(fraction)
         while digits.last == UInt8(ascii: "0") { digits.removeLast() }
@@ -170,10 +171,10 @@ struct ISO8601Scanner {
         return value
     }
 
-    /// Exactly `count` digits, not followed by another digit.
-    private mutating func digits(_ count: Int, _ what: String) throws(ISO8601.ParseError) -> Int64 {
-        guard countDigits() == count else {
-            let available = countDigits()
+    /// Exactly `count` digits, not followed by another digit unless `moreAllowed`.
+    private mutating func digits(_ count: Int, _ what: String, moreAllowed: Bool = false) throws(ISO8601.ParseError) -> Int64 {
+        let available = countDigits()
+        guard available == count || (moreAllowed && available > count) else {
             if available > count { throw invalid("expected \(what), found \(available) digits") }
             index += available
             throw failure(what)

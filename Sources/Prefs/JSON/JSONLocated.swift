@@ -29,11 +29,17 @@ public struct LocatedJSON: Sendable, Hashable {
     /// }
     /// ```
     public enum Value: Sendable, Hashable {
+        /// `null`.
         case null
+        /// `true` or `false`.
         case bool(Bool)
+        /// An integer literal (within the `Int64` range).
         case int(Int)
+        /// A number with a fraction or an exponent.
         case double(Double)
+        /// A string, unescaped.
         case string(String)
+        /// Elements in source order.
         case array([LocatedJSON])
         /// Members in source order; duplicate keys appear once per occurrence.
         case object([Member])

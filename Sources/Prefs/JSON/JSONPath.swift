@@ -38,6 +38,10 @@ public struct JSONPath: Sendable, Hashable, Comparable, CustomStringConvertible,
     }
 
     /// The steps from the document root, outermost first.
+    ///
+    /// ```swift
+    /// (JSONPath.root / "items" / 0).components   // [.key("items"), .index(0)]
+    /// ```
     public var components: [Component]
 
     /// Creates a path from its steps.
@@ -102,6 +106,10 @@ public struct JSONPath: Sendable, Hashable, Comparable, CustomStringConvertible,
     }
 
     /// `$` followed by `.key`, `["quoted key"]` and `[index]` steps.
+    ///
+    /// ```swift
+    /// (JSONPath.root / 0 / "appVersions" / 2).description   // "$[0].appVersions[2]"
+    /// ```
     public var description: String {
         var text = "$"
         for component in components {

@@ -38,13 +38,23 @@ protocol JSONTreeBuilder {
 
 /// Builds plain `JSON` values, applying the duplicate-key policy.
 ///
-/// Open containers live on stacks and are mutated in place (`stack[last].append`), so building
-/// is linear in the size of the document.
+/// The elements and members of all open containers live on one flat stack; closing a container moves
+/// its slice into an exactly sized array or dictionary (one hash per key, no rehashing while growing).
+/// Duplicate keys are found as soon as the second one is read: by comparing with the object's earlier
+/// keys while the object is small, and with a set once it is large.
 struct JSONPlainBuilder: JSONTreeBuilder {
-    private var arrays: [[JSON]] = []
-    private var objects: [[String: JSON]] = []
+    /// Values of all open containers, innermost last.
+    private var values: [JSON] = []
+    /// Keys of all open objects, innermost last (aligned with `values` within each object).
     private var keys: [String] = []
+    /// Per open container: where its values start.
+    private var valueStarts: [Int] = []
+    /// Per open object: where its keys start.
+    private var keyStarts: [Int] = []
+    /// Per open object: its keys as a set, filled once it has `setThreshold` keys.
+    private var keySets: [Set<String>] = []
     private let rejectDuplicates: Bool
+    private static var setThreshold: Int { 16 }
 
     init(duplicateKeys: JSONParseOptions.DuplicateKeyPolicy) {
         rejectDuplicates = duplicateKeys == .reject
@@ -59,32 +69,55 @@ struct JSONPlainBuilder: JSONTreeBuilder {
     @inline(__always) func makeString(_ value: String, _ mark: Void) -> JSON { .string(value) }
 
     mutating func beginArray(_ mark: Void) {
-        arrays.append([])
+        valueStarts.append(values.count)
     }
 
     mutating func appendElement(_ value: JSON) {
-        arrays[arrays.count - 1].append(value)
+        values.append(value)
     }
 
     mutating func endArray() -> JSON {
-        .array(arrays.removeLast())
+        let start = valueStarts.removeLast()
+        let elements = Array(values[start...])
+        values.removeSubrange(start...)
+        return .array(elements)
     }
 
     mutating func beginObject(_ mark: Void) {
-        objects.append([:])
+        valueStarts.append(values.count)
+        keyStarts.append(keys.count)
+        if rejectDuplicates { keySets.append([]) }
     }
 
     mutating func beginMember(key: String, keyMark: Void) -> Bool {
-        if rejectDuplicates, objects[objects.count - 1][key] != nil { return false }
+        if rejectDuplicates {
+            let start = keyStarts[keyStarts.count - 1]
+            let count = keys.count - start
+            if count < Self.setThreshold {
+                for index in start..<keys.count where keys[index] == key { return false }
+            } else {
+                if count == Self.setThreshold { keySets[keySets.count - 1].formUnion(keys[start...]) }
+                guard keySets[keySets.count - 1].insert(key).inserted else { return false }
+            }
+        }
         keys.append(key)
         return true
     }
 
     mutating func endMember(_ value: JSON) {
-        objects[objects.count - 1][keys.removeLast()] = value
+        values.append(value)
     }
 
     mutating func endObject() -> JSON {
-        .object(objects.removeLast())
+        let valueStart = valueStarts.removeLast()
+        let keyStart = keyStarts.removeLast()
+        if rejectDuplicates { keySets.removeLast() }
+        var members = [String: JSON](minimumCapacity: keys.count - keyStart)
+        for (key, value) in zip(keys[keyStart...], values[valueStart...]) {
+            members[key] = value   // later duplicates (lastWins) overwrite earlier ones
+        }
+        keys.removeSubrange(keyStart...)
+        values.removeSubrange(valueStart...)
+        return .object(members)
     }
 }

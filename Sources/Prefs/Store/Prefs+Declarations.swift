@@ -26,6 +26,12 @@ extension Prefs {
         try declare(Keys.allCases.map(\.anyKey))
     }
 
+    /// Records declarations as they are (for tools copying a store).
+    public func recordDeclarations(_ declarations: [String: KeyDeclaration]) throws {
+        for name in declarations.keys { try KeyName.validate(name) }
+        try commit(Changeset(declarations: declarations), decoded: [:])
+    }
+
     /// Every declaration recorded in the store, by any process, read fresh from the backend.
     public func declaredKeys() throws -> [String: KeyDeclaration] {
         let declarations = try io.withBackend { backend in try backend.declarations() }

@@ -171,13 +171,11 @@ extension PrefsStorable where Self: RawRepresentable, RawValue: PrefsStorable {
 extension PrefsStorable where Self: Codable {
     public static var valueType: ValueType { .json }
     public func storedJSON() throws -> JSON {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return try JSON.parse(encoder.encode(self))
+        try JSON.parse(CodableStorage.encoder().encode(self))
     }
     public init(storedJSON json: JSON) throws(DecodeFailure) {
         do {
-            self = try JSONDecoder().decode(Self.self, from: json.serializedData())
+            self = try CodableStorage.decoder().decode(Self.self, from: json.serializedData())
         } catch let error as DecodingError {
             throw DecodeFailure(error.summary)
         } catch {
@@ -207,5 +205,34 @@ extension DecodingError {
         case .dataCorrupted(let context): return "\(path(context)): \(context.debugDescription)"
         @unknown default: return "\(self)"
         }
+    }
+}
+
+/// The coders for `Codable` values: sorted keys, and dates as exact ISO-8601 strings so a stored
+/// document stays readable (a number of seconds since 2001 is read too).
+enum CodableStorage {
+    static func encoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(ISO8601.format(date))
+        }
+        return encoder
+    }
+
+    static func decoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            if let seconds = try? container.decode(Double.self) { return Date(timeIntervalSinceReferenceDate: seconds) }
+            let text = try container.decode(String.self)
+            do {
+                return try ISO8601.parse(text, allowDateOnly: true)
+            } catch {
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: "\"\(text)\" is not an ISO-8601 date: \(error)")
+            }
+        }
+        return decoder
     }
 }

@@ -1,0 +1,106 @@
+/// What one command accepts: named options with values, flags, and positional arguments.
+struct CommandSpec: Sendable {
+    var name: String
+    var summary: String
+    /// `prefs-tool get KEY [--json]`
+    var usage: String
+    var help: String
+    var options: [String] = []
+    var flags: [String] = []
+    var positionals: ClosedRange<Int> = 0...0
+}
+
+/// Arguments after parsing against a ``CommandSpec``.
+struct ParsedArguments {
+    var positionals: [String] = []
+    var options: [String: String] = [:]
+    var flags: Set<String> = []
+
+    func option(_ name: String) -> String? { options[name] }
+    func flag(_ name: String) -> Bool { flags.contains(name) }
+}
+
+/// A small hand-written parser: `--opt value` and `--opt=value`, flags, `-h`/`--help`, and `--` ending options.
+enum ArgumentParser {
+    /// Parses `arguments` for `spec`. Unknown options are usage errors with a "did you mean" when one is close.
+    static func parse(_ arguments: [String], for spec: CommandSpec) throws(ToolError) -> ParsedArguments {
+        var parsed = ParsedArguments()
+        var index = 0
+        var optionsEnded = false
+        let usageLine = "usage: \(spec.usage)"
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if optionsEnded || !argument.hasPrefix("-") || argument == "-" {
+                parsed.positionals.append(argument)
+                continue
+            }
+            if argument == "--" {
+                optionsEnded = true
+                continue
+            }
+            if argument == "-h" || argument == "--help" {
+                parsed.flags.insert("help")
+                continue
+            }
+            guard argument.hasPrefix("--") else {
+                throw .usage("unknown option '\(argument)'", usageLine)
+            }
+            var name = String(argument.dropFirst(2))
+            var inlineValue: String?
+            if let equals = name.firstIndex(of: "=") {
+                inlineValue = String(name[name.index(after: equals)...])
+                name = String(name[..<equals])
+            }
+            if spec.options.contains(name) {
+                if let inlineValue {
+                    parsed.options[name] = inlineValue
+                } else {
+                    guard index < arguments.count else { throw .usage("option '--\(name)' needs a value", usageLine) }
+                    parsed.options[name] = arguments[index]
+                    index += 1
+                }
+            } else if spec.flags.contains(name) {
+                guard inlineValue == nil else { throw .usage("option '--\(name)' takes no value", usageLine) }
+                parsed.flags.insert(name)
+            } else {
+                let known = (spec.options + spec.flags).map { "--" + $0 }
+                let hint = Suggestion.nearest(to: "--" + name, in: known).map { "; did you mean '\($0)'?" } ?? ""
+                throw .usage("unknown option '--\(name)' for '\(spec.name)'\(hint)", usageLine)
+            }
+        }
+        if parsed.flags.contains("help") { return parsed }
+        if !spec.positionals.contains(parsed.positionals.count) {
+            let message = parsed.positionals.count < spec.positionals.lowerBound
+                ? "missing argument" : "unexpected argument '\(parsed.positionals[spec.positionals.upperBound])'"
+            throw .usage(message, usageLine)
+        }
+        return parsed
+    }
+}
+
+/// "Did you mean": the closest candidate by edit distance, when it is close enough to be a typo.
+enum Suggestion {
+    static func nearest(to word: String, in candidates: [String]) -> String? {
+        let scored = candidates.map { ($0, distance(word.lowercased(), $0.lowercased())) }
+        guard let best = scored.min(by: { $0.1 < $1.1 }) else { return nil }
+        return best.1 <= max(2, word.count / 3) ? best.0 : nil
+    }
+
+    /// Levenshtein distance.
+    static func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        if a.isEmpty { return b.count }
+        if b.isEmpty { return a.count }
+        var previous = Array(0...b.count)
+        var current = [Int](repeating: 0, count: b.count + 1)
+        for i in 1...a.count {
+            current[0] = i
+            for j in 1...b.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            swap(&previous, &current)
+        }
+        return previous[b.count]
+    }
+}

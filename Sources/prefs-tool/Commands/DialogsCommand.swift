@@ -1,0 +1,65 @@
+import DialogGate
+import Foundation
+import Prefs
+
+/// `dialogs [list] [--json]`, `dialogs reset ID…|--all`: DialogGate's state per dialog id.
+enum DialogsCommand {
+    static let command = Command(spec: CommandSpec(
+        name: "dialogs", summary: "List or reset DialogGate's state per dialog id.",
+        usage: "prefs-tool [--store PATH] dialogs [list] [--json] | dialogs reset ID…|--all",
+        help: """
+            list: one line per dialog with stored state: ID, presentations, last answer, never-remind and snooze dates.
+            --json prints {"ID": {"presentations", "lastPresented", "lastResponse", "lastResponseDate", "neverRemindSince", "snoozedUntil", …}}.
+            reset: forgets the dialogs' state (and a policy's never-remind key), so they show again.
+            """,
+        flags: ["json", "all"], positionals: 0...Int.max)
+    ) { arguments, context in
+        let action = arguments.positionals.first ?? "list"
+        let rest = Array(arguments.positionals.dropFirst())
+        switch action {
+        case "list":
+            guard rest.isEmpty, !arguments.flag("all") else { throw ToolError.usage("'dialogs list' takes no arguments", context.usage) }
+            let gate = DialogGate(prefs: try context.store.open(), session: DialogSession(), overrides: DialogOverrides())
+            let states = try gate.states()
+            if arguments.flag("json") {
+                var object: [String: JSON] = [:]
+                for state in states {
+                    object[state.id] = try state.record.map { try $0.storedJSON() } ?? .object(["problem": .string(state.problem ?? "unreadable")])
+                }
+                Output.json(.object(object))
+            } else {
+                for state in states { Terminal.printData(line(for: state)) }
+            }
+            return 0
+        case "reset":
+            let gate = DialogGate(prefs: try context.store.open(), session: DialogSession(), overrides: DialogOverrides())
+            if arguments.flag("all") {
+                guard rest.isEmpty else { throw ToolError.usage("give dialog ids or --all, not both", context.usage) }
+                try gate.resetAll()
+                return 0
+            }
+            guard !rest.isEmpty else { throw ToolError.usage("missing dialog ID (or --all)", context.usage) }
+            let known = Set(try gate.states().map(\.id))
+            let unknown = rest.filter { !known.contains($0) }
+            try gate.reset(rest.filter(known.contains))
+            for id in unknown {
+                let hint = Suggestion.nearest(to: id, in: Array(known)).map { "; did you mean \(ValueText.quoted($0))?" } ?? ""
+                Terminal.error("no dialog \(ValueText.quoted(id)) has stored state\(hint)")
+            }
+            return unknown.isEmpty ? 0 : ToolError.Code.notFound.rawValue
+        default:
+            let hint = Suggestion.nearest(to: action, in: ["list", "reset"]).map { "; did you mean '\($0)'?" } ?? ""
+            throw ToolError.usage("unknown dialogs action '\(action)'\(hint)", context.usage)
+        }
+    }
+
+    static func line(for state: DialogState) -> String {
+        guard let record = state.record else { return "\(state.id)\tunreadable: \(state.problem ?? "?")" }
+        var parts = ["\(state.id)", "shown \(record.presentations)"]
+        if let last = record.lastPresented { parts.append("last shown \(ISO8601.format(last, fractionDigits: 0))") }
+        if let response = record.lastResponse { parts.append("answered \(response)") }
+        if let since = record.neverRemindSince { parts.append("never remind since \(ISO8601.format(since, fractionDigits: 0))") }
+        if let until = record.snoozedUntil { parts.append("snoozed until \(ISO8601.format(until, fractionDigits: 0))") }
+        return parts.joined(separator: "\t")
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import Prefs
+
+/// `export`, `import`, `migrate`: moving every value with its type.
+enum TransferCommands {
+    static let all = [export, importCommand, migrate]
+
+    static let export = Command(spec: CommandSpec(
+        name: "export", summary: "Write every stored value with its type as one JSON document.",
+        usage: "prefs-tool [--store PATH] export [FILE|-]",
+        help: """
+            The document has the JSON store's format (an export is itself a JSON store). Without FILE, or with -,
+            it goes to stdout. A FILE is written atomically with mode 0600.
+            """,
+        positionals: 0...1)
+    ) { arguments, context in
+        let data = try StoreArchive.export(context.store.open())
+        let destination = arguments.positionals.first ?? "-"
+        if destination == "-" {
+            FileHandle.standardOutput.write(data)
+        } else {
+            try write(data, to: destination)
+        }
+        return 0
+    }
+
+    static let importCommand = Command(spec: CommandSpec(
+        name: "import", summary: "Read values from an export document, all or nothing.",
+        usage: "prefs-tool [--store PATH] import FILE|-",
+        help: """
+            Every entry is checked first (key name, type, value); a bad document exits 65 and changes nothing.
+            Imported values replace stored values of the same keys; other keys are kept. Creates a missing store.
+            """,
+        positionals: 1...1)
+    ) { arguments, context in
+        let source = arguments.positionals[0]
+        let data = try read(source)
+        let values: [String: StoredValue]
+        do {
+            values = try StoreArchive.decode(data, source: source == "-" ? "<stdin>" : source)
+        } catch {
+            throw ToolError(error)
+        }
+        try context.store.open(create: true).setStoredValues(values.mapValues { .some($0) })
+        Terminal.note("imported \(values.count) value\(values.count == 1 ? "" : "s")")
+        return 0
+    }
+
+    static let migrate = Command(spec: CommandSpec(
+        name: "migrate", summary: "Copy every value and declaration into another store, of any backend.",
+        usage: "prefs-tool [--store PATH] migrate --to PATH [--overwrite]",
+        help: """
+            The source is untouched. The target is created when missing. A key the target already holds with another
+            value is a conflict (exit 65, nothing written) unless --overwrite.
+            """,
+        options: ["to"], flags: ["overwrite"])
+    ) { arguments, context in
+        guard let targetPath = arguments.option("to") else { throw ToolError.usage("missing --to PATH", context.usage) }
+        let source = try context.store.open()
+        let values = try source.snapshot()
+        let declarations = try source.declaredKeys()
+        let target = try StoreLocator(option: targetPath, environment: context.environment).open(create: true)
+        let existing = try target.snapshot()
+        let conflicts = values.keys.filter { existing[$0] != nil && existing[$0] != values[$0] }.sorted()
+        if !conflicts.isEmpty && !arguments.flag("overwrite") {
+            throw ToolError.data("the target already holds other values for \(conflicts.map(ValueText.quoted).joined(separator: ", ")); nothing was written (use --overwrite)")
+        }
+        try target.setStoredValues(values.mapValues { .some($0) })
+        try target.recordDeclarations(declarations)
+        Terminal.note("copied \(values.count) value\(values.count == 1 ? "" : "s") and \(declarations.count) declaration\(declarations.count == 1 ? "" : "s") to \(targetPath)")
+        return 0
+    }
+
+    static func read(_ source: String) throws -> Data {
+        if source == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
+        do {
+            return try Data(contentsOf: URL(fileURLWithPath: source))
+        } catch {
+            throw ToolError.io("cannot read \(source): \((error as NSError).localizedDescription)")
+        }
+    }
+
+    static func write(_ data: Data, to path: String) throws {
+        let url = URL(fileURLWithPath: path)
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).tmp-\(getpid())")
+        guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
+            throw ToolError.io("cannot write \(path)")
+        }
+        guard rename(temporary.path, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary.path)
+            throw ToolError.io("cannot write \(path): \(reason)")
+        }
+    }
+}

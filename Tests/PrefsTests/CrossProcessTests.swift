@@ -92,3 +92,18 @@ struct CrossProcessTests {
         #expect(await iterator.next() == 2, "seen by polling, without refresh()")
     }
 }
+
+@Suite("Cross-process: a new store file opened by many processes at once", .serialized)
+struct NewFileRaceTests {
+    @Test("processes creating the same new SQLite store at once all succeed and agree", arguments: 0..<5)
+    func simultaneousCreation(round: Int) throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("new.sqlite").path
+        let children = try (0..<4).map { _ in try ChildProcess.start("prefs-test-child", ["update", "sqlite", path, "counter", "5"]) }
+        for (process, out, err) in children {
+            let result = ChildProcess.finish(process, out, err)
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        #expect(try Prefs(.sqlite(URL(fileURLWithPath: path)))[Prefs.Key("counter", initial: 0)] == 20)
+    }
+}

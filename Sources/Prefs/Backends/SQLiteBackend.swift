@@ -62,31 +62,52 @@ final class SQLiteBackend: PrefsBackend {
         return connection
     }
 
+    /// Checks, and on a new file creates, the schema under the write lock, so processes opening a new file
+    /// at the same moment agree; then switches to WAL (a no-op once the file is in WAL mode).
     private static func configure(_ connection: SQLiteConnection, options: Options) throws(PrefsError) {
-        let (applicationID, version, tables) = try sqlite { () throws(SQLiteError) in
-            (try integer(connection, "PRAGMA application_id"),
-             try integer(connection, "PRAGMA user_version"),
-             try integer(connection, "SELECT count(*) FROM sqlite_master"))
-        }
-        if applicationID == Self.applicationID {
-            guard version <= formatVersion else {
-                throw .unsupportedFormatVersion(path: connection.path, found: Int(version), supported: Int(formatVersion))
+        try sqlite { () throws(SQLiteError) in try connection.execute("BEGIN IMMEDIATE") }
+        do throws(PrefsError) {
+            let (applicationID, version, objects) = try sqlite { () throws(SQLiteError) in
+                (try integer(connection, "PRAGMA application_id"),
+                 try integer(connection, "PRAGMA user_version"),
+                 try integer(connection, "SELECT count(*) FROM sqlite_master"))
             }
-        } else if applicationID != 0 || tables != 0 {
-            throw .corruptStore(path: connection.path, reason: "an SQLite database, but not a Prefs store (application_id \(applicationID), \(tables) schema objects); it was left untouched")
+            if applicationID == Self.applicationID {
+                guard version <= formatVersion else {
+                    throw .unsupportedFormatVersion(path: connection.path, found: Int(version), supported: Int(formatVersion))
+                }
+            } else if applicationID != 0 || objects != 0 {
+                throw .corruptStore(path: connection.path, reason: "an SQLite database, but not a Prefs store (application_id \(applicationID), \(objects) schema objects); it was left untouched")
+            } else {
+                try sqlite { () throws(SQLiteError) in
+                    try connection.execute("CREATE TABLE prefs (key TEXT PRIMARY KEY NOT NULL, type TEXT NOT NULL, value) WITHOUT ROWID")
+                    try connection.execute("CREATE TABLE prefs_declared (key TEXT PRIMARY KEY NOT NULL, type TEXT NOT NULL, initial TEXT) WITHOUT ROWID")
+                    try connection.execute("PRAGMA application_id = \(Self.applicationID)")
+                    try connection.execute("PRAGMA user_version = \(Self.formatVersion)")
+                }
+            }
+            try sqlite { () throws(SQLiteError) in try connection.execute("COMMIT") }
+        } catch {
+            if connection.isInTransaction { _ = try? connection.execute("ROLLBACK") }  // the original error is what matters
+            throw error
         }
         try sqlite { () throws(SQLiteError) in
-            try connection.execute("PRAGMA journal_mode = WAL")
+            try switchToWAL(connection, timeout: options.busyTimeout)
             try connection.execute(options.durability == .powerLoss ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
-            if applicationID == 0 {
-                try connection.execute("""
-                    BEGIN IMMEDIATE;
-                    CREATE TABLE IF NOT EXISTS prefs (key TEXT PRIMARY KEY NOT NULL, type TEXT NOT NULL, value) WITHOUT ROWID;
-                    CREATE TABLE IF NOT EXISTS prefs_declared (key TEXT PRIMARY KEY NOT NULL, type TEXT NOT NULL, initial TEXT) WITHOUT ROWID;
-                    PRAGMA application_id = \(Self.applicationID);
-                    PRAGMA user_version = \(Self.formatVersion);
-                    COMMIT;
-                    """)
+        }
+    }
+
+    /// `PRAGMA journal_mode = WAL` needs an exclusive lock and does not wait for one (no busy handler), so a
+    /// new file opened by several processes at once retries here until the busy timeout.
+    private static func switchToWAL(_ connection: SQLiteConnection, timeout: Duration) throws(SQLiteError) {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            do {
+                if case .text(let mode)? = try connection.rows("PRAGMA journal_mode").first?.first, mode.lowercased() == "wal" { return }
+                try connection.execute("PRAGMA journal_mode = WAL")
+                return
+            } catch where error.code == 5 && ContinuousClock.now < deadline {  // SQLITE_BUSY
+                usleep(2_000)
             }
         }
     }

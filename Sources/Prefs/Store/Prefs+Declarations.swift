@@ -44,14 +44,58 @@ extension Prefs {
         return try declaredKeys()
     }
 
-    /// Records `key` the first time this process uses it, when the store does not already hold the same declaration.
-    /// A failure (a read-only store, say) is reported, not thrown: the read goes on.
+    /// Notes `key` the first time this process reads it. The declaration is written with the next write,
+    /// on `flush()` or `close()`, or by a background write shortly after: a read never waits for a write.
     func declareOnFirstUse(_ key: Keys) {
+        let recorded: [String: KeyDeclaration]
         do {
-            try declare([key])
+            recorded = try recordedDeclarations()
         } catch {
             state.withLock { _ = $0.declared.insert(key.name) }  // do not retry on every read
-            report(Diagnostic(key: key.name, kind: .writeFailed("recording the key's declaration: \(error)"), store: storage.description))
+            report(Diagnostic(key: key.name, kind: .writeFailed("reading recorded declarations: \(error)"), store: storage.description))
+            return
+        }
+        let schedule = state.withLock { state -> Bool in
+            state.declared.insert(key.name)
+            guard recorded[key.name] != key.declaration else { return false }
+            state.pendingDeclarations[key.name] = key.declaration
+            guard state.declarationTask == nil else { return false }
+            return true
+        }
+        if schedule { scheduleDeclarationWrite() }
+    }
+
+    /// Takes the declarations waiting to be written (the caller writes them or puts them back).
+    func takePendingDeclarations() -> [String: KeyDeclaration] {
+        state.withLock { state in
+            defer { state.pendingDeclarations = [:] }
+            return state.pendingDeclarations
+        }
+    }
+
+    func restorePendingDeclarations(_ declarations: [String: KeyDeclaration]) {
+        guard !declarations.isEmpty else { return }
+        state.withLock { $0.pendingDeclarations.merge(declarations) { current, _ in current } }
+    }
+
+    /// Writes pending declarations now; a failure is reported and they stay pending.
+    func writePendingDeclarations() {
+        do {
+            try commit(Changeset(), decoded: [:])
+        } catch {
+            report(Diagnostic(key: nil, kind: .writeFailed("recording key declarations: \(error)"), store: storage.description))
+        }
+    }
+
+    private func scheduleDeclarationWrite() {
+        state.withLock { state in
+            guard state.declarationTask == nil else { return }
+            state.declarationTask = Task.detached { [weak self] in
+                try? await Task.sleep(for: .milliseconds(500))  // cancelled only by close(), which writes them itself
+                guard let self, !Task.isCancelled else { return }
+                self.state.withLock { $0.declarationTask = nil }
+                self.writePendingDeclarations()
+            }
         }
     }
 }

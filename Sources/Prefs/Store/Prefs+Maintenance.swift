@@ -11,17 +11,18 @@ extension Prefs {
 
     /// Writes pending coalesced changes now. A no-op for stores whose writes are durable on return.
     public func flush() throws {
+        try commit(Changeset(), decoded: [:])  // pending key declarations
         try io.withBackend { backend in try backend.flush() }
     }
 
     /// Flushes and releases the backend. Later calls throw ``PrefsError/closed(store:)``; reads return initial values.
     public func close() throws {
         let tasks = state.withLock { state in
-            defer { state.pollTask = nil; state.flushTask = nil }
-            return (state.pollTask, state.flushTask)
+            defer { state.pollTask = nil; state.flushTask = nil; state.declarationTask = nil }
+            return [state.pollTask, state.flushTask, state.declarationTask]
         }
-        tasks.0?.cancel()
-        tasks.1?.cancel()
+        for task in tasks { task?.cancel() }
+        try flush()
         try io.close { backend in try backend.flush() }
     }
 

@@ -105,11 +105,14 @@ extension Prefs {
             try backend.beginTransaction()
             var transaction = Transaction(backend: backend, reportMismatch: { [self] in reportMismatch($0, key: $1) })
             let result: Result
+            let pending = takePendingDeclarations()
             do {
                 result = try body(&transaction)
                 if let failure = transaction.failure { throw failure }
+                transaction.changes.declarations.merge(pending) { explicit, _ in explicit }
                 try backend.commitTransaction(transaction.changes)
             } catch {
+                restorePendingDeclarations(pending)
                 backend.rollbackTransaction()
                 if external { invalidateCache() }
                 throw error

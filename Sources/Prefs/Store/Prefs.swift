@@ -41,6 +41,9 @@ public final class Prefs: Sendable {
         /// Keys whose declaration this process has checked or recorded.
         var declared: Set<String> = []
         var recordedDeclarations: [String: KeyDeclaration]?
+        /// Declarations noted by reads, written with the next write or by `declarationTask`.
+        var pendingDeclarations: [String: KeyDeclaration] = [:]
+        var declarationTask: Task<Void, Never>?
         var observers: [ObjectIdentifier: Observer] = [:]
         var pollTask: Task<Void, Never>?
         var flushTask: Task<Void, Never>?
@@ -72,10 +75,17 @@ public final class Prefs: Sendable {
     }
 
     deinit {
-        let tasks = state.withLock { ($0.pollTask, $0.flushTask) }
+        let tasks = state.withLock { ($0.pollTask, $0.flushTask, $0.declarationTask) }
         tasks.0?.cancel()
         tasks.1?.cancel()
+        tasks.2?.cancel()
+        let pending = takePendingDeclarations()
         io.close { backend in
+            if !pending.isEmpty {
+                do { try backend.apply(Changeset(declarations: pending)) } catch {
+                    report(Diagnostic(key: nil, kind: .writeFailed("recording key declarations on release: \(error)"), store: storage.description))
+                }
+            }
             do { try backend.flush() } catch {
                 report(Diagnostic(key: nil, kind: .writeFailed("flush on release: \(error)"), store: storage.description))
             }
@@ -260,9 +270,17 @@ public final class Prefs: Sendable {
 
     /// Applies `changes` through the backend, then updates the cache and tells observers.
     func commit(_ changes: Changeset, decoded: [String: any Sendable]) throws {
+        var changes = changes
+        let pending = takePendingDeclarations()
+        changes.declarations.merge(pending) { explicit, _ in explicit }
         guard !changes.isEmpty else { return }
         let flushInterval = try io.withBackend { backend throws -> Duration? in
-            try backend.apply(changes)
+            do {
+                try backend.apply(changes)
+            } catch {
+                restorePendingDeclarations(pending)
+                throw error
+            }
             state.withLock { state in
                 state.generation &+= 1
                 for (name, change) in changes.values {

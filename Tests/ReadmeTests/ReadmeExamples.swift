@@ -1,0 +1,133 @@
+// The README's examples, verbatim where they are code, so a drift fails the build or a test.
+import DialogGate
+import Foundation
+import Observation
+import Prefs
+import PrefsTestSupport
+import Testing
+
+extension Prefs.Keys {
+    static let launchCount = Key<Int>("launchCount", initial: 0)
+    static let username = Key<String?>("username")
+}
+
+enum Theme: String, PrefsStorable { case light, dark }            // stored as its raw value
+struct Frame: Codable, PrefsStorable { var width = 800, height = 600 } // stored as JSON
+
+extension Prefs.Keys {
+    static let theme = Key<Theme>("theme", initial: .light)
+    static let frame = Key<Frame>("frame", initial: Frame())
+    static let launches = Key<Int>("launches", initial: 0, formerNames: ["launchCounter"])  // a rename
+}
+
+enum AppKey: String, PrefsKeyEnum {
+    case dialogNoMore = "dialog_neverAgain", lastMessageId
+    var initialValue: any PrefsStorable {
+        switch self {
+        case .dialogNoMore: false
+        case .lastMessageId: 0
+        }
+    }
+}
+
+/// Stands in for the app's own alert UI in the seed 000 example.
+func showAlert(title: String?, message: String, dontRemind: Bool) async -> DialogResponse {
+    dontRemind ? .neverRemind : .ok
+}
+
+@Suite("README examples")
+struct ReadmeExamples {
+    @Test("the opening example")
+    func opening() throws {
+        let directory = try TemporaryDirectory()
+        let prefs = try Prefs(.sqlite(directory.file("readme.sqlite")))
+        try prefs.update(.launchCount) { $0 += 1 }   // atomic, across threads and processes
+        prefs[.username] = "ada"                     // writes through; survives a crash once it returns
+        print(prefs[.launchCount], prefs.isStored(.username))
+        #expect(prefs[.launchCount] == 1)
+        #expect(try Prefs(.sqlite(directory.file("readme.sqlite")))[.username] == "ada")
+    }
+
+    @Test("keys and values")
+    func keys() throws {
+        let prefs = try Prefs(.memory)
+        let neverAgain: Bool = prefs[AppKey.dialogNoMore]
+        prefs[AppKey.lastMessageId] = 3
+        try prefs.declare(AppKey.self)     // record every case for prefs-tool, before first use
+        #expect(neverAgain == false)
+        #expect(try prefs.declaredKeys()["dialog_neverAgain"]?.type == .bool)
+        prefs[.theme] = .dark
+        prefs[.frame] = Frame(width: 1, height: 2)
+        #expect(prefs[.theme] == .dark && prefs[.frame].height == 2)
+        try prefs.setStoredValue(StoredValue(type: .int, json: .int(7)), forKey: "launchCounter")
+        #expect(prefs[.launches] == 7)
+        try prefs.transaction { t in t[.launchCount] += 1; t[.username] = "x" }
+        #expect(prefs[.launchCount] == 1)
+    }
+
+    @Test("storage")
+    func storage() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("p.json")
+        let test     = try Prefs(.memory)                                   // tests and previews; .memory(snapshot) starts from values
+        let readable = try Prefs(.jsonFile(url))                            // one sorted, indented, hand-editable JSON document
+        let fast     = try Prefs(.jsonFile(url, writeMode: .coalesced(.seconds(1))))
+        let database = try Prefs(.sqlite(directory.file("p.sqlite"), durability: .powerLoss))      // WAL; synchronous=FULL
+        let byName   = try Prefs(.file(url))                                // .json → JSON, .sqlite/.sqlite3/.db → SQLite, else by content
+        let standard = Prefs.Storage.default(identifier: "com.example.app")
+        _ = (test, readable, fast, database, byName)
+        #expect(standard.description.hasSuffix("prefs/com.example.app.sqlite\")") || standard.description.contains("com.example.app"))
+    }
+
+    @Test("observation")
+    func observation() async throws {
+        let prefs = try Prefs(.memory)
+        var values = prefs.values(for: .launchCount).makeAsyncIterator()
+        #expect(await values.next() == 0)
+        let model = prefs.observable(.launchCount)                             // Observation's Observable, for UI
+        let changed = Flag()
+        withObservationTracking { _ = model.value } onChange: { changed.set() }
+        prefs[.launchCount] = 5
+        #expect(await values.next() == 5)
+        for _ in 0..<500 where !changed.value { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(changed.value)
+        #expect(model.value == 5)
+    }
+
+    @Test("local dialogs: the generic example and the seeds")
+    func dialogs() async throws {
+        let prefs = try Prefs(.memory)
+        let gate = DialogGate(prefs: prefs, session: DialogSession(), appVersion: "2.1", overrides: DialogOverrides())
+        let welcome = Dialog("welcome")
+        if gate.shouldPresent(welcome) {
+            try gate.recordPresentation(of: welcome)
+            try gate.record(.ok, for: welcome)       // or .neverRemind, .remindLaterAfter(.seconds(86_400)), .dismiss
+        }
+        #expect(gate.decision(for: welcome).description == "welcome: not presented: suppressed for this session (OK)")
+
+        let dialog = Dialog("dialog", policy: DialogPolicy(neverRemindKey: "dialog_neverAgain"))
+        if gate.shouldPresent(dialog) {
+            try gate.recordPresentation(of: dialog)
+            try gate.record(.neverRemind, for: dialog)
+        }
+        #expect(prefs[AppKey.dialogNoMore] as Bool)
+
+        func displayMsg(title: String?, msg: String, dontRemindKey: String? = nil) async throws {
+            let dialog = Dialog(dontRemindKey ?? "msg:\(msg)", policy: DialogPolicy(neverRemindKey: dontRemindKey))
+            try await gate.presentIfNeeded(dialog) { _ in
+                await showAlert(title: title, message: msg, dontRemind: dontRemindKey != nil)
+            }
+        }
+        try await displayMsg(title: "Title", msg: "Some text for a message", dontRemindKey: "UserHasSeenMsg")
+        #expect(prefs[Prefs.Key("UserHasSeenMsg", initial: false)])
+        #expect(!gate.shouldPresent(Dialog("UserHasSeenMsg", policy: DialogPolicy(neverRemindKey: "UserHasSeenMsg"))))
+    }
+}
+
+import Synchronization
+
+final class Flag: Sendable {
+    private let state = Mutex(false)
+    func set() { state.withLock { $0 = true } }
+    var value: Bool { state.withLock { $0 } }
+}

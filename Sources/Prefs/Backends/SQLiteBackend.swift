@@ -48,7 +48,7 @@ final class SQLiteBackend: PrefsBackend {
     /// Opens or creates the database and checks that it is a Prefs store; never writes to a file that is not one.
     private static func open(path: String, options: Options) throws(PrefsError) -> SQLiteConnection {
         try FileSystem.createDirectory((path as NSString).deletingLastPathComponent)
-        if let (data, _) = try FileSystem.contents(of: path), !data.isEmpty, !data.starts(with: header) {
+        if let data = try FileSystem.prefix(of: path, count: header.count), !data.isEmpty, !data.starts(with: header) {
             let reason = data.count < header.count ? "the file is \(data.count) bytes, too short for an SQLite database" : "the file is not an SQLite database (no SQLite header)"
             throw .corruptStore(path: path, reason: reason)
         }

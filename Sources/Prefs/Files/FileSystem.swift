@@ -62,6 +62,28 @@ enum FileSystem {
         return (data, Stamp(info))
     }
 
+    /// The first `count` bytes of `path` (fewer for a shorter file), or nil when it does not exist.
+    static func prefix(of path: String, count: Int) throws(PrefsError) -> Data? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { return nil }
+            throw .io(path: path, operation: "open", errno: errno)
+        }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: count)
+        var total = 0
+        while total < count {
+            let got = buffer.withUnsafeMutableBytes { pointer -> Int in
+                guard let base = pointer.baseAddress else { return 0 }
+                return read(fd, base + total, count - total)
+            }
+            if got < 0 { if errno == EINTR { continue }; throw .io(path: path, operation: "read", errno: errno) }
+            if got == 0 { break }
+            total += got
+        }
+        return Data(buffer[0..<total])
+    }
+
     /// Replaces `path` atomically: writes a temporary file beside it (mode 0600), optionally fsyncs it,
     /// renames it over `path`, and optionally fsyncs the directory. Readers see the old or the new content, never a mix.
     @discardableResult

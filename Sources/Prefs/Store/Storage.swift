@@ -80,7 +80,7 @@ extension Prefs {
             default: break
             }
             let path = FileSystem.resolvingLinks(url.path)
-            guard let (data, _) = try FileSystem.contents(of: path) else {
+            guard let data = try FileSystem.prefix(of: path, count: 4096) else {
                 throw .corruptStore(path: url.path, reason: "cannot tell which kind of store to create from the name; end it in .json or .sqlite")
             }
             if data.starts(with: SQLiteBackend.header) { return .sqlite(url) }

@@ -15,7 +15,8 @@ public enum JSON: Sendable, Hashable {
     case null
     case bool(Bool)
     case int(Int)
-    /// A finite number. JSON has no NaN or infinity; the serializer refuses them.
+    /// A finite number. JSON has no NaN or infinity: the serializer writes `null` for them, so callers encode
+    /// non-finite numbers another way first (Prefs stores them as the strings `"nan"`, `"inf"`, `"-inf"`).
     case double(Double)
     case string(String)
     case array([JSON])

@@ -178,7 +178,7 @@ struct TestHTTPServerTests {
     @Test("a delayed response hits the client timeout while other requests are served promptly")
     func delayedResponse() async throws {
         let server = try TestHTTPServer { request in
-            request.path == "/slow" ? .ok("late").delayed(by: .seconds(5)) : .ok("quick")
+            request.path == "/slow" ? .ok("late").delayed(by: .seconds(30)) : .ok("quick")
         }
         defer { server.stop() }
         let session = makeSession()
@@ -193,16 +193,16 @@ struct TestHTTPServerTests {
         let quickStart = clock.now
         let (quick, _) = try await get(session, server.url("/quick"))
         #expect(String(decoding: quick, as: UTF8.self) == "quick")
-        #expect(clock.now - quickStart < .seconds(2))
+        #expect(clock.now - quickStart < .seconds(10), "generous: the parallel test suite shares two cores")
 
         await #expect {
             try await slow.value
         } throws: { error in
             (error as? URLError)?.code == .timedOut
         }
-        // It was the client's 1 s timeout that ended it: not an instant failure, not the server's 5 s delay.
+        // It was the client's 1 s timeout that ended it: not an instant failure, not the server's 30 s delay.
         let elapsed = clock.now - started
-        #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(4))
+        #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(20))
         #expect(server.requests.map(\.path) == ["/slow", "/quick"])
     }
 
@@ -218,13 +218,13 @@ struct TestHTTPServerTests {
         let stopStart = clock.now
         server.stop()
         server.stop()
-        #expect(clock.now - stopStart < .milliseconds(500))
+        #expect(clock.now - stopStart < .seconds(2))
 
         // The held connection is cut, well before the client's own 30 s timeout.
         await #expect(throws: URLError.self) {
             try await pending.value
         }
-        #expect(clock.now - stopStart < .seconds(5))
+        #expect(clock.now - stopStart < .seconds(20))
     }
 
     @Test("after stop(), connecting fails")
@@ -256,9 +256,9 @@ struct TestHTTPServerTests {
         let clock = ContinuousClock()
         let start = clock.now
         server.stop()
-        #expect(clock.now - start < .milliseconds(500))
+        #expect(clock.now - start < .seconds(2))
         #expect(client.readToEnd() == "")  // closed without a response
-        #expect(clock.now - start < .seconds(3))
+        #expect(clock.now - start < .seconds(10))
         #expect(server.requests.isEmpty)
     }
 

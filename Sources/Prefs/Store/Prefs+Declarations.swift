@@ -59,7 +59,8 @@ extension Prefs {
             state.declared.insert(key.name)
             guard recorded[key.name] != key.declaration else { return false }
             state.pendingDeclarations[key.name] = key.declaration
-            guard state.declarationTask == nil else { return false }
+            guard !state.declarationWriteScheduled else { return false }
+            state.declarationWriteScheduled = true
             return true
         }
         if schedule { scheduleDeclarationWrite() }
@@ -88,14 +89,12 @@ extension Prefs {
     }
 
     private func scheduleDeclarationWrite() {
-        state.withLock { state in
-            guard state.declarationTask == nil else { return }
-            state.declarationTask = Task.detached { [weak self] in
-                try? await Task.sleep(for: .milliseconds(500))  // cancelled only by close(), which writes them itself
-                guard let self, !Task.isCancelled else { return }
-                self.state.withLock { $0.declarationTask = nil }
-                self.writePendingDeclarations()
-            }
+        Background.after(.milliseconds(500)) { [weak self] in
+            guard let self, self.state.withLock({ state in
+                state.declarationWriteScheduled = false
+                return !state.closed
+            }) else { return }
+            self.writePendingDeclarations()
         }
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 extension Prefs {
     /// Looks for other processes' writes now. A store that something observes does this by itself every `pollInterval`.
     public func refresh() throws {
@@ -17,12 +19,11 @@ extension Prefs {
 
     /// Flushes and releases the backend. Later calls throw ``PrefsError/closed(store:)``; reads return initial values.
     public func close() throws {
-        let tasks = state.withLock { state in
-            defer { state.pollTask = nil; state.flushTask = nil; state.declarationTask = nil }
-            return [state.pollTask, state.flushTask, state.declarationTask]
-        }
-        for task in tasks { task?.cancel() }
         try flush()
+        state.withLock { state in
+            state.closed = true
+            state.polling = nil
+        }
         try io.close { backend in try backend.flush() }
     }
 
@@ -33,18 +34,22 @@ extension Prefs {
     }
 
     func scheduleFlush(after interval: Duration) {
-        state.withLock { state in
-            guard state.flushTask == nil else { return }
-            state.flushTask = Task.detached { [weak self] in
-                try? await Task.sleep(for: interval)  // cancelled only by close(), which flushes itself
-                guard let self, !Task.isCancelled else { return }
-                self.state.withLock { $0.flushTask = nil }
-                do {
-                    try self.flush()
-                } catch {
-                    self.report(Diagnostic(key: nil, kind: .writeFailed("background flush: \(error)"), store: self.storage.description))
-                    self.scheduleFlush(after: interval)
-                }
+        let schedule = state.withLock { state -> Bool in
+            guard !state.flushScheduled, !state.closed else { return false }
+            state.flushScheduled = true
+            return true
+        }
+        guard schedule else { return }
+        Background.after(interval) { [weak self] in
+            guard let self, self.state.withLock({ state in
+                state.flushScheduled = false
+                return !state.closed
+            }) else { return }
+            do {
+                try self.flush()
+            } catch {
+                self.report(Diagnostic(key: nil, kind: .writeFailed("background flush: \(error)"), store: self.storage.description))
+                self.scheduleFlush(after: interval)
             }
         }
     }
@@ -89,5 +94,22 @@ extension Prefs {
             }
         }
         try commit(changes, decoded: [:])
+    }
+}
+
+/// Work a store does later by itself: a coalesced flush, a declaration write, a poll tick.
+///
+/// On Dispatch's global queue rather than in Swift tasks, so an app that blocks the cooperative thread pool
+/// cannot starve it.
+enum Background {
+    static func after(_ delay: Duration, _ work: @escaping @Sendable () -> Void) {
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + delay.timeInterval, execute: work)
+    }
+}
+
+extension Duration {
+    /// Seconds as a `TimeInterval`.
+    var timeInterval: TimeInterval {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }

@@ -42,28 +42,30 @@ extension Prefs {
     }
 
     func register(_ observer: Observer) {
-        state.withLock { state in
+        let start = state.withLock { state -> UInt64? in
             state.observers[ObjectIdentifier(observer)] = observer
-            guard state.pollTask == nil else { return }
-            let interval = pollInterval
-            state.pollTask = Task.detached { [weak self] in
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: interval)  // cancellation is checked by the loop
-                    guard let self, !Task.isCancelled else { return }
-                    self.refreshReportingErrors()
-                }
-            }
+            guard state.polling == nil, !state.closed else { return nil }
+            state.pollGeneration &+= 1
+            state.polling = state.pollGeneration
+            return state.pollGeneration
+        }
+        if let start { schedulePoll(generation: start) }
+    }
+
+    /// One poll tick after `pollInterval`, then the next, for as long as this generation of polling runs.
+    private func schedulePoll(generation: UInt64) {
+        Background.after(pollInterval) { [weak self] in
+            guard let self, self.state.withLock({ $0.polling == generation }) else { return }
+            self.refreshReportingErrors()
+            self.schedulePoll(generation: generation)
         }
     }
 
     func unregister(_ observer: Observer) {
-        let task = state.withLock { state -> Task<Void, Never>? in
+        state.withLock { state in
             state.observers.removeValue(forKey: ObjectIdentifier(observer))
-            guard state.observers.isEmpty else { return nil }
-            defer { state.pollTask = nil }
-            return state.pollTask
+            if state.observers.isEmpty { state.polling = nil }
         }
-        task?.cancel()
     }
 
     /// Tells the observers of `keys` (of every key when nil) to look at their key again.

@@ -41,12 +41,15 @@ public final class Prefs: Sendable {
         /// Keys whose declaration this process has checked or recorded.
         var declared: Set<String> = []
         var recordedDeclarations: [String: KeyDeclaration]?
-        /// Declarations noted by reads, written with the next write or by `declarationTask`.
+        /// Declarations noted by reads, written with the next write or by a scheduled write.
         var pendingDeclarations: [String: KeyDeclaration] = [:]
-        var declarationTask: Task<Void, Never>?
+        var declarationWriteScheduled = false
         var observers: [ObjectIdentifier: Observer] = [:]
-        var pollTask: Task<Void, Never>?
-        var flushTask: Task<Void, Never>?
+        /// While something observes the store, the generation of the running poll (a new one on each start).
+        var polling: UInt64?
+        var pollGeneration: UInt64 = 0
+        var flushScheduled = false
+        var closed = false
         var diagnostics: [Diagnostic] = []
         var reportedMismatches: Set<ValueMismatch> = []
     }
@@ -75,10 +78,6 @@ public final class Prefs: Sendable {
     }
 
     deinit {
-        let tasks = state.withLock { ($0.pollTask, $0.flushTask, $0.declarationTask) }
-        tasks.0?.cancel()
-        tasks.1?.cancel()
-        tasks.2?.cancel()
         let pending = takePendingDeclarations()
         io.close { backend in
             if !pending.isEmpty {

@@ -60,6 +60,26 @@ struct ToolCommandTests {
         #expect(try Prefs(.sqlite(URL(fileURLWithPath: target))).storedValue(forKey: "ok") == nil, "all or nothing")
     }
 
+    @Test("import --plist reads a binary property list; a file that is not one exits 65 and changes nothing", arguments: StoreFile.allCases)
+    func importPlist(file: StoreFile) throws {
+        let directory = try TemporaryDirectory()
+        let store = file.path(in: directory)
+        let plist = directory.file("com.example.app.plist")
+        let defaults: [String: Any] = ["lastMessageId": 3, "UserHasSeenMsg": true, "when": Date(timeIntervalSince1970: 0)]
+        try PropertyListSerialization.data(fromPropertyList: defaults, format: .binary, options: 0).write(to: plist)
+        let result = try tool("--store", store, "import", "--plist", plist.path)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr == "imported 3 values from \(plist.path)\n")
+        #expect(try tool("--store", store, "list").stdout == "UserHasSeenMsg\tbool\ttrue\nlastMessageId\tint\t3\nwhen\tdate\t1970-01-01T00:00:00Z\n")
+        let garbage = directory.file("garbage.plist")
+        try Data("not a plist at all".utf8).write(to: garbage)
+        let before = try tool("--store", store, "export").stdout
+        let refused = try tool("--store", store, "import", "--plist", garbage.path)
+        #expect(refused.status == 65)
+        #expect(refused.stderr.hasPrefix("prefs-tool: error: \(garbage.path): not a property list"))
+        #expect(try tool("--store", store, "export").stdout == before)
+    }
+
     @Test("migrate copies values and declarations to another backend; the source is untouched; conflicts refuse")
     func migrate() throws {
         let directory = try TemporaryDirectory()

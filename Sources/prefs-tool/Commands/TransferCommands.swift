@@ -25,15 +25,30 @@ enum TransferCommands {
     }
 
     static let importCommand = Command(spec: CommandSpec(
-        name: "import", summary: "Read values from an export document, all or nothing.",
-        usage: "prefs-tool [--store PATH] import FILE|-",
+        name: "import", summary: "Read values from an export document (all or nothing), or a UserDefaults property list.",
+        usage: "prefs-tool [--store PATH] import FILE|- | import --plist FILE",
         help: """
             Every entry is checked first (key name, type, value); a bad document exits 65 and changes nothing.
             Imported values replace stored values of the same keys; other keys are kept. Creates a missing store.
+            --plist reads a UserDefaults property list (XML or binary, e.g. ~/.config/NAME.plist, or
+            Library/Preferences/BUNDLE-ID.plist from an app container) in one transaction; values Prefs cannot hold are
+            listed by key on stderr. A file that is not a property list exits 65 and changes nothing.
             """,
-        positionals: 1...1)
+        flags: ["plist"], positionals: 1...1)
     ) { arguments, context in
         let source = arguments.positionals[0]
+        if arguments.flag("plist") {
+            guard source != "-" else { throw ToolError.usage("--plist reads a file, not stdin", context.usage) }
+            let report: PrefsDefaults.ImportReport
+            do {
+                report = try PrefsDefaults(context.store.open(create: true)).importPropertyList(at: URL(fileURLWithPath: source))
+            } catch let error as PropertyListImport.Error {
+                if case .unreadable = error { throw ToolError.io(error.description) }
+                throw ToolError.data(error.description)
+            }
+            for line in report.description.split(separator: "\n") { Terminal.note(String(line)) }
+            return 0
+        }
         let data = try read(source)
         let values: [String: StoredValue]
         do {

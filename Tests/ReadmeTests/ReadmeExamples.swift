@@ -131,3 +131,24 @@ final class Flag: Sendable {
     func set() { state.withLock { $0 = true } }
     var value: Bool { state.withLock { $0 } }
 }
+
+@Suite("README examples: UserDefaults")
+struct ReadmeUserDefaultsExamples {
+    @Test("the one-line move from UserDefaults")
+    func move() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("d.sqlite")
+        func seed() throws -> Int {
+            let defaults = try PrefsDefaults(.sqlite(url))      // was: UserDefaults.standard
+            if defaults.bool(forKey: "UserHasSeenMsg") { return -1 }
+            defaults.set(true, forKey: "UserHasSeenMsg")
+            defaults.synchronize()
+            let last = defaults.integer(forKey: "lastMessageId")
+            defaults.setValue(last + 1, forKey: "lastMessageId")
+            return last + 1
+        }
+        #expect(try seed() == 1)
+        #expect(try seed() == -1)
+        #expect(try PrefsDefaults(.sqlite(url)).integer(forKey: "lastMessageId") == 1)
+    }
+}

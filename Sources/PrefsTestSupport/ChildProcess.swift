@@ -40,12 +40,17 @@ public struct ChildProcess: Sendable {
     public static func start(
         _ name: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil
     ) throws -> (Process, Pipe, Pipe) {
+        var merged = ProcessInfo.processInfo.environment
+        merged.merge(environment) { _, new in new }
+        return try launch(executable(name), arguments, environment: merged, stdin: stdin)
+    }
+
+    /// Starts `executable` with its pipes; `stdin` is written and closed.
+    static func launch(_ executable: URL, _ arguments: [String], environment: [String: String]?, stdin: Data?) throws -> (Process, Pipe, Pipe) {
         let process = Process()
-        process.executableURL = executable(name)
+        process.executableURL = executable
         process.arguments = arguments
-        var env = ProcessInfo.processInfo.environment
-        env.merge(environment) { _, new in new }
-        process.environment = env
+        if let environment { process.environment = environment }
         let out = Pipe(), err = Pipe(), input = Pipe()
         process.standardOutput = out
         process.standardError = err
@@ -96,16 +101,7 @@ private final class LockedData: Sendable {
 extension ChildProcess {
     /// Runs a system program by absolute path (for example `/usr/bin/sqlite3`) to completion.
     public static func runSystem(_ path: String, _ arguments: [String], stdin: Data? = nil) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe(), input = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(stdin) }
-        try input.fileHandleForWriting.close()
+        let (process, out, err) = try launch(URL(fileURLWithPath: path), arguments, environment: nil, stdin: stdin)
         return finish(process, out, err)
     }
 }

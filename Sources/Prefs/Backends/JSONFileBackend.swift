@@ -87,13 +87,7 @@ final class JSONFileBackend: PrefsBackend {
             document.apply(changes)
             return
         }
-        try beginTransaction()
-        do {
-            try commitTransaction(changes)
-        } catch {
-            rollbackTransaction()
-            throw error
-        }
+        try applyInTransaction(changes)
     }
 
     func beginTransaction() throws {
@@ -127,13 +121,7 @@ final class JSONFileBackend: PrefsBackend {
 
     func flush() throws {
         guard !pending.isEmpty else { return }
-        try beginTransaction()
-        do {
-            try commitTransaction(Changeset())
-        } catch {
-            rollbackTransaction()
-            throw error
-        }
+        try applyInTransaction(Changeset())  // the pending changes are already in `document`
     }
 
     /// Replaces the file with `next` and makes it the committed document. Called under the lock.

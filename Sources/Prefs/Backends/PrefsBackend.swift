@@ -38,6 +38,11 @@ public protocol PrefsBackend: AnyObject {
 
 extension PrefsBackend {
     public func apply(_ changes: Changeset) throws {
+        try applyInTransaction(changes)
+    }
+
+    /// Applies `changes` between ``beginTransaction()`` and ``commitTransaction(_:)``, rolling back on failure.
+    public func applyInTransaction(_ changes: Changeset) throws {
         try beginTransaction()
         do {
             try commitTransaction(changes)

@@ -179,13 +179,7 @@ final class SQLiteBackend: PrefsBackend {
             try sqlite { () throws(SQLiteError) in try write(key, change) }
             return
         }
-        try beginTransaction()
-        do {
-            try commitTransaction(changes)
-        } catch {
-            rollbackTransaction()
-            throw error
-        }
+        try applyInTransaction(changes)
     }
 
     func beginTransaction() throws {

@@ -1,0 +1,142 @@
+import Foundation
+import Prefs
+
+/// The last good feed of one URL, kept in the store with what is needed to revalidate it and to back off.
+///
+/// Stored under `dialoggate.feed.<16 hex digits>`, the FNV-1a hash of the feed URL (see ``key(for:)``),
+/// as a JSON object with dates in ISO-8601. Only a body that parsed as a JSON array is ever stored as
+/// "last good"; failures update the counters and keep the body.
+///
+/// ```swift
+/// let cache = prefs[FeedCache.key(for: url)]
+/// cache?.etag                  // "\"v7\""
+/// cache?.consecutiveFailures   // 0
+/// ```
+public struct FeedCache: Codable, Hashable, Sendable, PrefsStorable {
+    /// The feed URL, so that a hash collision between two URLs is noticed rather than mixing feeds.
+    public var url: String
+    /// The last good body, as UTF-8 text; nil until a fetch succeeds.
+    public var body: String?
+    /// The `ETag` of the response that delivered or confirmed `body`, sent back as `If-None-Match`.
+    public var etag: String?
+    /// The `Last-Modified` of that response, sent back as `If-Modified-Since`.
+    public var lastModified: String?
+    /// When `body` was last fetched or confirmed by a 304.
+    public var fetchedAt: Date?
+    /// The `Cache-Control: max-age` of that response, in seconds: no request is made before it runs out
+    /// (unless a refresh is forced). 0 for `no-cache` or `no-store`.
+    public var maxAge: Int?
+    /// Failed fetches in a row; reset by a success.
+    public var consecutiveFailures: Int
+    /// No request is made before this date (backoff after 429, 5xx, timeouts and transport errors).
+    public var nextRetryAt: Date?
+    /// What went wrong the last time, for diagnostics.
+    public var lastFailure: String?
+
+    /// Creates an empty cache for `url`.
+    ///
+    /// ```swift
+    /// var cache = FeedCache(url: url)
+    /// ```
+    public init(url: URL) {
+        self.url = url.absoluteString
+        consecutiveFailures = 0
+    }
+
+    /// The prefix of every feed cache key.
+    ///
+    /// ```swift
+    /// let isFeedCache = name.hasPrefix(FeedCache.keyPrefix)   // "dialoggate.feed.bc6ff516b2dd8194"
+    /// ```
+    public static let keyPrefix = "dialoggate.feed."
+
+    /// The key the cache of `url` is stored under: ``keyPrefix`` and 16 hex digits of FNV-1a 64 of the URL.
+    ///
+    /// ```swift
+    /// FeedCache.key(for: URL(string: "https://example.com/messages.json")!).name   // "dialoggate.feed.bc6ff516b2dd8194"
+    /// ```
+    public static func key(for url: URL) -> Prefs.Key<FeedCache?> {
+        Prefs.Key<FeedCache?>(keyPrefix + StableHash.hex(url.absoluteString))
+    }
+
+    /// How old the body is at `now`, or nil without a body.
+    ///
+    /// ```swift
+    /// cache.age(at: Date())   // e.g. 3600
+    /// ```
+    public func age(at now: Date) -> TimeInterval? {
+        guard body != nil, let fetchedAt else { return nil }
+        return now.timeIntervalSince(fetchedAt)
+    }
+
+    /// Whether the body may still be used at `now`: it exists and is younger than `maximumAge`.
+    ///
+    /// ```swift
+    /// cache.isUsable(at: Date(), maximumAge: 7 * 86_400)
+    /// ```
+    public func isUsable(at now: Date, maximumAge: TimeInterval) -> Bool {
+        guard let age = age(at: now) else { return false }
+        return age < maximumAge
+    }
+
+    /// Until when the server said the body is fresh (`fetchedAt + maxAge`, at most `maximumAge`), or nil.
+    ///
+    /// ```swift
+    /// if let fresh = cache.freshUntil(maximumAge: 7 * 86_400), Date() < fresh { /* no request */ }
+    /// ```
+    public func freshUntil(maximumAge: TimeInterval) -> Date? {
+        guard body != nil, let fetchedAt, let maxAge, maxAge > 0 else { return nil }
+        return fetchedAt.addingTimeInterval(min(TimeInterval(maxAge), maximumAge))
+    }
+
+    // MARK: - Codable, with readable dates and tolerant of missing fields
+
+    private enum CodingKeys: String, CodingKey {
+        case url, body, etag, lastModified, fetchedAt, maxAge, consecutiveFailures, nextRetryAt, lastFailure
+    }
+
+    /// Reads a stored cache; missing fields take their defaults, so older or newer records still read.
+    ///
+    /// ```swift
+    /// let cache = try JSONDecoder().decode(FeedCache.self, from: Data(#"{"url": "https://example.com/m.json"}"#.utf8))
+    /// ```
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        url = try container.decode(String.self, forKey: .url)
+        body = try container.decodeIfPresent(String.self, forKey: .body)
+        etag = try container.decodeIfPresent(String.self, forKey: .etag)
+        lastModified = try container.decodeIfPresent(String.self, forKey: .lastModified)
+        fetchedAt = try Self.decodeDate(container, .fetchedAt)
+        maxAge = try container.decodeIfPresent(Int.self, forKey: .maxAge)
+        consecutiveFailures = try container.decodeIfPresent(Int.self, forKey: .consecutiveFailures) ?? 0
+        nextRetryAt = try Self.decodeDate(container, .nextRetryAt)
+        lastFailure = try container.decodeIfPresent(String.self, forKey: .lastFailure)
+    }
+
+    /// Writes the cache with dates as ISO-8601 strings.
+    ///
+    /// ```swift
+    /// let json = try JSONEncoder().encode(cache)   // {"fetchedAt":"2026-03-01T12:00:00Z",…}
+    /// ```
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(url, forKey: .url)
+        try container.encodeIfPresent(body, forKey: .body)
+        try container.encodeIfPresent(etag, forKey: .etag)
+        try container.encodeIfPresent(lastModified, forKey: .lastModified)
+        try container.encodeIfPresent(fetchedAt.map(ISO8601.format), forKey: .fetchedAt)
+        try container.encodeIfPresent(maxAge, forKey: .maxAge)
+        try container.encode(consecutiveFailures, forKey: .consecutiveFailures)
+        try container.encodeIfPresent(nextRetryAt.map(ISO8601.format), forKey: .nextRetryAt)
+        try container.encodeIfPresent(lastFailure, forKey: .lastFailure)
+    }
+
+    private static func decodeDate(_ container: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) throws -> Date? {
+        guard let text = try container.decodeIfPresent(String.self, forKey: key) else { return nil }
+        do {
+            return try ISO8601.parse(text)
+        } catch {
+            throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "\(text) is not an ISO-8601 date: \(error)")
+        }
+    }
+}

@@ -1,0 +1,264 @@
+import Foundation
+import Prefs
+
+/// Turns a `messages.json` document into validated ``RemoteMessage`` values and diagnostics.
+///
+/// A bad entry never spoils the others: an entry with a wrong type, a missing required key, a duplicate
+/// key, a bad date, an over-long text or a non-positive id is skipped with an error naming its JSON path
+/// and line:column (`$[2].id: expected an integer, found string`); nothing unvalidated is ever returned.
+/// Only a document that is not JSON, or whose top level is not an array, fails as a whole.
+///
+/// Integers beyond the `Int64` range are read leniently: the strict JSON parser refuses the whole document
+/// for one, so the decoder replaces such a literal by a placeholder of the same length and parses again
+/// (locations stay exact); the field that holds it then fails like any other wrong value, and only its
+/// message is skipped.
+///
+/// ```swift
+/// let feed = try FeedDecoder.decode(#"[{"id": 1, "bundleId": "com.a", "title": "T", "text": "x", "confirmLabel": "OK"}]"#)
+/// feed.messages.first?.id   // 1
+/// ```
+public enum FeedDecoder {
+    /// Choices that change what counts as valid.
+    ///
+    /// ```swift
+    /// let options = FeedDecoder.Options(allowedLinkSchemes: ["myapp"])   // myapp://settings links are kept
+    /// ```
+    public struct Options: Sendable, Hashable {
+        /// URL schemes accepted in links besides `http` and `https`, e.g. the app's own scheme.
+        /// Compared case-insensitively.
+        public var allowedLinkSchemes: Set<String>
+
+        /// Creates options; by default only `http` and `https` links are kept.
+        ///
+        /// ```swift
+        /// let strict = FeedDecoder.Options()
+        /// ```
+        public init(allowedLinkSchemes: Set<String> = []) {
+            self.allowedLinkSchemes = allowedLinkSchemes
+        }
+    }
+
+    /// The longest title, in characters (grapheme clusters); a longer one skips the message.
+    ///
+    /// ```swift
+    /// "é".count <= FeedDecoder.maximumTitleLength   // characters, not bytes
+    /// ```
+    public static let maximumTitleLength = 200
+    /// The longest text, in characters; a longer one skips the message.
+    ///
+    /// ```swift
+    /// message.text.count <= FeedDecoder.maximumTextLength   // always true for a decoded message
+    /// ```
+    public static let maximumTextLength = 5_000
+    /// The longest button label (`confirmLabel`, `link.title`), in characters; a longer one skips the message.
+    ///
+    /// ```swift
+    /// message.confirmLabel.count <= FeedDecoder.maximumLabelLength   // always true for a decoded message
+    /// ```
+    public static let maximumLabelLength = 100
+    /// How many out-of-range numbers one document may contain before it is refused as a whole.
+    static let maximumOutOfRangeNumbers = 32
+
+    /// The keys a message object may have; any other key is ignored with a warning.
+    ///
+    /// ```swift
+    /// FeedDecoder.messageKeys.contains("rolloutPercent")   // true
+    /// ```
+    public static let messageKeys = [
+        "id", "bundleId", "title", "text", "confirmLabel", "appVersions", "osVersions", "link",
+        "cancelled", "startsAt", "endsAt", "priority", "locales", "rolloutPercent",
+    ]
+    /// The keys a link object may have.
+    ///
+    /// ```swift
+    /// FeedDecoder.linkKeys   // ["title", "url"]
+    /// ```
+    public static let linkKeys = ["title", "url"]
+
+    /// Decodes a feed document.
+    ///
+    /// - Throws: a ``FeedIssue`` at `$` when the document is not JSON (with the parser's line:column) or
+    ///   its top level is not an array.
+    ///
+    /// ```swift
+    /// do {
+    ///     let feed = try FeedDecoder.decode(data)
+    ///     feed.issues.forEach { print($0) }
+    /// } catch {
+    ///     print(error)   // 1:1: error: $: expected an array of messages, found object
+    /// }
+    /// ```
+    public static func decode(_ data: Data, options: Options = Options()) throws(FeedIssue) -> DecodedFeed {
+        try decodeDocument(data, options: options).get().feed
+    }
+
+    /// Decodes a feed document from text; see ``decode(_:options:)-(Data,_)``.
+    ///
+    /// ```swift
+    /// let feed = try FeedDecoder.decode("[]")   // no messages, no issues
+    /// ```
+    public static func decode(_ text: String, options: Options = Options()) throws(FeedIssue) -> DecodedFeed {
+        try decode(Data(text.utf8), options: options)
+    }
+
+    // MARK: - Document
+
+    /// A decoded feed with its located document, for the linter.
+    struct Document {
+        var root: LocatedJSON
+        var feed: DecodedFeed
+    }
+
+    static func decodeDocument(_ data: Data, options: Options) -> Result<Document, FeedIssue> {
+        let parsed: (root: LocatedJSON, outOfRange: [Int: String])
+        switch parseLeniently(data) {
+        case .success(let value): parsed = value
+        case .failure(let issue): return .failure(issue)
+        }
+        guard case .array(let elements) = parsed.root.value else {
+            return .failure(FeedIssue(.error, at: .root, parsed.root.location, "expected an array of messages, found \(parsed.root.kindName)"))
+        }
+        var messages: [RemoteMessage] = []
+        var issues: [FeedIssue] = []
+        var skipped: [Int] = []
+        var firstIndex: [String: [Int: Int]] = [:]  // bundleId → id → feed index of its first valid message
+        for (index, element) in elements.enumerated() {
+            let (message, found) = FeedMessageReader.read(element, index: index, outOfRange: parsed.outOfRange, options: options)
+            issues += found
+            guard let message else {
+                skipped.append(index)
+                continue
+            }
+            if let first = firstIndex[message.bundleId]?[message.id] {
+                let location = element["id"]?.location ?? element.location
+                issues.append(FeedIssue(
+                    .error, at: JSONPath.root / index / "id", location,
+                    "duplicate id \(message.id) for bundleId \"\(message.bundleId)\" (first at $[\(first)]); this message is skipped"
+                ))
+                skipped.append(index)
+                continue
+            }
+            firstIndex[message.bundleId, default: [:]][message.id] = index
+            messages.append(message)
+        }
+        let feed = DecodedFeed(messages: messages, issues: issues.sorted(), skippedIndexes: skipped)
+        return .success(Document(root: parsed.root, feed: feed))
+    }
+
+    /// Parses with locations, turning each number literal the parser cannot represent into a same-length
+    /// string placeholder, recorded by offset with its original text.
+    private static func parseLeniently(_ data: Data) -> Result<(root: LocatedJSON, outOfRange: [Int: String]), FeedIssue> {
+        var bytes = [UInt8](data)
+        var outOfRange: [Int: String] = [:]
+        while true {
+            do {
+                return .success((try JSON.parseLocated(bytes), outOfRange))
+            } catch {
+                let offset = error.location.offset
+                guard error.message.hasPrefix("number "), error.message.hasSuffix(" is out of range"),
+                      outOfRange.count < maximumOutOfRangeNumbers,
+                      let end = numberEnd(in: bytes, from: offset), end - offset >= 2
+                else {
+                    return .failure(FeedIssue(.error, at: .root, error.location, "invalid JSON: \(error.message)"))
+                }
+                outOfRange[offset] = String(decoding: bytes[offset..<end], as: UTF8.self)
+                let quote = UInt8(ascii: "\"")
+                bytes.replaceSubrange(offset..<end, with: [quote] + Array(repeating: UInt8(ascii: "0"), count: end - offset - 2) + [quote])
+            }
+        }
+    }
+
+    /// The end of the number literal starting at `start`, or nil if none starts there.
+    private static func numberEnd(in bytes: [UInt8], from start: Int) -> Int? {
+        guard start < bytes.count else { return nil }
+        var end = start
+        while end < bytes.count, "0123456789+-.eE".utf8.contains(bytes[end]) { end += 1 }
+        return end > start ? end : nil
+    }
+
+    // MARK: - Value rules shared with the linter
+
+    /// Why a value was refused, as a sentence fragment.
+    struct Problem: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// A link URL that is allowed: `http`/`https` with a host, or a scheme in `allowedSchemes`.
+    static func linkURL(_ text: String, allowedSchemes: Set<String>) -> Result<URL, Problem> {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased() else {
+            return .failure(Problem(description: "\"\(text)\" is not an absolute URL"))
+        }
+        let extra = Set(allowedSchemes.map { $0.lowercased() })
+        if scheme == "http" || scheme == "https" {
+            guard let host = url.host, !host.isEmpty else { return .failure(Problem(description: "\"\(text)\" has no host")) }
+            return .success(url)
+        }
+        guard extra.contains(scheme) else {
+            let allowed = (["http", "https"] + extra.sorted()).joined(separator: ", ")
+            return .failure(Problem(description: "the scheme \"\(scheme)\" is not allowed (allowed: \(allowed))"))
+        }
+        return .success(url)
+    }
+
+    /// An ISO-8601 date-time with a time zone; a date alone or a date-time without a zone is refused,
+    /// because its instant depends on where the device is.
+    static func parseDate(_ text: String) -> Result<Date, Problem> {
+        do {
+            return .success(try ISO8601.parse(text))
+        } catch .missingTimeZone {
+            return .failure(Problem(description: "\"\(text)\" has no time zone; add 'Z' or an offset such as +01:00"))
+        } catch {
+            if (try? ISO8601.parse(text, allowDateOnly: true)) != nil {  // only to word the error better
+                return .failure(Problem(description: "\"\(text)\" is a date without a time and time zone; write e.g. \(text)T00:00:00Z"))
+            }
+            return .failure(Problem(description: "\"\(text)\" is not an ISO-8601 date-time: \(error)"))
+        }
+    }
+
+    /// A language tag as written in `locales`: letters, then `-` or `_` separated alphanumeric subtags.
+    static func isLanguageTag(_ text: String) -> Bool {
+        let subtags = text.split(separator: "-", omittingEmptySubsequences: false)
+            .flatMap { $0.split(separator: "_", omittingEmptySubsequences: false) }
+        guard let language = subtags.first, (1...8).contains(language.count),
+              language.unicodeScalars.allSatisfy({ $0.isASCII && $0.properties.isAlphabetic }) else { return false }
+        return subtags.dropFirst().allSatisfy { subtag in
+            (1...8).contains(subtag.count) && subtag.unicodeScalars.allSatisfy { $0.isASCII && $0.properties.isAlphabetic || ("0"..."9").contains($0) }
+        }
+    }
+
+    /// C0 and C1 control characters other than newline and tab, which alert text legitimately uses.
+    static func isUnexpectedControl(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x0A, 0x09: false
+        case 0x00...0x1F, 0x7F...0x9F: true
+        default: false
+        }
+    }
+
+    /// The known key closest to `key` by edit distance, ignoring case, if it is close enough to be a typo
+    /// (at most 2 edits, or a third of the key's length for longer keys).
+    static func nearestKey(to key: String, in known: [String]) -> String? {
+        let lowered = Array(key.lowercased())
+        var best: (key: String, distance: Int)?
+        for candidate in known {
+            let distance = editDistance(lowered, Array(candidate.lowercased()))
+            if distance < (best?.distance ?? Int.max) { best = (candidate, distance) }
+        }
+        guard let best, best.distance <= max(2, lowered.count / 3) else { return nil }
+        return best.key
+    }
+
+    /// Levenshtein distance: insertions, deletions and substitutions each cost 1.
+    static func editDistance(_ lhs: [Character], _ rhs: [Character]) -> Int {
+        if lhs.isEmpty { return rhs.count }
+        var previous = Array(0...rhs.count)
+        for (i, left) in lhs.enumerated() {
+            var current = [i + 1] + Array(repeating: 0, count: rhs.count)
+            for (j, right) in rhs.enumerated() {
+                current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (left == right ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[rhs.count]
+    }
+}

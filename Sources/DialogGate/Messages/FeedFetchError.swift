@@ -1,0 +1,96 @@
+import Foundation
+import Prefs
+
+/// Why a feed could not be fetched (or why no request was made). ``MessageCenter`` never throws; it
+/// shows these in ``MessageCenter/lastError``.
+///
+/// ```swift
+/// if let error = center.lastError { print(error) }   // e.g. "HTTP status 503 from https://…"
+/// ```
+public enum FeedFetchError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// `http` to a host that is not loopback, without ``FeedFetcher/Options/allowInsecureHTTP``; refused
+    /// before connecting.
+    case insecureURL(URL)
+    /// A scheme other than `https`, `http` and `file`.
+    case unsupportedScheme(URL)
+    /// The server redirected to a URL that the same rules refuse (such as `http` to a public host).
+    case insecureRedirect(to: URL)
+    /// A status other than 200 and 304. 429 and 5xx also start a backoff.
+    case httpStatus(Int, url: URL)
+    /// No complete response within the timeout.
+    case timedOut(after: Duration)
+    /// The body is larger than allowed: `bytes` is the declared `Content-Length` or what had arrived.
+    case tooLarge(bytes: Int, limit: Int)
+    /// The request failed below HTTP (connection refused, DNS, TLS…).
+    case transport(String)
+    /// The body is not JSON or not an array; the last good feed is kept.
+    case invalidFeed(FeedIssue)
+    /// A 304 arrived but no body is stored to reuse.
+    case notModifiedWithoutCachedFeed
+    /// A `file://` feed could not be read.
+    case unreadableFile(path: String, reason: String)
+    /// No request was made: an earlier failure set a retry date that has not come yet.
+    case backingOff(until: Date, failures: Int)
+    /// Writing the cache or the message state to the store failed.
+    case storeFailed(String)
+
+    /// Whether the failure starts or extends a backoff: 429, 5xx, timeouts and transport errors.
+    ///
+    /// ```swift
+    /// FeedFetchError.httpStatus(503, url: url).isRetryable   // true
+    /// FeedFetchError.httpStatus(404, url: url).isRetryable   // false
+    /// ```
+    public var isRetryable: Bool {
+        switch self {
+        case .httpStatus(let code, _): code == 429 || (500...599).contains(code)
+        case .timedOut, .transport: true
+        default: false
+        }
+    }
+
+    /// One line saying what failed, e.g. `timed out after 0.3 seconds`.
+    public var description: String {
+        switch self {
+        case .insecureURL(let url):
+            "refusing \(url.absoluteString): only https is allowed, except for loopback hosts or with allowInsecureHTTP"
+        case .unsupportedScheme(let url):
+            "refusing \(url.absoluteString): the scheme is not https, http or file"
+        case .insecureRedirect(let url):
+            "refusing the redirect to \(url.absoluteString): only https is allowed, except for loopback hosts or with allowInsecureHTTP"
+        case .httpStatus(let code, let url):
+            "HTTP status \(code) from \(url.absoluteString)"
+        case .timedOut(let duration):
+            "timed out after \(Self.seconds(duration)) seconds"
+        case .tooLarge(let bytes, let limit):
+            "the feed is \(bytes) bytes or more, larger than the limit of \(limit) bytes"
+        case .transport(let reason):
+            "the request failed: \(reason)"
+        case .invalidFeed(let issue):
+            "invalid feed: \(issue); the last good feed is kept"
+        case .notModifiedWithoutCachedFeed:
+            "the server answered 304 Not Modified but no feed is stored"
+        case .unreadableFile(let path, let reason):
+            "cannot read \(path): \(reason)"
+        case .backingOff(let until, let failures):
+            "not fetching before \(ISO8601.format(until)) after \(failures) failure\(failures == 1 ? "" : "s") in a row"
+        case .storeFailed(let reason):
+            "could not write to the store: \(reason)"
+        }
+    }
+
+    /// A duration in seconds to the millisecond, without trailing zeros: `0.3`, `10`, `1.25`.
+    static func seconds(_ duration: Duration) -> String {
+        let milliseconds = duration.components.seconds * 1_000 + duration.components.attoseconds / 1_000_000_000_000_000
+        let whole = milliseconds / 1_000, fraction = abs(milliseconds % 1_000)
+        guard fraction != 0 else { return String(whole) }
+        var digits = String(fraction)
+        digits = String(repeating: "0", count: 3 - digits.count) + digits
+        while digits.hasSuffix("0") { digits.removeLast() }
+        return "\(whole).\(digits)"
+    }
+
+    /// A duration in seconds, as a `TimeInterval`.
+    static func interval(_ duration: Duration) -> TimeInterval {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+    }
+}

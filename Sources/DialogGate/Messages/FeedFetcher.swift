@@ -1,0 +1,331 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Prefs
+import Synchronization
+
+/// Fetches a messages feed and keeps the last good one in the store.
+///
+/// - `https` only, except loopback hosts and ``Options/allowInsecureHTTP``; `file://` URLs are read directly.
+///   A refused URL never reaches the network.
+/// - Conditional requests (`If-None-Match`, `If-Modified-Since`) from the stored validators; a 304 reuses
+///   the stored body and refreshes its fetch date.
+/// - `Cache-Control: max-age` is the minimum interval between requests unless the fetch is forced.
+/// - 429, 5xx, timeouts and transport errors back off exponentially with jitter (honouring `Retry-After`
+///   seconds); no request is made before the retry date, forced or not.
+/// - Bodies over ``Options/maximumBytes`` are refused; the timeout is enforced here as well as in the
+///   request (URLSession on Linux rounds request timeouts down to whole seconds).
+/// - On any failure the last good feed is used while it is younger than ``Options/maximumCacheAge``.
+///
+/// Concurrent calls share one fetch. The clock and the jitter are injected, so tests never sleep.
+///
+/// ```swift
+/// let fetcher = FeedFetcher(url: URL(string: "https://example.com/messages.json")!, prefs: prefs)
+/// let result = await fetcher.fetch()
+/// result.feed?.messages.count
+/// result.error?.description
+/// ```
+public actor FeedFetcher {
+    /// Limits and policies of a fetcher.
+    ///
+    /// ```swift
+    /// var options = FeedFetcher.Options()
+    /// options.timeout = .seconds(5)
+    /// options.maximumCacheAge = .seconds(2 * 86_400)
+    /// ```
+    public struct Options: Sendable, Hashable {
+        /// How long a request may take in all. Default 10 s.
+        public var timeout: Duration
+        /// The largest accepted body. Default 1 MiB.
+        public var maximumBytes: Int
+        /// Allows `http` to public hosts (and redirects there). Default false; loopback is always allowed.
+        public var allowInsecureHTTP: Bool
+        /// How long the last good feed may be used when fetching fails. Default 7 days.
+        public var maximumCacheAge: Duration
+        /// The backoff after the first retryable failure, before jitter. Default 60 s.
+        public var initialBackoff: Duration
+        /// The longest backoff, before jitter. Default 1 hour.
+        public var maximumBackoff: Duration
+        /// Link schemes kept besides `http` and `https`; see ``FeedDecoder/Options``.
+        public var allowedLinkSchemes: Set<String>
+
+        /// Creates options; every parameter has the documented default.
+        ///
+        /// ```swift
+        /// let options = FeedFetcher.Options(timeout: .milliseconds(300), maximumBytes: 1 << 20)
+        /// ```
+        public init(
+            timeout: Duration = .seconds(10),
+            maximumBytes: Int = 1 << 20,
+            allowInsecureHTTP: Bool = false,
+            maximumCacheAge: Duration = .seconds(7 * 86_400),
+            initialBackoff: Duration = .seconds(60),
+            maximumBackoff: Duration = .seconds(3_600),
+            allowedLinkSchemes: Set<String> = []
+        ) {
+            self.timeout = timeout
+            self.maximumBytes = maximumBytes
+            self.allowInsecureHTTP = allowInsecureHTTP
+            self.maximumCacheAge = maximumCacheAge
+            self.initialBackoff = initialBackoff
+            self.maximumBackoff = maximumBackoff
+            self.allowedLinkSchemes = allowedLinkSchemes
+        }
+    }
+
+    /// The feed URL.
+    public nonisolated let url: URL
+    /// The options this fetcher was made with.
+    public nonisolated let options: Options
+    /// The key of this feed's ``FeedCache`` in the store.
+    public nonisolated let cacheKey: Prefs.Key<FeedCache?>
+    let prefs: Prefs
+    let loader: any FeedLoader
+    let clock: @Sendable () -> Date
+    let random: @Sendable () -> Double
+    private var inFlight: Task<FeedFetchResult, Never>?
+
+    /// Creates a fetcher.
+    ///
+    /// - Parameters:
+    ///   - loader: performs HTTP requests; nil for a ``URLSessionFeedLoader``.
+    ///   - clock: the current date, for max-age, backoff and cache age.
+    ///   - random: a number in `0..<1` for the backoff jitter.
+    ///
+    /// ```swift
+    /// let fetcher = FeedFetcher(url: url, prefs: prefs, clock: { testClock.now }, random: { 0.5 })
+    /// ```
+    public init(
+        url: URL,
+        prefs: Prefs,
+        options: Options = Options(),
+        loader: (any FeedLoader)? = nil,
+        clock: @escaping @Sendable () -> Date = { Date() },
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+    ) {
+        self.url = url
+        self.options = options
+        self.prefs = prefs
+        self.loader = loader ?? URLSessionFeedLoader()
+        self.clock = clock
+        self.random = random
+        cacheKey = FeedCache.key(for: url)
+    }
+
+    /// The stored cache of this feed, if any (nil when the stored record belongs to another URL).
+    ///
+    /// ```swift
+    /// fetcher.cache?.nextRetryAt
+    /// ```
+    public nonisolated var cache: FeedCache? {
+        prefs[cacheKey].flatMap { $0.url == url.absoluteString ? $0 : nil }
+    }
+
+    /// Fetches the feed (or decides not to) and returns the feed to use with where it came from; never throws.
+    ///
+    /// - Parameter force: ignore `max-age` and ask the server now (a backoff still applies).
+    ///
+    /// ```swift
+    /// let result = await fetcher.fetch(force: true)
+    /// if result.source == .cache, let error = result.error { print("using the last good feed: \(error)") }
+    /// ```
+    public func fetch(force: Bool = false) async -> FeedFetchResult {
+        if let inFlight { return await inFlight.value }
+        let task = Task { await self.performFetch(force: force) }
+        inFlight = task
+        let result = await task.value
+        inFlight = nil
+        return result
+    }
+
+    // MARK: - The fetch
+
+    private func performFetch(force: Bool) async -> FeedFetchResult {
+        let now = clock()
+        let stored = cache
+        if let refusal = FeedURLPolicy.refusal(for: url, allowInsecureHTTP: options.allowInsecureHTTP) {
+            return fallback(stored, now: now, error: refusal, requestSent: false)
+        }
+        if url.isFileURL { return readFile(stored: stored, now: now) }
+        let maximumAge = FeedFetchError.interval(options.maximumCacheAge)
+        if !force, let fresh = stored?.freshUntil(maximumAge: maximumAge), now < fresh {
+            return fallback(stored, now: now, error: nil, requestSent: false)
+        }
+        if let stored, let retry = stored.nextRetryAt, now < retry {
+            return fallback(stored, now: now, error: .backingOff(until: retry, failures: stored.consecutiveFailures), requestSent: false)
+        }
+
+        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData,
+                                 timeoutInterval: max(1, FeedFetchError.interval(options.timeout).rounded(.up)))
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        if stored?.body != nil {
+            if let etag = stored?.etag { request.setValue(etag, forHTTPHeaderField: "If-None-Match") }
+            if let lastModified = stored?.lastModified { request.setValue(lastModified, forHTTPHeaderField: "If-Modified-Since") }
+        }
+        let response: FeedResponse
+        do {
+            let loader = loader
+            let limits = FeedLoadLimits(maximumBytes: options.maximumBytes, allowInsecureHTTP: options.allowInsecureHTTP)
+            let sent = request
+            response = try await Deadline.run(options.timeout) { try await loader.load(sent, limits: limits) }
+            if response.body.count > options.maximumBytes {  // a custom loader may not enforce the cap
+                throw FeedFetchError.tooLarge(bytes: response.body.count, limit: options.maximumBytes)
+            }
+        } catch {
+            let failure = error as? FeedFetchError ?? .transport("\(error)")
+            return recordFailure(failure, retryAfter: nil, now: now, requestSent: true)
+        }
+
+        switch response.statusCode {
+        case 200:
+            return accept(response, now: now, requestSent: true)
+        case 304:
+            return revalidate(response, stored: stored, now: now)
+        default:
+            let retryAfter = response.header("Retry-After").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+            return recordFailure(.httpStatus(response.statusCode, url: url), retryAfter: retryAfter, now: now, requestSent: true)
+        }
+    }
+
+    /// A 200: validate the body, store it as the last good feed, use it.
+    private func accept(_ response: FeedResponse, now: Date, requestSent: Bool) -> FeedFetchResult {
+        let feed: DecodedFeed
+        do {
+            feed = try FeedDecoder.decode(response.body, options: decoderOptions)
+        } catch {
+            return recordFailure(.invalidFeed(error), retryAfter: nil, now: now, requestSent: requestSent)
+        }
+        let maxAge = Self.maxAge(response.header("Cache-Control"))
+        let storeError = write { cache in
+            cache.body = String(decoding: response.body, as: UTF8.self)  // valid UTF-8: it parsed
+            cache.etag = response.header("ETag")
+            cache.lastModified = response.header("Last-Modified")
+            cache.fetchedAt = now
+            cache.maxAge = maxAge
+            cache.consecutiveFailures = 0
+            cache.nextRetryAt = nil
+            cache.lastFailure = nil
+        }
+        return FeedFetchResult(source: .network, feed: feed, fetchedAt: now, error: storeError, requestSent: requestSent)
+    }
+
+    /// A 304: the stored body is still current; refresh its date and validators.
+    private func revalidate(_ response: FeedResponse, stored: FeedCache?, now: Date) -> FeedFetchResult {
+        guard let stored, stored.body != nil else {
+            return recordFailure(.notModifiedWithoutCachedFeed, retryAfter: nil, now: now, requestSent: true)
+        }
+        let storeError = write { cache in
+            cache.fetchedAt = now
+            // A 304 updates the stored header fields it carries and leaves the others (RFC 9111 §4.3.4).
+            if let cacheControl = response.header("Cache-Control") { cache.maxAge = Self.maxAge(cacheControl) }
+            if let etag = response.header("ETag") { cache.etag = etag }
+            if let lastModified = response.header("Last-Modified") { cache.lastModified = lastModified }
+            cache.consecutiveFailures = 0
+            cache.nextRetryAt = nil
+            cache.lastFailure = nil
+        }
+        var refreshed = stored
+        refreshed.fetchedAt = now
+        var result = fallback(refreshed, now: now, error: storeError, requestSent: true)
+        if result.feed != nil { result.source = .notModified }
+        return result
+    }
+
+    /// A `file://` feed: read directly, size-capped, validated and stored like a 200.
+    private func readFile(stored: FeedCache?, now: Date) -> FeedFetchResult {
+        let data: Data
+        do {
+            let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+            if let size = (attributes[.size] as? NSNumber)?.intValue, size > options.maximumBytes {
+                return recordFailure(.tooLarge(bytes: size, limit: options.maximumBytes), retryAfter: nil, now: now, requestSent: false)
+            }
+            data = try Data(contentsOf: url)
+        } catch {
+            return recordFailure(.unreadableFile(path: url.path, reason: "\(error.localizedDescription)"), retryAfter: nil, now: now, requestSent: false)
+        }
+        if data.count > options.maximumBytes {
+            return recordFailure(.tooLarge(bytes: data.count, limit: options.maximumBytes), retryAfter: nil, now: now, requestSent: false)
+        }
+        return accept(FeedResponse(statusCode: 200, body: data), now: now, requestSent: false)
+    }
+
+    // MARK: - Failures and the last good feed
+
+    /// Counts a failure, sets the retry date for a retryable one, and falls back to the last good feed.
+    private func recordFailure(_ failure: FeedFetchError, retryAfter: Int?, now: Date, requestSent: Bool) -> FeedFetchResult {
+        var nextRetry: Date?
+        let storeError = write { cache in
+            cache.consecutiveFailures += 1
+            cache.lastFailure = failure.description
+            if failure.isRetryable {
+                let delay = max(backoff(afterFailures: cache.consecutiveFailures), TimeInterval(max(0, retryAfter ?? 0)))
+                nextRetry = now.addingTimeInterval(delay)
+            }
+            cache.nextRetryAt = nextRetry
+        }
+        var result = fallback(cache, now: now, error: failure, requestSent: requestSent)
+        if storeError != nil, result.error == nil { result.error = storeError }
+        return result
+    }
+
+    /// The backoff before jitter is `initial × 2^(failures − 1)`, capped at the maximum; the delay is half of
+    /// it plus a random share of the other half ("equal jitter").
+    func backoff(afterFailures failures: Int) -> TimeInterval {
+        let initial = FeedFetchError.interval(options.initialBackoff)
+        let maximum = FeedFetchError.interval(options.maximumBackoff)
+        let base = min(initial * pow(2, Double(min(max(failures - 1, 0), 40))), maximum)
+        let share = min(max(random(), 0), 1)
+        return base / 2 + base / 2 * share
+    }
+
+    /// The stored feed if it is young enough, with `error` telling why it is used.
+    private func fallback(_ stored: FeedCache?, now: Date, error: FeedFetchError?, requestSent: Bool) -> FeedFetchResult {
+        let maximumAge = FeedFetchError.interval(options.maximumCacheAge)
+        // A stored body was validated before it was stored; one that no longer decodes (edited by hand)
+        // is treated as absent, and kept.
+        guard let stored, stored.isUsable(at: now, maximumAge: maximumAge), let body = stored.body,
+              let feed = try? FeedDecoder.decode(Data(body.utf8), options: decoderOptions)
+        else {
+            return FeedFetchResult(source: .none, feed: nil, fetchedAt: nil, error: error, requestSent: requestSent)
+        }
+        return FeedFetchResult(source: .cache, feed: feed, fetchedAt: stored.fetchedAt, error: error, requestSent: requestSent)
+    }
+
+    /// Read-modify-writes the cache atomically; returns the store error, if any.
+    private func write(_ change: (inout FeedCache) -> Void) -> FeedFetchError? {
+        let url = url
+        do {
+            try prefs.update(cacheKey) { value in
+                var cache = value.flatMap { $0.url == url.absoluteString ? $0 : nil } ?? FeedCache(url: url)
+                change(&cache)
+                value = cache
+            }
+            return nil
+        } catch {
+            return .storeFailed("\(error)")
+        }
+    }
+
+    private var decoderOptions: FeedDecoder.Options {
+        FeedDecoder.Options(allowedLinkSchemes: options.allowedLinkSchemes)
+    }
+
+    /// `max-age` in seconds from a `Cache-Control` value; 0 for `no-cache` or `no-store`; nil without either.
+    static func maxAge(_ cacheControl: String?) -> Int? {
+        guard let cacheControl else { return nil }
+        var result: Int?
+        for directive in cacheControl.split(separator: ",") {
+            let parts = directive.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            switch parts.first {
+            case "no-cache", "no-store": return 0
+            case "max-age":
+                if parts.count == 2, let seconds = Int(parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))), seconds >= 0 {
+                    result = seconds
+                }
+            default: continue
+            }
+        }
+        return result
+    }
+}

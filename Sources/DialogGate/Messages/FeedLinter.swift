@@ -1,0 +1,107 @@
+import Foundation
+import Prefs
+
+/// Checks a feed document before it is published: everything ``FeedDecoder`` reports, plus warnings about
+/// messages that can never be shown and links that should be `https`.
+///
+/// Errors: invalid JSON (with the parser's line:column), a top level that is not an array, wrong types,
+/// missing required keys, duplicate keys in one object, duplicate ids within one bundle, ids that are not
+/// positive integers, unparseable version entries, unparseable dates and dates without a time zone,
+/// `rolloutPercent` outside 0...100, over-long texts, invalid language tags.
+///
+/// Warnings: unknown keys (with the nearest known key: `appversions` → did you mean `appVersions`),
+/// control characters in texts, dropped links, `http` links, and messages that can never match: cancelled,
+/// `endsAt` not after `startsAt`, `endsAt` in the past (when `now` is given), an empty version or locale
+/// list, a version list that is the `["0"]` cancel idiom, `rolloutPercent` 0.
+///
+/// Issues come sorted by location (errors first at the same place), so output is stable.
+///
+/// ```swift
+/// for issue in FeedLinter.lint(data, now: Date()) {
+///     print(issue)   // 4:5: warning: $[0].appversions: unknown key "appversions" is ignored; did you mean "appVersions"?
+/// }
+/// ```
+public enum FeedLinter {
+    /// Lints a feed document.
+    ///
+    /// - Parameters:
+    ///   - now: when given, an `endsAt` at or before it is reported as past.
+    ///   - options: the decoding options the app uses (its allowed link schemes).
+    ///
+    /// ```swift
+    /// let issues = FeedLinter.lint(data, now: Date())
+    /// let hasErrors = issues.contains { $0.severity == .error }
+    /// ```
+    public static func lint(_ data: Data, now: Date? = nil, options: FeedDecoder.Options = FeedDecoder.Options()) -> [FeedIssue] {
+        switch FeedDecoder.decodeDocument(data, options: options) {
+        case .failure(let issue):
+            return [issue]
+        case .success(let document):
+            var issues = document.feed.issues
+            for message in document.feed.messages {
+                issues += warnings(for: message, in: document.root, now: now)
+            }
+            return issues.sorted()
+        }
+    }
+
+    /// Lints a feed document given as text; see ``lint(_:now:options:)-(Data,_,_)``.
+    ///
+    /// ```swift
+    /// FeedLinter.lint("{}").first?.description   // "1:1: error: $: expected an array of messages, found object"
+    /// ```
+    public static func lint(_ text: String, now: Date? = nil, options: FeedDecoder.Options = FeedDecoder.Options()) -> [FeedIssue] {
+        lint(Data(text.utf8), now: now, options: options)
+    }
+
+    // MARK: - Warnings about valid messages
+
+    private static func warnings(for message: RemoteMessage, in root: LocatedJSON, now: Date?) -> [FeedIssue] {
+        let base = JSONPath.root / message.feedIndex
+        var issues: [FeedIssue] = []
+        func warn(_ key: String, _ text: String, at extra: String? = nil) {
+            var path = base / key
+            if let extra { path = path / extra }
+            let location = root[path]?.location ?? root[base]?.location ?? root.location
+            issues.append(FeedIssue(.warning, at: path, location, text))
+        }
+
+        if message.cancelled {
+            warn("cancelled", "message \(message.id) is cancelled: it is never shown")
+        }
+        if let startsAt = message.startsAt, let endsAt = message.endsAt, endsAt <= startsAt {
+            warn("endsAt", "endsAt \(ISO8601.format(endsAt)) is not after startsAt \(ISO8601.format(startsAt)): the message is never shown")
+        }
+        if let now, let endsAt = message.endsAt, endsAt <= now {
+            warn("endsAt", "endsAt \(ISO8601.format(endsAt)) is in the past (now is \(ISO8601.format(now))): the message is no longer shown")
+        }
+        for (key, list) in [("appVersions", message.appVersions), ("osVersions", message.osVersions)] {
+            guard let list else { continue }
+            if list.entries.isEmpty {
+                warn(key, "an empty \(key) list matches no version: the message is never shown; remove the key to target every version")
+            } else if isCancelIdiom(list) {
+                warn(key, "\(key) \(list) matches no real version: this is the cancel idiom, the message is never shown")
+            }
+        }
+        if message.locales?.isEmpty == true {
+            warn("locales", "an empty locales list matches no locale: the message is never shown; remove the key to target every locale")
+        }
+        if message.rolloutPercent == 0 {
+            warn("rolloutPercent", "rolloutPercent 0 shows the message to no installation")
+        }
+        if let link = message.link, link.url.scheme?.lowercased() == "http" {
+            warn("link", "the link uses http; use https so the page cannot be altered on the way", at: "url")
+        }
+        return issues
+    }
+
+    /// A non-empty list whose entries are all the exact version 0 (`["0"]`, `["0.0"]`), which no app or OS has.
+    static func isCancelIdiom(_ list: VersionList) -> Bool {
+        guard !list.entries.isEmpty, let zero = Version(components: [0]) else { return false }
+        return list.entries.allSatisfy { entry in
+            guard let requirement = entry.requirement, requirement.constraints.count == 1,
+                  case .comparison(.equal, let version) = requirement.constraints[0] else { return false }
+            return version == zero
+        }
+    }
+}

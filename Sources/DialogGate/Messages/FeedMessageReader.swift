@@ -1,0 +1,255 @@
+import Foundation
+import Prefs
+
+/// Reads one entry of a feed array into a ``RemoteMessage``, collecting every problem with its path and
+/// location instead of stopping at the first, so a linter can report them all.
+///
+/// An error marks the message invalid (it is skipped), except an unparseable version entry, which only
+/// matches nothing (see ``VersionList``). Warnings never change the outcome, except the one for a link
+/// whose URL is refused: the message is kept without its link.
+struct FeedMessageReader {
+    private let index: Int
+    private let path: JSONPath
+    private let outOfRange: [Int: String]
+    private let options: FeedDecoder.Options
+    private(set) var issues: [FeedIssue] = []
+    private(set) var isValid = true
+
+    /// The message at `$[index]`, or nil when it is invalid; and the issues found either way.
+    static func read(
+        _ node: LocatedJSON, index: Int, outOfRange: [Int: String], options: FeedDecoder.Options
+    ) -> (message: RemoteMessage?, issues: [FeedIssue]) {
+        var reader = FeedMessageReader(index: index, path: JSONPath.root / index, outOfRange: outOfRange, options: options)
+        let message = reader.readMessage(node)
+        return (reader.isValid ? message : nil, reader.issues)
+    }
+
+    private init(index: Int, path: JSONPath, outOfRange: [Int: String], options: FeedDecoder.Options) {
+        self.index = index
+        self.path = path
+        self.outOfRange = outOfRange
+        self.options = options
+    }
+
+    // MARK: - The message
+
+    private mutating func readMessage(_ node: LocatedJSON) -> RemoteMessage? {
+        guard let members = node.members else {
+            error(path, node.location, "expected an object, found \(kind(node))")
+            return nil
+        }
+        checkKeys(members, at: path, known: FeedDecoder.messageKeys)
+        let id = required("id", in: node, at: path).flatMap { positiveInteger($0, path / "id") }
+        let bundleId = required("bundleId", in: node, at: path).flatMap { string($0, path / "bundleId") }
+        let title = required("title", in: node, at: path)
+            .flatMap { displayText($0, path / "title", limit: FeedDecoder.maximumTitleLength) }
+        let body = required("text", in: node, at: path)
+            .flatMap { displayText($0, path / "text", limit: FeedDecoder.maximumTextLength) }
+        let confirmLabel = required("confirmLabel", in: node, at: path)
+            .flatMap { displayText($0, path / "confirmLabel", limit: FeedDecoder.maximumLabelLength) }
+        let link = optional("link", in: node).flatMap { readLink($0, path / "link") }
+        let appVersions = optional("appVersions", in: node).flatMap { versionList($0, path / "appVersions") }
+        let osVersions = optional("osVersions", in: node).flatMap { versionList($0, path / "osVersions") }
+        let cancelled = optional("cancelled", in: node).flatMap { bool($0, path / "cancelled") } ?? false
+        let startsAt = optional("startsAt", in: node).flatMap { date($0, path / "startsAt") }
+        let endsAt = optional("endsAt", in: node).flatMap { date($0, path / "endsAt") }
+        let priority = optional("priority", in: node).flatMap { integer($0, path / "priority") } ?? 0
+        let locales = optional("locales", in: node).flatMap { localeList($0, path / "locales") }
+        let rolloutPercent = optional("rolloutPercent", in: node).flatMap { percent($0, path / "rolloutPercent") }
+        guard let id, let bundleId, let title, let body, let confirmLabel else { return nil }
+        return RemoteMessage(
+            id: id, bundleId: bundleId, title: title, text: body, confirmLabel: confirmLabel,
+            link: link ?? nil, appVersions: appVersions, osVersions: osVersions, cancelled: cancelled,
+            startsAt: startsAt, endsAt: endsAt, priority: priority, locales: locales,
+            rolloutPercent: rolloutPercent, feedIndex: index
+        )
+    }
+
+    /// The link, `.some(nil)` when it was dropped for its URL, nil when it is invalid (an error).
+    private mutating func readLink(_ node: LocatedJSON, _ path: JSONPath) -> RemoteMessage.Link?? {
+        guard let members = node.members else {
+            error(path, node.location, "expected an object with \"title\" and \"url\", found \(kind(node))")
+            return nil
+        }
+        checkKeys(members, at: path, known: FeedDecoder.linkKeys)
+        let title = required("title", in: node, at: path)
+            .flatMap { displayText($0, path / "title", limit: FeedDecoder.maximumLabelLength) }
+        let urlNode = required("url", in: node, at: path)
+        let urlText = urlNode.flatMap { string($0, path / "url") }
+        guard let title, let urlNode, let urlText else { return nil }
+        switch FeedDecoder.linkURL(urlText, allowedSchemes: options.allowedLinkSchemes) {
+        case .success(let url):
+            return .some(RemoteMessage.Link(title: title, url: url))
+        case .failure(let reason):
+            warning(path / "url", urlNode.location, "link dropped: \(reason.description); the message is shown without it")
+            return .some(nil)
+        }
+    }
+
+    // MARK: - Keys
+
+    private mutating func checkKeys(_ members: [LocatedJSON.Member], at path: JSONPath, known: [String]) {
+        var firstLocation: [String: SourceLocation] = [:]
+        for member in members {
+            if let first = firstLocation[member.key] {
+                error(path / member.key, member.keyLocation, "duplicate key \"\(member.key)\" (first at \(first))")
+            } else {
+                firstLocation[member.key] = member.keyLocation
+            }
+            if !known.contains(member.key) {
+                var message = "unknown key \"\(member.key)\" is ignored"
+                if let suggestion = FeedDecoder.nearestKey(to: member.key, in: known) {
+                    message += "; did you mean \"\(suggestion)\"?"
+                }
+                warning(path / member.key, member.keyLocation, message)
+            }
+        }
+    }
+
+    /// A required member (null included, so the type check reports it), or nil after reporting it missing.
+    private mutating func required(_ key: String, in node: LocatedJSON, at path: JSONPath) -> LocatedJSON? {
+        guard let value = node[key] else {
+            error(path, node.location, "missing required key \"\(key)\"")
+            return nil
+        }
+        return value
+    }
+
+    /// An optional member; `null` counts as absent, as with `Codable` optionals in the original service.
+    private func optional(_ key: String, in node: LocatedJSON) -> LocatedJSON? {
+        guard let value = node[key], value.value != .null else { return nil }
+        return value
+    }
+
+    // MARK: - Values
+
+    private mutating func string(_ node: LocatedJSON, _ path: JSONPath) -> String? {
+        guard case .string(let value) = node.value, outOfRange[node.location.offset] == nil else {
+            error(path, node.location, "expected a string, found \(kind(node))")
+            return nil
+        }
+        return value
+    }
+
+    /// Display text: a string within `limit` characters; control characters are kept but warned about.
+    private mutating func displayText(_ node: LocatedJSON, _ path: JSONPath, limit: Int) -> String? {
+        guard let value = string(node, path) else { return nil }
+        if value.count > limit {
+            error(path, node.location, "\(value.count) characters, more than the maximum of \(limit)")
+            return nil
+        }
+        if let scalar = value.unicodeScalars.first(where: FeedDecoder.isUnexpectedControl) {
+            let code = String(scalar.value, radix: 16, uppercase: true)
+            let padded = String(repeating: "0", count: max(0, 4 - code.count)) + code
+            warning(path, node.location, "contains the control character U+\(padded)")
+        }
+        return value
+    }
+
+    private mutating func integer(_ node: LocatedJSON, _ path: JSONPath) -> Int? {
+        if let literal = outOfRange[node.location.offset] {
+            error(path, node.location, "\(literal) is out of range (an integer must be within \(Int.min)...\(Int.max))")
+            return nil
+        }
+        guard case .int(let value) = node.value else {
+            error(path, node.location, "expected an integer, found \(kind(node))")
+            return nil
+        }
+        return value
+    }
+
+    private mutating func positiveInteger(_ node: LocatedJSON, _ path: JSONPath) -> Int? {
+        guard let value = integer(node, path) else { return nil }
+        guard value > 0 else {
+            error(path, node.location, "expected a positive integer, found \(value)")
+            return nil
+        }
+        return value
+    }
+
+    private mutating func percent(_ node: LocatedJSON, _ path: JSONPath) -> Int? {
+        guard let value = integer(node, path) else { return nil }
+        guard (0...100).contains(value) else {
+            error(path, node.location, "expected an integer from 0 to 100, found \(value)")
+            return nil
+        }
+        return value
+    }
+
+    private mutating func bool(_ node: LocatedJSON, _ path: JSONPath) -> Bool? {
+        guard case .bool(let value) = node.value else {
+            error(path, node.location, "expected a boolean, found \(kind(node))")
+            return nil
+        }
+        return value
+    }
+
+    /// An array of strings with their nodes; nil (after reporting each offender) if anything is not a string.
+    private mutating func strings(_ node: LocatedJSON, _ path: JSONPath) -> [(text: String, node: LocatedJSON)]? {
+        guard case .array(let elements) = node.value else {
+            error(path, node.location, "expected an array of strings, found \(kind(node))")
+            return nil
+        }
+        var result: [(text: String, node: LocatedJSON)] = []
+        var allStrings = true
+        for (position, element) in elements.enumerated() {
+            if let text = string(element, path / position) { result.append((text, element)) } else { allStrings = false }
+        }
+        return allStrings ? result : nil
+    }
+
+    private mutating func versionList(_ node: LocatedJSON, _ path: JSONPath) -> VersionList? {
+        guard let entries = strings(node, path) else { return nil }
+        let list = VersionList(parsing: entries.map(\.text))
+        for entry in list.invalidEntries {
+            // An invalid entry matches nothing; the message is kept and its other entries still count.
+            error(
+                path / entry.index, entries[entry.index].node.location,
+                "invalid version \(entry.error.map { "\($0)" } ?? entry.text)", keepsMessage: true
+            )
+        }
+        return list
+    }
+
+    private mutating func localeList(_ node: LocatedJSON, _ path: JSONPath) -> [String]? {
+        guard let entries = strings(node, path) else { return nil }
+        var valid = true
+        for (position, entry) in entries.enumerated() where !FeedDecoder.isLanguageTag(entry.text) {
+            error(path / position, entry.node.location, "\"\(entry.text)\" is not a language tag like \"en\" or \"pt-BR\"")
+            valid = false
+        }
+        return valid ? entries.map(\.text) : nil
+    }
+
+    private mutating func date(_ node: LocatedJSON, _ path: JSONPath) -> Date? {
+        guard let text = string(node, path) else { return nil }
+        switch FeedDecoder.parseDate(text) {
+        case .success(let date): return date
+        case .failure(let reason):
+            error(path, node.location, reason.description)
+            return nil
+        }
+    }
+
+    // MARK: - Reporting
+
+    /// The JSON kind of a value; a number the parser could not represent reads as "number".
+    private func kind(_ node: LocatedJSON) -> String {
+        outOfRange[node.location.offset] != nil ? "number" : node.kindName
+    }
+
+    private mutating func error(_ path: JSONPath, _ location: SourceLocation, _ message: String) {
+        issues.append(FeedIssue(.error, at: path, location, message))
+        isValid = false
+    }
+
+    /// An error that does not skip the message (an invalid version entry, which matches nothing).
+    private mutating func error(_ path: JSONPath, _ location: SourceLocation, _ message: String, keepsMessage: Bool) {
+        issues.append(FeedIssue(.error, at: path, location, message))
+        if !keepsMessage { isValid = false }
+    }
+
+    private mutating func warning(_ path: JSONPath, _ location: SourceLocation, _ message: String) {
+        issues.append(FeedIssue(.warning, at: path, location, message))
+    }
+}

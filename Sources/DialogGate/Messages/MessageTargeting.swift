@@ -1,0 +1,138 @@
+import Foundation
+import Prefs
+
+/// Decides which message of a feed to show, and explains why: pure functions of the messages, the
+/// context, the date, the last acknowledged id and the installation id.
+///
+/// A message is eligible when every rule passes: it is for this app, its id is greater than
+/// `lastMessageId`, it is not cancelled, the date is within `startsAt ..< endsAt`, the app and OS versions
+/// match their lists (a list with no matching entry matches nothing, so `["0"]` cancels), the locale falls
+/// under one of `locales`, and the installation's rollout bucket is below `rolloutPercent`. Among eligible
+/// messages the highest `priority` wins, then the highest id.
+///
+/// ```swift
+/// let report = MessageTargeting.explain(feed.messages, context: context, now: Date(),
+///                                       lastMessageId: 2, installationId: installationId)
+/// report.selected?.id                                           // 3
+/// report.evaluations[0].check(.id)?.summary                     // "id > lastMessageId (3 > 2)"
+/// ```
+public enum MessageTargeting {
+    /// Checks every message and selects one.
+    ///
+    /// ```swift
+    /// let report = MessageTargeting.explain(messages, context: context, now: now,
+    ///                                       lastMessageId: 0, installationId: "A1B2…")
+    /// ```
+    public static func explain(
+        _ messages: [RemoteMessage], context: MessageContext, now: Date, lastMessageId: Int, installationId: String
+    ) -> TargetingReport {
+        let evaluations = messages.map {
+            evaluate($0, context: context, now: now, lastMessageId: lastMessageId, installationId: installationId)
+        }
+        let selected = evaluations.filter(\.isEligible).map(\.message).min(by: isPreferred)
+        return TargetingReport(evaluations: evaluations, selected: selected)
+    }
+
+    /// The message to show, or nil; the same as `explain(…).selected`.
+    ///
+    /// ```swift
+    /// let message = MessageTargeting.select(messages, context: context, now: now, lastMessageId: 0, installationId: id)
+    /// ```
+    public static func select(
+        _ messages: [RemoteMessage], context: MessageContext, now: Date, lastMessageId: Int, installationId: String
+    ) -> RemoteMessage? {
+        explain(messages, context: context, now: now, lastMessageId: lastMessageId, installationId: installationId).selected
+    }
+
+    /// Every check of one message, in ``TargetingCheck/Rule`` order; all are made even after one fails.
+    ///
+    /// ```swift
+    /// let evaluation = MessageTargeting.evaluate(message, context: context, now: now, lastMessageId: 2, installationId: id)
+    /// evaluation.failedChecks.map(\.summary)
+    /// ```
+    public static func evaluate(
+        _ message: RemoteMessage, context: MessageContext, now: Date, lastMessageId: Int, installationId: String
+    ) -> MessageEvaluation {
+        let nowText = ISO8601.format(now)
+        var checks: [TargetingCheck] = []
+        func add(_ rule: TargetingCheck.Rule, _ passed: Bool, _ detail: String) {
+            checks.append(TargetingCheck(rule: rule, passed: passed, detail: detail))
+        }
+
+        let sameApp = message.bundleId == context.bundleIdentifier
+        add(.bundleId, sameApp, "\"\(message.bundleId)\" \(sameApp ? "==" : "!=") \"\(context.bundleIdentifier)\"")
+
+        let newer = message.id > lastMessageId
+        add(.id, newer, newer ? "\(message.id) > \(lastMessageId)" : "\(message.id) is not > \(lastMessageId)")
+
+        add(.cancelled, !message.cancelled, message.cancelled ? "cancelled in the feed" : "not cancelled")
+
+        if let startsAt = message.startsAt {
+            let started = now >= startsAt
+            add(.startsAt, started, "\(started ? "started" : "starts") \(ISO8601.format(startsAt)), now is \(nowText)")
+        } else {
+            add(.startsAt, true, "not set")
+        }
+
+        if let endsAt = message.endsAt {
+            let running = now < endsAt
+            add(.endsAt, running, "\(running ? "ends" : "ended") \(ISO8601.format(endsAt)), now is \(nowText)")
+        } else {
+            add(.endsAt, true, "not set")
+        }
+
+        let app = versionCheck(message.appVersions, running: context.appVersion, label: "app version")
+        add(.appVersions, app.passed, app.detail)
+        let os = versionCheck(message.osVersions, running: context.osVersion, label: "OS version")
+        add(.osVersions, os.passed, os.detail)
+
+        if let locales = message.locales {
+            let tags = locales.map { "\"\($0)\"" }.joined(separator: ", ")
+            if let match = locales.first(where: { MessageContext.locale(context.localeIdentifier, isCoveredBy: $0) }) {
+                add(.locales, true, "\(context.localeIdentifier) matches \"\(match)\"")
+            } else {
+                add(.locales, false, "\(context.localeIdentifier) matches none of [\(tags)]")
+            }
+        } else {
+            add(.locales, true, "not set")
+        }
+
+        if let percent = message.rolloutPercent {
+            let bucket = rolloutBucket(installationId: installationId, messageId: message.id)
+            let inside = bucket < percent
+            add(.rolloutPercent, inside, inside ? "bucket \(bucket) < \(percent)" : "bucket \(bucket) is not < \(percent)")
+        } else {
+            add(.rolloutPercent, true, "not set")
+        }
+        return MessageEvaluation(message: message, checks: checks)
+    }
+
+    /// The installation's bucket, 0 to 99, for a message: FNV-1a 64 of `"<installationId>:<messageId>"`
+    /// modulo 100. The same installation and message always give the same bucket, in every process; a
+    /// different message id reshuffles installations, so the same users are not always first.
+    ///
+    /// ```swift
+    /// MessageTargeting.rolloutBucket(installationId: "A1B2C3", messageId: 7)   // always the same value
+    /// ```
+    public static func rolloutBucket(installationId: String, messageId: Int) -> Int {
+        Int(StableHash.fnv1a64("\(installationId):\(messageId)") % 100)
+    }
+
+    // MARK: - Internals
+
+    /// Whether `lhs` should be shown rather than `rhs`: higher priority, then higher id, then earlier in the feed.
+    static func isPreferred(_ lhs: RemoteMessage, over rhs: RemoteMessage) -> Bool {
+        if lhs.priority != rhs.priority { return lhs.priority > rhs.priority }
+        if lhs.id != rhs.id { return lhs.id > rhs.id }
+        return lhs.feedIndex < rhs.feedIndex
+    }
+
+    private static func versionCheck(_ list: VersionList?, running text: String, label: String) -> (passed: Bool, detail: String) {
+        guard let list else { return (true, "not set") }
+        guard let version = Version(lenient: text) else {
+            return (false, "\(label) \"\(text)\" is not a version, so \(list) cannot match")
+        }
+        if list.matches(version) { return (true, "\(version) matches \(list)") }
+        return (false, "\(version) matches none of \(list)")
+    }
+}

@@ -1,0 +1,31 @@
+/// FNV-1a, 64 bits: a hash that gives the same value in every process, on every platform, forever.
+///
+/// Swift's `Hasher` is seeded per process, so it cannot decide a rollout bucket or name a stored key.
+/// FNV-1a is not cryptographic; it only has to spread installation ids evenly over 100 buckets and make
+/// feed URLs unlikely to collide (the cache also records its URL, so a collision is detected).
+///
+/// ```swift
+/// StableHash.fnv1a64("")                  // 0xcbf29ce484222325
+/// StableHash.fnv1a64("a")                 // 0xaf63dc4c8601ec8c
+/// StableHash.hex("https://example.com/messages.json").count   // 16
+/// ```
+enum StableHash {
+    static let offsetBasis: UInt64 = 0xcbf2_9ce4_8422_2325
+    static let prime: UInt64 = 0x0000_0100_0000_01b3
+
+    /// The FNV-1a 64-bit hash of the UTF-8 bytes of `text`.
+    static func fnv1a64(_ text: String) -> UInt64 {
+        var hash = offsetBasis
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* prime
+        }
+        return hash
+    }
+
+    /// The hash as 16 lowercase hex digits.
+    static func hex(_ text: String) -> String {
+        let digits = String(fnv1a64(text), radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+}

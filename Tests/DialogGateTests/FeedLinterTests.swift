@@ -1,0 +1,105 @@
+import DialogGate
+import Foundation
+import Prefs
+import Testing
+
+@Suite("FeedLinter")
+struct FeedLinterTests {
+    private func lint(_ text: String, now: Date? = nil) -> [String] {
+        FeedLinter.lint(text, now: now).map(\.description)
+    }
+
+    @Test("the seed's feeds are clean")
+    func seedFeedsAreClean() {
+        #expect(lint(Feeds.seed).isEmpty)
+        #expect(lint(Feeds.multipleApplications).isEmpty)
+    }
+
+    @Test("a typo'd key gets a did-you-mean; http links and past endsAt are warned about")
+    func typicalMistakes() {
+        let text = """
+        [
+          {
+            "id": 3,
+            "bundleId": "com.example.app",
+            "title": "Maintenance",
+            "text": "Tonight",
+            "confirmLabel": "OK",
+            "appversions": ["0"],
+            "link": {"title": "Status", "url": "http://status.example.com"},
+            "endsAt": "2026-02-01T00:00:00Z"
+          }
+        ]
+        """
+        #expect(lint(text, now: feedEpoch) == [
+            #"8:5: warning: $[0].appversions: unknown key "appversions" is ignored; did you mean "appVersions"?"#,
+            "9:40: warning: $[0].link.url: the link uses http; use https so the page cannot be altered on the way",
+            "10:15: warning: $[0].endsAt: endsAt 2026-02-01T00:00:00Z is in the past (now is 2026-03-01T12:00:00Z): the message is no longer shown",
+        ])
+        #expect(lint(text).count == 2)  // without `now`, nothing is "past"
+    }
+
+    @Test("errors with paths and line:column, in document order")
+    func errors() {
+        let text = """
+        [
+          {"id": 1, "bundleId": "a", "title": "T", "text": "x", "confirmLabel": "OK", "osVersions": ["17.x", "18"]},
+          {"id": 1, "bundleId": "a", "title": "T", "text": "x", "confirmLabel": "OK", "title": "U"},
+          {"id": 2.5, "bundleId": "a", "title": "T", "text": "x", "confirmLabel": "OK", "rolloutPercent": 150},
+          {"id": 4, "bundleId": "a", "title": "T", "text": "x", "confirmLabel": "OK", "startsAt": "2026-03-01T10:00:00"},
+          {"id": 1, "bundleId": "a", "title": "T", "text": "x", "confirmLabel": "OK", "locales": ["en US"]},
+          {"id": 1, "bundleId": "a", "title": "T", "text": "x", "confirmLabel": "OK"}
+        ]
+        """
+        #expect(lint(text) == [
+            #"2:94: error: $[0].osVersions[0]: invalid version "17.x": "x" is not a number"#,
+            #"3:79: error: $[1].title: duplicate key "title" (first at 3:30)"#,
+            "4:10: error: $[2].id: expected an integer, found number",
+            "4:99: error: $[2].rolloutPercent: expected an integer from 0 to 100, found 150",
+            #"5:91: error: $[3].startsAt: "2026-03-01T10:00:00" has no time zone; add 'Z' or an offset such as +01:00"#,
+            #"6:91: error: $[4].locales[0]: "en US" is not a language tag like "en" or "pt-BR""#,
+            #"7:10: error: $[5].id: duplicate id 1 for bundleId "a" (first at $[0]); this message is skipped"#,
+        ])
+    }
+
+    @Test("messages that can never match are warned about")
+    func neverMatches() {
+        let text = Feeds.of(
+            Feeds.message(id: 1, #""cancelled": true"#),
+            Feeds.message(id: 2, #""startsAt": "2026-03-02T00:00:00Z", "endsAt": "2026-03-01T00:00:00Z""#),
+            Feeds.message(id: 3, #""osVersions": []"#),
+            Feeds.message(id: 4, #""appVersions": ["0"]"#),
+            Feeds.message(id: 5, #""locales": [], "rolloutPercent": 0"#)
+        )
+        let issues = FeedLinter.lint(text)
+        #expect(issues.allSatisfy { $0.severity == .warning })
+        #expect(issues.map(\.summary) == [
+            "$[0].cancelled: message 1 is cancelled: it is never shown",
+            "$[1].endsAt: endsAt 2026-03-01T00:00:00Z is not after startsAt 2026-03-02T00:00:00Z: the message is never shown",
+            "$[2].osVersions: an empty osVersions list matches no version: the message is never shown; remove the key to target every version",
+            #"$[3].appVersions: appVersions ["0"] matches no real version: this is the cancel idiom, the message is never shown"#,
+            "$[4].locales: an empty locales list matches no locale: the message is never shown; remove the key to target every locale",
+            "$[4].rolloutPercent: rolloutPercent 0 shows the message to no installation",
+        ])
+    }
+
+    @Test("invalid JSON is one error with the parser's line and column")
+    func invalidJSON() {
+        #expect(lint("[\n  {\"id\": 1\n   \"bundleId\": \"a\"}\n]") == [
+            #"3:4: error: $: invalid JSON: expected ',' or '}' after object member, found '"'"#,
+        ])
+        #expect(lint(#"{"messages": []}"#) == ["1:1: error: $: expected an array of messages, found object"])
+    }
+
+    @Test("did-you-mean picks the nearest known key, or none when nothing is close")
+    func didYouMean() {
+        let text = Feeds.of(Feeds.message(id: 1, #""bundleID": "x", "confirmlabel": "OK", "startAt": "2026-03-01T00:00:00Z", "rollout": 5, "link": {"title": "T", "uri": "https://a.example", "url": "https://a.example"}"#))
+        #expect(FeedLinter.lint(text).map(\.message) == [
+            "unknown key \"bundleID\" is ignored; did you mean \"bundleId\"?",
+            "unknown key \"confirmlabel\" is ignored; did you mean \"confirmLabel\"?",
+            "unknown key \"startAt\" is ignored; did you mean \"startsAt\"?",
+            "unknown key \"rollout\" is ignored",
+            "unknown key \"uri\" is ignored; did you mean \"url\"?",
+        ])
+    }
+}

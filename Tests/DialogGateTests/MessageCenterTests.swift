@@ -1,0 +1,221 @@
+import DialogGate
+import Foundation
+import Prefs
+import PrefsTestSupport
+import Testing
+
+@Suite("MessageCenter")
+@MainActor
+struct MessageCenterTests {
+    let clock = TestClock(feedEpoch)
+
+    private func center(
+        _ url: URL, prefs: Prefs, context: MessageContext = .seedApp, lastMessageIdKey: String = "lastMessageId",
+        options: FeedFetcher.Options = FeedFetcher.Options()
+    ) -> MessageCenter {
+        MessageCenter(feedURL: url, prefs: prefs, context: context, lastMessageIdKey: lastMessageIdKey,
+                      options: options, clock: clock.function, random: { 0 })
+    }
+
+    // MARK: - The seed's behaviour
+
+    @Test("the seed's feed shows once; after acknowledging, not again at the next launch; a reset shows it again")
+    func showsOnceAcrossLaunches() async throws {
+        let directory = try TemporaryDirectory()
+        let storeURL = directory.file("prefs.sqlite")
+        let server = try jsonServer(Feeds.seed)
+        defer { server.stop() }
+        let url = server.url("/messages.json")
+
+        let first = center(url, prefs: try Prefs(.sqlite(storeURL)))
+        await first.refresh()
+        #expect(first.lastError == nil)
+        let message = try #require(first.pendingMessage)
+        #expect(message.id == 1 && message.title == "App Alert" && message.confirmLabel == "OK")
+        #expect(first.acknowledge(.confirm) == nil)
+        #expect(first.pendingMessage == nil)
+        #expect(first.lastMessageId == 1)
+
+        // A new launch: a new store instance on the same file, a new center.
+        let prefs = try Prefs(.sqlite(storeURL))
+        let second = center(url, prefs: prefs)
+        await second.refresh()
+        #expect(second.pendingMessage == nil)
+        #expect(second.lastReport?.evaluations.first?.check(.id)?.summary == "id > lastMessageId (1 is not > 1)")
+        #expect(prefs[Prefs.Key<Int>("lastMessageId", initial: 0)] == 1)  // the seed's key name
+
+        try prefs.reset(second.lastMessageIdKey)
+        let third = center(url, prefs: try Prefs(.sqlite(storeURL)))
+        await third.refresh()
+        #expect(third.pendingMessage?.id == 1)
+        #expect(server.requests.count == 3)
+    }
+
+    @Test("a message presented but not acknowledged shows again")
+    func notAcknowledgedShowsAgain() async throws {
+        let directory = try TemporaryDirectory()
+        let storeURL = directory.file("prefs.sqlite")
+        let server = try jsonServer(Feeds.seed)
+        defer { server.stop() }
+        let url = server.url("/messages.json")
+
+        let interrupted = center(url, prefs: try Prefs(.sqlite(storeURL)))
+        await interrupted.refresh()
+        #expect(interrupted.pendingMessage?.id == 1)
+        interrupted.dismissWithoutAcknowledging()  // another modal took over
+        #expect(interrupted.pendingMessage == nil)
+        #expect(interrupted.lastMessageId == 0)
+
+        // A crash: the center is simply gone.
+        let crashed = center(url, prefs: try Prefs(.sqlite(storeURL)))
+        await crashed.refresh()
+        #expect(crashed.pendingMessage?.id == 1)
+
+        let next = center(url, prefs: try Prefs(.sqlite(storeURL)))
+        await next.refresh()
+        #expect(next.pendingMessage?.id == 1)
+        #expect(next.acknowledge(.link) == nil)  // no link in the seed's message
+        #expect(next.lastMessageId == 1)
+    }
+
+    @Test("osVersions [\"0\"] cancels; app and OS version lists target")
+    func versionTargeting() async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.file("messages.json")
+        let prefs = try Prefs(.memory)
+        try Data(Feeds.multipleApplications.utf8).write(to: file)
+        let shown = center(file, prefs: prefs)
+        await shown.refresh()
+        #expect(shown.pendingMessage?.id == 3)
+        let otherOS = center(file, prefs: prefs, context: .seedApp.with(osVersion: "17.1"))
+        await otherOS.refresh()
+        #expect(otherOS.pendingMessage == nil)
+        let otherApp = center(file, prefs: prefs, context: .seedApp.with(appVersion: "1.1"))
+        await otherApp.refresh()
+        #expect(otherApp.pendingMessage == nil)
+
+        try Data(Feeds.multipleApplications.replacingOccurrences(of: #""osVersions": ["17.0.1", "17.2"]"#, with: #""osVersions": ["0"]"#).utf8).write(to: file)
+        let cancelled = center(file, prefs: prefs)
+        await cancelled.refresh()
+        #expect(cancelled.pendingMessage == nil)
+        #expect(cancelled.lastReport?.evaluations.first?.check(.osVersions)?.summary == #"osVersions (17.2 matches none of ["0"])"#)
+    }
+
+    // MARK: - Acknowledging
+
+    @Test("acknowledging the link returns its URL and stores the id")
+    func acknowledgeLink() async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.file("messages.json")
+        try Data(Feeds.multipleApplications.utf8).write(to: file)
+        let center = center(file, prefs: try Prefs(.memory))
+        await center.refresh()
+        #expect(center.acknowledge(.link) == URL(string: "https://www.createchsol.com"))
+        #expect(center.lastMessageId == 3)
+        #expect(center.acknowledge(.confirm) == nil)  // nothing pending any more
+    }
+
+    @Test("a UI that holds the presented message acknowledges it even after the pending message was cleared")
+    func acknowledgePresentedMessage() async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.file("messages.json")
+        try Data(Feeds.multipleApplications.utf8).write(to: file)
+        let center = center(file, prefs: try Prefs(.memory))
+        await center.refresh()
+        let presented = try #require(center.pendingMessage)
+        center.dismissWithoutAcknowledging()  // e.g. SwiftUI cleared the binding first
+        #expect(center.acknowledge(.link, for: presented) == URL(string: "https://www.createchsol.com"))
+        #expect(center.lastMessageId == 3)
+        await center.refresh()
+        #expect(center.pendingMessage == nil)
+    }
+
+    @Test("acknowledging never lowers lastMessageId; the key name is configurable")
+    func monotonic() async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.file("messages.json")
+        try Data(Feeds.of(Feeds.message(id: 3)).utf8).write(to: file)
+        let prefs = try Prefs(.memory)
+        let center = center(file, prefs: prefs, lastMessageIdKey: "alerts.lastId")
+        await center.refresh()
+        #expect(center.pendingMessage?.id == 3)
+        try prefs.set(5, for: Prefs.Key<Int>("alerts.lastId", initial: 0))  // another process acknowledged 5 meanwhile
+        center.acknowledge(.confirm)
+        #expect(center.lastMessageId == 5)
+        #expect(!prefs.isStored(Prefs.Key<Int>("lastMessageId", initial: 0)))
+    }
+
+    @Test("the installation id is created once in the store and reused")
+    func installationId() async throws {
+        let directory = try TemporaryDirectory()
+        let storeURL = directory.file("prefs.sqlite")
+        let file = directory.file("messages.json")
+        try Data(Feeds.seed.utf8).write(to: file)
+        let first = center(file, prefs: try Prefs(.sqlite(storeURL)))
+        let id = first.installationId()
+        #expect(UUID(uuidString: id) != nil)
+        #expect(first.installationId() == id)
+        let second = center(file, prefs: try Prefs(.sqlite(storeURL)))
+        #expect(second.installationId() == id)
+        #expect(try Prefs(.sqlite(storeURL))[MessageCenter.installationIdKey] == id)
+    }
+
+    // MARK: - Failures
+
+    @Test("a bad feed entry is reported and skipped; the others are still shown")
+    func badEntry() async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.file("messages.json")
+        try Data(Feeds.of(Feeds.message(id: 2), #"{"id": "9", "bundleId": "com.createchsol.AppAlertExample"}"#).utf8).write(to: file)
+        let center = center(file, prefs: try Prefs(.memory))
+        await center.refresh()
+        #expect(center.pendingMessage?.id == 2)
+        #expect(center.diagnostics.map(\.summary) == [
+            "$[1]: missing required key \"confirmLabel\"", "$[1]: missing required key \"text\"",
+            "$[1]: missing required key \"title\"", "$[1].id: expected an integer, found string",
+        ])
+    }
+
+    @Test("refresh never throws: errors go to lastError, and an expired last good feed shows nothing")
+    func expiredCache() async throws {
+        let scenario = Scenario(.ok(Feeds.seed))
+        let server = try TestHTTPServer { _ in scenario.current }
+        defer { server.stop() }
+        let url = server.url("/messages.json")
+        let prefs = try Prefs(.memory)
+        let center = center(url, prefs: prefs)
+        await center.refresh()
+        #expect(center.pendingMessage?.id == 1)
+        scenario.set(.status(404))
+        clock.advance(by: 86_400)
+        await center.refresh()
+        #expect(center.lastError == .httpStatus(404, url: url))
+        #expect(center.lastFetch?.source == .cache)
+        #expect(center.pendingMessage?.id == 1)  // the last good feed is still used
+        clock.advance(by: 6 * 86_400)
+        await center.refresh()
+        #expect(center.lastError == .httpStatus(404, url: url))
+        #expect(center.lastFetch?.source == FeedFetchResult.Source.none)
+        #expect(center.pendingMessage == nil)
+        #expect(center.lastReport == nil)
+    }
+
+    @Test("an insecure feed URL is refused and reported")
+    func insecureURL() async throws {
+        let url = try #require(URL(string: "http://example.invalid/messages.json"))
+        let center = center(url, prefs: try Prefs(.memory))
+        await center.refresh()
+        #expect(center.lastError == .insecureURL(url))
+        #expect(center.pendingMessage == nil)
+        #expect(!center.isRefreshing)
+    }
+
+    @Test("MessageContext.current fills the OS version and the locale")
+    func currentContext() {
+        let context = MessageContext.current(bundleIdentifier: "com.example.app", appVersion: "2.1")
+        let os = ProcessInfo.processInfo.operatingSystemVersion
+        #expect(context.osVersion == "\(os.majorVersion).\(os.minorVersion).\(os.patchVersion)")
+        #expect(context.localeIdentifier == Locale.current.identifier)
+        #expect(context.bundleIdentifier == "com.example.app" && context.appVersion == "2.1")
+    }
+}

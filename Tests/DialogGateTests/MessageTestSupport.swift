@@ -1,0 +1,120 @@
+import DialogGate
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Prefs
+import PrefsTestSupport
+import Synchronization
+
+/// The date the message tests start at, 2026-03-01T12:00:00Z; a ``TestClock`` moves from there by hand,
+/// so time rules are tested without sleeping.
+let feedEpoch = Date(timeIntervalSince1970: 1_772_366_400)
+
+/// A loader that answers from a closure and records the requests: shows that a refused URL never reaches
+/// the network, and plays cases a real server cannot.
+final class CannedLoader: FeedLoader {
+    private let requests = Mutex<[URLRequest]>([])
+    private let answer: @Sendable (URLRequest) -> FeedResponse
+
+    init(_ answer: @escaping @Sendable (URLRequest) -> FeedResponse) {
+        self.answer = answer
+    }
+
+    var recorded: [URLRequest] { requests.withLock { $0 } }
+
+    func load(_ request: URLRequest, limits: FeedLoadLimits) async throws -> FeedResponse {
+        requests.withLock { $0.append(request) }
+        return answer(request)
+    }
+}
+
+/// A mutable server response, so one server can play several scenarios in a row.
+final class Scenario: Sendable {
+    private let response: Mutex<TestHTTPServer.Response>
+
+    init(_ response: TestHTTPServer.Response) {
+        self.response = Mutex(response)
+    }
+
+    func set(_ response: TestHTTPServer.Response) {
+        self.response.withLock { $0 = response }
+    }
+
+    var current: TestHTTPServer.Response { response.withLock { $0 } }
+}
+
+enum Feeds {
+    static let seedBundle = "com.createchsol.AppAlertExample"
+
+    /// The seed's exact one-message feed.
+    static let seed = """
+    [
+       {
+          "id": 1,
+          "bundleId": "com.createchsol.AppAlertExample",
+          "title": "App Alert",
+          "text": "Warning:  There is a bug in the application and I am working on it.",
+          "confirmLabel" : "OK"
+       }
+    ]
+    """
+
+    /// The seed's "Multiple Applications" sample.
+    static let multipleApplications = """
+    [
+      {
+         "id":3,
+         "bundleId":"com.createchsol.AppAlertExample",
+         "title":"App Alert",
+         "text":"Warning:  There is a bug in the application and I am working on it.",
+         "confirmLabel":"OK",
+         "osVersions": ["17.0.1", "17.2"],
+         "appVersions": ["1.0"],
+         "link":{
+            "title":"More information",
+            "url":"https://www.createchsol.com"
+         }
+      },
+      {
+         "id":1,
+         "bundleId":"com.createchsol.MyWineCellar",
+         "title":"Special Offer",
+         "text":"Pro user subscription is on sale until the end of the month.",
+         "confirmLabel":"OK"
+      }
+    ]
+    """
+
+    /// A one-line message object with the required fields and `extra` members (`"k": v, …`).
+    static func message(id: Int, bundleId: String = seedBundle, _ extra: String = "") -> String {
+        let base = #"{"id": \#(id), "bundleId": "\#(bundleId)", "title": "Title \#(id)", "text": "Text \#(id)", "confirmLabel": "OK""#
+        return base + (extra.isEmpty ? "" : ", " + extra) + "}"
+    }
+
+    /// A feed of one-line messages.
+    static func of(_ messages: String...) -> String {
+        "[\n" + messages.joined(separator: ",\n") + "\n]"
+    }
+}
+
+extension MessageContext {
+    /// The seed's app on iOS 17.2 in English.
+    static let seedApp = MessageContext(
+        bundleIdentifier: Feeds.seedBundle, appVersion: "1.0", osVersion: "17.2", localeIdentifier: "en_US"
+    )
+
+    func with(appVersion: String? = nil, osVersion: String? = nil, locale: String? = nil) -> MessageContext {
+        var copy = self
+        if let appVersion { copy.appVersion = appVersion }
+        if let osVersion { copy.osVersion = osVersion }
+        if let locale { copy.localeIdentifier = locale }
+        return copy
+    }
+}
+
+/// A server that answers every request with `body` as JSON.
+func jsonServer(_ body: String, headers: KeyValuePairs<String, String> = [:]) throws -> TestHTTPServer {
+    let response = TestHTTPServer.Response.ok(body, headers: headers)
+    return try TestHTTPServer { _ in response }
+}

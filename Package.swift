@@ -20,7 +20,7 @@ let package = Package(
         .target(name: "Prefs", dependencies: ["CSQLite"]),
         .target(name: "DialogGate", dependencies: ["Prefs"]),
         .target(name: "PrefsTestSupport", dependencies: ["Prefs"]),
-        .executableTarget(name: "prefs-tool", dependencies: ["Prefs", "DialogGate"], resources: [.copy("Resources/sample-messages.json")]),
+        .executableTarget(name: "prefs-tool", dependencies: ["Prefs", "DialogGate"]),
         .executableTarget(name: "prefs-test-child", dependencies: ["Prefs"]),
         .executableTarget(
             name: "prefs-bench",

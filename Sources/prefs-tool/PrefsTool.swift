@@ -20,7 +20,7 @@ struct Command: Sendable {
 enum PrefsTool {
     static let version = "0.1.0"
 
-    static let commands: [Command] = StoreCommands.all + TransferCommands.all + [WatchCommand.command, CheckCommand.command, DialogsCommand.command, DemoCommand.command]
+    static let commands: [Command] = StoreCommands.all + TransferCommands.all + [WatchCommand.command, CheckCommand.command, DialogsCommand.command, FeedCommand.command, DemoCommand.command]
 
     static var usage: String { "usage: prefs-tool [--store PATH] COMMAND [ARGUMENTS…]" }
 

@@ -163,6 +163,9 @@ struct ToolCommandTests {
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("suppressed for this session (OK)"))
         #expect(result.stdout.contains("not shown: never remind since"))
+        #expect(result.stdout.contains("the user taps OK → lastMessageId = 1"))
+        #expect(result.stdout.contains("no message: message 1: id > lastMessageId (1 is not > 1)"))
+        #expect(result.stdout.contains("(shown again: QA can check the message as often as needed)"))
         let directory = try TemporaryDirectory()
         let store = directory.file("demo.sqlite").path
         #expect(try tool("--store", store, "demo").status == 0)

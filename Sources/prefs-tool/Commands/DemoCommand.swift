@@ -44,7 +44,11 @@ struct Demo {
         Terminal.print("The store now holds:")
         let prefs = try launch()
         for (name, value) in try prefs.snapshot().sorted(by: { $0.key < $1.key }) where !name.hasPrefix(DialogRecord.keyPrefix) {
-            Terminal.printData("  \(name) = \(ValueText.plain(value))")
+            if name.hasPrefix("dialoggate.feed.") {
+                Terminal.printData("  \(name) = the last good feed with its validators (\(ValueText.plain(value).utf8.count) bytes)")
+            } else {
+                Terminal.printData("  \(name) = \(ValueText.plain(value))")
+            }
         }
         for state in try DialogGate(prefs: prefs, session: DialogSession(), overrides: DialogOverrides()).states() {
             Terminal.printData("  dialog " + DialogsCommand.line(for: state).replacingOccurrences(of: "\t", with: ", "))
@@ -137,8 +141,81 @@ extension DialogDecision {
 extension Demo {
     // MARK: - Seed 003: a remote message, shown once
 
+    static let bundleIdentifier = "com.createchsol.AppAlertExample"
+
+    /// The bundled sample feed: the seed's message, a message for another app, and one cancelled with the seed's
+    /// `"osVersions": ["0"]` idiom. Kept in the source so the demo works wherever the binary is.
+    static let sampleFeed = #"""
+        [
+          {
+            "id": 1,
+            "bundleId": "com.createchsol.AppAlertExample",
+            "title": "App Alert",
+            "text": "Warning: There is a bug in the application and I am working on it.",
+            "confirmLabel": "OK",
+            "appVersions": ["1.0", "1.1"],
+            "link": {"title": "Workaround", "url": "https://example.com/workaround"}
+          },
+          {
+            "id": 7,
+            "bundleId": "com.example.OtherApp",
+            "title": "Not for this app",
+            "text": "Chosen by bundle id: this app never sees it.",
+            "confirmLabel": "OK"
+          },
+          {
+            "id": 2,
+            "bundleId": "com.createchsol.AppAlertExample",
+            "title": "Cancelled",
+            "text": "osVersions [\"0\"] matches no real OS: the seed's way to cancel a message.",
+            "confirmLabel": "OK",
+            "osVersions": ["0"]
+          }
+        ]
+
+        """#
+
     func remoteMessage() async throws {
         Terminal.print("")
-        Terminal.print("3. A remote message from messages.json, shown once (seed 003) — arrives with the remote-messages work")
+        Terminal.print("3. A remote message from messages.json, shown once, and again after `reset lastMessageId` (seed 003)")
+        let feed = url.deletingLastPathComponent().appendingPathComponent("messages.json")
+        try Data(Self.sampleFeed.utf8).write(to: feed)
+        Terminal.print("  feed: \(feed.absoluteString) (the bundled sample: 3 messages, one for this app, one cancelled)")
+        let context = MessageContext(bundleIdentifier: Self.bundleIdentifier, appVersion: "1.0", osVersion: "17.0", localeIdentifier: "en_US")
+
+        Terminal.print("  launch 1")
+        try await messageLaunch(feed: feed, context: context, answer: true)
+        pause()
+        Terminal.print("  launch 2")
+        try await messageLaunch(feed: feed, context: context, answer: true)
+        pause()
+        Terminal.print("  QA: prefs-tool --store \(url.path) reset lastMessageId")
+        let status = await PrefsTool.run(["--store", url.path, "reset", "lastMessageId"], environment: [:])
+        guard status == 0 else { throw ToolError.io("the reset failed (exit \(status))") }
+        Terminal.print("  launch 3")
+        try await messageLaunch(feed: feed, context: context, answer: false)
+    }
+
+    /// One launch of the seed's AlertService: refresh, then show the pending message and acknowledge it.
+    @MainActor
+    private func messageLaunch(feed: URL, context: MessageContext, answer: Bool) async throws {
+        let center = MessageCenter(feedURL: feed, prefs: try launch(), context: context)
+        await center.refresh()
+        if let error = center.lastError { throw ToolError.io("the feed could not be read: \(error)") }
+        guard let message = center.pendingMessage else {
+            let ours = center.lastReport?.evaluations.filter { $0.message.bundleId == Self.bundleIdentifier } ?? []
+            let reasons = ours.map { "message \($0.message.id): " + $0.failedChecks.map(\.summary).joined(separator: "; ") }
+            Terminal.print("    no message: " + reasons.joined(separator: " | "))
+            return
+        }
+        Terminal.printData("    ┌─ \(message.title)")
+        Terminal.printData("    │  \(message.text)")
+        Terminal.printData("    └─ [\(message.confirmLabel)]" + (message.link.map { " [\($0.title)]" } ?? ""))
+        if answer {
+            _ = center.acknowledge(.confirm, for: message)
+            Terminal.print("    the user taps \(message.confirmLabel) → lastMessageId = \(center.lastMessageId)")
+        } else {
+            Terminal.print("    (shown again: QA can check the message as often as needed)")
+        }
     }
 }

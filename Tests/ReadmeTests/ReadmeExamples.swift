@@ -152,3 +152,52 @@ struct ReadmeUserDefaultsExamples {
         #expect(try PrefsDefaults(.sqlite(url)).integer(forKey: "lastMessageId") == 1)
     }
 }
+
+@MainActor
+func launch(prefs: Prefs) async {
+    let messages = MessageCenter(
+        feedURL: URL(string: "https://example.github.io/AppAlert/messages.json")!,
+        prefs: prefs,
+        context: .current(bundleIdentifier: "com.createchsol.AppAlertExample", appVersion: "1.0"))
+    await messages.refresh()                       // fetch (or the last good feed) and decide
+    if let message = messages.pendingMessage {     // present it with your own UI, then:
+        _ = messages.acknowledge(.confirm, for: message)   // stores lastMessageId = message.id
+    }
+}
+
+@Suite("README examples: remote messages")
+struct ReadmeMessageExamples {
+    @Test("the README's feed decodes, and the seed flow shows its message once, from a file URL")
+    @MainActor
+    func seedFlow() async throws {
+        let feed = """
+            [
+              {
+                "id": 1,
+                "bundleId": "com.createchsol.AppAlertExample",
+                "title": "App Alert",
+                "text": "Warning: There is a bug in the application and I am working on it.",
+                "confirmLabel": "OK",
+                "appVersions": ["1.0", ">=1.2 <2.0", "17.*"],
+                "osVersions": ["17", "18.*"],
+                "link": {"title": "Workaround", "url": "https://example.com/workaround"}
+              }
+            ]
+            """
+        let decoded = try FeedDecoder.decode(Data(feed.utf8))
+        #expect(decoded.messages.count == 1 && decoded.issues.isEmpty)
+        let directory = try TemporaryDirectory()
+        let url = directory.file("messages.json")
+        try Data(feed.utf8).write(to: url)
+        let prefs = try Prefs(.sqlite(directory.file("app.sqlite")))
+        let context = MessageContext(bundleIdentifier: "com.createchsol.AppAlertExample", appVersion: "1.0", osVersion: "18.1", localeIdentifier: "en")
+        let first = MessageCenter(feedURL: url, prefs: prefs, context: context)
+        await first.refresh()
+        let message = try #require(first.pendingMessage)
+        _ = first.acknowledge(.confirm, for: message)
+        let second = MessageCenter(feedURL: url, prefs: try Prefs(.sqlite(directory.file("app.sqlite"))), context: context)
+        await second.refresh()
+        #expect(second.pendingMessage == nil)
+        _ = launch   // the README's function compiles; it would fetch from the network, so it is not called here
+    }
+}

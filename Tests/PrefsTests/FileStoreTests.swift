@@ -213,3 +213,20 @@ struct FileStoreTests {
         #expect(try Prefs(.jsonFile(url))[.launchCount] == 3)
     }
 }
+
+@Suite("File stores: leftovers")
+struct LeftoverTests {
+    @Test("temporary files left by a writer killed mid-write are removed by the next writer")
+    func leftovers() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        try Prefs(.jsonFile(url)).set(1, for: .launchCount)
+        let leftover = directory.file("prefs.json.tmp-999999-12345")
+        try Data("{\"half\": ".utf8).write(to: leftover)
+        let prefs = try Prefs(.jsonFile(url))
+        #expect(prefs[.launchCount] == 1, "a leftover is never read")
+        try prefs.set(2, for: .launchCount)
+        #expect(!FileManager.default.fileExists(atPath: leftover.path))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted() == ["prefs.json", "prefs.json.lock"])
+    }
+}

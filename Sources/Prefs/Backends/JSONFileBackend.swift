@@ -24,6 +24,7 @@ final class JSONFileBackend: PrefsBackend {
     /// Changes accepted in coalesced mode and not yet written.
     private var pending = Changeset()
     private var inTransaction = false
+    private var removedLeftovers = false
 
     init(path requestedPath: String, options: Options) throws(PrefsError) {
         self.requestedPath = requestedPath
@@ -93,6 +94,11 @@ final class JSONFileBackend: PrefsBackend {
     func beginTransaction() throws {
         try lock.lock(timeout: options.lockTimeout)
         do {
+            if !removedLeftovers {
+                // Only the lock holder writes temporary files, so any found now were left by a writer that died.
+                FileSystem.removeTemporaryLeftovers(of: path)
+                removedLeftovers = true
+            }
             _ = try reload()
         } catch {
             lock.unlock()

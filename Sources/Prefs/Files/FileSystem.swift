@@ -124,6 +124,17 @@ enum FileSystem {
         if let failure { throw .io(path: path, operation: "write", errno: failure) }
     }
 
+    /// Removes `PATH.tmp-*` files left by ``replace(_:with:sync:)`` in a process killed mid-write.
+    /// Call it only while holding the store's writer lock.
+    static func removeTemporaryLeftovers(of path: String) {
+        let directory = (path as NSString).deletingLastPathComponent
+        let prefix = (path as NSString).lastPathComponent + ".tmp-"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory) else { return }
+        for name in names where name.hasPrefix(prefix) {
+            unlink((directory as NSString).appendingPathComponent(name))  // a leftover holds no committed data
+        }
+    }
+
     static func syncDirectory(_ directory: String) throws(PrefsError) {
         let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw .io(path: directory, operation: "open directory", errno: errno) }

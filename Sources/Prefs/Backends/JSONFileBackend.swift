@@ -84,7 +84,7 @@ final class JSONFileBackend: PrefsBackend {
 
     func apply(_ changes: Changeset) throws {
         if flushInterval != nil {
-            pending = pending.merging(changes)
+            pending.merge(changes)
             document.apply(changes)
             return
         }

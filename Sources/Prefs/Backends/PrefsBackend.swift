@@ -12,6 +12,8 @@ public protocol PrefsBackend: AnyObject {
     func allValues() throws -> [String: StoredValue]
     /// Every declaration recorded in the store.
     func declarations() throws -> [String: KeyDeclaration]
+    /// The declaration recorded for one key (a backend with many keys answers without reading them all).
+    func declaration(forKey key: String) throws -> KeyDeclaration?
 
     /// Applies `changes` atomically. When it returns, the changes are as durable as the backend promises.
     func apply(_ changes: Changeset) throws
@@ -51,6 +53,9 @@ extension PrefsBackend {
             throw error
         }
     }
+    public func declaration(forKey key: String) throws -> KeyDeclaration? {
+        try declarations()[key]
+    }
     public var flushInterval: Duration? { nil }
     public func flush() throws {}
 }
@@ -85,11 +90,9 @@ public struct Changeset: Sendable, Hashable {
         recorded.merge(declarations) { _, new in new }
     }
 
-    /// These changes, then `later` on top.
-    func merging(_ later: Changeset) -> Changeset {
-        Changeset(
-            values: values.merging(later.values) { _, new in new },
-            declarations: declarations.merging(later.declarations) { _, new in new }
-        )
+    /// Adds `later` on top of these changes, in place.
+    mutating func merge(_ later: Changeset) {
+        values.merge(later.values) { _, new in new }
+        declarations.merge(later.declarations) { _, new in new }
     }
 }

@@ -12,13 +12,12 @@ extension Prefs {
 
     /// Records `keys`; see ``declare(_:)-(Keys...)``.
     public func declare(_ keys: [Keys]) throws {
-        let recorded = try recordedDeclarations()
         var changes = Changeset()
-        for key in keys where recorded[key.name] != key.declaration {
+        for key in keys where try recordedDeclaration(for: key.name) != key.declaration {
             changes.declarations[key.name] = key.declaration
         }
         state.withLock { state in for key in keys { state.declared.insert(key.name) } }
-        try commit(changes, decoded: [:])
+        try commit(changes)
     }
 
     /// Records every case of a key enum.
@@ -29,27 +28,26 @@ extension Prefs {
     /// Records declarations as they are (for tools copying a store).
     public func recordDeclarations(_ declarations: [String: KeyDeclaration]) throws {
         for name in declarations.keys { try KeyName.validate(name) }
-        try commit(Changeset(declarations: declarations), decoded: [:])
+        try commit(Changeset(declarations: declarations))
     }
 
     /// Every declaration recorded in the store, by any process, read fresh from the backend.
     public func declaredKeys() throws -> [String: KeyDeclaration] {
-        let declarations = try io.withBackend { backend in try backend.declarations() }
-        state.withLock { $0.recordedDeclarations = declarations }
-        return declarations
+        try io.withBackend { backend in try backend.declarations() }
     }
 
-    func recordedDeclarations() throws -> [String: KeyDeclaration] {
-        if let recorded = state.withLock({ $0.recordedDeclarations }) { return recorded }
-        return try declaredKeys()
+    /// The declaration the store holds for `name`, counting those waiting to be written.
+    func recordedDeclaration(for name: String) throws -> KeyDeclaration? {
+        if let pending = state.withLock({ $0.pendingDeclarations[name] }) { return pending }
+        return try io.withBackend { backend in try backend.declaration(forKey: name) }
     }
 
     /// Notes `key` the first time this process reads it. The declaration is written with the next write,
     /// on `flush()` or `close()`, or by a background write shortly after: a read never waits for a write.
     func declareOnFirstUse(_ key: Keys) {
-        let recorded: [String: KeyDeclaration]
+        let recorded: KeyDeclaration?
         do {
-            recorded = try recordedDeclarations()
+            recorded = try recordedDeclaration(for: key.name)
         } catch {
             state.withLock { _ = $0.declared.insert(key.name) }  // do not retry on every read
             report(Diagnostic(key: key.name, kind: .writeFailed("reading recorded declarations: \(error)"), store: storage.description))
@@ -57,7 +55,7 @@ extension Prefs {
         }
         let schedule = state.withLock { state -> Bool in
             state.declared.insert(key.name)
-            guard recorded[key.name] != key.declaration else { return false }
+            guard recorded != key.declaration else { return false }
             state.pendingDeclarations[key.name] = key.declaration
             guard !state.declarationWriteScheduled else { return false }
             state.declarationWriteScheduled = true
@@ -82,7 +80,7 @@ extension Prefs {
     /// Writes pending declarations now; a failure is reported and they stay pending.
     func writePendingDeclarations() {
         do {
-            try commit(Changeset(), decoded: [:])
+            try commit(Changeset())
         } catch {
             report(Diagnostic(key: nil, kind: .writeFailed("recording key declarations: \(error)"), store: storage.description))
         }

@@ -13,7 +13,7 @@ extension Prefs {
 
     /// Writes pending coalesced changes now. A no-op for stores whose writes are durable on return.
     public func flush() throws {
-        try commit(Changeset(), decoded: [:])  // pending key declarations
+        try commit(Changeset())  // pending key declarations
         try io.withBackend { backend in try backend.flush() }
     }
 
@@ -93,7 +93,7 @@ extension Prefs {
                 changes.values[name] = .remove
             }
         }
-        try commit(changes, decoded: [:])
+        try commit(changes)
     }
 }
 

@@ -68,10 +68,11 @@ extension Prefs {
         }
     }
 
-    /// Tells the observers of `keys` (of every key when nil) to look at their key again.
-    func notifyObservers(of keys: Set<String>?) {
-        let targets = state.withLock { state in
-            state.observers.values.filter { keys?.contains($0.key.name) ?? true }
+    /// Tells the observers of the keys `changes` touches (of every key when nil) to look at their key again.
+    func notifyObservers(of changes: Changeset?) {
+        let targets = state.withLock { state -> [Observer] in
+            guard !state.observers.isEmpty else { return [] }
+            return state.observers.values.filter { observer in changes.map { $0.values[observer.key.name] != nil } ?? true }
         }
         for observer in targets { observer.update(from: self) }
     }

@@ -100,7 +100,7 @@ extension Prefs {
     /// Runs `body` as one atomic transaction; see ``Transaction``.
     @discardableResult
     public func transaction<Result>(_ body: (inout Transaction) throws -> Result) throws -> Result {
-        let (result, changedKeys) = try io.withBackend { backend throws -> (Result, Set<String>?) in
+        let (result, changed) = try io.withBackend { backend throws -> (Result, Changeset?) in
             let external = try backend.refresh()
             try backend.beginTransaction()
             var transaction = Transaction(backend: backend, reportMismatch: { [self] in reportMismatch($0, key: $1) })
@@ -129,9 +129,9 @@ extension Prefs {
                 }
             }
             // nil: anything may have changed (another process wrote); tell every observer.
-            return (result, external ? nil : Set(changes.values.keys))
+            return (result, external ? nil : changes)
         }
-        notifyObservers(of: changedKeys)
+        notifyObservers(of: changed)
         return result
     }
 

@@ -40,7 +40,6 @@ public final class Prefs: Sendable {
         var generation: UInt64 = 0
         /// Keys whose declaration this process has checked or recorded.
         var declared: Set<String> = []
-        var recordedDeclarations: [String: KeyDeclaration]?
         /// Declarations noted by reads, written with the next write or by a scheduled write.
         var pendingDeclarations: [String: KeyDeclaration] = [:]
         var declarationWriteScheduled = false
@@ -106,21 +105,25 @@ public final class Prefs: Sendable {
 
     /// Reads `key`, telling a stored value apart from the initial value.
     public func lookup<Value>(_ key: Key<Value>) -> Lookup<Value> {
-        let cached = state.withLock { state -> (entry: State.Entry?, declared: Bool) in
-            (state.cache[key.name], state.declared.contains(key.name))
+        // The hot path: one lock, one hash, and only the decoded value copied out.
+        let (value, hit) = state.withLock { state -> (Value?, State.Entry?) in
+            guard let entry = state.cache[key.name] else { return (nil, nil) }
+            if case .stored(_, let decoded?) = entry, let value = decoded as? Value { return (value, nil) }
+            return (nil, entry)
         }
-        if !cached.declared { declareOnFirstUse(key) }
+        if let value { return .stored(value) }
         let entry: State.Entry
-        if let hit = cached.entry {
+        if let hit {
             entry = hit
         } else {
+            if !state.withLock({ $0.declared.contains(key.name) }) { declareOnFirstUse(key) }
             entry = loadEntry(for: key)
         }
         switch entry {
         case .absent:
             return .initial(key.initial)
         case .stored(let stored, let decoded):
-            if let decoded, let value = decoded as? Value { return .stored(value) }
+            if let decoded, let value = decoded as? Value { return .stored(value) }  // filled by a racing reader
             do {
                 let value = try stored.decode(Value.self)
                 state.withLock { state in
@@ -210,12 +213,12 @@ public final class Prefs: Sendable {
         changes.values[key.name] = try change(for: value, key: key.name)
         if !state.withLock({ $0.declared.contains(key.name) }) {
             // The first write of a key in this process records its declaration in the same step.
-            // When the recorded declarations cannot be read, recording this one again is harmless.
-            let recorded: [String: KeyDeclaration]? = try? recordedDeclarations()
-            if recorded?[key.name] != key.declaration { changes.declarations[key.name] = key.declaration }
+            // When the recorded declaration cannot be read, recording it again is harmless.
+            let recorded: KeyDeclaration?? = try? recordedDeclaration(for: key.name)
+            if recorded != .some(key.declaration) { changes.declarations[key.name] = key.declaration }
             state.withLock { _ = $0.declared.insert(key.name) }
         }
-        try commit(changes, decoded: [key.name: value])
+        try commit(changes, decoded: (key.name, value))
     }
 
     /// Removes the stored values of `keys` (and of their former names), so they read their initial values.
@@ -230,7 +233,7 @@ public final class Prefs: Sendable {
             changes.values[key.name] = .remove
             for former in key.formerNames { changes.values[former] = .remove }
         }
-        try commit(changes, decoded: [:])
+        try commit(changes)
     }
 
     /// Removes every stored value except those of `kept`: every key reads its initial value again.
@@ -268,7 +271,7 @@ public final class Prefs: Sendable {
     }
 
     /// Applies `changes` through the backend, then updates the cache and tells observers.
-    func commit(_ changes: Changeset, decoded: [String: any Sendable]) throws {
+    func commit(_ changes: Changeset, decoded: (name: String, value: any Sendable)? = nil) throws {
         var changes = changes
         let pending = takePendingDeclarations()
         changes.declarations.merge(pending) { explicit, _ in explicit }
@@ -284,18 +287,15 @@ public final class Prefs: Sendable {
                 state.generation &+= 1
                 for (name, change) in changes.values {
                     switch change {
-                    case .set(let value): state.cache[name] = .stored(value, decoded: decoded[name])
+                    case .set(let value): state.cache[name] = .stored(value, decoded: decoded?.name == name ? decoded?.value : nil)
                     case .remove: state.cache[name] = .absent
                     }
-                }
-                if state.recordedDeclarations != nil {
-                    state.recordedDeclarations?.merge(changes.declarations) { _, new in new }
                 }
             }
             return backend.flushInterval
         }
         if let flushInterval { scheduleFlush(after: flushInterval) }
-        notifyObservers(of: Set(changes.values.keys))
+        notifyObservers(of: changes)
     }
 
     // MARK: - Diagnostics

@@ -37,6 +37,17 @@ public indirect enum ValueType: Sendable, Hashable, CustomStringConvertible, Los
 
     /// Parses the text form. Unknown names become `.other`; text that is not a type name at all is nil.
     public init?(_ description: String) {
+        switch description {  // the exact names, without Foundation's trimming (this runs for every row read)
+        case "bool": self = .bool; return
+        case "int": self = .int; return
+        case "double": self = .double; return
+        case "string": self = .string; return
+        case "date": self = .date; return
+        case "data": self = .data; return
+        case "url": self = .url; return
+        case "json": self = .json; return
+        default: break
+        }
         let text = description.trimmingCharacters(in: .whitespaces)
         guard !text.isEmpty else { return nil }
         switch text {

@@ -1,0 +1,71 @@
+import Foundation
+import Prefs
+
+// The Prefs backends under test and how a workload opens and fills one.
+
+enum Backend: String, CaseIterable, Codable {
+    case memory
+    case sqlite
+    case json
+    case jsonCoalesced = "json-coalesced"
+
+    /// Backends whose single set survives a crash of the app (workload 2).
+    static let durable: [Backend] = [.sqlite, .json]
+    /// Backends with a file a fresh process can open (workload 5).
+    static let files: [Backend] = [.sqlite, .json]
+
+    var contenderName: String { "Prefs " + rawValue }
+
+    /// The store file inside `directory`.
+    func path(in directory: String) -> String? {
+        switch self {
+        case .memory: nil
+        case .sqlite: directory + "/prefs.sqlite"
+        case .json, .jsonCoalesced: directory + "/prefs.json"
+        }
+    }
+
+    func storage(in directory: String) -> Prefs.Storage {
+        switch self {
+        case .memory: .memory
+        case .sqlite: .sqlite(URL(fileURLWithPath: path(in: directory)!))
+        case .json: .jsonFile(URL(fileURLWithPath: path(in: directory)!))
+        case .jsonCoalesced: .jsonFile(URL(fileURLWithPath: path(in: directory)!), writeMode: .coalesced(.seconds(1)))
+        }
+    }
+}
+
+/// One open store in its own fresh directory, removed by `close()`.
+final class OpenStore {
+    let backend: Backend
+    let directory: String
+    let prefs: Prefs
+
+    init(_ backend: Backend) throws {
+        self.backend = backend
+        directory = Scratch.directory(backend.rawValue)
+        prefs = try Prefs(backend.storage(in: directory))
+    }
+
+    /// Writes the data set's values in one batch and records the keys' declarations, as an app that has
+    /// used them would have (reading a key records its declaration), then flushes.
+    func fill<V: BenchValue>(_ data: DataSet<V>, count: Int? = nil, declare: Bool = true) throws {
+        let count = count ?? data.n
+        let values = data.values(round: 0)
+        try prefs.batch { transaction in
+            for index in 0..<count { try transaction.set(values[index], for: data.keys[index]) }
+        }
+        if declare { try prefs.declare(Array(data.keys[0..<count])) }
+        try prefs.flush()
+    }
+
+    /// Reads every key once so that later reads are cache hits.
+    func warm<V: BenchValue>(_ keys: [Prefs.Key<V>]) {
+        for key in keys { blackHole(prefs[key]) }
+    }
+
+    func close() {
+        try? prefs.close()
+        Scratch.remove(directory)
+    }
+}

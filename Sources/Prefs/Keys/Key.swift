@@ -37,6 +37,8 @@ extension Prefs {
     public final class Key<Value: PrefsStorable>: Keys, @unchecked Sendable {
         /// The value read while nothing is stored under ``Keys/name``.
         public let initial: Value
+        /// The cache's box type for `Value`, looked up once here rather than on every read.
+        let decodedBoxType = ObjectIdentifier(DecodedBox<Value>.self)
 
         /// Declares a key. An invalid name (empty, longer than ``KeyName/maximumLength`` bytes, with control
         /// characters) is a programming error and stops the program here, at the declaration, with the reason.

@@ -81,8 +81,7 @@ extension Prefs {
     func currentStored(_ key: Keys) -> (StoredValue?, UInt64) {
         let entry = cachedEntry(for: key)
         let generation = state.withLock { $0.generation }
-        if case .stored(let value, _) = entry { return (value, generation) }
-        return (nil, generation)
+        return (entry.stored, generation)
     }
 
     /// One subscriber to one key. Deliveries happen in order, one at a time, and never repeat a value.

@@ -123,7 +123,7 @@ extension Prefs {
                 if external { state.cache.removeAll(keepingCapacity: true) }
                 for (name, change) in changes.values {
                     switch change {
-                    case .set(let value): state.cache[name] = .stored(value, decoded: nil)
+                    case .set(let value): state.cache[name] = .stored(value)
                     case .remove: state.cache[name] = .absent
                     }
                 }

@@ -30,10 +30,28 @@ public final class Prefs: Sendable {
     let state: Mutex<State>
 
     struct State: ~Copyable {
-        enum Entry {
-            case absent
-            /// A stored value and, once read, its decoded form for the type last asked for.
-            case stored(StoredValue, decoded: (any Sendable)?)
+        /// A cached key: its stored value (nil: nothing stored) and, once read, its decoded form.
+        /// A class, so a cache hit copies one reference out of the lock.
+        final class Entry: Sendable {
+            let stored: StoredValue?
+            /// A ``DecodedBox`` of the type last asked for.
+            let decoded: (any AnyObject & Sendable)?
+
+            init(_ stored: StoredValue?, decoded: (any AnyObject & Sendable)? = nil) {
+                self.stored = stored
+                self.decoded = decoded
+            }
+
+            static let absent = Entry(nil)
+            static func stored(_ value: StoredValue, decoded: (any AnyObject & Sendable)? = nil) -> Entry {
+                Entry(value, decoded: decoded)
+            }
+
+            /// The decoded value when it was decoded as the key's type: an identity check and a cast-free downcast.
+            func decoded<Value>(for key: Key<Value>) -> Value? {
+                guard let decoded, ObjectIdentifier(type(of: decoded)) == key.decodedBoxType else { return nil }
+                return unsafeDowncast(decoded, to: DecodedBox<Value>.self).value
+            }
         }
         var cache: [String: Entry] = [:]
         /// Bumped by every change to the cache; a read that raced with a write does not fill the cache.
@@ -95,7 +113,13 @@ public final class Prefs: Sendable {
     /// The value for `key`: the stored value, or the initial value when nothing readable is stored.
     /// Setting writes through the backend; a failure is reported as a ``Diagnostic`` (use ``set(_:for:)`` to catch it).
     public subscript<Value>(key: Key<Value>) -> Value {
-        get { lookup(key).value }
+        get {
+            if let hit = state.withLock({ $0.cache[key.name] }) {  // the hot path: one lock, one reference
+                if let value = hit.decoded(for: key) { return value }
+                if hit.stored == nil { return key.initial }
+            }
+            return lookup(key).value
+        }
         set {
             do { try set(newValue, for: key) } catch {
                 report(Diagnostic(key: key.name, kind: .writeFailed("\(error)"), store: storage.description))
@@ -105,44 +129,33 @@ public final class Prefs: Sendable {
 
     /// Reads `key`, telling a stored value apart from the initial value.
     public func lookup<Value>(_ key: Key<Value>) -> Lookup<Value> {
-        // The hot path: one lock, one hash, and only the decoded value copied out.
-        let (value, hit) = state.withLock { state -> (Value?, State.Entry?) in
-            guard let entry = state.cache[key.name] else { return (nil, nil) }
-            if case .stored(_, let decoded?) = entry, let value = decoded as? Value { return (value, nil) }
-            return (nil, entry)
-        }
-        if let value { return .stored(value) }
+        // The hot path: one lock, one hash, one reference copied out.
         let entry: State.Entry
-        if let hit {
+        if let hit = state.withLock({ $0.cache[key.name] }) {
+            if let value = hit.decoded(for: key) { return .stored(value) }
             entry = hit
         } else {
             if !state.withLock({ $0.declared.contains(key.name) }) { declareOnFirstUse(key) }
             entry = loadEntry(for: key)
         }
-        switch entry {
-        case .absent:
-            return .initial(key.initial)
-        case .stored(let stored, let decoded):
-            if let decoded, let value = decoded as? Value { return .stored(value) }  // filled by a racing reader
-            do {
-                let value = try stored.decode(Value.self)
-                state.withLock { state in
-                    if case .stored(let current, _)? = state.cache[key.name], current == stored {
-                        state.cache[key.name] = .stored(stored, decoded: value)
-                    }
-                }
-                return .stored(value)
-            } catch {
-                reportMismatch(error, key: key.name)
-                return .unreadable(initial: key.initial, error)
+        guard let stored = entry.stored else { return .initial(key.initial) }
+        if let value = entry.decoded(for: key) { return .stored(value) }
+        do {
+            let value = try stored.decode(Value.self)
+            let decodedEntry = State.Entry.stored(stored, decoded: DecodedBox(value))
+            state.withLock { state in
+                if state.cache[key.name] === entry { state.cache[key.name] = decodedEntry }
             }
+            return .stored(value)
+        } catch {
+            reportMismatch(error, key: key.name)
+            return .unreadable(initial: key.initial, error)
         }
     }
 
     /// Whether a value is stored under `key`'s name (readable or not).
     public func isStored(_ key: Keys) -> Bool {
-        if case .stored = cachedEntry(for: key) { return true }
-        return false
+        cachedEntry(for: key).stored != nil
     }
 
     /// The entry for a key from the cache, or loaded (moving a value found under a former name).
@@ -157,7 +170,7 @@ public final class Prefs: Sendable {
         var entry: State.Entry = .absent
         do {
             entry = try io.withBackend { backend throws -> State.Entry in
-                    if let stored = try backend.value(forKey: key.name) { return .stored(stored, decoded: nil) }
+                    if let stored = try backend.value(forKey: key.name) { return .stored(stored) }
                 return try moveFromFormerName(key, backend: backend) ?? .absent
             }
         } catch {
@@ -178,7 +191,7 @@ public final class Prefs: Sendable {
             // Under the writer lock: another process may have moved it already.
             if let current = try backend.value(forKey: key.name) {
                 backend.rollbackTransaction()
-                return .stored(current, decoded: nil)
+                return .stored(current)
             }
             var changes = Changeset()
             var moved: StoredValue?
@@ -197,7 +210,7 @@ public final class Prefs: Sendable {
                 state.generation &+= 1
                 for former in key.formerNames { state.cache[former] = .absent }
             }
-            return .stored(moved, decoded: nil)
+            return .stored(moved)
         } catch {
             backend.rollbackTransaction()
             throw error
@@ -218,7 +231,7 @@ public final class Prefs: Sendable {
             if recorded != .some(key.declaration) { changes.declarations[key.name] = key.declaration }
             state.withLock { _ = $0.declared.insert(key.name) }
         }
-        try commit(changes, decoded: (key.name, value))
+        try commit(changes, decoded: (key.name, DecodedBox(value)))
     }
 
     /// Removes the stored values of `keys` (and of their former names), so they read their initial values.
@@ -271,7 +284,7 @@ public final class Prefs: Sendable {
     }
 
     /// Applies `changes` through the backend, then updates the cache and tells observers.
-    func commit(_ changes: Changeset, decoded: (name: String, value: any Sendable)? = nil) throws {
+    func commit(_ changes: Changeset, decoded: (name: String, box: any AnyObject & Sendable)? = nil) throws {
         var changes = changes
         let pending = takePendingDeclarations()
         changes.declarations.merge(pending) { explicit, _ in explicit }
@@ -287,7 +300,7 @@ public final class Prefs: Sendable {
                 state.generation &+= 1
                 for (name, change) in changes.values {
                     switch change {
-                    case .set(let value): state.cache[name] = .stored(value, decoded: decoded?.name == name ? decoded?.value : nil)
+                    case .set(let value): state.cache[name] = .stored(value, decoded: decoded?.name == name ? decoded?.box : nil)
                     case .remove: state.cache[name] = .absent
                     }
                 }
@@ -317,4 +330,10 @@ public final class Prefs: Sendable {
         let isNew = state.withLock { $0.reportedMismatches.insert(mismatch).inserted }
         if isNew { report(Diagnostic(key: key, kind: .typeMismatch(mismatch), store: storage.description)) }
     }
+}
+
+/// A decoded value in the cache, boxed so that a read checks its type without a dynamic cast.
+final class DecodedBox<Value: Sendable>: Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

@@ -47,7 +47,8 @@ final class SQLiteBackend: PrefsBackend {
 
     /// Opens or creates the database and checks that it is a Prefs store; never writes to a file that is not one.
     private static func open(path: String, options: Options) throws(PrefsError) -> SQLiteConnection {
-        try FileSystem.createDirectory((path as NSString).deletingLastPathComponent)
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty, access(directory, F_OK) != 0 { try FileSystem.createDirectory(directory) }
         if let data = try FileSystem.prefix(of: path, count: header.count), !data.isEmpty, !data.starts(with: header) {
             let reason = data.count < header.count ? "the file is \(data.count) bytes, too short for an SQLite database" : "the file is not an SQLite database (no SQLite header)"
             throw .corruptStore(path: path, reason: reason)
@@ -65,6 +66,18 @@ final class SQLiteBackend: PrefsBackend {
     /// Checks, and on a new file creates, the schema under the write lock, so processes opening a new file
     /// at the same moment agree; then switches to WAL (a no-op once the file is in WAL mode).
     private static func configure(_ connection: SQLiteConnection, options: Options) throws(PrefsError) {
+        // The common case, an existing Prefs store, needs no lock: the application id is written in the same
+        // transaction as the tables, so seeing it means the schema is there.
+        let (knownID, knownVersion) = try sqlite { () throws(SQLiteError) in
+            (try integer(connection, "PRAGMA application_id"), try integer(connection, "PRAGMA user_version"))
+        }
+        if knownID == Self.applicationID {
+            guard knownVersion <= formatVersion else {
+                throw .unsupportedFormatVersion(path: connection.path, found: Int(knownVersion), supported: Int(formatVersion))
+            }
+            try setPragmas(connection, options: options)
+            return
+        }
         try sqlite { () throws(SQLiteError) in try connection.execute("BEGIN IMMEDIATE") }
         do throws(PrefsError) {
             let (applicationID, version, objects) = try sqlite { () throws(SQLiteError) in
@@ -91,6 +104,10 @@ final class SQLiteBackend: PrefsBackend {
             if connection.isInTransaction { _ = try? connection.execute("ROLLBACK") }  // the original error is what matters
             throw error
         }
+        try setPragmas(connection, options: options)
+    }
+
+    private static func setPragmas(_ connection: SQLiteConnection, options: Options) throws(PrefsError) {
         try sqlite { () throws(SQLiteError) in
             try switchToWAL(connection, timeout: options.busyTimeout)
             try connection.execute(options.durability == .powerLoss ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
@@ -141,7 +158,7 @@ final class SQLiteBackend: PrefsBackend {
         try sqlite { () throws(SQLiteError) -> StoredValue? in
             let statement = try connection.statement("SELECT type, value FROM prefs WHERE key = ?1")
             defer { statement.reset() }
-            try statement.bind([.text(key)])
+            try statement.bind(.text(key))
             guard try statement.step() else { return nil }
             return Self.storedValue(type: statement.column(0), value: statement.column(1))
         }
@@ -175,7 +192,7 @@ final class SQLiteBackend: PrefsBackend {
         try sqlite { () throws(SQLiteError) -> KeyDeclaration? in
             let statement = try connection.statement("SELECT type, initial FROM prefs_declared WHERE key = ?1")
             defer { statement.reset() }
-            try statement.bind([.text(key)])
+            try statement.bind(.text(key))
             guard try statement.step() else { return nil }
             return Self.declaration(type: statement.column(0), initial: statement.column(1))
         }
@@ -205,12 +222,13 @@ final class SQLiteBackend: PrefsBackend {
 
     func commitTransaction(_ changes: Changeset) throws {
         try sqlite { () throws(SQLiteError) in
-            for (key, change) in changes.values { try write(key, change) }
+            var statements = WriteStatements()
+            for (key, change) in changes.values { try write(key, change, using: &statements) }
             for (key, declaration) in changes.declarations {
                 let statement = try connection.statement(
                     "INSERT INTO prefs_declared (key, type, initial) VALUES (?1, ?2, ?3) ON CONFLICT (key) DO UPDATE SET type = excluded.type, initial = excluded.initial")
                 defer { statement.reset() }
-                try statement.bind([.text(key), .text(declaration.type.description), declaration.initial.map { .text($0.serialized()) } ?? .null])
+                try statement.bind(.text(key), .text(declaration.type.description), declaration.initial.map { .text($0.serialized()) } ?? .null)
                 _ = try statement.step()
             }
             try connection.execute("COMMIT")
@@ -221,18 +239,41 @@ final class SQLiteBackend: PrefsBackend {
         if connection.isInTransaction { try? connection.execute("ROLLBACK") }  // nothing to lose: the transaction is abandoned
     }
 
+    /// The write statements of one commit, looked up in the statement cache once rather than for every row.
+    private struct WriteStatements {
+        var upsert: SQLiteStatement?
+        var delete: SQLiteStatement?
+    }
+
     private func write(_ key: String, _ change: Changeset.Change) throws(SQLiteError) {
+        var statements = WriteStatements()
+        try write(key, change, using: &statements)
+    }
+
+    private func write(_ key: String, _ change: Changeset.Change, using statements: inout WriteStatements) throws(SQLiteError) {
         switch change {
         case .set(let value):
-            let statement = try connection.statement(
-                "INSERT INTO prefs (key, type, value) VALUES (?1, ?2, ?3) ON CONFLICT (key) DO UPDATE SET type = excluded.type, value = excluded.value")
+            let statement: SQLiteStatement
+            if let cached = statements.upsert {
+                statement = cached
+            } else {
+                statement = try connection.statement(
+                    "INSERT INTO prefs (key, type, value) VALUES (?1, ?2, ?3) ON CONFLICT (key) DO UPDATE SET type = excluded.type, value = excluded.value")
+                statements.upsert = statement
+            }
             defer { statement.reset() }
-            try statement.bind([.text(key), .text(value.type.description), Self.sqliteValue(value)])
+            try statement.bind(.text(key), .text(value.type.description), Self.sqliteValue(value))
             _ = try statement.step()
         case .remove:
-            let statement = try connection.statement("DELETE FROM prefs WHERE key = ?1")
+            let statement: SQLiteStatement
+            if let cached = statements.delete {
+                statement = cached
+            } else {
+                statement = try connection.statement("DELETE FROM prefs WHERE key = ?1")
+                statements.delete = statement
+            }
             defer { statement.reset() }
-            try statement.bind([.text(key)])
+            try statement.bind(.text(key))
             _ = try statement.step()
         }
     }

@@ -42,26 +42,27 @@ extension Prefs {
         return try io.withBackend { backend in try backend.declaration(forKey: name) }
     }
 
-    /// Notes `key` the first time this process reads it. The declaration is written with the next write,
-    /// on `flush()` or `close()`, or by a background write shortly after: a read never waits for a write.
+    /// Notes `key` the first time this process reads it. Nothing is read or written here: the declaration is
+    /// compared with the store's and written, if it differs, with the next write, on `flush()` or `close()`, or by a
+    /// background write shortly after. A read never waits for a declaration.
     func declareOnFirstUse(_ key: Keys) {
-        let recorded: KeyDeclaration?
-        do {
-            recorded = try recordedDeclaration(for: key.name)
-        } catch {
-            state.withLock { _ = $0.declared.insert(key.name) }  // do not retry on every read
-            report(Diagnostic(key: key.name, kind: .writeFailed("reading recorded declarations: \(error)"), store: storage.description))
-            return
-        }
         let schedule = state.withLock { state -> Bool in
             state.declared.insert(key.name)
-            guard recorded != key.declaration else { return false }
             state.pendingDeclarations[key.name] = key.declaration
             guard !state.declarationWriteScheduled else { return false }
             state.declarationWriteScheduled = true
             return true
         }
         if schedule { scheduleDeclarationWrite() }
+    }
+
+    /// The pending declarations the store does not already hold. Called with the backend, under its lock.
+    /// A declaration whose recorded form cannot be read is written again: harmless.
+    static func unrecorded(_ pending: [String: KeyDeclaration], in backend: any PrefsBackend) -> [String: KeyDeclaration] {
+        pending.filter { name, declaration in
+            let recorded: KeyDeclaration?? = try? backend.declaration(forKey: name)
+            return recorded != .some(declaration)
+        }
     }
 
     /// Takes the declarations waiting to be written (the caller writes them or puts them back).

@@ -109,7 +109,7 @@ extension Prefs {
             do {
                 result = try body(&transaction)
                 if let failure = transaction.failure { throw failure }
-                transaction.changes.declarations.merge(pending) { explicit, _ in explicit }
+                transaction.changes.declarations.merge(Self.unrecorded(pending, in: backend)) { explicit, _ in explicit }
                 try backend.commitTransaction(transaction.changes)
             } catch {
                 restorePendingDeclarations(pending)

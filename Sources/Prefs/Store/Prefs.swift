@@ -97,8 +97,9 @@ public final class Prefs: Sendable {
     deinit {
         let pending = takePendingDeclarations()
         io.close { backend in
-            if !pending.isEmpty {
-                do { try backend.apply(Changeset(declarations: pending)) } catch {
+            let unrecorded = Self.unrecorded(pending, in: backend)
+            if !unrecorded.isEmpty {
+                do { try backend.apply(Changeset(declarations: unrecorded)) } catch {
                     report(Diagnostic(key: nil, kind: .writeFailed("recording key declarations on release: \(error)"), store: storage.description))
                 }
             }
@@ -285,11 +286,12 @@ public final class Prefs: Sendable {
 
     /// Applies `changes` through the backend, then updates the cache and tells observers.
     func commit(_ changes: Changeset, decoded: (name: String, box: any AnyObject & Sendable)? = nil) throws {
-        var changes = changes
         let pending = takePendingDeclarations()
-        changes.declarations.merge(pending) { explicit, _ in explicit }
-        guard !changes.isEmpty else { return }
+        guard !changes.isEmpty || !pending.isEmpty else { return }
         let flushInterval = try io.withBackend { backend throws -> Duration? in
+            var changes = changes
+            changes.declarations.merge(Self.unrecorded(pending, in: backend)) { explicit, _ in explicit }
+            guard !changes.isEmpty else { return nil }
             do {
                 try backend.apply(changes)
             } catch {

@@ -121,6 +121,13 @@ public enum PropertyListImport {
     /// let contents = try PropertyListImport.read(data, path: "upload.plist")
     /// ```
     public static func read(_ data: Data, path: String) throws(Error) -> Contents {
+        switch BinaryPropertyListScan.scan(data) {
+        case .notBinary, .safe: break
+        case .containsSet:
+            throw .notAPropertyList(path: path, reason: "it holds a set, which UserDefaults never writes (and which this platform's reader cannot read safely)")
+        case .malformed(let what):
+            throw .notAPropertyList(path: path, reason: "a damaged binary property list: \(what)")
+        }
         var format = PropertyListSerialization.PropertyListFormat.xml
         let root: Any
         do {
@@ -189,7 +196,7 @@ public enum PropertyListImport {
 
     /// The class names in an `NSKeyedArchiver` archive, or nil when `data` is not one.
     static func archivedClassNames(in data: Data) -> [String]? {
-        guard data.starts(with: Array("bplist00".utf8)) else { return nil }
+        guard BinaryPropertyListScan.scan(data) == .safe else { return nil }  // not a sound binary plist: kept as data
         let plist: Any
         do {
             plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)

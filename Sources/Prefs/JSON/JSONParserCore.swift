@@ -169,13 +169,7 @@ struct JSONParserCore<Builder: JSONTreeBuilder> {
     }
 
     private func isWordByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"):
-            true
-        default:
-            false
-        }
+        byte.isASCIIWordByte
     }
 
     // MARK: - Errors
@@ -234,6 +228,19 @@ enum JSONParserCharacters {
             scalar == " "
         default:
             true
+        }
+    }
+}
+
+extension UInt8 {
+    /// An ASCII letter, digit or underscore: a byte of a bare word in an error message or of an identifier in a path.
+    var isASCIIWordByte: Bool {
+        switch self {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"):
+            true
+        default:
+            false
         }
     }
 }

@@ -136,14 +136,6 @@ public struct JSONPath: Sendable, Hashable, Comparable, CustomStringConvertible,
 
     private static func isIdentifier(_ key: String) -> Bool {
         guard let first = key.utf8.first, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else { return false }
-        return key.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"):
-                true
-            default:
-                false
-            }
-        }
+        return key.utf8.allSatisfy(\.isASCIIWordByte)
     }
 }

@@ -25,6 +25,9 @@ final class JSONFileBackend: PrefsBackend {
     private var pending = Changeset()
     private var inTransaction = false
     private var removedLeftovers = false
+    /// Set when a write's re-read under the lock found another process's change; the next `refresh()` reports it,
+    /// so the store drops what it cached from before that change.
+    private var changedSinceRefresh = false
 
     init(path requestedPath: String, options: Options) throws(PrefsError) {
         self.requestedPath = requestedPath
@@ -77,7 +80,9 @@ final class JSONFileBackend: PrefsBackend {
     }
 
     func refresh() throws -> Bool {
-        try reload()
+        let changed = try reload()
+        defer { changedSinceRefresh = false }
+        return changed || changedSinceRefresh
     }
 
     // MARK: - Writing
@@ -99,7 +104,7 @@ final class JSONFileBackend: PrefsBackend {
                 FileSystem.removeTemporaryLeftovers(of: path)
                 removedLeftovers = true
             }
-            _ = try reload()
+            if try reload() { changedSinceRefresh = true }
         } catch {
             lock.unlock()
             throw error

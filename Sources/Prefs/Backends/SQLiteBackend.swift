@@ -24,12 +24,16 @@ final class SQLiteBackend: PrefsBackend {
 
     let path: String
     private let requestedPath: String
+    private let options: Options
     private var connection: SQLiteConnection
+    /// Set when a write found the file deleted or replaced and reopened it; the next `refresh()` reports it.
+    private var changedSinceRefresh = false
     private var dataVersion: Int64 = 0
     private(set) var recoveredFrom: (path: String, reason: String)?
 
     init(path requestedPath: String, options: Options) throws(PrefsError) {
         self.requestedPath = requestedPath
+        self.options = options
         let path = FileSystem.resolvingLinks(requestedPath)
         self.path = path
         do {
@@ -208,6 +212,7 @@ final class SQLiteBackend: PrefsBackend {
     // MARK: - Writing
 
     func apply(_ changes: Changeset) throws {
+        try reopenIfMoved()
         if changes.declarations.isEmpty, changes.values.count == 1, let (key, change) = changes.values.first {
             // One change: a single statement in autocommit mode is already atomic.
             try sqlite { () throws(SQLiteError) in try write(key, change) }
@@ -217,7 +222,25 @@ final class SQLiteBackend: PrefsBackend {
     }
 
     func beginTransaction() throws {
+        try reopenIfMoved()
         try sqlite { () throws(SQLiteError) in try connection.execute("BEGIN IMMEDIATE") }
+    }
+
+    /// Another process deleted the file or renamed another over it: the open connection would write to an
+    /// inode nobody else reads. Open the file now at the path (a deleted store starts empty, as after a reset).
+    private func reopenIfMoved() throws(PrefsError) {
+        // Closed: an earlier reopen failed (its error was thrown then); try again.
+        guard connection.isClosed || (!connection.isInTransaction && connection.fileHasMoved()) else { return }
+        if !connection.isClosed {
+            // The WAL beside the path still holds this file's frames, and SQLite neither checkpoints nor removes
+            // it when closing a moved file: the next connection at the path would replay them into the new file.
+            // Move them into the old file and empty the WAL first; failing that, the file is gone either way.
+            _ = try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            connection.close()
+        }
+        connection = try Self.open(path: path, options: options)
+        dataVersion = try sqlite { () throws(SQLiteError) in try connection.dataVersion() }
+        changedSinceRefresh = true
     }
 
     func commitTransaction(_ changes: Changeset) throws {
@@ -279,9 +302,11 @@ final class SQLiteBackend: PrefsBackend {
     }
 
     func refresh() throws -> Bool {
+        try reopenIfMoved()
+        defer { changedSinceRefresh = false }
         let current = try sqlite { () throws(SQLiteError) in try connection.dataVersion() }
         defer { dataVersion = current }
-        return current != dataVersion
+        return current != dataVersion || changedSinceRefresh
     }
 
     // MARK: - Value mapping

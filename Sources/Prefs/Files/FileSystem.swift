@@ -149,8 +149,10 @@ enum FileSystem {
             try FileManager.default.createDirectory(
                 atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            let code = (error as NSError).userInfo[NSUnderlyingErrorKey].flatMap { ($0 as? NSError)?.code } ?? Int(EACCES)
-            throw .io(path: directory, operation: "create directory", errno: Int32(code))
+            // The underlying POSIX error is an NSError on Apple platforms and a Swift error on Linux.
+            let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? any Error
+            let code = underlying.map { Int32(truncatingIfNeeded: ($0 as NSError).code) } ?? EIO
+            throw .io(path: directory, operation: "create directory", errno: code)
         }
     }
 

@@ -118,6 +118,15 @@ final class SQLiteConnection {
 
     var isClosed: Bool { db == nil }
 
+    /// Whether the database file this connection has open is no longer at its path: deleted, or replaced by a
+    /// rename (`SQLITE_FCNTL_HAS_MOVED`, https://www.sqlite.org/c3ref/c_fcntl_begin_atomic_write.html).
+    /// Writes through such a connection reach no other process.
+    func fileHasMoved() -> Bool {
+        guard let db else { return false }
+        var moved: Int32 = 0
+        return sqlite3_file_control(db, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK && moved != 0
+    }
+
     /// The raw handle, or an error once closed.
     private func handle(for sql: String? = nil) throws(SQLiteError) -> OpaquePointer {
         guard let db else {

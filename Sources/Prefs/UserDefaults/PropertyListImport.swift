@@ -209,13 +209,52 @@ public enum PropertyListImport {
         return Array(Set(names)).sorted()
     }
 
-    /// The URL in data archived by `NSKeyedArchiver` with an `NSURL` root, or nil.
+    /// The URL in data archived by `NSKeyedArchiver` with an `NSURL` root, or nil (the caller keeps the data).
+    ///
+    /// Decoded by hand, `NS.relative` against `NS.base` as `NSURL(coder:)` does: swift-corelibs-foundation's
+    /// `NSKeyedUnarchiver` traps (index out of range) on an archive whose UIDs point past `$objects`, and these
+    /// bytes come from a file another program wrote. Found by the fuzzer (`Fuzz/`).
     static func archivedURL(in data: Data) -> URL? {
-        guard archivedClassNames(in: data)?.contains("NSURL") == true else { return nil }
-        do {
-            return try NSKeyedUnarchiver.unarchivedObject(ofClass: NSURL.self, from: data).map { $0 as URL }
-        } catch {
-            return nil  // an archive whose root is not a URL (an array of URLs): the caller keeps the data
+        guard let archive = KeyedArchive(data), case .dictionary(let top)? = archive.list.object(archive.topReference),
+              let rootReference = top["root"], case .uid(let root)? = archive.list.object(rootReference) else { return nil }
+        return archive.url(at: root, depth: 0)
+    }
+
+    /// An `NSKeyedArchiver` archive read with ``BinaryPropertyList``: `$objects` and `$top`.
+    private struct KeyedArchive {
+        let list: BinaryPropertyList
+        /// The references of `$objects`, which UIDs index.
+        let objects: [Int]
+        let topReference: Int
+
+        init?(_ data: Data) {
+            guard let list = BinaryPropertyList(data), case .dictionary(let archive)? = list.object(list.top),
+                  let archiver = archive["$archiver"], list.object(archiver) == .string("NSKeyedArchiver"),
+                  let objectsReference = archive["$objects"], case .array(let objects)? = list.object(objectsReference),
+                  let topReference = archive["$top"] else { return nil }
+            self.list = list
+            self.objects = objects
+            self.topReference = topReference
+        }
+
+        /// The object a member's UID names, through `$objects`.
+        func object(_ members: [String: Int], _ key: String) -> BinaryPropertyList.Object? {
+            guard let reference = members[key], case .uid(let uid)? = list.object(reference), objects.indices.contains(uid) else { return nil }
+            return list.object(objects[uid])
+        }
+
+        /// The `NSURL` at `$objects[uid]`; `depth` bounds a chain of base URLs.
+        func url(at uid: Int, depth: Int) -> URL? {
+            guard depth < 8, objects.indices.contains(uid), case .dictionary(let members)? = list.object(objects[uid]),
+                  case .dictionary(let classMembers)? = object(members, "$class"), let nameReference = classMembers["$classname"],
+                  list.object(nameReference) == .string("NSURL"),
+                  case .string(let relative)? = object(members, "NS.relative") else { return nil }
+            var base: URL?
+            if let baseReference = members["NS.base"], case .uid(let baseUID)? = list.object(baseReference), baseUID != 0 {
+                guard let resolved = url(at: baseUID, depth: depth + 1) else { return nil }
+                base = resolved
+            }
+            return URL(string: relative, relativeTo: base)?.absoluteURL
         }
     }
 

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets in Fuzz/Targets/ against the library sources, with AddressSanitizer.
+#
+#   Fuzz/build.sh            builds every target into .build/fuzz/ (FUZZ_BUILD_DIR to change)
+#   FUZZ_OPT=-Onone Fuzz/build.sh   unoptimized, for clearer stack traces
+#
+# SwiftPM cannot build a fuzzer (it would link libFuzzer's main into every product), so this compiles
+# the Prefs and DialogGate sources with swiftc directly: each module once, instrumented
+# (-sanitize=fuzzer,address adds coverage and ASan; with -c nothing is linked yet), then one small
+# executable per target linking both objects, libFuzzer's main and the system libsqlite3.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+out="${FUZZ_BUILD_DIR:-$root/.build/fuzz}"
+opt="${FUZZ_OPT:--O}"
+mkdir -p "$out/modules"
+
+common=(-swift-version 6 -enable-upcoming-feature ExistentialAny -parse-as-library
+        -sanitize=fuzzer,address "$opt" -g -I "$root/Sources/CSQLite" -I "$out/modules")
+
+# One module = one instrumented object file and its .swiftmodule.
+build_module() {
+    local name="$1" sources="$2"
+    # Up to date when the object is newer than every source (and than this script).
+    if [ -f "$out/$name.o" ] && [ -z "$(find "$root/$sources" "$0" -newer "$out/$name.o" -name '*.s*' | head -1)" ]; then
+        echo "fuzz build: module $name is up to date"
+        return
+    fi
+    echo "fuzz build: module $name"
+    # shellcheck disable=SC2046  # source paths have no spaces
+    swiftc "${common[@]}" -module-name "$name" -wmo -c -o "$out/$name.o" \
+        -emit-module -emit-module-path "$out/modules/$name.swiftmodule" \
+        $(find "$root/$sources" -name '*.swift' | sort)
+}
+
+build_module Prefs Sources/Prefs
+build_module DialogGate Sources/DialogGate
+
+for target in "$root"/Fuzz/Targets/*.swift; do
+    name="$(basename "$target" .swift)"
+    echo "fuzz build: target $name"
+    # ld.gold warns about ASan's local symbols ("Cannot export local symbol"); harmless.
+    swiftc "${common[@]}" -module-name "Fuzz$name" "$target" "$out/Prefs.o" "$out/DialogGate.o" \
+        -lsqlite3 -o "$out/fuzz-$name" 2> >(grep -v "Cannot export local symbol" >&2)
+done
+echo "fuzz build: done, binaries in $out"

@@ -1,0 +1,95 @@
+import Foundation
+import Prefs
+
+/// The figures of a run: printed as a table, written as JSON with `--json-out`.
+struct Summary {
+    var seed: UInt64
+    var mode: TortureOptions.Mode
+    var crash: [CrashInjection.Report] = []
+    var contention: [Contention.Report] = []
+    var faults: [Faults.Check] = []
+    var seconds = 0.0
+
+    var failures: [String] {
+        crash.flatMap { report in report.failures.map { "crash [\(report.backend.rawValue)] \($0)" } }
+            + contention.flatMap { report in report.failures.map { "contention [\(report.backend.rawValue)] \($0)" } }
+            + faults.filter { $0.outcome == .failed }.map { "fault \"\($0.name)\" [\($0.backend.rawValue)]: \($0.detail)" }
+    }
+
+    var passed: Bool { failures.isEmpty }
+
+    /// The summary table.
+    func table() -> String {
+        var lines: [String] = []
+        if !crash.isEmpty {
+            lines.append("Crash injection (SIGKILL at random moments; after each kill the store opens, passes its integrity check and holds exactly the acknowledged writes)")
+            lines.append(row("backend", "kills", "acked ops", "in flight, committed", "unflushed lost", "tmp seen/kept", "seconds", "result"))
+            for report in crash {
+                lines.append(row(report.backend.rawValue, "\(report.kills)", "\(report.acknowledgedOperations)", "\(report.inFlightCommitted)",
+                                 report.backend == .jsonCoalesced ? "\(report.unflushedLost)" : "-", "\(report.temporaryFilesSeen)/\(report.temporaryFilesAfterWrite)",
+                                 String(format: "%.1f", report.seconds), report.failures.isEmpty ? "ok" : "\(report.failures.count) FAILED"))
+            }
+            lines.append("")
+        }
+        if !contention.isEmpty {
+            lines.append("Contention (processes × threads on one store; counters equal acknowledged increments, own keys their last value, nothing torn)")
+            lines.append(row("backend", "runs", "procs×threads", "increments", "sets", "reads", "seconds", "result"))
+            for report in contention {
+                lines.append(row(report.backend.rawValue, "\(report.runs)", "\(report.processes)×\(report.threads)", "\(report.increments)",
+                                 "\(report.sets)", "\(report.reads)", String(format: "%.1f", report.seconds),
+                                 report.failures.isEmpty ? "ok" : "\(report.failures.count) FAILED"))
+            }
+            lines.append("")
+        }
+        if !faults.isEmpty {
+            lines.append("Faults (a typed error, nothing lost)")
+            for check in faults {
+                lines.append("  \(check.outcome == .passed ? "ok  " : check.outcome == .skipped ? "skip" : "FAIL") \(check.name) [\(check.backend.rawValue)]: \(check.detail)")
+            }
+            lines.append("")
+        }
+        let passedFaults = faults.count(where: { $0.outcome == .passed }), skippedFaults = faults.count(where: { $0.outcome == .skipped })
+        lines.append("seed \(seed), \(mode.rawValue) mode, \(String(format: "%.0f", seconds)) s: \(crash.map(\.kills).reduce(0, +)) kills survived, "
+            + "\(contention.map(\.operations).reduce(0, +)) contended operations, \(passedFaults) of \(faults.count) fault checks passed"
+            + (skippedFaults > 0 ? " (\(skippedFaults) skipped)" : "") + (passed ? "" : "; \(failures.count) FAILURES"))
+        return lines.joined(separator: "\n")
+    }
+
+    private func row(_ cells: String...) -> String {
+        let widths = [16, 7, 11, 21, 15, 15, 8, 10]
+        return "  " + zip(cells, widths).map { cell, width in cell.padding(toLength: max(width, cell.count + 1), withPad: " ", startingAt: 0) }.joined()
+    }
+
+    /// The figures as JSON, for the README and CI.
+    func json() -> JSON {
+        .object([
+            "seed": .int(Int(seed)),
+            "mode": .string(mode.rawValue),
+            "seconds": .double((seconds * 10).rounded() / 10),
+            "passed": .bool(passed),
+            "crash": .array(crash.map { report in
+                .object([
+                    "backend": .string(report.backend.rawValue), "rounds": .int(report.rounds), "kills": .int(report.kills),
+                    "acknowledgedOperations": .int(report.acknowledgedOperations), "inFlightCommitted": .int(report.inFlightCommitted),
+                    "unflushedLost": .int(report.unflushedLost), "flushesAcknowledged": .int(report.flushesAcknowledged), "freshStarts": .int(report.freshStarts),
+                    "temporaryFilesSeen": .int(report.temporaryFilesSeen), "temporaryFilesAfterWrite": .int(report.temporaryFilesAfterWrite), "seconds": .double((report.seconds * 10).rounded() / 10),
+                    "failures": .array(report.failures.map(JSON.string)),
+                ])
+            }),
+            "contention": .array(contention.map { report in
+                .object([
+                    "backend": .string(report.backend.rawValue), "runs": .int(report.runs), "processes": .int(report.processes),
+                    "threads": .int(report.threads), "increments": .int(report.increments), "sets": .int(report.sets),
+                    "reads": .int(report.reads), "seconds": .double((report.seconds * 10).rounded() / 10),
+                    "failures": .array(report.failures.map(JSON.string)),
+                ])
+            }),
+            "faults": .array(faults.map { check in
+                .object([
+                    "name": .string(check.name), "backend": .string(check.backend.rawValue),
+                    "outcome": .string(check.outcome.rawValue), "detail": .string(check.detail),
+                ])
+            }),
+        ])
+    }
+}

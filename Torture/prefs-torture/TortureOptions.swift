@@ -1,0 +1,124 @@
+import Foundation
+import Prefs
+
+/// The command line: `prefs-torture [--quick | --long] [--seed N] [--json-out PATH] [--only PARTS] [--keep] [--verbose]`.
+struct TortureOptions {
+    enum Mode: String { case quick, long }
+    enum Part: String, CaseIterable { case crash, contention, faults }
+
+    var mode = Mode.quick
+    var seed = UInt64.random(in: 1...999_999)
+    var jsonOut: String?
+    var parts = Set(Part.allCases)
+    var keep = false
+    var verbose = false
+
+    /// Kills per backend configuration (JSON, SQLite, coalesced JSON).
+    var killsPerBackend: Int { mode == .quick ? 40 : 1000 }
+    /// How long the processes contend, per backend.
+    var contentionSeconds: Int { mode == .quick ? 10 : 240 }
+    /// Contention runs per backend (each with a fresh store).
+    var contentionRuns: Int { mode == .quick ? 1 : 2 }
+    let contentionProcesses = 3
+    let contentionThreads = 2
+
+    static let usage = "usage: prefs-torture [--quick | --long] [--seed N] [--json-out PATH] [--only crash,contention,faults] [--keep] [--verbose]"
+
+    static let help = """
+        prefs-torture: crash injection, multi-process contention and fault injection against Prefs' file stores.
+
+        \(usage)
+
+          --quick            under a minute: 40 kills per backend, 10 s of contention per backend, every fault (default; CI)
+          --long             about 22 minutes: 1000 kills per backend, 2 × 4 min of contention per backend, every fault
+          --seed N           replay a run: the same seed gives the same operations and kill plans
+          --json-out PATH    also write the summary figures as JSON
+          --only PARTS       run some parts only: crash, contention, faults (comma-separated)
+          --keep             keep the working directory (its path is printed)
+          --verbose          one line per round
+          -h, --help         this help
+
+        Exit status: 0 when every check passed, 1 when a write was lost or torn or a fault was mishandled, 64 on a usage error.
+        """
+
+    /// Parses the arguments; throws a usage message.
+    init(_ arguments: [String]) throws {
+        var rest = arguments[...]
+        func value(for option: String) throws -> String {
+            guard let next = rest.popFirst() else { throw TortureError("\(option) needs a value") }
+            return next
+        }
+        while let argument = rest.popFirst() {
+            var argument = argument
+            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+                rest.insert(String(argument[argument.index(after: equals)...]), at: rest.startIndex)
+                argument = String(argument[..<equals])
+            }
+            switch argument {
+            case "--quick": mode = .quick
+            case "--long": mode = .long
+            case "--seed":
+                let text = try value(for: argument)
+                guard let number = UInt64(text) else { throw TortureError("--seed expects a non-negative integer, not \"\(text)\"") }
+                seed = number
+            case "--json-out": jsonOut = try value(for: argument)
+            case "--only":
+                let names = try value(for: argument).split(separator: ",").map(String.init)
+                parts = []
+                for name in names {
+                    guard let part = Part(rawValue: name) else {
+                        throw TortureError("unknown part \"\(name)\"; the parts are crash, contention, faults")
+                    }
+                    parts.insert(part)
+                }
+            case "--keep": keep = true
+            case "--verbose": verbose = true
+            default: throw TortureError("unknown option \"\(argument)\"")
+            }
+        }
+    }
+}
+
+/// The arguments of a `--child KIND --name value …` invocation.
+struct ChildOptions {
+    let kind: String
+    private var values: [String: String] = [:]
+
+    init(_ arguments: [String]) throws {
+        guard let kind = arguments.first else { throw TortureError("--child needs a kind") }
+        self.kind = kind
+        var index = 1
+        while index + 1 < arguments.count, arguments[index].hasPrefix("--") {
+            values[String(arguments[index].dropFirst(2))] = arguments[index + 1]
+            index += 2
+        }
+        guard index == arguments.count else { throw TortureError("--child \(kind): cannot read \(arguments[index...])") }
+    }
+
+    func string(_ name: String) throws -> String {
+        guard let value = values[name] else { throw TortureError("--child \(kind) needs --\(name)") }
+        return value
+    }
+
+    func integer(_ name: String, default fallback: Int? = nil) throws -> Int {
+        guard let text = values[name] else {
+            if let fallback { return fallback }
+            throw TortureError("--child \(kind) needs --\(name)")
+        }
+        guard let number = Int(text) else { throw TortureError("--\(name) expects an integer") }
+        return number
+    }
+
+    func path() throws -> String { try string("path") }
+    func seed() throws -> UInt64 { UInt64(try integer("seed")) }
+
+    func backend() throws -> TortureBackend {
+        let name = try string("backend")
+        guard let backend = TortureBackend(rawValue: name) else { throw TortureError("unknown backend \(name)") }
+        return backend
+    }
+
+    func durability() throws -> Prefs.Durability {
+        values["durability"] == "powerLoss" ? .powerLoss : .processCrash
+    }
+}

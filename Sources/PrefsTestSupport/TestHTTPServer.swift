@@ -137,7 +137,8 @@ public final class TestHTTPServer: Sendable {
 /// The state shared by the server, its accept thread and its connection threads.
 ///
 /// Descriptor ownership is decided under the lock, so no thread ever touches a descriptor number after it
-/// was closed (and perhaps reused by someone else): the listener is closed only by `stop()`, and accept
+/// was closed (and perhaps reused by someone else): `stop()` only shuts the listener down and the accept
+/// thread closes it on its way out; accept
 /// happens under the lock after checking `stopped`; a connection is closed only by its own thread, under
 /// the lock, while `stop()` only shuts connections down, also under the lock.
 private final class ServerCore: Sendable {
@@ -166,8 +167,9 @@ private final class ServerCore: Sendable {
             state.stopped = true
             // On Linux, a socket closed while the accept thread sits in poll() on it stays alive (and keeps
             // completing handshakes, later reset) until poll returns; shutdown() takes it out of LISTEN at once.
+            // Only shut down here: the accept thread may be in poll() on the listener, so it closes it itself
+            // on its way out (closing a descriptor another thread is using is a race, and ThreadSanitizer says so).
             LoopbackSocket.shutdownConnection(state.listener)
-            LoopbackSocket.closeDescriptor(state.listener)
             for connection in state.connections {
                 LoopbackSocket.shutdownConnection(connection)
             }
@@ -177,6 +179,7 @@ private final class ServerCore: Sendable {
     /// Accepts connections until stopped, waking every 50 ms to notice `stop()`.
     func acceptLoop() {
         enum Outcome { case stopped, none, accepted(Int32) }
+        defer { state.withLock { LoopbackSocket.closeDescriptor($0.listener) } }
         while true {
             guard let listener = state.withLock({ $0.stopped ? nil : $0.listener }) else { return }
             // If stop() closes the listener meanwhile, poll just returns early; the check below catches it.

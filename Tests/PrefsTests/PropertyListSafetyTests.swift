@@ -22,3 +22,14 @@ struct PropertyListSafetyTests {
         #expect(contents.values.count == 3)
     }
 }
+
+@Suite("Property-list import: fuzz findings")
+struct PropertyListFuzzFindingTests {
+    @Test("a 'bplist01' header holding a set is refused like 'bplist00' (found by the CI fuzz run)")
+    func bplist01() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fuzz/Corpus/PropertyList/crash-bplist01-set.plist")
+        let data = try Data(contentsOf: url)
+        #expect(throws: PropertyListImport.Error.self) { _ = try PropertyListImport.read(data, path: "bplist01.plist") }
+    }
+}

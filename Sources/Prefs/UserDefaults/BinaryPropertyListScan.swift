@@ -19,7 +19,8 @@ enum BinaryPropertyListScan {
 
     static func scan(_ data: Data) -> Verdict {
         let bytes = [UInt8](data)
-        guard bytes.starts(with: Array("bplist00".utf8)) else { return .notBinary }
+        // Foundation reads any "bplist0x" header as a binary property list, not only version 00.
+        guard bytes.starts(with: Array("bplist".utf8)) else { return .notBinary }
         guard bytes.count >= 8 + 32 else { return .malformed("too short for a binary property list") }
         let trailer = bytes.count - 32
         let offsetSize = Int(bytes[trailer + 6])
@@ -34,7 +35,7 @@ enum BinaryPropertyListScan {
             guard let offset = integer(bytes, at: table + index * offsetSize, size: offsetSize), offset >= 8, offset < table else {
                 return .malformed("object \(index) lies outside the file")
             }
-            if bytes[offset] >> 4 == 0xC { return .containsSet }
+            if bytes[offset] >> 4 == 0xC || bytes[offset] >> 4 == 0xB { return .containsSet }  // set, ordered set
         }
         return .safe
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Prefs
 
 /// Runs an executable built by this package (found beside the test bundle) and collects its output.
 ///
@@ -90,10 +91,9 @@ public struct ChildProcess: Sendable {
     }
 }
 
-import Synchronization
 
 private final class LockedData: Sendable {
-    private let data = Mutex(Data())
+    private let data = Locked(Data())
     func set(_ value: Data) { data.withLock { $0 = value } }
     func get() -> Data { data.withLock { $0 } }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Prefs
 
 /// A real HTTP/1.1 server on 127.0.0.1, for tests of code that fetches over the network.
 ///
@@ -149,11 +149,11 @@ private final class ServerCore: Sendable {
         var requests: [TestHTTPServer.Request] = []
     }
 
-    let state: Mutex<State>
+    let state: Locked<State>
     let handler: TestHTTPServer.Handler
 
     init(listener: Int32, handler: @escaping TestHTTPServer.Handler) {
-        state = Mutex(State(listener: listener))
+        state = Locked(State(listener: listener))
         self.handler = handler
     }
 

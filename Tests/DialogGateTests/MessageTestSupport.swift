@@ -5,7 +5,6 @@ import FoundationNetworking
 #endif
 import Prefs
 import PrefsTestSupport
-import Synchronization
 
 /// The date the message tests start at, 2026-03-01T12:00:00Z; a ``TestClock`` moves from there by hand,
 /// so time rules are tested without sleeping.
@@ -14,7 +13,7 @@ let feedEpoch = Date(timeIntervalSince1970: 1_772_366_400)
 /// A loader that answers from a closure and records the requests: shows that a refused URL never reaches
 /// the network, and plays cases a real server cannot.
 final class CannedLoader: FeedLoader {
-    private let requests = Mutex<[URLRequest]>([])
+    private let requests = Locked<[URLRequest]>([])
     private let answer: @Sendable (URLRequest) -> FeedResponse
 
     init(_ answer: @escaping @Sendable (URLRequest) -> FeedResponse) {
@@ -31,10 +30,10 @@ final class CannedLoader: FeedLoader {
 
 /// A mutable server response, so one server can play several scenarios in a row.
 final class Scenario: Sendable {
-    private let response: Mutex<TestHTTPServer.Response>
+    private let response: Locked<TestHTTPServer.Response>
 
     init(_ response: TestHTTPServer.Response) {
-        self.response = Mutex(response)
+        self.response = Locked(response)
     }
 
     func set(_ response: TestHTTPServer.Response) {

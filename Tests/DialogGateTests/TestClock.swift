@@ -1,10 +1,10 @@
 import Foundation
-import Synchronization
+import Prefs
 
 /// A clock the test moves by hand.
 final class TestClock: Sendable {
-    private let current: Mutex<Date>
-    init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) { current = Mutex(start) }
+    private let current: Locked<Date>
+    init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) { current = Locked(start) }
     var now: Date { current.withLock { $0 } }
     func advance(by seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
     func set(_ date: Date) { current.withLock { $0 = date } }

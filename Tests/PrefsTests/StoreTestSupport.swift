@@ -41,10 +41,9 @@ final class StoreFixture: Sendable {
     var path: String? { backend.storage(directory).path }
 }
 
-import Synchronization
 
 final class DiagnosticLog: Sendable {
-    private let entries = Mutex<[Prefs.Diagnostic]>([])
+    private let entries = Locked<[Prefs.Diagnostic]>([])
     func append(_ diagnostic: Prefs.Diagnostic) { entries.withLock { $0.append(diagnostic) } }
     var all: [Prefs.Diagnostic] { entries.withLock { $0 } }
 }

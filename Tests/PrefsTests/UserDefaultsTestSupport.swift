@@ -1,7 +1,6 @@
 import Foundation
 import Prefs
 import PrefsTestSupport
-import Synchronization
 import Testing
 
 /// A ``PrefsDefaults`` over a fresh store of one backend, with the store's diagnostics collected.
@@ -32,7 +31,7 @@ struct Point: Sendable {
 /// Collects the `PrefsDefaultsDidChange` notifications one instance posts (the changed key names of each).
 final class NotificationLog {
     private final class Entries: Sendable {
-        let keys = Mutex<[[String]]>([])
+        let keys = Locked<[[String]]>([])
     }
     private let entries = Entries()
     private let token: any NSObjectProtocol

@@ -124,10 +124,9 @@ struct ReadmeExamples {
     }
 }
 
-import Synchronization
 
 final class Flag: Sendable {
-    private let state = Mutex(false)
+    private let state = Locked(false)
     func set() { state.withLock { $0 = true } }
     var value: Bool { state.withLock { $0 } }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import Prefs
-import Synchronization
 
 /// The keys contending processes share and own.
 enum ContentionKeys {
@@ -54,7 +53,7 @@ enum ContentionChild {
         let seed = try options.seed()
         let prefs = try Prefs(backend.storage(try options.path()))
         let deadline = ContinuousClock.now + .seconds(seconds)
-        let tallies = Mutex<[Tally]>([])
+        let tallies = Locked<[Tally]>([])
         DispatchQueue.concurrentPerform(iterations: threads) { thread in
             var random = SeededGenerator(seed: seed, stream: 4, UInt64(process), UInt64(thread))
             let tally = contend(prefs, process: process, thread: thread, processes: processes,

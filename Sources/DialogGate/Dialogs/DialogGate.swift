@@ -1,6 +1,5 @@
 import Foundation
 import Prefs
-import Synchronization
 
 /// Decides whether to present local dialogs, and records what happened, in a ``Prefs`` store.
 ///
@@ -20,7 +19,7 @@ public final class DialogGate: Sendable {
     public let session: DialogSession
     public let appVersion: String?
     private let clock: @Sendable () -> Date
-    private let overridesState: Mutex<DialogOverrides>
+    private let overridesState: Locked<DialogOverrides>
 
     /// - Parameters:
     ///   - prefs: where dialog state lives (under `dialogs.ID`, plus any policy's never-remind key).
@@ -39,7 +38,7 @@ public final class DialogGate: Sendable {
         self.session = session
         self.appVersion = appVersion
         self.clock = clock
-        self.overridesState = Mutex(overrides)
+        self.overridesState = Locked(overrides)
     }
 
     /// The QA overrides in force; changing them touches no stored state.

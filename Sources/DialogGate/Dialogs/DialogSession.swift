@@ -1,4 +1,4 @@
-import Synchronization
+import Prefs
 
 /// The scope of an "OK" answer: the dialogs it hides until the session ends.
 ///
@@ -8,7 +8,7 @@ public final class DialogSession: Sendable {
     /// The session of this process: it ends when the app quits.
     public static let process = DialogSession()
 
-    private let suppressed = Mutex<Set<String>>([])
+    private let suppressed = Locked<Set<String>>([])
 
     public init() {}
 

@@ -1,4 +1,4 @@
-import Synchronization
+import Prefs
 
 /// A deadline for async work that may not honour cancellation promptly.
 ///
@@ -37,7 +37,7 @@ enum Deadline {
 
 /// A continuation resumed by whichever of several tasks finishes first; the others find it spent.
 private final class ResumeOnce<T: Sendable>: Sendable {
-    private let continuation = Mutex<CheckedContinuation<T, any Error>?>(nil)
+    private let continuation = Locked<CheckedContinuation<T, any Error>?>(nil)
 
     func arm(_ continuation: CheckedContinuation<T, any Error>) {
         self.continuation.withLock { $0 = continuation }

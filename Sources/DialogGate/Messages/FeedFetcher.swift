@@ -3,7 +3,6 @@ import Foundation
 import FoundationNetworking
 #endif
 import Prefs
-import Synchronization
 
 /// Fetches a messages feed and keeps the last good one in the store.
 ///

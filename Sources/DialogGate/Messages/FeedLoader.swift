@@ -1,8 +1,8 @@
 import Foundation
+import Prefs
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Synchronization
 
 /// A response as a ``FeedLoader`` delivers it: status, header fields and the (size-capped) body.
 ///
@@ -193,7 +193,7 @@ private final class LoaderDelegate: NSObject, URLSessionDataDelegate, Sendable {
         var failure: FeedFetchError?
     }
 
-    private let pending = Mutex<[Int: Pending]>([:])
+    private let pending = Locked<[Int: Pending]>([:])
 
     func register(_ id: Int, continuation: CheckedContinuation<FeedResponse, any Error>, limits: FeedLoadLimits) {
         pending.withLock { $0[id] = Pending(continuation: continuation, limits: limits) }

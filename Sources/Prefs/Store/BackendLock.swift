@@ -2,7 +2,7 @@ import Foundation
 
 /// The store's backend behind a lock: one thread at a time uses it.
 ///
-/// Not a `Mutex<any PrefsBackend>`: a transaction hands the backend to the caller's closure and returns
+/// Not a `Locked<any PrefsBackend>`: a transaction hands the backend to the caller's closure and returns
 /// the closure's (possibly non-`Sendable`) result, which `Mutex.withLock`'s `sending` rules reject.
 // @unchecked Sendable: `backend` is read and written only between `lock.lock()` and `lock.unlock()`.
 final class BackendLock: @unchecked Sendable {

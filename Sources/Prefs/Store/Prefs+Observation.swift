@@ -1,6 +1,5 @@
 import Foundation
 import Observation
-import Synchronization
 
 extension Prefs {
     /// The values of `key`: the current value first, then each change, whether made in this process or,
@@ -89,7 +88,7 @@ extension Prefs {
         let key: Keys
         private let deliver: @Sendable (StoredValue?) -> Void
         /// The generation and value last delivered (`.none`: nothing delivered yet).
-        private let progress = Mutex<(generation: UInt64, last: StoredValue??)>((0, .none))
+        private let progress = Locked<(generation: UInt64, last: StoredValue??)>((0, .none))
 
         init(key: Keys, deliver: @escaping @Sendable (StoredValue?) -> Void) {
             self.key = key
@@ -122,7 +121,7 @@ public final class ObservableValue<Value: PrefsStorable>: Observable, Sendable {
     public let key: Prefs.Key<Value>
     private let registrar = ObservationRegistrar()
     private let queue = DispatchQueue(label: "Prefs.ObservableValue")
-    private let subscription = Mutex<Prefs.Observer?>(nil)
+    private let subscription = Locked<Prefs.Observer?>(nil)
 
     init(prefs: Prefs, key: Prefs.Key<Value>) {
         self.prefs = prefs

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A typed, thread-safe preferences store on memory, a JSON file or SQLite.
 ///
@@ -27,7 +26,7 @@ public final class Prefs: Sendable {
 
     /// The backend, used by one thread at a time. Lock order: `io` before `state`, never the reverse.
     let io: BackendLock
-    let state: Mutex<State>
+    let state: Locked<State>
 
     struct State: ~Copyable {
         /// A cached key: its stored value (nil: nothing stored) and, once read, its decoded form.
@@ -88,7 +87,7 @@ public final class Prefs: Sendable {
         let backend = try storage.makeBackend()
         let recovered = (backend as? JSONFileBackend)?.recoveredFrom ?? (backend as? SQLiteBackend)?.recoveredFrom
         io = BackendLock(backend, storage: storage)
-        state = Mutex(State())
+        state = Locked(State())
         if let recovered {
             report(Diagnostic(key: nil, kind: .recovered(movedTo: recovered.path, reason: recovered.reason), store: storage.description))
         }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// UserDefaults' instance API over any ``Prefs`` store: moving an app to Prefs changes one line.
 ///
@@ -25,9 +24,9 @@ public final class PrefsDefaults: Sendable {
     public let prefs: Prefs
 
     /// Values from ``register(defaults:)``: this instance's registration domain, never written to the store.
-    private let registered = Mutex<[String: StoredValue]>([:])
+    private let registered = Locked<[String: StoredValue]>([:])
     /// The live streams of ``changedKeys()``.
-    private let subscribers = Mutex<[UUID: AsyncStream<String>.Continuation]>([:])
+    private let subscribers = Locked<[UUID: AsyncStream<String>.Continuation]>([:])
 
     /// Posted on `NotificationCenter.default` after a write through a ``PrefsDefaults``, with that instance as
     /// the object and the changed key names under ``changedKeysUserInfoKey`` (like `UserDefaults.didChangeNotification`).

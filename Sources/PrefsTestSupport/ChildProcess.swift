@@ -4,6 +4,9 @@ import Prefs
 /// Runs an executable built by this package (found beside the test bundle) and collects its output.
 ///
 /// Both pipes are read to the end before waiting, so a child that writes a lot never blocks.
+/// Waiting is `async` and happens on a thread of its own (``offPool(_:)``): Swift concurrency has one
+/// pool thread per core, and a test blocked in `waitUntilExit()` on one of them stalls every other test
+/// (under ThreadSanitizer, where a child takes seconds to start, for over a minute).
 public struct ChildProcess: Sendable {
     public struct Result: Sendable {
         public var status: Int32
@@ -65,13 +68,26 @@ public struct ChildProcess: Sendable {
     /// Runs `name` to completion.
     public static func run(
         _ name: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil
-    ) throws -> Result {
+    ) async throws -> Result {
         let (process, out, err) = try start(name, arguments, environment: environment, stdin: stdin)
-        return finish(process, out, err)
+        return await finish(process, out, err)
     }
 
-    /// Reads both pipes to the end (concurrently), then waits for the process.
-    public static func finish(_ process: Process, _ out: Pipe, _ err: Pipe) -> Result {
+    /// Reads both pipes to the end (concurrently), then waits for the process, without holding a pool thread.
+    public static func finish(_ process: Process, _ out: Pipe, _ err: Pipe) async -> Result {
+        let parts = UncheckedSendable((process, out, err))
+        return await offPool { finishBlocking(parts.value.0, parts.value.1, parts.value.2) }
+    }
+
+    /// Runs blocking `body` (a wait, a pipe read) on a new thread and awaits its result.
+    public static func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            let thread = Thread { continuation.resume(returning: body()) }
+            thread.start()
+        }
+    }
+
+    private static func finishBlocking(_ process: Process, _ out: Pipe, _ err: Pipe) -> Result {
         let group = DispatchGroup()
         let errorData = LockedData()
         group.enter()
@@ -100,8 +116,15 @@ private final class LockedData: Sendable {
 
 extension ChildProcess {
     /// Runs a system program by absolute path (for example `/usr/bin/sqlite3`) to completion.
-    public static func runSystem(_ path: String, _ arguments: [String], stdin: Data? = nil) throws -> Result {
+    public static func runSystem(_ path: String, _ arguments: [String], stdin: Data? = nil) async throws -> Result {
         let (process, out, err) = try launch(URL(fileURLWithPath: path), arguments, environment: nil, stdin: stdin)
-        return finish(process, out, err)
+        return await finish(process, out, err)
     }
+}
+
+/// Carries a value that is used by one thread at a time across an isolation boundary.
+// @unchecked Sendable: `Process` and `Pipe` are handed from the test to the waiting thread and not used by both at once.
+public struct UncheckedSendable<Value>: @unchecked Sendable {
+    public let value: Value
+    public init(_ value: Value) { self.value = value }
 }

@@ -49,14 +49,14 @@ struct FileStoreTests {
     }
 
     @Test("the SQLite schema reads plainly in the sqlite3 shell")
-    func sqliteSchema() throws {
+    func sqliteSchema() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.sqlite")
         let prefs = try Prefs(.sqlite(url))
         try prefs.set(3, for: .launchCount)
         try prefs.set("x", for: .name)
         try prefs.close()
-        let result = try ChildProcess.runSystem("/usr/bin/sqlite3", [url.path, "SELECT key, type, value FROM prefs ORDER BY key; PRAGMA application_id; PRAGMA user_version; PRAGMA journal_mode;"])
+        let result = try await ChildProcess.runSystem("/usr/bin/sqlite3", [url.path, "SELECT key, type, value FROM prefs ORDER BY key; PRAGMA application_id; PRAGMA user_version; PRAGMA journal_mode;"])
         #expect(result.stdout == "launchCount|int|3\nname|string|x\n1349674611\n1\nwal\n")
     }
 
@@ -129,10 +129,10 @@ struct FileStoreTests {
     }
 
     @Test("an SQLite database that is not a Prefs store is left untouched")
-    func foreignDatabase() throws {
+    func foreignDatabase() async throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("other.sqlite")
-        _ = try ChildProcess.runSystem("/usr/bin/sqlite3", [url.path, "CREATE TABLE songs (title TEXT); INSERT INTO songs VALUES ('a');"])
+        _ = try await ChildProcess.runSystem("/usr/bin/sqlite3", [url.path, "CREATE TABLE songs (title TEXT); INSERT INTO songs VALUES ('a');"])
         let before = try Data(contentsOf: url)
         #expect {
             _ = try Prefs(.sqlite(url))

@@ -25,60 +25,60 @@ struct FeedCommandTests {
     }
 
     @Test("lint: a clean feed exits 0; warnings exit 0 or 65 with --strict; errors exit 65 with line:column and JSON path")
-    func lint() throws {
+    func lint() async throws {
         let directory = try TemporaryDirectory()
         let clean = try write(Self.seedFeed, directory)
-        let ok = try tool("feed", "lint", clean)
+        let ok = try await tool("feed", "lint", clean)
         #expect(ok.status == 0)
         #expect(ok.stdout.isEmpty)
         #expect(ok.stderr == "\(clean): 0 errors, 0 warnings\n")
 
         let typo = try write(#"[{"id": 1, "bundleId": "a", "title": "t", "text": "x", "confirmLabel": "OK", "appversions": ["1.0"]}]"#, directory, "typo.json")
-        let warned = try tool("feed", "lint", typo)
+        let warned = try await tool("feed", "lint", typo)
         #expect(warned.status == 0)
         #expect(warned.stderr.contains(#"\#(typo):1:78: warning: $[0].appversions: unknown key "appversions" is ignored; did you mean "appVersions"?"#), "\(warned.stderr)")
-        #expect(try tool("feed", "lint", typo, "--strict").status == 65)
+        #expect(try await tool("feed", "lint", typo, "--strict").status == 65)
 
         let broken = try write("[\n  {\"id\": \"1\", \"bundleId\": \"a\", \"title\": \"t\", \"text\": \"x\", \"confirmLabel\": \"OK\"},\n  {\"id\": 2,", directory, "broken.json")
-        let failed = try tool("feed", "lint", broken)
+        let failed = try await tool("feed", "lint", broken)
         #expect(failed.status == 65)
         #expect(failed.stderr.contains("\(broken):3:12: error: $: invalid JSON: expected a string key, found end of input"), "\(failed.stderr)")
         let wrongType = try write(#"[{"id": "1", "bundleId": "a", "title": "t", "text": "x", "confirmLabel": "OK"}]"#, directory, "type.json")
-        let typeError = try tool("feed", "lint", wrongType)
+        let typeError = try await tool("feed", "lint", wrongType)
         #expect(typeError.status == 65)
         #expect(typeError.stderr.contains("\(wrongType):1:9: error: $[0].id: expected an integer, found string"), "\(typeError.stderr)")
     }
 
     @Test("explain: every check of every message and the selected one, in text and JSON; --last-id and the store's lastMessageId")
-    func explain() throws {
+    func explain() async throws {
         let directory = try TemporaryDirectory()
         let feed = try write(Self.seedFeed, directory)
         let common = ["feed", "explain", feed, "--bundle-id", "com.createchsol.AppAlertExample", "--app-version", "1.0", "--os-version", "17.0", "--date", "2026-11-29T10:00:00Z"]
-        let text = try tool(common + ["--last-id", "0"])
+        let text = try await tool(common + ["--last-id", "0"])
         #expect(text.status == 0, "\(text.stderr)")
         #expect(text.stdout.contains("message 1 \"App Alert\" for com.createchsol.AppAlertExample: eligible\n  pass: bundleId"))
         #expect(text.stdout.contains("  fail: appVersions"))
         #expect(text.stdout.hasSuffix("selected: message 1 \"App Alert\"\n"))
 
-        let json = try JSON.parse(try tool(common + ["--last-id", "1", "--json"]).stdout)
+        let json = try JSON.parse(try await tool(common + ["--last-id", "1", "--json"]).stdout)
         #expect(json["selected"] == .null)
         #expect(json["messages"]?[0]?["checks"]?[1] == .object(["rule": .string("id > lastMessageId"), "passed": .bool(false), "detail": .string("1 is not > 1")]))
 
         let store = directory.file("app.sqlite").path
         try Prefs(.sqlite(URL(fileURLWithPath: store))).set(1, for: Prefs.Key("lastMessageId", initial: 0))
-        let fromStore = try JSON.parse(try tool(["--store", store] + common + ["--json"]).stdout)
+        let fromStore = try JSON.parse(try await tool(["--store", store] + common + ["--json"]).stdout)
         #expect(fromStore["context"]?["lastMessageId"] == .int(1))
         #expect(fromStore["selected"] == .null)
-        #expect(try tool(["--store", store, "reset", "lastMessageId"]).status == 0)
-        #expect(try JSON.parse(try tool(["--store", store] + common + ["--json"]).stdout)["selected"] == .int(1), "after the reset it shows again")
+        #expect(try await tool(["--store", store, "reset", "lastMessageId"]).status == 0)
+        #expect(try JSON.parse(try await tool(["--store", store] + common + ["--json"]).stdout)["selected"] == .int(1), "after the reset it shows again")
 
-        let missing = try tool(["feed", "explain", feed, "--bundle-id", "x"])
+        let missing = try await tool(["feed", "explain", feed, "--bundle-id", "x"])
         #expect(missing.status == 64)
         #expect(missing.stderr.hasPrefix("prefs-tool: error: feed explain needs --app-version"))
     }
 
     @Test("fetch: 200, then 304 with the stored validators; 404, an oversized body and invalid JSON fail with the reason")
-    func fetch() throws {
+    func fetch() async throws {
         let body = Self.seedFeed
         let server = try TestHTTPServer { request in
             switch request.path {
@@ -93,23 +93,23 @@ struct FeedCommandTests {
         defer { server.stop() }
         let directory = try TemporaryDirectory()
         let store = directory.file("app.sqlite").path
-        let first = try tool("--store", store, "feed", "fetch", server.url("/messages.json").absoluteString)
+        let first = try await tool("--store", store, "feed", "fetch", server.url("/messages.json").absoluteString)
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stdout.hasPrefix("status: 200 OK (fetched)\netag: \"v1\"\n"))
         #expect(first.stdout.contains("messages: 2\n  1\tcom.createchsol.AppAlertExample\t\"App Alert\"\n"))
-        let second = try tool("--store", store, "feed", "fetch", server.url("/messages.json").absoluteString)
+        let second = try await tool("--store", store, "feed", "fetch", server.url("/messages.json").absoluteString)
         #expect(second.stdout.hasPrefix("status: 304 Not Modified"), "\(second.stdout)")
         #expect(server.requests.last?.headers["if-none-match"] == "\"v1\"")
 
-        let missing = try tool("feed", "fetch", server.url("/nothing.json").absoluteString)
+        let missing = try await tool("feed", "fetch", server.url("/nothing.json").absoluteString)
         #expect(missing.status == 74)
         #expect(missing.stderr.contains("404"), "\(missing.stderr)")
-        let big = try tool("feed", "fetch", server.url("/big.json").absoluteString)
+        let big = try await tool("feed", "fetch", server.url("/big.json").absoluteString)
         #expect(big.status == 74)
         #expect(big.stderr.contains("1048576"), "\(big.stderr)")
-        let bad = try tool("feed", "fetch", server.url("/bad.json").absoluteString)
+        let bad = try await tool("feed", "fetch", server.url("/bad.json").absoluteString)
         #expect(bad.status == 65, "\(bad.stderr)")
-        let refused = try tool("feed", "fetch", "http://example.invalid/messages.json")
+        let refused = try await tool("feed", "fetch", "http://example.invalid/messages.json")
         #expect(refused.status == 74)
         #expect(refused.stderr.contains("https"), "\(refused.stderr)")
     }

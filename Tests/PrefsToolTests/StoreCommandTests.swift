@@ -6,17 +6,17 @@ import Testing
 @Suite("prefs-tool: store commands")
 struct StoreCommandTests {
     @Test("set creates the store (mode 0600); get prints plain text or JSON", arguments: StoreFile.allCases)
-    func setAndGet(file: StoreFile) throws {
+    func setAndGet(file: StoreFile) async throws {
         let directory = try TemporaryDirectory()
         let store = file.path(in: directory)
         for (key, value, plain, json) in [
             ("count", "42", "42", "42"), ("flag", "true", "true", "true"), ("ratio", "0.25", "0.25", "0.25"),
             ("name", "hello world", "hello world", "\"hello world\""),
         ] {
-            let set = try tool("--store", store, "set", key, value)
+            let set = try await tool("--store", store, "set", key, value)
             #expect(set.status == 0 && set.stdout.isEmpty && set.stderr.isEmpty, "\(set)")
-            #expect(try tool("--store", store, "get", key).stdout == plain + "\n")
-            #expect(try tool("--store=\(store)", "get", key, "--json").stdout == json + "\n")
+            #expect(try await tool("--store", store, "get", key).stdout == plain + "\n")
+            #expect(try await tool("--store=\(store)", "get", key, "--json").stdout == json + "\n")
         }
         let mode = try FileManager.default.attributesOfItem(atPath: store)[.posixPermissions] as? Int
         #expect(mode == 0o600)
@@ -27,53 +27,53 @@ struct StoreCommandTests {
     }
 
     @Test("set with --type and with a declared type; a bad value exits 65 and writes nothing", arguments: StoreFile.allCases)
-    func typedSet(file: StoreFile) throws {
+    func typedSet(file: StoreFile) async throws {
         let directory = try TemporaryDirectory()
         let store = file.path(in: directory)
         let prefs = try Prefs(.file(URL(fileURLWithPath: store)))
         try prefs.declare(Prefs.Key("lastMessageId", initial: 0), Prefs.Key("homepage", initial: URL(string: "https://a.example")!))
-        #expect(try tool("--store", store, "set", "when", "2026-11-29T10:00:00+01:00", "--type", "date").status == 0)
-        #expect(try tool("--store", store, "get", "when").stdout == "2026-11-29T09:00:00Z\n")
-        #expect(try tool("--store", store, "set", "homepage", "https://x.example/a?b=1#c").status == 0)
-        #expect(try tool("--store", store, "get", "homepage").stdout == "https://x.example/a?b=1#c\n")
-        #expect(try tool("--store", store, "set", "tags", #"["a","b"]"#, "--type", "json").status == 0)
-        #expect(try tool("--store", store, "get", "tags", "--json").stdout == "[\n  \"a\",\n  \"b\"\n]\n")
+        #expect(try await tool("--store", store, "set", "when", "2026-11-29T10:00:00+01:00", "--type", "date").status == 0)
+        #expect(try await tool("--store", store, "get", "when").stdout == "2026-11-29T09:00:00Z\n")
+        #expect(try await tool("--store", store, "set", "homepage", "https://x.example/a?b=1#c").status == 0)
+        #expect(try await tool("--store", store, "get", "homepage").stdout == "https://x.example/a?b=1#c\n")
+        #expect(try await tool("--store", store, "set", "tags", #"["a","b"]"#, "--type", "json").status == 0)
+        #expect(try await tool("--store", store, "get", "tags", "--json").stdout == "[\n  \"a\",\n  \"b\"\n]\n")
 
-        let bad = try tool("--store", store, "set", "lastMessageId", "seven")
+        let bad = try await tool("--store", store, "set", "lastMessageId", "seven")
         #expect(bad.status == 65)
         #expect(bad.stdout.isEmpty)
         #expect(bad.stderr == "prefs-tool: error: \"seven\" is not a valid int: expected an integer in -9223372036854775808...9223372036854775807\n")
-        let mismatch = try tool("--store", store, "set", "lastMessageId", "7", "--type", "string")
+        let mismatch = try await tool("--store", store, "set", "lastMessageId", "7", "--type", "string")
         #expect(mismatch.status == 65)
         #expect(mismatch.stderr == "prefs-tool: error: key \"lastMessageId\" is declared as int, not string\n")
         #expect(try prefs.storedValue(forKey: "lastMessageId") == nil, "nothing written")
-        let badType = try tool("--store", store, "set", "x", "1", "--type", "integer")
+        let badType = try await tool("--store", store, "set", "x", "1", "--type", "integer")
         #expect(badType.status == 64)
         #expect(badType.stderr.hasPrefix("prefs-tool: error: unknown type 'integer'"))
     }
 
     @Test("get of a key neither stored nor declared exits 1 with nothing on stdout; a declared key prints its initial value", arguments: StoreFile.allCases)
-    func getMissing(file: StoreFile) throws {
+    func getMissing(file: StoreFile) async throws {
         let directory = try TemporaryDirectory()
         let store = file.path(in: directory)
         try Prefs(.file(URL(fileURLWithPath: store))).declare(Prefs.Key("lastMessageId", initial: 0))
-        let missing = try tool("--store", store, "get", "lastMesageId")
+        let missing = try await tool("--store", store, "get", "lastMesageId")
         #expect(missing.status == 1)
         #expect(missing.stdout.isEmpty)
         #expect(missing.stderr == "prefs-tool: error: key \"lastMesageId\" not found; did you mean \"lastMessageId\"?\n")
-        #expect(try tool("--store", store, "get", "lastMessageId").stdout == "0\n")
+        #expect(try await tool("--store", store, "get", "lastMessageId").stdout == "0\n")
     }
 
     @Test("list shows stored and declared keys; --json gives type, value, initial and stored", arguments: StoreFile.allCases)
-    func list(file: StoreFile) throws {
+    func list(file: StoreFile) async throws {
         let directory = try TemporaryDirectory()
         let store = file.path(in: directory)
         let prefs = try Prefs(.file(URL(fileURLWithPath: store)))
         try prefs.declare(Prefs.Key("lastMessageId", initial: 0))
         try prefs.set(true, for: Prefs.Key("dialog_neverAgain", initial: false))
-        let plain = try tool("--store", store, "list")
+        let plain = try await tool("--store", store, "list")
         #expect(plain.stdout == "dialog_neverAgain\tbool\ttrue\nlastMessageId\tint\t0\t(initial)\n")
-        let json = try tool("--store", store, "list", "--json")
+        let json = try await tool("--store", store, "list", "--json")
         #expect(json.status == 0)
         #expect(try JSON.parse(json.stdout) == .object([
             "dialog_neverAgain": .object(["type": .string("bool"), "value": .bool(true), "initial": .bool(false), "stored": .bool(true)]),
@@ -83,20 +83,20 @@ struct StoreCommandTests {
     }
 
     @Test("reset lastMessageId, several keys, --all; an unknown key is reported with exit 1", arguments: StoreFile.allCases)
-    func reset(file: StoreFile) throws {
+    func reset(file: StoreFile) async throws {
         let directory = try TemporaryDirectory()
         let store = file.path(in: directory)
         let prefs = try Prefs(.file(URL(fileURLWithPath: store)))
         try prefs.setStoredValues(["lastMessageId": StoredValue(type: .int, json: .int(3)), "a": StoredValue(type: .int, json: .int(1)), "b": StoredValue(type: .int, json: .int(2))])
-        #expect(try tool("--store", store, "reset", "lastMessageId").status == 0)
-        #expect(try tool("--store", store, "get", "lastMessageId").status == 1)
-        let partly = try tool("--store", store, "reset", "a", "zzz")
+        #expect(try await tool("--store", store, "reset", "lastMessageId").status == 0)
+        #expect(try await tool("--store", store, "get", "lastMessageId").status == 1)
+        let partly = try await tool("--store", store, "reset", "a", "zzz")
         #expect(partly.status == 1)
         #expect(partly.stderr == "prefs-tool: error: key \"zzz\" not found\n")
-        #expect(try tool("--store", store, "get", "a").status == 1, "the known key was reset anyway")
-        #expect(try tool("--store", store, "reset", "--all").status == 0)
-        #expect(try tool("--store", store, "list").stdout.isEmpty)
-        #expect(try tool("--store", store, "reset").status == 64)
+        #expect(try await tool("--store", store, "get", "a").status == 1, "the known key was reset anyway")
+        #expect(try await tool("--store", store, "reset", "--all").status == 0)
+        #expect(try await tool("--store", store, "list").stdout.isEmpty)
+        #expect(try await tool("--store", store, "reset").status == 64)
     }
 
     @Test("the tool resets a key while another process holds the store open, and that process sees the change", arguments: StoreFile.allCases)
@@ -108,19 +108,19 @@ struct StoreCommandTests {
         try app.set(5, for: lastMessageId)
         var values = app.values(for: lastMessageId).makeAsyncIterator()
         #expect(await values.next() == 5)
-        #expect(try tool("--store", store, "reset", "lastMessageId").status == 0)
+        #expect(try await tool("--store", store, "reset", "lastMessageId").status == 0)
         #expect(await values.next() == 0, "the open store saw the reset by itself")
         #expect(app[lastMessageId] == 0)
     }
 
     @Test("a corrupt store exits 65 and nothing is written, moved or renamed", arguments: StoreFile.allCases)
-    func corruptStore(file: StoreFile) throws {
+    func corruptStore(file: StoreFile) async throws {
         let directory = try TemporaryDirectory()
         let store = file.path(in: directory)
         let garbage = Data("\u{1B}[31mnot a store\u{7}".utf8)
         try garbage.write(to: URL(fileURLWithPath: store))
         for arguments in [["list"], ["get", "x"], ["set", "x", "1"], ["reset", "--all"], ["check"], ["export"], ["dialogs"]] {
-            let result = try tool(["--store", store] + arguments)
+            let result = try await tool(["--store", store] + arguments)
             #expect(result.status == 65, "\(arguments): \(result.status) \(result.stderr)")
             #expect(result.stdout.isEmpty)
             #expect(result.stderr.hasPrefix("prefs-tool: error: \(store): "))
@@ -131,28 +131,28 @@ struct StoreCommandTests {
     }
 
     @Test("a missing store is an I/O error for commands that only read")
-    func missingStore() throws {
+    func missingStore() async throws {
         let directory = try TemporaryDirectory()
-        let result = try tool("--store", directory.file("none.sqlite").path, "list")
+        let result = try await tool("--store", directory.file("none.sqlite").path, "list")
         #expect(result.status == 74)
         #expect(result.stderr == "prefs-tool: error: no store at \(directory.file("none.sqlite").path) (give --store PATH or set PREFS_STORE)\n")
         #expect(!FileManager.default.fileExists(atPath: directory.file("none.sqlite").path))
     }
 
     @Test("PREFS_STORE picks the store when --store is absent")
-    func environmentStore() throws {
+    func environmentStore() async throws {
         let directory = try TemporaryDirectory()
         let store = directory.file("env.json").path
-        #expect(try tool(["set", "k", "v"], environment: ["PREFS_STORE": store]).status == 0)
-        #expect(try tool(["get", "k"], environment: ["PREFS_STORE": store]).stdout == "v\n")
+        #expect(try await tool(["set", "k", "v"], environment: ["PREFS_STORE": store]).status == 0)
+        #expect(try await tool(["get", "k"], environment: ["PREFS_STORE": store]).stdout == "v\n")
     }
 
     @Test("values from the store are printed with control characters escaped on a terminal only; raw to a pipe")
-    func rawToPipe() throws {
+    func rawToPipe() async throws {
         let directory = try TemporaryDirectory()
         let store = directory.file("s.json").path
-        #expect(try tool("--store", store, "set", "evil", "a\u{1B}[2Jb").status == 0)
-        #expect(try tool("--store", store, "get", "evil").stdout == "a\u{1B}[2Jb\n", "a pipe gets the exact bytes")
-        #expect(try tool("--store", store, "get", "evil", "--json").stdout == "\"a\\u001b[2Jb\"\n")
+        #expect(try await tool("--store", store, "set", "evil", "a\u{1B}[2Jb").status == 0)
+        #expect(try await tool("--store", store, "get", "evil").stdout == "a\u{1B}[2Jb\n", "a pipe gets the exact bytes")
+        #expect(try await tool("--store", store, "get", "evil", "--json").stdout == "\"a\\u001b[2Jb\"\n")
     }
 }

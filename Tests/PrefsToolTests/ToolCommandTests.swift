@@ -6,35 +6,35 @@ import Testing
 @Suite("prefs-tool: usage, transfer, watch, check, dialogs")
 struct ToolCommandTests {
     @Test("help goes to stdout with exit 0; a typo gets a did-you-mean, a usage line and exit 64")
-    func usage() throws {
-        let help = try tool("--help")
+    func usage() async throws {
+        let help = try await tool("--help")
         #expect(help.status == 0)
         #expect(help.stdout.contains("usage: prefs-tool [--store PATH] COMMAND"))
         #expect(help.stderr.isEmpty)
-        #expect(try tool("help", "reset").stdout.hasPrefix("usage: prefs-tool [--store PATH] reset KEY… | --all\n"))
-        #expect(try tool("reset", "--help").status == 0)
-        #expect(try tool("--version").stdout == "prefs-tool 0.1.0\n")
-        let typo = try tool("rest", "lastMessageId")
+        #expect(try await tool("help", "reset").stdout.hasPrefix("usage: prefs-tool [--store PATH] reset KEY… | --all\n"))
+        #expect(try await tool("reset", "--help").status == 0)
+        #expect(try await tool("--version").stdout == "prefs-tool 0.1.0\n")
+        let typo = try await tool("rest", "lastMessageId")
         #expect(typo.status == 64)
         #expect(typo.stdout.isEmpty)
         #expect(typo.stderr == "prefs-tool: error: unknown command 'rest'; did you mean 'reset'?\nusage: prefs-tool [--store PATH] COMMAND [ARGUMENTS…]\n(see 'prefs-tool help')\n")
-        let option = try tool("list", "--jsn")
+        let option = try await tool("list", "--jsn")
         #expect(option.status == 64)
         #expect(option.stderr == "prefs-tool: error: unknown option '--jsn' for 'list'; did you mean '--json'?\nusage: prefs-tool [--store PATH] list [--json]\n")
-        #expect(try tool().status == 64)
-        #expect(try tool("get").status == 64)
+        #expect(try await tool().status == 64)
+        #expect(try await tool("get").status == 64)
     }
 
     @Test("-- ends options: a key that starts with a dash")
-    func doubleDash() throws {
+    func doubleDash() async throws {
         let directory = try TemporaryDirectory()
         let store = directory.file("s.json").path
-        #expect(try tool("--store", store, "set", "--", "-odd", "1").status == 0)
-        #expect(try tool("--store", store, "get", "--", "-odd").stdout == "1\n")
+        #expect(try await tool("--store", store, "set", "--", "-odd", "1").status == 0)
+        #expect(try await tool("--store", store, "get", "--", "-odd").stdout == "1\n")
     }
 
     @Test("export then import round-trips every type; a bad document exits 65 and changes nothing", arguments: StoreFile.allCases)
-    func exportImport(file: StoreFile) throws {
+    func exportImport(file: StoreFile) async throws {
         let directory = try TemporaryDirectory()
         let source = file.path(in: directory)
         let prefs = try Prefs(.file(URL(fileURLWithPath: source)))
@@ -42,53 +42,53 @@ struct ToolCommandTests {
         try prefs.set(when, for: Prefs.Key("when", initial: Date()))
         try prefs.set(Data([0, 1, 2]), for: Prefs.Key("blob", initial: Data()))
         try prefs.set(["a": [1, 2]], for: Prefs.Key("nested", initial: [String: [Int]]()))
-        let exported = try tool("--store", source, "export")
+        let exported = try await tool("--store", source, "export")
         #expect(exported.status == 0)
         let target = directory.file("copy.sqlite").path
-        let imported = try tool(["--store", target, "import", "-"], stdin: exported.stdout)
+        let imported = try await tool(["--store", target, "import", "-"], stdin: exported.stdout)
         #expect(imported.status == 0, "\(imported.stderr)")
         #expect(try Prefs(.sqlite(URL(fileURLWithPath: target))).snapshot() == prefs.snapshot())
 
         let file = directory.file("export.json").path
-        #expect(try tool("--store", source, "export", file).status == 0)
+        #expect(try await tool("--store", source, "export", file).status == 0)
         #expect(try String(contentsOfFile: file, encoding: .utf8) == exported.stdout)
 
         let bad = #"{"formatVersion": 1, "values": {"ok": {"type": "int", "value": 1}, "bad": {"type": "int", "value": "x"}}}"#
-        let refused = try tool(["--store", target, "import", "-"], stdin: bad)
+        let refused = try await tool(["--store", target, "import", "-"], stdin: bad)
         #expect(refused.status == 65)
         #expect(refused.stderr == "prefs-tool: error: <stdin>: $.values.bad.value: type int: expected an integer, found string\n")
         #expect(try Prefs(.sqlite(URL(fileURLWithPath: target))).storedValue(forKey: "ok") == nil, "all or nothing")
     }
 
     @Test("import --plist reads a binary property list; a file that is not one exits 65 and changes nothing", arguments: StoreFile.allCases)
-    func importPlist(file: StoreFile) throws {
+    func importPlist(file: StoreFile) async throws {
         let directory = try TemporaryDirectory()
         let store = file.path(in: directory)
         let plist = directory.file("com.example.app.plist")
         let defaults: [String: Any] = ["lastMessageId": 3, "UserHasSeenMsg": true, "when": Date(timeIntervalSince1970: 0)]
         try PropertyListSerialization.data(fromPropertyList: defaults, format: .binary, options: 0).write(to: plist)
-        let result = try tool("--store", store, "import", "--plist", plist.path)
+        let result = try await tool("--store", store, "import", "--plist", plist.path)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr == "imported 3 values from \(plist.path)\n")
-        #expect(try tool("--store", store, "list").stdout == "UserHasSeenMsg\tbool\ttrue\nlastMessageId\tint\t3\nwhen\tdate\t1970-01-01T00:00:00Z\n")
+        #expect(try await tool("--store", store, "list").stdout == "UserHasSeenMsg\tbool\ttrue\nlastMessageId\tint\t3\nwhen\tdate\t1970-01-01T00:00:00Z\n")
         let garbage = directory.file("garbage.plist")
         try Data("not a plist at all".utf8).write(to: garbage)
-        let before = try tool("--store", store, "export").stdout
-        let refused = try tool("--store", store, "import", "--plist", garbage.path)
+        let before = try await tool("--store", store, "export").stdout
+        let refused = try await tool("--store", store, "import", "--plist", garbage.path)
         #expect(refused.status == 65)
         #expect(refused.stderr.hasPrefix("prefs-tool: error: \(garbage.path): not a property list"))
-        #expect(try tool("--store", store, "export").stdout == before)
+        #expect(try await tool("--store", store, "export").stdout == before)
     }
 
     @Test("migrate copies values and declarations to another backend; the source is untouched; conflicts refuse")
-    func migrate() throws {
+    func migrate() async throws {
         let directory = try TemporaryDirectory()
         let source = directory.file("a.json").path
         let prefs = try Prefs(.jsonFile(URL(fileURLWithPath: source)))
         try prefs.set(3, for: Prefs.Key("lastMessageId", initial: 0))
         let before = try Data(contentsOf: URL(fileURLWithPath: source))
         let target = directory.file("b.sqlite").path
-        let result = try tool("--store", source, "migrate", "--to", target)
+        let result = try await tool("--store", source, "migrate", "--to", target)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr == "copied 1 value and 1 declaration to \(target)\n")
         #expect(try Data(contentsOf: URL(fileURLWithPath: source)) == before)
@@ -96,22 +96,22 @@ struct ToolCommandTests {
         #expect(copy[Prefs.Key("lastMessageId", initial: 0)] == 3)
         #expect(try copy.declaredKeys()["lastMessageId"] == KeyDeclaration(type: .int, initial: .int(0)))
         try copy.set(4, for: Prefs.Key("lastMessageId", initial: 0))
-        let conflict = try tool("--store", source, "migrate", "--to", target)
+        let conflict = try await tool("--store", source, "migrate", "--to", target)
         #expect(conflict.status == 65)
-        #expect(try tool("--store", source, "migrate", "--to", target, "--overwrite").status == 0)
+        #expect(try await tool("--store", source, "migrate", "--to", target, "--overwrite").status == 0)
     }
 
     @Test("check passes a sound store and names a value of the wrong shape", arguments: StoreFile.allCases)
-    func check(file: StoreFile) throws {
+    func check(file: StoreFile) async throws {
         let directory = try TemporaryDirectory()
         let store = file.path(in: directory)
         let prefs = try Prefs(.file(URL(fileURLWithPath: store)))
         try prefs.set(1, for: Prefs.Key("n", initial: 0))
-        let ok = try tool("--store", store, "check")
+        let ok = try await tool("--store", store, "check")
         #expect(ok.status == 0)
         #expect(ok.stdout == "ok: \(store) (1 values)\n")
         try prefs.setStoredValue(StoredValue(type: .date, json: .string("yesterday")), forKey: "when")
-        let bad = try tool("--store", store, "check")
+        let bad = try await tool("--store", store, "check")
         #expect(bad.status == 65)
         #expect(bad.stderr.contains("type date: \"yesterday\" is not an ISO-8601 date"), "\(bad.stderr)")
     }
@@ -132,12 +132,12 @@ struct ToolCommandTests {
         try prefs.reset(Prefs.Key("a", initial: 0))
         try await Task.sleep(for: .milliseconds(500))
         process.terminate()
-        let result = ChildProcess.finish(process, out, err)
+        let result = await ChildProcess.finish(process, out, err)
         #expect(result.stdout == "a\tint\t2\na\t(reset)\n")
     }
 
     @Test("dialogs list and reset")
-    func dialogs() throws {
+    func dialogs() async throws {
         let directory = try TemporaryDirectory()
         let store = directory.file("d.sqlite").path
         let prefs = try Prefs(.sqlite(URL(fileURLWithPath: store)))
@@ -145,21 +145,21 @@ struct ToolCommandTests {
         try prefs.setStoredValue(StoredValue(type: .json, json: .object([
             "presentations": .int(2), "lastResponse": .string("neverRemind"), "neverRemindSince": .string("2026-11-29T10:00:00Z"),
         ])), forKey: "dialogs.welcome")
-        let list = try tool("--store", store, "dialogs")
+        let list = try await tool("--store", store, "dialogs")
         #expect(list.stdout == "welcome\tshown 2\tanswered neverRemind\tnever remind since 2026-11-29T10:00:00Z\n")
-        let json = try tool("--store", store, "dialogs", "list", "--json")
+        let json = try await tool("--store", store, "dialogs", "list", "--json")
         #expect(try JSON.parse(json.stdout)["welcome"]?["presentations"] == .int(2))
-        let unknown = try tool("--store", store, "dialogs", "reset", "welcom")
+        let unknown = try await tool("--store", store, "dialogs", "reset", "welcom")
         #expect(unknown.status == 1)
         #expect(unknown.stderr == "prefs-tool: error: no dialog \"welcom\" has stored state; did you mean \"welcome\"?\n")
-        #expect(try tool("--store", store, "dialogs", "reset", "welcome").status == 0)
-        #expect(try tool("--store", store, "dialogs").stdout.isEmpty)
-        #expect(try tool("--store", store, "dialogs", "rest").status == 64)
+        #expect(try await tool("--store", store, "dialogs", "reset", "welcome").status == 0)
+        #expect(try await tool("--store", store, "dialogs").stdout.isEmpty)
+        #expect(try await tool("--store", store, "dialogs", "rest").status == 64)
     }
 
     @Test("demo runs the seed flows on a temporary SQLite store, asks nothing without a terminal, and exits 0")
-    func demo() throws {
-        let result = try tool("demo")
+    func demo() async throws {
+        let result = try await tool("demo")
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("suppressed for this session (OK)"))
         #expect(result.stdout.contains("not shown: never remind since"))
@@ -168,7 +168,7 @@ struct ToolCommandTests {
         #expect(result.stdout.contains("(shown again: QA can check the message as often as needed)"))
         let directory = try TemporaryDirectory()
         let store = directory.file("demo.sqlite").path
-        #expect(try tool("--store", store, "demo").status == 0)
-        #expect(try tool("--store", store, "get", "dialog_neverAgain").stdout == "true\n")
+        #expect(try await tool("--store", store, "demo").status == 0)
+        #expect(try await tool("--store", store, "get", "dialog_neverAgain").stdout == "true\n")
     }
 }

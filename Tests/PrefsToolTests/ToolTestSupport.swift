@@ -4,16 +4,16 @@ import PrefsTestSupport
 import Testing
 
 /// Runs the built `prefs-tool` as a child process.
-func tool(_ arguments: String..., stdin: String? = nil, environment: [String: String] = [:]) throws -> ChildProcess.Result {
-    try tool(arguments, stdin: stdin, environment: environment)
+func tool(_ arguments: String..., stdin: String? = nil, environment: [String: String] = [:]) async throws -> ChildProcess.Result {
+    try await tool(arguments, stdin: stdin, environment: environment)
 }
 
-func tool(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) throws -> ChildProcess.Result {
+func tool(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) async throws -> ChildProcess.Result {
     // A private default location, so no test touches the real ~/.config.
     var environment = environment
     if environment["XDG_CONFIG_HOME"] == nil { environment["XDG_CONFIG_HOME"] = "/nonexistent-prefs-tool-test" }
     if environment["PREFS_STORE"] == nil { environment["PREFS_STORE"] = "" }
-    return try ChildProcess.run("prefs-tool", arguments, environment: environment, stdin: stdin.map { Data($0.utf8) })
+    return try await ChildProcess.run("prefs-tool", arguments, environment: environment, stdin: stdin.map { Data($0.utf8) })
 }
 
 enum StoreFile: String, CaseIterable, CustomTestStringConvertible, Sendable {

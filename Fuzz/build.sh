@@ -14,7 +14,7 @@ out="${FUZZ_BUILD_DIR:-$root/.build/fuzz}"
 opt="${FUZZ_OPT:--O}"
 mkdir -p "$out/modules"
 
-common=(-swift-version 6 -enable-upcoming-feature ExistentialAny -parse-as-library
+common=(-swift-version 6 -enable-upcoming-feature ExistentialAny -parse-as-library -package-name prefs
         -sanitize=fuzzer,address "$opt" -g -I "$root/Sources/CSQLite" -I "$out/modules")
 
 # One module = one instrumented object file and its .swiftmodule.

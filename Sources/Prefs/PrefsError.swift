@@ -21,6 +21,8 @@ public enum PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
     case lockTimeout(path: String, seconds: Double)
     /// A value whose JSON form is larger than ``Prefs/maximumValueBytes``.
     case valueTooLarge(key: String, bytes: Int, limit: Int)
+    /// A value whose JSON form nests arrays and objects more than ``Prefs/maximumValueDepth`` levels deep.
+    case valueTooDeep(key: String, limit: Int)
     /// A `Codable` value that could not be encoded.
     case encodingFailed(key: String, reason: String)
     /// A stored value that cannot be read as the requested type.
@@ -44,6 +46,8 @@ public enum PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
             "\(path): another process held the store's lock for more than \(seconds) s"
         case .valueTooLarge(let key, let bytes, let limit):
             "value for key \(Self.quoted(key)) is \(bytes) bytes; the limit is \(limit)"
+        case .valueTooDeep(let key, let limit):
+            "value for key \(Self.quoted(key)) nests arrays and objects more than \(limit) levels deep"
         case .encodingFailed(let key, let reason):
             "value for key \(Self.quoted(key)) could not be encoded: \(reason)"
         case .typeMismatch(let key, let mismatch):

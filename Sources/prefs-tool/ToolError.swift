@@ -35,7 +35,7 @@ struct ToolError: Error, CustomStringConvertible {
         switch error {
         case let error as PrefsError:
             switch error {
-            case .corruptStore, .unsupportedFormatVersion, .typeMismatch, .invalidKeyName, .valueTooLarge, .encodingFailed:
+            case .corruptStore, .unsupportedFormatVersion, .typeMismatch, .invalidKeyName, .valueTooLarge, .valueTooDeep, .encodingFailed:
                 self.init(code: .data, message: error.description)
             case .sqlite(let sqlite) where sqlite.code == 26 || sqlite.code == 11:
                 self.init(code: .data, message: error.description)

@@ -258,4 +258,58 @@ struct StoreBehaviourTests {
         }
         #expect(!fixture.prefs.isStored(.name))
     }
+
+    /// A value the store's own loader could not read back would make the whole file unreadable at the next open.
+    @Test("nesting up to maximumValueDepth round-trips through a reopen; one level more is refused and nothing is written",
+          arguments: Backend.allCases)
+    func depthLimit(backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        let deepest = StoredValue(type: .json, json: .nested(Prefs.maximumValueDepth))
+        try fixture.prefs.setStoredValue(deepest, forKey: "raw")
+        let codable = Prefs.Key<Tree>("tree", initial: Tree(children: []))
+        let deepTree = Tree(levels: Prefs.maximumValueDepth / 2)
+        try fixture.prefs.set(deepTree, for: codable)
+        try fixture.prefs.set(1, for: .launchCount)
+        let reopened = try fixture.reopen()
+        #expect(try reopened.storedValue(forKey: "raw") == deepest)
+        #expect(reopened[codable] == deepTree)
+        #expect(reopened[.launchCount] == 1)
+
+        #expect(throws: PrefsError.valueTooDeep(key: "raw", limit: Prefs.maximumValueDepth)) {
+            try fixture.prefs.setStoredValue(StoredValue(type: .json, json: .nested(Prefs.maximumValueDepth + 1)), forKey: "raw")
+        }
+        #expect(throws: PrefsError.valueTooDeep(key: "tree", limit: Prefs.maximumValueDepth)) {
+            try fixture.prefs.set(Tree(levels: Prefs.maximumValueDepth / 2 + 1), for: codable)
+        }
+        // Far deeper than any parser or recursive walk could take: still a clear error, not a stack overflow.
+        #expect(throws: PrefsError.valueTooDeep(key: "raw", limit: Prefs.maximumValueDepth)) {
+            try fixture.prefs.setStoredValue(StoredValue(type: .json, json: .nested(10_000)), forKey: "raw")
+        }
+        let again = try fixture.reopen()
+        #expect(try again.storedValue(forKey: "raw") == deepest, "the refused values wrote nothing")
+        #expect(again[codable] == deepTree)
+        #expect(fixture.prefs[codable] == deepTree)
+    }
+}
+
+extension JSON {
+    /// `[[…[0]…]]`: exactly `depth` nested arrays around a number.
+    static func nested(_ depth: Int) -> JSON {
+        var value = JSON.int(0)
+        for _ in 0..<depth { value = .array([value]) }
+        return value
+    }
+}
+
+/// `{"children":[…]}`: each level is two JSON containers, an object and an array.
+private struct Tree: Codable, Hashable, PrefsStorable {
+    var children: [Tree]
+
+    init(children: [Tree]) { self.children = children }
+
+    /// A chain of `levels` trees: `2 × levels` nested containers.
+    init(levels: Int) {
+        self.init(children: [])
+        for _ in 1..<levels { self = Tree(children: [self]) }
+    }
 }

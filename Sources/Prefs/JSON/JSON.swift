@@ -49,3 +49,20 @@ extension JSON {
         }
     }
 }
+
+extension JSON {
+    /// Whether arrays and objects nest more than `limit` levels deep (a scalar is 0, `[1]` is 1, `[[]]` is 2).
+    ///
+    /// The walk stops one level past `limit`, so it recurses at most `limit + 1` frames however deep the value is.
+    ///
+    /// ```swift
+    /// JSON.array([.array([])]).nests(deeperThan: 1)   // true
+    /// ```
+    public func nests(deeperThan limit: Int) -> Bool {
+        switch self {
+        case .null, .bool, .int, .double, .string: false
+        case .array(let elements): limit < 1 || elements.contains { $0.nests(deeperThan: limit - 1) }
+        case .object(let members): limit < 1 || members.values.contains { $0.nests(deeperThan: limit - 1) }
+        }
+    }
+}

@@ -87,7 +87,7 @@ extension Prefs {
         for (name, value) in values {
             try KeyName.validate(name)
             if let value {
-                try Self.checkSize(value, key: name)
+                try Self.checkLimits(value, key: name)
                 changes.values[name] = .set(value)
             } else {
                 changes.values[name] = .remove

@@ -53,7 +53,7 @@ extension Prefs {
                 changes.values[key.name] = .remove
             } else {
                 let stored = StoredValue(type: Value.valueType, json: json)
-                try Prefs.checkSize(stored, key: key.name)
+                try Prefs.checkLimits(stored, key: key.name)
                 changes.values[key.name] = .set(stored)
             }
         }
@@ -77,7 +77,7 @@ extension Prefs {
         public mutating func setStoredValue(_ value: StoredValue?, forKey name: String) throws {
             try KeyName.validate(name)
             if let value {
-                try Prefs.checkSize(value, key: name)
+                try Prefs.checkLimits(value, key: name)
                 changes.values[name] = .set(value)
             } else {
                 changes.values[name] = .remove

@@ -19,6 +19,11 @@ public final class Prefs: Sendable {
     /// The largest JSON form a single value may have, in bytes (1 MiB). Preferences are small; larger data belongs in files.
     public static let maximumValueBytes = 1 << 20
 
+    /// How deeply a single value's JSON form may nest arrays and objects (128 levels; a scalar is 0, `[1]` is 1).
+    /// The stores' own files wrap each value in a few levels more, and their loaders read at most 256, so every value
+    /// the store accepts can be read back.
+    public static let maximumValueDepth = 128
+
     /// Where this store keeps its values.
     public let storage: Storage
     let pollInterval: Duration
@@ -269,16 +274,20 @@ public final class Prefs: Sendable {
         }
         if case .null = json { return .remove }
         let stored = StoredValue(type: Value.valueType, json: json)
-        try Self.checkSize(stored, key: key)
+        try Self.checkLimits(stored, key: key)
         return .set(stored)
     }
 
-    static func checkSize(_ stored: StoredValue, key: String) throws(PrefsError) {
+    /// Refuses a value over ``maximumValueBytes`` or ``maximumValueDepth``. Depth is checked first, so a value built in
+    /// code with any nesting is refused before anything walks it recursively.
+    static func checkLimits(_ stored: StoredValue, key: String) throws(PrefsError) {
         let bytes: Int
         switch stored.json {
         case .null, .bool, .int, .double: return
         case .string(let text): bytes = text.utf8.count
-        case .array, .object: bytes = stored.json.serializedData().count
+        case .array, .object:
+            if stored.json.nests(deeperThan: maximumValueDepth) { throw .valueTooDeep(key: key, limit: maximumValueDepth) }
+            bytes = stored.json.serializedData().count
         }
         if bytes > maximumValueBytes { throw .valueTooLarge(key: key, bytes: bytes, limit: maximumValueBytes) }
     }

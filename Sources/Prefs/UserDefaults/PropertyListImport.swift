@@ -149,7 +149,7 @@ public enum PropertyListImport {
             }
             do {
                 let stored = try storedValue(for: value, key: key, notes: &contents.notes)
-                try Prefs.checkSize(stored, key: key)
+                try Prefs.checkLimits(stored, key: key)
                 contents.values[key] = stored
             } catch {
                 contents.unsupported.append(Unsupported(key: key, reason: "\(error)"))

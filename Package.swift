@@ -27,7 +27,7 @@ let package = Package(
             dependencies: ["Prefs", "DialogGate", "CSQLite"],
             path: "Benchmarks/prefs-bench"
         ),
-        .executableTarget(name: "prefs-torture", dependencies: ["Prefs", "DialogGate"], path: "Torture/prefs-torture"),
+        .executableTarget(name: "prefs-torture", dependencies: ["Prefs", "DialogGate", "PrefsTestSupport"], path: "Torture/prefs-torture"),
         .testTarget(name: "PrefsTests", dependencies: ["Prefs", "PrefsTestSupport", "prefs-test-child"]),
         .testTarget(name: "DialogGateTests", dependencies: ["DialogGate", "Prefs", "PrefsTestSupport"]),
         .testTarget(name: "ReadmeTests", dependencies: ["Prefs", "DialogGate", "PrefsTestSupport"]),

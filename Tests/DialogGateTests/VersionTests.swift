@@ -1,5 +1,6 @@
 import Testing
 import DialogGate
+import PrefsTestSupport
 
 @Suite("Version")
 struct VersionTests {
@@ -114,18 +115,6 @@ struct VersionTests {
 
     // MARK: - Property
 
-    /// SplitMix64: a tiny deterministic generator, so failures reproduce.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// The order by definition: zero-pad both to 8 components, compare lexicographically.
     private func reference(_ a: Version, _ b: Version) -> Int {
         let pad = { (v: Version) in v.components + Array(repeating: 0, count: 8 - v.components.count) }
@@ -136,7 +125,7 @@ struct VersionTests {
 
     @Test("comparison is a total order consistent with == and hashing (seeded)", arguments: [1, 42, 20_240_917])
     func totalOrder(seed: UInt64) throws {
-        var rng = SeededGenerator(state: seed)
+        var rng = SeededGenerator(seed: seed)
         // Small values and short lengths make ties and trailing zeros common.
         let pool = [0, 0, 0, 1, 2, 9, 10, 28, 999_999_999]
         let versions: [Version] = try (0..<60).map { _ in

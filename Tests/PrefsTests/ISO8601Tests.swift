@@ -1,5 +1,6 @@
 import Foundation
 import Prefs
+import PrefsTestSupport
 import Testing
 
 @Suite("ISO 8601")
@@ -82,7 +83,7 @@ struct ISO8601Tests {
     }
 
     @Test func randomInstantsRoundTripBitForBit() {
-        var rng = JSONTestRNG(seed: 2026)
+        var rng = SeededGenerator(seed: 2026)
         for round in 0..<100_000 {
             let interval: Double
             switch round % 5 {

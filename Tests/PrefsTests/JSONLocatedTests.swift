@@ -1,5 +1,6 @@
 import Foundation
 import Prefs
+import PrefsTestSupport
 import Testing
 
 @Suite("Located JSON and paths")
@@ -65,7 +66,7 @@ struct JSONLocatedTests {
     }
 
     @Test func jsonMatchesThePlainParser() throws {
-        var rng = JSONTestRNG(seed: 11)
+        var rng = SeededGenerator(seed: 11)
         for _ in 0..<200 {
             let value = JSONTestValues.value(&rng, depth: 4)
             let text = value.serialized(.pretty)

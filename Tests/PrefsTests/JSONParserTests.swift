@@ -1,5 +1,6 @@
 import Foundation
 import Prefs
+import PrefsTestSupport
 import Testing
 
 @Suite("JSON parser")
@@ -41,7 +42,7 @@ struct JSONParserTests {
     }
 
     @Test func doublesRoundTripThroughTheirShortestText() throws {
-        var rng = JSONTestRNG(seed: 42)
+        var rng = SeededGenerator(seed: 42)
         for _ in 0..<20_000 {
             let value = JSONTestValues.double(&rng)
             let parsed = try JSON.parse(value.description)
@@ -54,7 +55,7 @@ struct JSONParserTests {
     }
 
     @Test func fastDecimalPathAgreesWithTheStandardLibrary() throws {
-        var rng = JSONTestRNG(seed: 7)
+        var rng = SeededGenerator(seed: 7)
         for _ in 0..<20_000 {
             let digits = String(rng.next() % 1_000_000_000_000_000)
             let exponent = Int(rng.next() % 61) - 30

@@ -1,5 +1,6 @@
 import Foundation
 import Prefs
+import PrefsTestSupport
 import Testing
 
 @Suite("JSON serializer")
@@ -43,7 +44,7 @@ struct JSONSerializerTests {
         let value: JSON = .object(["b": .int(2), "a": .int(1), "B": .int(0), "é": .int(4), "aa": .int(3), "": .int(-1), "z": .int(5)])
         #expect(value.serialized() == #"{"":-1,"B":0,"a":1,"aa":3,"b":2,"z":5,"é":4}"#)
         // Identical values always serialize identically, whatever the dictionary's internal order.
-        var rng = JSONTestRNG(seed: 3)
+        var rng = SeededGenerator(seed: 3)
         for _ in 0..<200 {
             let random = JSONTestValues.value(&rng, depth: 3)
             guard case .object(let members) = random else { continue }
@@ -92,7 +93,7 @@ struct JSONSerializerTests {
     }
 
     @Test func randomDocumentsRoundTripExactly() throws {
-        var rng = JSONTestRNG(seed: 0x5EED)
+        var rng = SeededGenerator(seed: 0x5EED)
         for _ in 0..<500 {
             let value = JSONTestValues.value(&rng, depth: 5)
             for format in [JSONFormat.compact, .pretty] {

@@ -1,22 +1,6 @@
 import Foundation
 import Prefs
-
-/// SplitMix64: a tiny seeded generator, so random tests are reproducible.
-struct JSONTestRNG: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+import PrefsTestSupport
 
 enum JSONTestValues {
     /// Doubles that are easy to get wrong when printing or parsing.
@@ -27,7 +11,7 @@ enum JSONTestValues {
     ]
 
     /// A random finite double: random bit patterns, small decimals or tricky values.
-    static func double(_ rng: inout JSONTestRNG) -> Double {
+    static func double(_ rng: inout SeededGenerator) -> Double {
         switch rng.next() % 3 {
         case 0:
             let value = Double(bitPattern: rng.next())
@@ -40,7 +24,7 @@ enum JSONTestValues {
     }
 
     /// A random string with ASCII, escapes, controls, U+2028 and non-ASCII.
-    static func string(_ rng: inout JSONTestRNG) -> String {
+    static func string(_ rng: inout SeededGenerator) -> String {
         let pieces = ["a", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\u{0}", "\u{1F}", "\u{7F}", "é", "ß", "€", "😀",
                       "\u{2028}", "\u{2029}", "\u{FEFF}", "key", "long text without escapes "]
         let count = Int(rng.next() % 12)
@@ -48,7 +32,7 @@ enum JSONTestValues {
     }
 
     /// A random JSON tree up to `depth` levels deep.
-    static func value(_ rng: inout JSONTestRNG, depth: Int) -> JSON {
+    static func value(_ rng: inout SeededGenerator, depth: Int) -> JSON {
         let kind = depth > 0 ? rng.next() % 8 : rng.next() % 6
         switch kind {
         case 0: return .null

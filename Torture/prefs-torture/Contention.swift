@@ -1,5 +1,6 @@
 import Foundation
 import Prefs
+import PrefsTestSupport
 
 /// The keys contending processes share and own.
 enum ContentionKeys {

@@ -1,5 +1,6 @@
 import Foundation
 import Prefs
+import PrefsTestSupport
 
 // MARK: - Child: write until killed
 

@@ -30,6 +30,13 @@ final class SQLiteBackend: PrefsBackend {
     private var changedSinceRefresh = false
     private var dataVersion: Int64 = 0
     private(set) var recoveredFrom: (path: String, reason: String)?
+    /// Rows whose key is not in Unicode NFC, by the NFC name, as the last full read found them.
+    ///
+    /// Swift compares strings by canonical equivalence, so `"\u{E9}"` and `"e\u{301}"` are one key to Prefs, while
+    /// SQLite compares bytes. Prefs writes only NFC names (``canonicalName(_:)``), so these rows come from other
+    /// writers, such as the `sqlite3` shell. They read as their NFC name (a row spelled in NFC wins), and the next
+    /// write or reset of that name removes them, so one key never has two values.
+    private var otherSpellings: [String: [String]] = [:]
 
     init(path requestedPath: String, options: Options) throws(PrefsError) {
         self.requestedPath = requestedPath
@@ -53,10 +60,7 @@ final class SQLiteBackend: PrefsBackend {
     private static func open(path: String, options: Options) throws(PrefsError) -> SQLiteConnection {
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty, access(directory, F_OK) != 0 { try FileSystem.createDirectory(directory) }
-        if let data = try FileSystem.prefix(of: path, count: header.count), !data.isEmpty, !data.starts(with: header) {
-            let reason = data.count < header.count ? "the file is \(data.count) bytes, too short for an SQLite database" : "the file is not an SQLite database (no SQLite header)"
-            throw .corruptStore(path: path, reason: reason)
-        }
+        try checkFileBeforeOpening(path)
         let connection = try sqlite { () throws(SQLiteError) in try SQLiteConnection(path: path, options: .init(busyTimeout: options.busyTimeout)) }
         do throws(PrefsError) {
             try configure(connection, options: options)
@@ -65,6 +69,29 @@ final class SQLiteBackend: PrefsBackend {
             throw error
         }
         return connection
+    }
+
+    /// Refuses what SQLite should not open: something other than a regular file (a FIFO would block the open), or
+    /// a file too short to hold the SQLite header. Only `stat`: this process may already have the file open through
+    /// SQLite, and closing a descriptor of our own would drop that connection's POSIX locks
+    /// (https://www.sqlite.org/howtocorrupt.html#_posix_advisory_locks_canceled_by_a_separate_thread_doing_close_).
+    /// A longer file that is not a database fails at the first read with `SQLITE_NOTADB`, before anything is written.
+    private static func checkFileBeforeOpening(_ path: String) throws(PrefsError) {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            if errno == ENOENT { return }
+            throw .io(path: path, operation: "stat", errno: errno)
+        }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG:
+            if info.st_size > 0, info.st_size < header.count {
+                throw .corruptStore(path: path, reason: "the file is \(info.st_size) bytes, too short for an SQLite database")
+            }
+        case S_IFDIR:
+            throw .io(path: path, operation: "open", errno: EISDIR)
+        default:
+            throw .corruptStore(path: path, reason: "not a regular file (a FIFO, socket or device); it was left untouched")
+        }
     }
 
     /// Checks, and on a new file creates, the schema under the write lock, so processes opening a new file
@@ -143,7 +170,10 @@ final class SQLiteBackend: PrefsBackend {
         do {
             return try body()
         } catch {
-            if error.code == 26 || error.code == 11 {  // SQLITE_NOTADB, SQLITE_CORRUPT
+            if error.code == 26 {  // SQLITE_NOTADB
+                throw .corruptStore(path: error.path ?? "?", reason: "the file is not an SQLite database (SQLITE_NOTADB); it was left untouched")
+            }
+            if error.code == 11 {  // SQLITE_CORRUPT
                 throw .corruptStore(path: error.path ?? "?", reason: error.description)
             }
             throw .sqlite(error)
@@ -159,21 +189,39 @@ final class SQLiteBackend: PrefsBackend {
     // MARK: - Reading
 
     func value(forKey key: String) throws -> StoredValue? {
-        try sqlite { () throws(SQLiteError) -> StoredValue? in
+        let name = Self.canonicalName(key)
+        return try sqlite { () throws(SQLiteError) -> StoredValue? in
             let statement = try connection.statement("SELECT type, value FROM prefs WHERE key = ?1")
             defer { statement.reset() }
-            try statement.bind(.text(key))
-            guard try statement.step() else { return nil }
-            return Self.storedValue(type: statement.column(0), value: statement.column(1))
+            for spelling in spellings(of: name) {
+                try statement.bind(.text(spelling))
+                if try statement.step() { return Self.storedValue(type: statement.column(0), value: statement.column(1)) }
+                statement.reset()
+            }
+            return nil
         }
     }
 
     func allValues() throws -> [String: StoredValue] {
         try sqlite { () throws(SQLiteError) in
             var result: [String: StoredValue] = [:]
+            var others: [(name: String, spelling: String, value: StoredValue)] = []
             for row in try connection.rows("SELECT key, type, value FROM prefs") {
-                guard case .text(let key) = row[0] else { continue }
-                result[key] = Self.storedValue(type: row[1], value: row[2])
+                guard case .text(let key) = row[0] else { continue }  // a non-text key is not a Prefs key; `check` reports it
+                let name = Self.canonicalName(key)
+                let value = Self.storedValue(type: row[1], value: row[2])
+                if name.utf8.elementsEqual(key.utf8) {
+                    result[name] = value
+                } else {
+                    others.append((name, key, value))
+                }
+            }
+            // Deterministic whatever the row order: the NFC row, else the spelling first by its bytes.
+            others.sort { $0.spelling.utf8.lexicographicallyPrecedes($1.spelling.utf8) }
+            otherSpellings = [:]
+            for other in others {
+                otherSpellings[other.name, default: []].append(other.spelling)
+                if result[other.name] == nil { result[other.name] = other.value }
             }
             return result
         }
@@ -186,7 +234,8 @@ final class SQLiteBackend: PrefsBackend {
             result.reserveCapacity(rows.count)
             for row in rows {
                 guard case .text(let key) = row[0], let declaration = Self.declaration(type: row[1], initial: row[2]) else { continue }
-                result[key] = declaration
+                let name = Self.canonicalName(key)
+                if result[name] == nil || name.utf8.elementsEqual(key.utf8) { result[name] = declaration }
             }
             return result
         }
@@ -196,10 +245,27 @@ final class SQLiteBackend: PrefsBackend {
         try sqlite { () throws(SQLiteError) -> KeyDeclaration? in
             let statement = try connection.statement("SELECT type, initial FROM prefs_declared WHERE key = ?1")
             defer { statement.reset() }
-            try statement.bind(.text(key))
+            try statement.bind(.text(Self.canonicalName(key)))
             guard try statement.step() else { return nil }
             return Self.declaration(type: statement.column(0), initial: statement.column(1))
         }
+    }
+
+    /// The spelling a key name is stored under: its Unicode NFC form (ASCII names, the usual case, as they are).
+    static func canonicalName(_ key: String) -> String {
+        key.utf8.allSatisfy { $0 < 0x80 } ? key : key.precomposedStringWithCanonicalMapping
+    }
+
+    /// Every spelling a row of the NFC name `name` may have: the name, its NFD form (what other programs on Apple
+    /// platforms tend to write) and any other spelling the last full read found. Only non-ASCII names have more than one.
+    private func spellings(of name: String) -> [String] {
+        guard !name.utf8.allSatisfy({ $0 < 0x80 }) else { return [name] }
+        var result = [name]
+        for spelling in [name.decomposedStringWithCanonicalMapping] + otherSpellings[name, default: []]
+        where !result.contains(where: { $0.utf8.elementsEqual(spelling.utf8) }) {
+            result.append(spelling)
+        }
+        return result
     }
 
     private static func declaration(type typeColumn: SQLiteValue, initial: SQLiteValue) -> KeyDeclaration? {
@@ -213,7 +279,8 @@ final class SQLiteBackend: PrefsBackend {
 
     func apply(_ changes: Changeset) throws {
         try reopenIfMoved()
-        if changes.declarations.isEmpty, changes.values.count == 1, let (key, change) = changes.values.first {
+        if changes.declarations.isEmpty, changes.values.count == 1, let (key, change) = changes.values.first,
+           spellings(of: Self.canonicalName(key)).count == 1 {
             // One change: a single statement in autocommit mode is already atomic.
             try sqlite { () throws(SQLiteError) in try write(key, change) }
             return
@@ -251,7 +318,8 @@ final class SQLiteBackend: PrefsBackend {
                 let statement = try connection.statement(
                     "INSERT INTO prefs_declared (key, type, initial) VALUES (?1, ?2, ?3) ON CONFLICT (key) DO UPDATE SET type = excluded.type, initial = excluded.initial")
                 defer { statement.reset() }
-                try statement.bind(.text(key), .text(declaration.type.description), declaration.initial.map { .text($0.serialized()) } ?? .null)
+                try statement.bind(
+                    .text(Self.canonicalName(key)), .text(declaration.type.description), declaration.initial.map { .text($0.serialized()) } ?? .null)
                 _ = try statement.step()
             }
             try connection.execute("COMMIT")
@@ -274,6 +342,15 @@ final class SQLiteBackend: PrefsBackend {
     }
 
     private func write(_ key: String, _ change: Changeset.Change, using statements: inout WriteStatements) throws(SQLiteError) {
+        let key = Self.canonicalName(key)
+        for spelling in spellings(of: key).dropFirst() {
+            try writeRow(spelling, .remove, using: &statements)
+        }
+        try writeRow(key, change, using: &statements)
+    }
+
+    /// Writes the row whose key is exactly `key`, byte for byte.
+    private func writeRow(_ key: String, _ change: Changeset.Change, using statements: inout WriteStatements) throws(SQLiteError) {
         switch change {
         case .set(let value):
             let statement: SQLiteStatement
@@ -352,6 +429,16 @@ final class SQLiteBackend: PrefsBackend {
         var problems = try sqlite { () throws(SQLiteError) in try connection.integrityCheck() }
         for (key, value) in try allValues().sorted(by: { $0.key < $1.key }) {
             if let problem = value.shapeProblem() { problems.append("key \(JSON.string(key).serialized()): \(problem)") }
+        }
+        for (name, spellings) in otherSpellings.sorted(by: { $0.key < $1.key }) {
+            problems.append("key \(JSON.string(name).serialized()) is also stored under \(spellings.count) spelling(s) not in Unicode NFC; "
+                + "the NFC row is read, and the next write or reset of the key removes the others")
+        }
+        let nonText = try sqlite { () throws(SQLiteError) in
+            try connection.rows("SELECT count(*) FROM prefs WHERE typeof(key) != 'text'").first?.first
+        }
+        if case .integer(let count)? = nonText, count > 0 {
+            problems.append("\(count) row(s) in prefs have a key that is not text; Prefs ignores them")
         }
         return problems
     }

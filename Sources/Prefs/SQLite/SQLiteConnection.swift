@@ -59,6 +59,8 @@ final class SQLiteConnection {
     private var db: OpaquePointer?
     /// Cached statements by SQL text (see ``statement(_:)``).
     private var cache: [String: SQLiteStatement] = [:]
+    /// The database file's device and inode when it was opened (nil for in-memory and temporary databases).
+    private var identity: FileIdentity?
 
     /// Opens (and, unless told otherwise, creates with mode 0600) the database at `path`.
     ///
@@ -94,6 +96,8 @@ final class SQLiteConnection {
             throw error
         }
         db = handle
+        identity = FileIdentity(path: path)
+        if let identity { openFiles.withLock { $0[identity, default: 0] += 1 } }
         // Also enables extended codes where SQLITE_OPEN_EXRESCODE is not honoured.
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, Self.milliseconds(options.busyTimeout))
@@ -114,6 +118,20 @@ final class SQLiteConnection {
         cache.removeAll()
         sqlite3_close_v2(db)
         self.db = nil
+        if let identity {
+            openFiles.withLock { files in
+                files[identity, default: 1] -= 1
+                if files[identity] == 0 { files[identity] = nil }
+            }
+        }
+    }
+
+    /// Whether a connection of this process has the file at `path` open. Reading such a file through a descriptor
+    /// of one's own and closing it would drop the connection's POSIX locks, so callers that only want to know
+    /// what the file is ask this first.
+    static func isOpenInProcess(_ path: String) -> Bool {
+        guard let identity = FileIdentity(path: path) else { return false }
+        return openFiles.withLock { $0[identity] != nil }
     }
 
     var isClosed: Bool { db == nil }
@@ -376,6 +394,23 @@ final class SQLiteConnection {
 }
 
 // MARK: - Files
+
+/// A file by device and inode: the same file under any path or link.
+private struct FileIdentity: Hashable {
+    let device: UInt64
+    let inode: UInt64
+
+    init?(path: String) {
+        guard !path.isEmpty, path != ":memory:" else { return nil }
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+    }
+}
+
+/// How many connections of this process have each database file open.
+private let openFiles = Locked<[FileIdentity: Int]>([:])
 
 /// Creates `path` empty with mode 0600 when it does not exist (`O_CREAT | O_EXCL`), so SQLite
 /// opens a private file instead of creating one with 0644 minus the umask. Special names

@@ -80,6 +80,8 @@ extension Prefs {
             default: break
             }
             let path = FileSystem.resolvingLinks(url.path)
+            // Already open through SQLite in this process: reading it here would drop that connection's locks.
+            if SQLiteConnection.isOpenInProcess(path) { return .sqlite(url) }
             guard let data = try FileSystem.prefix(of: path, count: 4096) else {
                 throw .corruptStore(path: url.path, reason: "cannot tell which kind of store to create from the name; end it in .json or .sqlite")
             }

@@ -36,7 +36,7 @@ final class SQLiteBackend: PrefsBackend {
     /// SQLite compares bytes. Prefs writes only NFC names (``canonicalName(_:)``), so these rows come from other
     /// writers, such as the `sqlite3` shell. They read as their NFC name (a row spelled in NFC wins), and the next
     /// write or reset of that name removes them, so one key never has two values.
-    private var otherSpellings: [String: [String]] = [:]
+    private var foundSpellings: [String: [String]] = [:]
 
     init(path requestedPath: String, options: Options) throws(PrefsError) {
         self.requestedPath = requestedPath
@@ -193,10 +193,12 @@ final class SQLiteBackend: PrefsBackend {
         return try sqlite { () throws(SQLiteError) -> StoredValue? in
             let statement = try connection.statement("SELECT type, value FROM prefs WHERE key = ?1")
             defer { statement.reset() }
-            for spelling in spellings(of: name) {
+            try statement.bind(.text(name))
+            if try statement.step() { return Self.storedValue(type: statement.column(0), value: statement.column(1)) }
+            for spelling in otherSpellings(of: name) {
+                statement.reset()
                 try statement.bind(.text(spelling))
                 if try statement.step() { return Self.storedValue(type: statement.column(0), value: statement.column(1)) }
-                statement.reset()
             }
             return nil
         }
@@ -218,9 +220,9 @@ final class SQLiteBackend: PrefsBackend {
             }
             // Deterministic whatever the row order: the NFC row, else the spelling first by its bytes.
             others.sort { $0.spelling.utf8.lexicographicallyPrecedes($1.spelling.utf8) }
-            otherSpellings = [:]
+            foundSpellings = [:]
             for other in others {
-                otherSpellings[other.name, default: []].append(other.spelling)
+                foundSpellings[other.name, default: []].append(other.spelling)
                 if result[other.name] == nil { result[other.name] = other.value }
             }
             return result
@@ -253,16 +255,20 @@ final class SQLiteBackend: PrefsBackend {
 
     /// The spelling a key name is stored under: its Unicode NFC form (ASCII names, the usual case, as they are).
     static func canonicalName(_ key: String) -> String {
-        key.utf8.allSatisfy { $0 < 0x80 } ? key : key.precomposedStringWithCanonicalMapping
+        isASCII(key) ? key : key.precomposedStringWithCanonicalMapping
     }
 
-    /// Every spelling a row of the NFC name `name` may have: the name, its NFD form (what other programs on Apple
-    /// platforms tend to write) and any other spelling the last full read found. Only non-ASCII names have more than one.
-    private func spellings(of name: String) -> [String] {
-        guard !name.utf8.allSatisfy({ $0 < 0x80 }) else { return [name] }
-        var result = [name]
-        for spelling in [name.decomposedStringWithCanonicalMapping] + otherSpellings[name, default: []]
-        where !result.contains(where: { $0.utf8.elementsEqual(spelling.utf8) }) {
+    private static func isASCII(_ name: String) -> Bool {
+        name.utf8.allSatisfy { $0 < 0x80 }
+    }
+
+    /// The spellings other than itself that a row of the NFC name `name` may have: its NFD form (what programs on
+    /// Apple platforms tend to write) and any other spelling the last full read found. None for ASCII names.
+    private func otherSpellings(of name: String) -> [String] {
+        guard !Self.isASCII(name) else { return [] }
+        var result: [String] = []
+        for spelling in [name.decomposedStringWithCanonicalMapping] + foundSpellings[name, default: []]
+        where !spelling.utf8.elementsEqual(name.utf8) && !result.contains(where: { $0.utf8.elementsEqual(spelling.utf8) }) {
             result.append(spelling)
         }
         return result
@@ -280,8 +286,8 @@ final class SQLiteBackend: PrefsBackend {
     func apply(_ changes: Changeset) throws {
         try reopenIfMoved()
         if changes.declarations.isEmpty, changes.values.count == 1, let (key, change) = changes.values.first,
-           spellings(of: Self.canonicalName(key)).count == 1 {
-            // One change: a single statement in autocommit mode is already atomic.
+           otherSpellings(of: Self.canonicalName(key)).isEmpty {
+            // One change under one spelling: a single statement in autocommit mode is already atomic.
             try sqlite { () throws(SQLiteError) in try write(key, change) }
             return
         }
@@ -343,7 +349,7 @@ final class SQLiteBackend: PrefsBackend {
 
     private func write(_ key: String, _ change: Changeset.Change, using statements: inout WriteStatements) throws(SQLiteError) {
         let key = Self.canonicalName(key)
-        for spelling in spellings(of: key).dropFirst() {
+        for spelling in otherSpellings(of: key) {
             try writeRow(spelling, .remove, using: &statements)
         }
         try writeRow(key, change, using: &statements)
@@ -430,7 +436,7 @@ final class SQLiteBackend: PrefsBackend {
         for (key, value) in try allValues().sorted(by: { $0.key < $1.key }) {
             if let problem = value.shapeProblem() { problems.append("key \(JSON.string(key).serialized()): \(problem)") }
         }
-        for (name, spellings) in otherSpellings.sorted(by: { $0.key < $1.key }) {
+        for (name, spellings) in foundSpellings.sorted(by: { $0.key < $1.key }) {
             problems.append("key \(JSON.string(name).serialized()) is also stored under \(spellings.count) spelling(s) not in Unicode NFC; "
                 + "the NFC row is read, and the next write or reset of the key removes the others")
         }

@@ -162,7 +162,7 @@ struct FeedFetcherTests {
     @Test("a slow response hits a sub-second timeout")
     func timeout() async throws {
         let prefs = try Prefs(.memory)
-        let server = try TestHTTPServer { _ in .ok(Feeds.seed).delayed(by: .seconds(30)) }
+        let server = try TestHTTPServer { _ in .ok(Feeds.seed).delayed(by: .seconds(600)) }
         defer { server.stop() }
         let fetcher = fetcher(server.url("/messages.json"), prefs: prefs, options: FeedFetcher.Options(timeout: .milliseconds(300)))
         let started = ContinuousClock.now
@@ -170,9 +170,9 @@ struct FeedFetcherTests {
         let elapsed = ContinuousClock.now - started
         #expect(result.error == .timedOut(after: .milliseconds(300)))
         #expect(result.error?.description == "timed out after 0.3 seconds")
-        // The error alone proves the timer won; the bound is loose because a loaded 2-core machine can
-        // starve the cooperative pool for seconds.
-        #expect(elapsed < .seconds(15), "took \(elapsed)")
+        // The error alone proves the timer won; the bound only shows nobody waited for the server's 600 s. It is
+        // loose because a loaded 2-core machine under ThreadSanitizer can starve the cooperative pool for tens of seconds.
+        #expect(elapsed < .seconds(120), "took \(elapsed)")
         #expect(fetcher.cache?.nextRetryAt != nil)  // a timeout backs off like a 5xx
     }
 

@@ -178,7 +178,7 @@ struct TestHTTPServerTests {
     @Test("a delayed response hits the client timeout while other requests are served promptly")
     func delayedResponse() async throws {
         let server = try TestHTTPServer { request in
-            request.path == "/slow" ? .ok("late").delayed(by: .seconds(30)) : .ok("quick")
+            request.path == "/slow" ? .ok("late").delayed(by: .seconds(600)) : .ok("quick")
         }
         defer { server.stop() }
         let session = makeSession()
@@ -193,38 +193,38 @@ struct TestHTTPServerTests {
         let quickStart = clock.now
         let (quick, _) = try await get(session, server.url("/quick"))
         #expect(String(decoding: quick, as: UTF8.self) == "quick")
-        #expect(clock.now - quickStart < .seconds(10), "generous: the parallel test suite shares two cores")
+        #expect(clock.now - quickStart < .seconds(60), "generous: the parallel test suite shares two cores, maybe under TSan")
 
         await #expect {
             try await slow.value
         } throws: { error in
             (error as? URLError)?.code == .timedOut
         }
-        // It was the client's 1 s timeout that ended it: not an instant failure, not the server's 30 s delay.
+        // It was the client's 1 s timeout that ended it: not an instant failure, not the server's 600 s delay.
         let elapsed = clock.now - started
-        #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(20))
+        #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(120), "took \(elapsed)")
         #expect(server.requests.map(\.path) == ["/slow", "/quick"])
     }
 
     @Test("stop() returns at once even while a client holds a connection, and is idempotent")
     func stopWithOpenConnection() async throws {
-        let server = try TestHTTPServer { _ in .ok("never").delayed(by: .seconds(60)) }
+        let server = try TestHTTPServer { _ in .ok("never").delayed(by: .seconds(900)) }
         let session = makeSession()
         defer { session.finishTasksAndInvalidate() }
         let clock = ContinuousClock()
 
-        let pending = Task { try await get(session, server.url("/held"), timeout: 30) }
+        let pending = Task { try await get(session, server.url("/held"), timeout: 600) }
         #expect(try await eventually { server.requests.count == 1 })
         let stopStart = clock.now
         server.stop()
         server.stop()
         #expect(clock.now - stopStart < .seconds(2))
 
-        // The held connection is cut, well before the client's own 30 s timeout.
+        // The held connection is cut, well before the client's own 600 s timeout (the bound is loose for TSan).
         await #expect(throws: URLError.self) {
             try await pending.value
         }
-        #expect(clock.now - stopStart < .seconds(20))
+        #expect(clock.now - stopStart < .seconds(120))
     }
 
     @Test("after stop(), connecting fails")
@@ -258,7 +258,7 @@ struct TestHTTPServerTests {
         server.stop()
         #expect(clock.now - start < .seconds(2))
         #expect(client.readToEnd() == "")  // closed without a response
-        #expect(clock.now - start < .seconds(10))
+        #expect(clock.now - start < .seconds(60))
         #expect(server.requests.isEmpty)
     }
 

@@ -34,7 +34,13 @@ enum ValueText {
             guard let number = Int(text.trimmingCharacters(in: .whitespaces)) else { throw fail("expected an integer in \(Int.min)...\(Int.max)") }
             return StoredValue(type: .int, json: .int(number))
         case .double:
-            guard let number = Double(text.trimmingCharacters(in: .whitespaces)) else { throw fail("expected a number such as 0.5") }
+            let trimmed = text.trimmingCharacters(in: .whitespaces)
+            guard let number = Double(trimmed) else { throw fail("expected a number such as 0.5") }
+            // Double("1e400") is +infinity: a number beyond the range is an error, as in the JSON store's loader.
+            // Only nan, inf and infinity, written as such, stand for the non-finite values.
+            guard number.isFinite || isNonFiniteLiteral(trimmed) else {
+                throw fail("out of range (the largest double is \(Double.greatestFiniteMagnitude))")
+            }
             return StoredValue(type: .double, json: number.storedJSON())
         case .string:
             return StoredValue(type: .string, json: .string(text))
@@ -57,6 +63,13 @@ enum ValueText {
             if let problem = value.shapeProblem() { throw fail(problem) }
             return value
         }
+    }
+
+    /// Whether `text` spells a non-finite double itself: `nan`, `inf` or `infinity` in any case, with an optional sign.
+    static func isNonFiniteLiteral(_ text: String) -> Bool {
+        var word = Substring(text.lowercased())
+        if word.first == "+" || word.first == "-" { word = word.dropFirst() }
+        return word == "nan" || word == "inf" || word == "infinity"
     }
 
     static func infer(_ text: String) -> StoredValue {

@@ -52,6 +52,26 @@ struct StoreCommandTests {
         #expect(badType.stderr.hasPrefix("prefs-tool: error: unknown type 'integer'"))
     }
 
+    @Test("a double beyond the range exits 65 and writes nothing; nan, inf and infinity are accepted only when written as such")
+    func doubleOutOfRange() async throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.file("s.sqlite").path
+        try Prefs(.sqlite(URL(fileURLWithPath: store))).declare(Prefs.Key("ratio", initial: 0.5))
+        for (key, text, type) in [("d", "1e400", ["--type", "double"]), ("d", "-1e400", ["--type", "double"]), ("ratio", "1e309", [])] {
+            let result = try await tool(["--store", store, "set"] + type + ["--", key, text])
+            #expect(result.status == 65, "\(text): \(result)")
+            #expect(result.stderr == "prefs-tool: error: \"\(text)\" is not a valid double: out of range (the largest double is 1.7976931348623157e+308)\n")
+            #expect(try await tool("--store", store, "get", key).stdout == (key == "ratio" ? "0.5\n" : ""), "nothing written")
+        }
+        let json = try await tool("--store", store, "set", "j", "[1, 1e400]", "--type", "json")
+        #expect(json.status == 65)
+        #expect(json.stderr.contains("number 1e400 is out of range"), "\(json.stderr)")
+        for (text, shown) in [("inf", "inf"), ("-Infinity", "-inf"), ("+INF", "inf"), ("NaN", "nan"), ("1.7976931348623157e308", "1.7976931348623157e+308")] {
+            #expect(try await tool("--store", store, "set", "--type", "double", "--", "d", text).status == 0, "\(text)")
+            #expect(try await tool("--store", store, "get", "d").stdout == shown + "\n", "\(text)")
+        }
+    }
+
     @Test("get of a key neither stored nor declared exits 1 with nothing on stdout; a declared key prints its initial value", arguments: StoreFile.allCases)
     func getMissing(file: StoreFile) async throws {
         let directory = try TemporaryDirectory()

@@ -44,7 +44,13 @@ enum ArgumentParser {
                 continue
             }
             guard argument.hasPrefix("--") else {
-                throw .usage("unknown option '\(argument)'", usageLine)
+                var message = "unknown option '\(argument)'"
+                if parsed.positionals.count < spec.positionals.upperBound {
+                    // Most likely a value such as -5: show the same command with '--' before it.
+                    let example = ([spec.name] + parsed.positionals + ["--", argument]).map(shellQuoted).joined(separator: " ")
+                    message += " (to pass a value that starts with '-', put '--' before it: \(example))"
+                }
+                throw .usage(message, usageLine)
             }
             var name = String(argument.dropFirst(2))
             var inlineValue: String?
@@ -76,6 +82,14 @@ enum ArgumentParser {
             throw .usage(message, usageLine)
         }
         return parsed
+    }
+
+    /// `word` as it would be typed in a POSIX shell: as is when it holds no special character, else in single quotes.
+    static func shellQuoted(_ word: String) -> String {
+        let plain = !word.isEmpty && word.unicodeScalars.allSatisfy {
+            ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) || "-_./:=@%+,".unicodeScalars.contains($0)
+        }
+        return plain ? word : "'" + word.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
     }
 }
 

@@ -33,6 +33,26 @@ struct ToolCommandTests {
         #expect(try await tool("--store", store, "get", "--", "-odd").stdout == "1\n")
     }
 
+    @Test("a value that starts with '-' is a usage error that shows how to pass it with '--'")
+    func negativeValueHint() async throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.file("s.json").path
+        let refused = try await tool("--store", store, "set", "n", "-5")
+        #expect(refused.status == 64)
+        #expect(refused.stderr == """
+            prefs-tool: error: unknown option '-5' (to pass a value that starts with '-', put '--' before it: set n -- -5)
+            usage: prefs-tool [--store PATH] set KEY VALUE [--type bool|int|double|string|date|data|url|json]
+
+            """)
+        #expect(!FileManager.default.fileExists(atPath: store), "nothing written")
+        let quoted = try await tool("--store", store, "set", "a b", "-x y")
+        #expect(quoted.stderr.hasPrefix("prefs-tool: error: unknown option '-x y' (to pass a value that starts with '-', put '--' before it: set 'a b' -- '-x y')\n"), "\(quoted.stderr)")
+        #expect(try await tool("--store", store, "set", "n", "--", "-5").status == 0)
+        #expect(try await tool("--store", store, "get", "n").stdout == "-5\n")
+        let noRoom = try await tool("--store", store, "get", "n", "-j")
+        #expect(noRoom.stderr.hasPrefix("prefs-tool: error: unknown option '-j'\n"), "no hint when no value is expected: \(noRoom.stderr)")
+    }
+
     @Test("export then import round-trips every type; a bad document exits 65 and changes nothing", arguments: StoreFile.allCases)
     func exportImport(file: StoreFile) async throws {
         let directory = try TemporaryDirectory()

@@ -142,6 +142,34 @@ struct FileStoreTests {
         #expect(try Data(contentsOf: url) == before)
     }
 
+    @Test("a Prefs SQLite store whose schema was damaged by hand is a corrupt store naming what is missing; untouched",
+          arguments: [
+            ("DROP TABLE prefs;", "no such table: prefs"),
+            ("DROP TABLE prefs; CREATE TABLE prefs (key TEXT PRIMARY KEY NOT NULL, value) WITHOUT ROWID;", "no such column: type"),
+            ("DROP TABLE prefs_declared;", "no such table: prefs_declared"),
+            ("ALTER TABLE prefs_declared RENAME COLUMN initial TO first;", "no such column: initial"),
+            ("DROP TABLE prefs; CREATE TABLE prefs (key, type, value);", "prefs.key is not a primary key"),
+          ])
+    func damagedSchema(damage: String, missing: String) async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.sqlite")
+        let prefs = try Prefs(.sqlite(url))
+        try prefs.set(3, for: .launchCount)
+        try prefs.close()
+        let damaged = try await ChildProcess.runSystem("/usr/bin/sqlite3", [url.path, damage])
+        #expect(damaged.status == 0, "\(damaged.stderr)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted()
+        let before = try files.map { try Data(contentsOf: directory.file($0)) }
+        #expect {
+            _ = try Prefs(.sqlite(url))
+        } throws: { error in
+            guard case PrefsError.corruptStore(let path, let reason) = error else { return false }
+            return path == url.path && reason.hasPrefix("a Prefs store whose schema is damaged (\(missing))")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted() == files)
+        #expect(try files.map { try Data(contentsOf: directory.file($0)) } == before)
+    }
+
     @Test("recovery moves an unreadable file aside byte for byte and starts empty", arguments: [Backend.json, .sqlite])
     func recovery(backend: Backend) throws {
         let directory = try TemporaryDirectory()

@@ -150,6 +150,24 @@ struct StoreCommandTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == [URL(fileURLWithPath: store).lastPathComponent])
     }
 
+    @Test("an SQLite store whose schema was damaged exits 65 naming what is missing, and the file is untouched",
+          arguments: [("DROP TABLE prefs;", "no such table: prefs"), ("DROP TABLE prefs_declared;", "no such table: prefs_declared")])
+    func damagedSchema(damage: String, missing: String) async throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.file("s.sqlite").path
+        #expect(try await tool("--store", store, "set", "a", "1").status == 0)
+        #expect(try await ChildProcess.runSystem("/usr/bin/sqlite3", [store, damage]).status == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: store))
+        for arguments in [["list"], ["get", "a"], ["set", "z", "1"], ["check"], ["export"]] {
+            let result = try await tool(["--store", store] + arguments)
+            #expect(result.status == 65, "\(arguments): \(result)")
+            #expect(result.stdout.isEmpty)
+            #expect(result.stderr.hasPrefix("prefs-tool: error: \(store): a Prefs store whose schema is damaged (\(missing))"), "\(result.stderr)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["s.sqlite"])
+    }
+
     @Test("a missing store is an I/O error for commands that only read")
     func missingStore() async throws {
         let directory = try TemporaryDirectory()

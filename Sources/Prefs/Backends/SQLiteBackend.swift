@@ -98,7 +98,8 @@ final class SQLiteBackend: PrefsBackend {
     /// at the same moment agree; then switches to WAL (a no-op once the file is in WAL mode).
     private static func configure(_ connection: SQLiteConnection, options: Options) throws(PrefsError) {
         // The common case, an existing Prefs store, needs no lock: the application id is written in the same
-        // transaction as the tables, so seeing it means the schema is there.
+        // transaction as the tables, so seeing it means the schema was created (it is checked all the same:
+        // anyone with the sqlite3 shell can drop a table afterwards).
         let (knownID, knownVersion) = try sqlite { () throws(SQLiteError) in
             (try integer(connection, "PRAGMA application_id"), try integer(connection, "PRAGMA user_version"))
         }
@@ -106,6 +107,7 @@ final class SQLiteBackend: PrefsBackend {
             guard knownVersion <= formatVersion else {
                 throw .unsupportedFormatVersion(path: connection.path, found: Int(knownVersion), supported: Int(formatVersion))
             }
+            try checkSchema(connection)
             try setPragmas(connection, options: options)
             return
         }
@@ -120,6 +122,7 @@ final class SQLiteBackend: PrefsBackend {
                 guard version <= formatVersion else {
                     throw .unsupportedFormatVersion(path: connection.path, found: Int(version), supported: Int(formatVersion))
                 }
+                try checkSchema(connection)
             } else if applicationID != 0 || objects != 0 {
                 throw .corruptStore(path: connection.path, reason: "an SQLite database, but not a Prefs store (application_id \(applicationID), \(objects) schema objects); it was left untouched")
             } else {
@@ -136,6 +139,34 @@ final class SQLiteBackend: PrefsBackend {
             throw error
         }
         try setPragmas(connection, options: options)
+    }
+
+    /// The statements whose preparation proves the schema usable: each table with its columns, and the key
+    /// constraint the upserts' `ON CONFLICT (key)` need; each with what its failure means, where SQLite's own
+    /// message would not say it.
+    private static let schemaProbes: [(sql: String, missing: String?)] = [
+        ("SELECT key, type, value FROM prefs LIMIT 0", nil),
+        ("SELECT key, type, initial FROM prefs_declared LIMIT 0", nil),
+        ("INSERT INTO prefs (key, type, value) VALUES (?1, ?2, ?3) ON CONFLICT (key) DO NOTHING", "prefs.key is not a primary key"),
+        ("INSERT INTO prefs_declared (key, type, initial) VALUES (?1, ?2, ?3) ON CONFLICT (key) DO NOTHING", "prefs_declared.key is not a primary key"),
+    ]
+
+    /// Checks that a file marked as a Prefs store still has the tables, columns and key constraints the store uses,
+    /// by preparing (never running) statements over them: this reads the schema only, writes nothing and takes no
+    /// write lock. A damaged schema (a table dropped or recreated by hand) is ``PrefsError/corruptStore(path:reason:)``
+    /// naming what is missing, rather than an SQLite error at the first read or write.
+    private static func checkSchema(_ connection: SQLiteConnection) throws(PrefsError) {
+        for (sql, missing) in schemaProbes {
+            do {
+                try sqlite { () throws(SQLiteError) in _ = try connection.prepareUncached(sql) }  // finalized when released
+            } catch .sqlite(let error) where error.code == 1 {  // SQLITE_ERROR: no such table, column or constraint
+                throw .corruptStore(path: connection.path, reason: """
+                    a Prefs store whose schema is damaged (\(missing ?? error.message)); it needs tables \
+                    prefs(key PRIMARY KEY, type, value) and prefs_declared(key PRIMARY KEY, type, initial). \
+                    It was left untouched
+                    """)
+            }
+        }
     }
 
     private static func setPragmas(_ connection: SQLiteConnection, options: Options) throws(PrefsError) {

@@ -142,6 +142,22 @@ struct FileStoreTests {
         #expect(try Data(contentsOf: url) == before)
     }
 
+    @Test("an SQLite database with user_version set and no tables belongs to another program: refused, untouched")
+    func foreignUserVersion() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("other.sqlite")
+        _ = try await ChildProcess.runSystem("/usr/bin/sqlite3", [url.path, "PRAGMA user_version = 5;"])
+        let before = try Data(contentsOf: url)
+        #expect {
+            _ = try Prefs(.sqlite(url))
+        } throws: { error in
+            guard case PrefsError.corruptStore(let path, let reason) = error else { return false }
+            return path == url.path && reason.contains("not a Prefs store (application_id 0, user_version 5, 0 schema objects)")
+        }
+        #expect(try Data(contentsOf: url) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["other.sqlite"])
+    }
+
     @Test("a Prefs SQLite store whose schema was damaged by hand is a corrupt store naming what is missing; untouched",
           arguments: [
             ("DROP TABLE prefs;", "no such table: prefs"),

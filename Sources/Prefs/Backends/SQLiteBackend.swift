@@ -123,8 +123,10 @@ final class SQLiteBackend: PrefsBackend {
                     throw .unsupportedFormatVersion(path: connection.path, found: Int(version), supported: Int(formatVersion))
                 }
                 try checkSchema(connection)
-            } else if applicationID != 0 || objects != 0 {
-                throw .corruptStore(path: connection.path, reason: "an SQLite database, but not a Prefs store (application_id \(applicationID), \(objects) schema objects); it was left untouched")
+            } else if applicationID != 0 || objects != 0 || version != 0 {
+                // Only a database nobody has used yet becomes a Prefs store: a user_version set by another program
+                // marks its file even before that program created a table.
+                throw .corruptStore(path: connection.path, reason: "an SQLite database, but not a Prefs store (application_id \(applicationID), user_version \(version), \(objects) schema objects); it was left untouched")
             } else {
                 try sqlite { () throws(SQLiteError) in
                     try connection.execute("CREATE TABLE prefs (key TEXT PRIMARY KEY NOT NULL, type TEXT NOT NULL, value) WITHOUT ROWID")

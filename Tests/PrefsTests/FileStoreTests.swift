@@ -186,6 +186,38 @@ struct FileStoreTests {
         #expect(try files.map { try Data(contentsOf: directory.file($0)) } == before)
     }
 
+    @Test("quickCheckProblems: empty for a sound store, whatever its values; a damaged file is reported", arguments: Backend.allCases)
+    func quickCheck(backend: Backend) throws {
+        let directory = try TemporaryDirectory()
+        let prefs = try Prefs(backend.storage(directory))
+        try prefs.set(1, for: .launchCount)
+        try prefs.setStoredValue(StoredValue(type: .date, json: .string("yesterday")), forKey: "when")
+        #expect(try prefs.quickCheckProblems() == [], "a value of the wrong shape is integrityProblems' business")
+        #expect(try prefs.integrityProblems().count == (backend.isFile ? 1 : 0))
+        guard backend.isFile else { return }
+        let url = directory.file(backend == .json ? "prefs.json" : "prefs.sqlite")
+        if backend == .json {
+            try Data("{ damaged".utf8).write(to: url)
+            #expect(throws: PrefsError.self) { try prefs.quickCheckProblems() }
+        } else {
+            var values: [String: StoredValue?] = [:]
+            for index in 0..<300 { values["key\(index)"] = StoredValue(type: .string, json: .string(String(repeating: "v", count: 200))) }
+            try prefs.setStoredValues(values)
+            try prefs.close()
+            let handle = try FileHandle(forWritingTo: url)
+            try handle.seek(toOffset: 11 * 4096)
+            var random = SeededGenerator(seed: 12)
+            try handle.write(contentsOf: Data((0..<4000).map { _ in UInt8.random(in: 0...255, using: &random) }))
+            try handle.close()
+            let reopened = try Prefs(.sqlite(url))
+            do {
+                #expect(try !reopened.quickCheckProblems().isEmpty)
+            } catch PrefsError.corruptStore(let path, _) {
+                #expect(path == url.path)
+            }
+        }
+    }
+
     @Test("recovery moves an unreadable file aside byte for byte and starts empty", arguments: [Backend.json, .sqlite])
     func recovery(backend: Backend) throws {
         let directory = try TemporaryDirectory()

@@ -168,6 +168,45 @@ struct StoreCommandTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["s.sqlite"])
     }
 
+    @Test("an SQLite store with damaged pages: every command that writes exits 65, and no byte changes",
+          arguments: [12, 20] as [Int])
+    func damagedPages(page: Int) async throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.file("s.sqlite").path
+        let prefs = try Prefs(.sqlite(URL(fileURLWithPath: store)))
+        var values: [String: StoredValue?] = [:]
+        for index in 0..<400 { values[String(format: "key%04d", index)] = StoredValue(type: .string, json: .string(String(repeating: "v", count: 150))) }
+        try prefs.setStoredValues(values)
+        try prefs.close()
+        let pageSize = 4096
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: store)[.size] as? Int)
+        try #require(size >= (page + 1) * pageSize, "the store has \(size / pageSize) pages")
+        // Overwrite 4,000 bytes of one page in the middle of the file with random bytes.
+        var random = SeededGenerator(seed: UInt64(page))
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: store))
+        try handle.seek(toOffset: UInt64((page - 1) * pageSize))
+        try handle.write(contentsOf: Data((0..<4000).map { _ in UInt8.random(in: 0...255, using: &random) }))
+        try handle.close()
+        let before = try Data(contentsOf: URL(fileURLWithPath: store))
+        let document = directory.file("import.json").path
+        try Data(#"{"formatVersion": 1, "values": {"z": {"type": "int", "value": 1}}}"#.utf8).write(to: URL(fileURLWithPath: document))
+        let plist = directory.file("defaults.plist").path
+        try PropertyListSerialization.data(fromPropertyList: ["z": 1], format: .xml, options: 0).write(to: URL(fileURLWithPath: plist))
+        let target = directory.file("copy.sqlite").path
+        for arguments in [
+            ["set", "z", "1"], ["set", "key0001", "x"], ["reset", "key0001"], ["reset", "--all"], ["import", document],
+            ["import", "--plist", plist], ["dialogs", "reset", "--all"], ["migrate", "--to", target],
+        ] {
+            let result = try await tool(["--store", store] + arguments)
+            #expect(result.status == 65, "\(arguments): \(result)")
+            #expect(result.stdout.isEmpty)
+            #expect(result.stderr.hasPrefix("prefs-tool: error: ") && result.stderr.contains("nothing was written"), "\(arguments): \(result.stderr)")
+        }
+        #expect(try await tool("--store", store, "check").status == 65)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before, "no byte changed")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted() == ["defaults.plist", "import.json", "s.sqlite"])
+    }
+
     @Test("a missing store is an I/O error for commands that only read")
     func missingStore() async throws {
         let directory = try TemporaryDirectory()

@@ -153,5 +153,13 @@ final class JSONFileBackend: PrefsBackend {
         }
     }
 
+    /// The file as it is now parses as a store document (a file that does not throws
+    /// ``PrefsError/corruptStore(path:reason:)``); values are not checked against their types.
+    func quickCheckProblems() throws -> [String] {
+        guard let (data, _) = try FileSystem.contents(of: path) else { return [] }
+        _ = try JSONStoreDocument(data: data, path: path)
+        return []
+    }
+
     func close() {}
 }

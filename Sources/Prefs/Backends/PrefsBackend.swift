@@ -34,6 +34,9 @@ public protocol PrefsBackend: AnyObject {
     var flushInterval: Duration? { get }
     /// Problems an integrity check finds; empty when the store is sound.
     func integrityProblems() throws -> [String]
+    /// Problems a quick check of the store's structure finds, without checking values against their types;
+    /// empty when the store can be written safely. By default, ``integrityProblems()``.
+    func quickCheckProblems() throws -> [String]
     /// Releases files and handles. Pending writes are flushed first by the store.
     func close()
 }
@@ -57,6 +60,9 @@ extension PrefsBackend {
         try declarations()[key]
     }
     public var flushInterval: Duration? { nil }
+    public func quickCheckProblems() throws -> [String] {
+        try integrityProblems()
+    }
     public func flush() throws {}
 }
 

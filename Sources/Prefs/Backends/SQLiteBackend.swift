@@ -482,6 +482,11 @@ final class SQLiteBackend: PrefsBackend {
         return problems
     }
 
+    /// `PRAGMA quick_check`: a damaged page anywhere in the file, even one no read has touched yet.
+    func quickCheckProblems() throws -> [String] {
+        try sqlite { () throws(SQLiteError) in try connection.quickCheck() }
+    }
+
     func close() {
         connection.close()
     }

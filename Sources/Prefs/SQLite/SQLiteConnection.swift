@@ -373,7 +373,18 @@ final class SQLiteConnection {
     /// The problems `PRAGMA integrity_check` reports (https://www.sqlite.org/pragma.html#pragma_integrity_check);
     /// empty when the database is fine (SQLite's single `ok` row).
     func integrityCheck() throws(SQLiteError) -> [String] {
-        let statement = try prepareUncached("PRAGMA integrity_check")
+        try check("PRAGMA integrity_check")
+    }
+
+    /// The problems `PRAGMA quick_check` reports (https://www.sqlite.org/pragma.html#pragma_quick_check):
+    /// the structure of every b-tree page, as `integrity_check`, without checking that indexes match their
+    /// tables; linear in the database's size. Empty when the database is fine.
+    func quickCheck() throws(SQLiteError) -> [String] {
+        try check("PRAGMA quick_check")
+    }
+
+    private func check(_ pragma: String) throws(SQLiteError) -> [String] {
+        let statement = try prepareUncached(pragma)
         var problems: [String] = []
         while try statement.step() {
             problems.append(statement.columnText(0) ?? "")

@@ -33,6 +33,13 @@ extension Prefs {
         try io.withBackend { backend in try backend.integrityProblems() }
     }
 
+    /// Problems a quick check of the store's structure finds (SQLite `quick_check`, which finds a damaged page
+    /// anywhere in the file; a JSON store's document), without checking values against their types. Tools run it
+    /// before writing, so that a damaged store is refused rather than written to. Empty when the store is sound.
+    public func quickCheckProblems() throws -> [String] {
+        try io.withBackend { backend in try backend.quickCheckProblems() }
+    }
+
     func scheduleFlush(after interval: Duration) {
         let schedule = state.withLock { state -> Bool in
             guard !state.flushScheduled, !state.closed else { return false }

@@ -17,6 +17,7 @@ enum DemoCommand {
     ) { _, context in
         let url: URL
         if context.store.isExplicit {
+            if context.store.exists { _ = try context.store.open(checked: true) }  // a damaged store is refused, untouched
             url = context.store.url
         } else {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("prefs-demo-\(UUID().uuidString.prefix(8))")

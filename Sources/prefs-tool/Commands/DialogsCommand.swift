@@ -32,7 +32,7 @@ enum DialogsCommand {
             }
             return 0
         case "reset":
-            let gate = DialogGate(prefs: try context.store.open(), session: DialogSession(), overrides: DialogOverrides())
+            let gate = DialogGate(prefs: try context.store.open(checked: true), session: DialogSession(), overrides: DialogOverrides())
             if arguments.flag("all") {
                 guard rest.isEmpty else { throw ToolError.usage("give dialog ids or --all, not both", context.usage) }
                 try gate.resetAll()

@@ -126,7 +126,7 @@ enum FeedCommand {
         guard let source, let url = URL(string: source), url.scheme != nil else {
             throw ToolError.usage("feed fetch needs a URL such as https://example.com/messages.json", context.usage)
         }
-        let prefs = context.store.isExplicit || context.store.exists ? try context.store.open(create: true) : try Prefs(.memory)
+        let prefs = context.store.isExplicit || context.store.exists ? try context.store.open(create: true, checked: true) : try Prefs(.memory)
         let options = FeedFetcher.Options(allowInsecureHTTP: arguments.flag("allow-http"))
         let fetcher = FeedFetcher(url: url, prefs: prefs, options: options)
         let result = await fetcher.fetch(force: arguments.flag("force"))

@@ -85,7 +85,7 @@ enum StoreCommands {
             }
             requested = type
         }
-        let prefs = try context.store.open(create: true)
+        let prefs = try context.store.open(create: true, checked: true)
         let declared = try prefs.declaredKeys()[name]?.type
         if let declared, let requested, requested != declared, !(requested == .json && declared.isCollection) {
             throw ToolError.data("key \(ValueText.quoted(name)) is declared as \(declared), not \(requested)")
@@ -107,11 +107,11 @@ enum StoreCommands {
         let usage = context.usage
         if arguments.flag("all") {
             guard arguments.positionals.isEmpty else { throw ToolError.usage("give keys or --all, not both", usage) }
-            try context.store.open().resetAll()
+            try context.store.open(checked: true).resetAll()
             return 0
         }
         guard !arguments.positionals.isEmpty else { throw ToolError.usage("missing KEY (or --all)", usage) }
-        let prefs = try context.store.open()
+        let prefs = try context.store.open(checked: true)
         let stored = try prefs.snapshot()
         let declared = try prefs.declaredKeys()
         var unknown: [String] = []

@@ -41,7 +41,7 @@ enum TransferCommands {
             guard source != "-" else { throw ToolError.usage("--plist reads a file, not stdin", context.usage) }
             let report: PrefsDefaults.ImportReport
             do {
-                report = try PrefsDefaults(context.store.open(create: true)).importPropertyList(at: URL(fileURLWithPath: source))
+                report = try PrefsDefaults(context.store.open(create: true, checked: true)).importPropertyList(at: URL(fileURLWithPath: source))
             } catch let error as PropertyListImport.Error {
                 if case .unreadable = error { throw ToolError.io(error.description) }
                 throw ToolError.data(error.description)
@@ -56,7 +56,7 @@ enum TransferCommands {
         } catch {
             throw ToolError(error)
         }
-        try context.store.open(create: true).setStoredValues(values.mapValues { .some($0) })
+        try context.store.open(create: true, checked: true).setStoredValues(values.mapValues { .some($0) })
         Terminal.note("imported \(values.count) value\(values.count == 1 ? "" : "s")")
         return 0
     }
@@ -71,10 +71,11 @@ enum TransferCommands {
         options: ["to"], flags: ["overwrite"])
     ) { arguments, context in
         guard let targetPath = arguments.option("to") else { throw ToolError.usage("missing --to PATH", context.usage) }
-        let source = try context.store.open()
+        // The source is checked too: a damaged page could hide values from the copy without an error.
+        let source = try context.store.open(checked: true)
         let values = try source.snapshot()
         let declarations = try source.declaredKeys()
-        let target = try StoreLocator(option: targetPath, environment: context.environment).open(create: true)
+        let target = try StoreLocator(option: targetPath, environment: context.environment).open(create: true, checked: true)
         let existing = try target.snapshot()
         let conflicts = values.keys.filter { existing[$0] != nil && existing[$0] != values[$0] }.sorted()
         if !conflicts.isEmpty && !arguments.flag("overwrite") {

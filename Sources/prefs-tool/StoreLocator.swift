@@ -58,3 +58,70 @@ struct StoreLocator {
         throw ToolError.data("\(path): the store is damaged (\(first)\(more)); nothing was written (see 'prefs-tool check')")
     }
 }
+
+extension StoreLocator {
+    /// The files SQLite and the JSON store keep beside a store.
+    static let sidecarSuffixes = ["-wal", "-shm", "-journal", ".lock"]
+
+    /// Which of the store's own files `other` is: `""` for the store itself, or a sidecar's suffix (`"-wal"`);
+    /// nil for any other file. Symbolic links are followed, as the library follows them, and files that exist
+    /// are compared by device and inode, so another spelling of the path or a hard link is recognized too.
+    func ownFile(_ other: String) -> String? {
+        guard let store = FilePaths.resolvingLinks(path).map(FilePaths.canonical),
+              let candidate = FilePaths.resolvingLinks(other).map(FilePaths.canonical) else { return nil }
+        let candidateID = FilePaths.identity(candidate)
+        for suffix in [""] + Self.sidecarSuffixes {
+            let file = store + suffix
+            if candidate == file { return suffix }
+            if let candidateID, candidateID == FilePaths.identity(file) { return suffix }
+        }
+        return nil
+    }
+
+    /// "the store itself (PATH)" or "the store's -wal file (PATH-wal)", for `ownFile(_:)`'s answer. A sidecar is
+    /// named beside the file the store's links lead to, where it is.
+    func describeOwnFile(_ suffix: String, as name: String = "the store") -> String {
+        suffix.isEmpty ? "\(name) itself (\(path))" : "\(name)'s \(suffix) file (\(FilePaths.resolvingLinks(path) ?? path)\(suffix))"
+    }
+}
+
+/// Paths as the file system sees them.
+enum FilePaths {
+    struct Identity: Hashable {
+        var device: UInt64
+        var inode: UInt64
+    }
+
+    /// Device and inode of the file at `path`, links followed; nil when there is none.
+    static func identity(_ path: String) -> Identity? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
+    /// Follows symbolic links until `path` names something that is not a link (or does not exist);
+    /// nil for a cycle or a chain of more than 32 links.
+    static func resolvingLinks(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        var current = path
+        for _ in 0..<32 {
+            let count = readlink(current, &buffer, buffer.count - 1)
+            guard count > 0 else { return current }
+            let target = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            current = target.hasPrefix("/") ? target : ((current as NSString).deletingLastPathComponent as NSString).appendingPathComponent(target)
+        }
+        return nil
+    }
+
+    /// `path` absolute, with its directory's links, `.` and `..` resolved (`realpath`); the last component is kept.
+    /// A path whose directory does not exist is only made absolute.
+    static func canonical(_ path: String) -> String {
+        let directory = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        guard let resolved = realpath(directory.isEmpty ? "." : directory, nil) else {
+            return path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        }
+        defer { free(resolved) }
+        return (String(cString: resolved) as NSString).appendingPathComponent(name)
+    }
+}

@@ -80,6 +80,54 @@ struct ToolCommandTests {
         #expect(try Prefs(.sqlite(URL(fileURLWithPath: target))).storedValue(forKey: "ok") == nil, "all or nothing")
     }
 
+    @Test("export refuses the store itself, by any path, and its sidecars (exit 64, nothing written)", arguments: StoreFile.allCases)
+    func exportOntoStore(file: StoreFile) async throws {
+        let directory = try TemporaryDirectory()
+        let store = file.path(in: directory)
+        let prefs = try Prefs(.file(URL(fileURLWithPath: store)))
+        try prefs.declare(Prefs.Key("lastMessageId", initial: 0))
+        try prefs.set(true, for: Prefs.Key("dialog_neverAgain", initial: false))
+        try prefs.close()
+        let name = URL(fileURLWithPath: store).lastPathComponent
+        try FileManager.default.createSymbolicLink(atPath: directory.file("link").path, withDestinationPath: name)
+        try FileManager.default.linkItem(atPath: store, toPath: directory.file("hard").path)
+        let before = try Data(contentsOf: URL(fileURLWithPath: store))
+        let listing = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted()
+        for destination in [store, directory.url.path + "/./" + name, "link", "hard", "\(name)-wal", "\(name)-shm", "\(name)-journal", "\(name).lock"] {
+            let result = try await tool(["--store", store, "export", destination.hasPrefix("/") ? destination : directory.file(destination).path])
+            #expect(result.status == 64, "\(destination): \(result)")
+            #expect(result.stderr.hasPrefix("prefs-tool: error: refusing to export to "), "\(result.stderr)")
+            #expect(result.stderr.contains("it is the store"), "\(result.stderr)")
+        }
+        let itself = try await tool("--store", store, "export", store)
+        #expect(itself.stderr.hasPrefix("prefs-tool: error: refusing to export to \(store): it is the store itself (\(store)); nothing was written\n"))
+        let viaLink = try await tool("--store", directory.file("link").path, "export", store)
+        #expect(viaLink.status == 64, "a store named by a link: \(viaLink)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted() == listing)
+        #expect(try await tool("--store", store, "list").stdout == "dialog_neverAgain\tbool\ttrue\nlastMessageId\tint\t0\t(initial)\n")
+    }
+
+    @Test("export to a symbolic link writes through: the link stays and its target gets the document")
+    func exportThroughLink() async throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.file("s.sqlite").path
+        #expect(try await tool("--store", store, "set", "a", "1").status == 0)
+        try FileManager.default.createDirectory(at: directory.file("exports"), withIntermediateDirectories: false)
+        let target = directory.file("exports/latest.json").path
+        try Data("old".utf8).write(to: URL(fileURLWithPath: target))
+        let link = directory.file("latest.json").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "exports/latest.json")
+        #expect(try await tool("--store", store, "export", link).status == 0)
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == "exports/latest.json", "the link stays")
+        #expect(try String(contentsOfFile: target, encoding: .utf8) == (try await tool("--store", store, "export")).stdout)
+        let dangling = directory.file("new.json").path
+        try FileManager.default.createSymbolicLink(atPath: dangling, withDestinationPath: "exports/new.json")
+        #expect(try await tool("--store", store, "export", dangling).status == 0)
+        #expect(FileManager.default.fileExists(atPath: directory.file("exports/new.json").path), "a dangling link's target is created")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: dangling) == "exports/new.json")
+    }
+
     @Test("import --plist reads a binary property list; a file that is not one exits 65 and changes nothing", arguments: StoreFile.allCases)
     func importPlist(file: StoreFile) async throws {
         let directory = try TemporaryDirectory()
@@ -119,6 +167,23 @@ struct ToolCommandTests {
         let conflict = try await tool("--store", source, "migrate", "--to", target)
         #expect(conflict.status == 65)
         #expect(try await tool("--store", source, "migrate", "--to", target, "--overwrite").status == 0)
+    }
+
+    @Test("migrate --to the source store itself, by another path, or to one of its files exits 64 and writes nothing", arguments: StoreFile.allCases)
+    func migrateOntoSource(file: StoreFile) async throws {
+        let directory = try TemporaryDirectory()
+        let store = file.path(in: directory)
+        #expect(try await tool("--store", store, "set", "a", "1").status == 0)
+        try FileManager.default.createSymbolicLink(atPath: directory.file("link").path, withDestinationPath: store)
+        let before = try Data(contentsOf: URL(fileURLWithPath: store))
+        let listing = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted()
+        for target in [store, directory.file("link").path, store + "-wal", store + ".lock"] {
+            let result = try await tool("--store", store, "migrate", "--to", target)
+            #expect(result.status == 64, "\(target): \(result)")
+            #expect(result.stderr.hasPrefix("prefs-tool: error: refusing to migrate to \(target): it is the source store"), "\(result.stderr)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted() == listing)
     }
 
     @Test("check passes a sound store and names a value of the wrong shape", arguments: StoreFile.allCases)

@@ -10,12 +10,17 @@ enum TransferCommands {
         usage: "prefs-tool [--store PATH] export [FILE|-]",
         help: """
             The document has the JSON store's format (an export is itself a JSON store). Without FILE, or with -,
-            it goes to stdout. A FILE is written atomically with mode 0600.
+            it goes to stdout. A FILE is written atomically with mode 0600; when FILE is a symbolic link, the link
+            stays and its target is replaced. FILE cannot be the store itself or one of its -wal, -shm, -journal
+            or .lock files (exit 64).
             """,
         positionals: 0...1)
     ) { arguments, context in
-        let data = try StoreArchive.export(context.store.open())
         let destination = arguments.positionals.first ?? "-"
+        if destination != "-", let suffix = context.store.ownFile(destination) {
+            throw ToolError.usage("refusing to export to \(destination): it is \(context.store.describeOwnFile(suffix)); nothing was written", context.usage)
+        }
+        let data = try StoreArchive.export(context.store.open())
         if destination == "-" {
             FileHandle.standardOutput.write(data)
         } else {
@@ -66,11 +71,15 @@ enum TransferCommands {
         usage: "prefs-tool [--store PATH] migrate --to PATH [--overwrite]",
         help: """
             The source is untouched. The target is created when missing. A key the target already holds with another
-            value is a conflict (exit 65, nothing written) unless --overwrite.
+            value is a conflict (exit 65, nothing written) unless --overwrite. The target cannot be the source store
+            itself or one of its files (exit 64).
             """,
         options: ["to"], flags: ["overwrite"])
     ) { arguments, context in
         guard let targetPath = arguments.option("to") else { throw ToolError.usage("missing --to PATH", context.usage) }
+        if let suffix = context.store.ownFile(targetPath) {
+            throw ToolError.usage("refusing to migrate to \(targetPath): it is \(context.store.describeOwnFile(suffix, as: "the source store")); nothing was written", context.usage)
+        }
         // The source is checked too: a damaged page could hide values from the copy without an error.
         let source = try context.store.open(checked: true)
         let values = try source.snapshot()
@@ -96,13 +105,18 @@ enum TransferCommands {
         }
     }
 
+    /// Replaces the file at `path` atomically (a temporary file beside it, then a rename). A `path` that is a
+    /// symbolic link is written through, as a shell's `>` and `cp` do: the link stays and its target is replaced.
     static func write(_ data: Data, to path: String) throws {
-        let url = URL(fileURLWithPath: path)
+        guard let target = FilePaths.resolvingLinks(path) else {
+            throw ToolError.io("cannot write \(path): \(String(cString: strerror(ELOOP)))")
+        }
+        let url = URL(fileURLWithPath: target)
         let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).tmp-\(getpid())")
         guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
-            throw ToolError.io("cannot write \(path)")
+            throw ToolError.io("cannot write \(path)\(target == path ? "" : " (a link to \(target))")")
         }
-        guard rename(temporary.path, path) == 0 else {
+        guard rename(temporary.path, target) == 0 else {
             let reason = String(cString: strerror(errno))
             unlink(temporary.path)
             throw ToolError.io("cannot write \(path): \(reason)")

@@ -125,3 +125,33 @@ enum FilePaths {
         return (String(cString: resolved) as NSString).appendingPathComponent(name)
     }
 }
+
+/// The files and directories a new store at a path will create, noted before it is opened, so that a command that
+/// fails afterwards can remove them and leave no empty store behind. Notes nothing when a file is already at the
+/// path (links followed): an existing store is never removed.
+struct NewStoreFiles {
+    private var files: [String] = []
+    /// Deepest first.
+    private var directories: [String] = []
+
+    init(path: String) {
+        guard let resolved = FilePaths.resolvingLinks(path), !Self.exists(resolved) else { return }
+        files = ([""] + StoreLocator.sidecarSuffixes).map { resolved + $0 }.filter { !Self.exists($0) }
+        var directory = (resolved as NSString).deletingLastPathComponent
+        while !directory.isEmpty, directory != "/", !Self.exists(directory) {
+            directories.append(directory)
+            directory = (directory as NSString).deletingLastPathComponent
+        }
+    }
+
+    /// Removes what was noted; a directory only when empty.
+    func remove() {
+        for file in files { unlink(file) }
+        for directory in directories { rmdir(directory) }
+    }
+
+    private static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 || errno != ENOENT
+    }
+}

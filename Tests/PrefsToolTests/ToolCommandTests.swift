@@ -186,6 +186,25 @@ struct ToolCommandTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted() == listing)
     }
 
+    @Test("a migrate that fails leaves no new target store behind, and an existing target as it was", arguments: ["new/deeper/t.sqlite", "new/t.json"])
+    func migrateFailureLeavesNothing(target: String) async throws {
+        let directory = try TemporaryDirectory()
+        let source = directory.file("big.json").path
+        // A hand-edited store can hold a value over the 1 MiB limit, which no store accepts as a write.
+        let big = String(repeating: "x", count: Prefs.maximumValueBytes + 10)
+        try Data(#"{"formatVersion": 1, "values": {"ok": {"type": "int", "value": 1}, "big": {"type": "string", "value": "\#(big)"}}}"#.utf8)
+            .write(to: URL(fileURLWithPath: source))
+        let refused = try await tool("--store", source, "migrate", "--to", directory.file(target).path)
+        #expect(refused.status == 65, "\(refused)")
+        #expect(refused.stderr.contains("the limit is"), "\(refused.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["big.json"], "no target, no directory")
+
+        let existing = directory.file("existing.sqlite").path
+        #expect(try await tool("--store", existing, "set", "keep", "1").status == 0)
+        #expect(try await tool("--store", source, "migrate", "--to", existing).status == 65)
+        #expect(try await tool("--store", existing, "list").stdout == "keep\tint\t1\n")
+    }
+
     @Test("check passes a sound store and names a value of the wrong shape", arguments: StoreFile.allCases)
     func check(file: StoreFile) async throws {
         let directory = try TemporaryDirectory()

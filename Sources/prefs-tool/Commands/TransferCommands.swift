@@ -70,7 +70,7 @@ enum TransferCommands {
         name: "migrate", summary: "Copy every value and declaration into another store, of any backend.",
         usage: "prefs-tool [--store PATH] migrate --to PATH [--overwrite]",
         help: """
-            The source is untouched. The target is created when missing. A key the target already holds with another
+            The source is untouched. The target is created when missing, and removed again when the copy fails. A key the target already holds with another
             value is a conflict (exit 65, nothing written) unless --overwrite. The target cannot be the source store
             itself or one of its files (exit 64).
             """,
@@ -84,14 +84,25 @@ enum TransferCommands {
         let source = try context.store.open(checked: true)
         let values = try source.snapshot()
         let declarations = try source.declaredKeys()
-        let target = try StoreLocator(option: targetPath, environment: context.environment).open(create: true, checked: true)
-        let existing = try target.snapshot()
-        let conflicts = values.keys.filter { existing[$0] != nil && existing[$0] != values[$0] }.sorted()
-        if !conflicts.isEmpty && !arguments.flag("overwrite") {
-            throw ToolError.data("the target already holds other values for \(conflicts.map(ValueText.quoted).joined(separator: ", ")); nothing was written (use --overwrite)")
+        let locator = StoreLocator(option: targetPath, environment: context.environment)
+        // A new target that the copy then fails to fill (a value the target refuses, an I/O error) is removed again.
+        let created = NewStoreFiles(path: locator.path)
+        var target: Prefs?
+        do {
+            let opened = try locator.open(create: true, checked: true)
+            target = opened
+            let existing = try opened.snapshot()
+            let conflicts = values.keys.filter { existing[$0] != nil && existing[$0] != values[$0] }.sorted()
+            if !conflicts.isEmpty && !arguments.flag("overwrite") {
+                throw ToolError.data("the target already holds other values for \(conflicts.map(ValueText.quoted).joined(separator: ", ")); nothing was written (use --overwrite)")
+            }
+            try opened.setStoredValues(values.mapValues { .some($0) })
+            try opened.recordDeclarations(declarations)
+        } catch {
+            try? target?.close()  // the failure being reported is the one that matters
+            created.remove()
+            throw error
         }
-        try target.setStoredValues(values.mapValues { .some($0) })
-        try target.recordDeclarations(declarations)
         Terminal.note("copied \(values.count) value\(values.count == 1 ? "" : "s") and \(declarations.count) declaration\(declarations.count == 1 ? "" : "s") to \(targetPath)")
         return 0
     }

@@ -77,6 +77,21 @@ struct FeedCommandTests {
         #expect(missing.stderr.hasPrefix("prefs-tool: error: feed explain needs --app-version"))
     }
 
+    @Test("explain reads lastMessageId and the installation id from the store and writes nothing to it, not even declarations")
+    func explainWritesNothing() async throws {
+        let directory = try TemporaryDirectory()
+        let feed = try write(Self.seedFeed, directory)
+        let store = directory.file("app.sqlite").path
+        let prefs = try Prefs(.sqlite(URL(fileURLWithPath: store)))
+        try prefs.setStoredValues(["lastMessageId": StoredValue(type: .int, json: .int(1)), "dialoggate.installationId": StoredValue(type: .string, json: .string("install-1"))])
+        try prefs.close()
+        let explained = try await tool("--store", store, "feed", "explain", feed, "--bundle-id", "com.createchsol.AppAlertExample",
+                                       "--app-version", "1.0", "--os-version", "17.0", "--json")
+        #expect(explained.status == 0, "\(explained.stderr)")
+        #expect(try JSON.parse(explained.stdout)["context"]?["lastMessageId"] == .int(1))
+        #expect(try Prefs(.sqlite(URL(fileURLWithPath: store))).declaredKeys().isEmpty, "no declaration recorded")
+    }
+
     @Test("fetch: 200, then 304 with the stored validators; 404, an oversized body and invalid JSON fail with the reason")
     func fetch() async throws {
         let body = Self.seedFeed

@@ -71,14 +71,17 @@ enum FeedCommand {
             }
         }
         let prefs = context.store.exists ? try context.store.open() : nil
+        // Raw reads: reading a typed key records its declaration, which the store writes when the tool exits,
+        // and explain only reads.
         let lastMessageId: Int
         if let text = arguments.option("last-id") {
             guard let number = Int(text) else { throw ToolError.usage("--last-id takes an integer", context.usage) }
             lastMessageId = number
         } else {
-            lastMessageId = prefs?[Prefs.Key("lastMessageId", initial: 0)] ?? 0
+            lastMessageId = try prefs?.storedValue(forKey: "lastMessageId").flatMap { try? Int(storedJSON: $0.json) } ?? 0
         }
-        let installationId = arguments.option("installation-id") ?? prefs?[MessageCenter.installationIdKey] ?? ""
+        let installationId = try arguments.option("installation-id")
+            ?? prefs?.storedValue(forKey: MessageCenter.installationIdKey.name).flatMap { try? String(storedJSON: $0.json) } ?? ""
         let (data, name) = try await read(source, arguments, context)
         let feed: DecodedFeed
         do {

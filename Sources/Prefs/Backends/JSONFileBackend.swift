@@ -149,7 +149,7 @@ final class JSONFileBackend: PrefsBackend {
         guard let (data, _) = try FileSystem.contents(of: path) else { return [] }
         let onDisk = try JSONStoreDocument(data: data, path: path)
         return onDisk.values.keys.sorted().compactMap { key in
-            onDisk.values[key]?.shapeProblem().map { "$.values\(JSONPath.member(key)): \($0)" }
+            onDisk.values[key].flatMap { $0.typeProblem ?? $0.shapeProblem() }.map { "$.values\(JSONPath.member(key)): \($0)" }
         }
     }
 

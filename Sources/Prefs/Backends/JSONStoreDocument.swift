@@ -66,7 +66,9 @@ struct JSONStoreDocument: Sendable, Hashable {
             }
             for (key, entry) in entries {
                 guard case .string(let typeName)? = entry["type"], let type = ValueType(typeName) else {
-                    throw .corruptStore(path: path, reason: "$.declared\(JSONPath.member(key)).type: expected a type name such as \"int\"")
+                    var problem = "expected a type name such as \"int\""
+                    if case .string(let typeName)? = entry["type"], let limit = ValueType.limitProblem(typeName) { problem += ", found \(limit)" }
+                    throw .corruptStore(path: path, reason: "$.declared\(JSONPath.member(key)).type: \(problem)")
                 }
                 declarations[key] = KeyDeclaration(type: type, initial: entry["initial"])
             }
@@ -75,11 +77,14 @@ struct JSONStoreDocument: Sendable, Hashable {
     }
 
     /// A tagged entry `{"type": "int", "value": 3}`, or a bare hand-written value.
+    ///
+    /// A tag whose type name is over ``ValueType``'s limits (too long, nested too deeply) keeps its value under that
+    /// name, as a type this release does not know: written back as found, and reported by an integrity check.
     private static func storedValue(from entry: JSON) -> StoredValue {
         if case .object(let members) = entry, members.count == 2,
-           case .string(let typeName)? = members["type"], let type = ValueType(typeName),
-           let value = members["value"] {
-            return StoredValue(type: type, json: value)
+           case .string(let typeName)? = members["type"], let value = members["value"] {
+            if let type = ValueType(typeName) { return StoredValue(type: type, json: value) }
+            if ValueType.limitProblem(typeName) != nil { return StoredValue(type: .other(typeName), json: value) }
         }
         return StoredValue(type: .inferred(from: entry), json: entry)
     }

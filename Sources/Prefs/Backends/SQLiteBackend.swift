@@ -467,7 +467,7 @@ final class SQLiteBackend: PrefsBackend {
     func integrityProblems() throws -> [String] {
         var problems = try sqlite { () throws(SQLiteError) in try connection.integrityCheck() }
         for (key, value) in try allValues().sorted(by: { $0.key < $1.key }) {
-            if let problem = value.shapeProblem() { problems.append("key \(JSON.string(key).serialized()): \(problem)") }
+            if let problem = value.typeProblem ?? value.shapeProblem() { problems.append("key \(JSON.string(key).serialized()): \(problem)") }
         }
         for (name, spellings) in foundSpellings.sorted(by: { $0.key < $1.key }) {
             problems.append("key \(JSON.string(name).serialized()) is also stored under \(spellings.count) spelling(s) not in Unicode NFC; "

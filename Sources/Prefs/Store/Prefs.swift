@@ -281,6 +281,8 @@ public final class Prefs: Sendable {
     /// Refuses a value over ``maximumValueBytes`` or ``maximumValueDepth``. Depth is checked first, so a value built in
     /// code with any nesting is refused before anything walks it recursively.
     static func checkLimits(_ stored: StoredValue, key: String) throws(PrefsError) {
+        // A type nested deeper than its value may be (an empty array) would be written, but not read back as that type.
+        if stored.type.nests(deeperThan: maximumValueDepth) { throw .valueTooDeep(key: key, limit: maximumValueDepth) }
         let bytes: Int
         switch stored.json {
         case .null, .bool, .int, .double: return

@@ -66,6 +66,14 @@ public struct DecodeFailure: Error, Sendable, Hashable {
 }
 
 extension StoredValue {
+    /// Why the type, kept as found, is not a type name this release reads (over ``ValueType``'s limits, or malformed
+    /// in a database row); nil for any type name, known or not (used by integrity checks).
+    var typeProblem: String? {
+        guard case .other(let name) = type, ValueType(name) != type else { return nil }
+        let shown = name.count > 40 ? String(name.prefix(40)) + "…" : name
+        return "type \(PrefsError.quoted(shown)) (\(name.utf8.count) bytes): \(ValueType.limitProblem(name) ?? "not a type name")"
+    }
+
     /// Why the JSON form does not fit the type, or nil when it does (used by integrity checks).
     public func shapeProblem() -> String? {
         Self.shapeProblem(of: json, as: type)

@@ -35,45 +35,106 @@ public indirect enum ValueType: Sendable, Hashable, CustomStringConvertible, Los
         }
     }
 
-    /// Parses the text form. Unknown names become `.other`; text that is not a type name at all is nil.
+    /// The most levels of `[…]` and `[string: …]` a type name may nest: ``Prefs/maximumValueDepth`` and a little room.
+    /// A deeper name (written by hand or by another program) is not a type name; nothing walks it recursively.
+    static let maximumDescriptionDepth = Prefs.maximumValueDepth + 2
+
+    /// The longest type name, in UTF-8 bytes: room for ``maximumDescriptionDepth`` levels of `[string: …]`.
+    static let maximumDescriptionBytes = 2048
+
+    /// Parses the text form. Unknown names become `.other`; text that is not a type name at all is nil, and so is
+    /// text longer than 2,048 bytes or nesting `[…]` more than 130 levels.
     public init?(_ description: String) {
-        switch description {  // the exact names, without Foundation's trimming (this runs for every row read)
-        case "bool": self = .bool; return
-        case "int": self = .int; return
-        case "double": self = .double; return
-        case "string": self = .string; return
-        case "date": self = .date; return
-        case "data": self = .data; return
-        case "url": self = .url; return
-        case "json": self = .json; return
-        default: break
+        guard case .type(let type) = Self.parse(description) else { return nil }
+        self = type
+    }
+
+    /// Why `description` is refused for being too long or too deeply nested; nil when it is within the limits
+    /// (a type name, or text that is not one for another reason).
+    static func limitProblem(_ description: String) -> String? {
+        switch parse(description) {
+        case .tooLong: "a type name longer than \(maximumDescriptionBytes) bytes"
+        case .tooDeep: "a type name nested more than \(maximumDescriptionDepth) levels deep"
+        case .type, .invalid: nil
         }
-        let text = description.trimmingCharacters(in: .whitespaces)
-        guard !text.isEmpty else { return nil }
-        switch text {
-        case "bool": self = .bool
-        case "int": self = .int
-        case "double": self = .double
-        case "string": self = .string
-        case "date": self = .date
-        case "data": self = .data
-        case "url": self = .url
-        case "json": self = .json
-        default:
-            if text.hasPrefix("["), text.hasSuffix("]") {
-                let inner = String(text.dropFirst().dropLast())
-                if let colon = inner.firstIndex(of: ":") {
-                    guard inner[..<colon].trimmingCharacters(in: .whitespaces) == "string",
-                          let value = ValueType(String(inner[inner.index(after: colon)...])) else { return nil }
-                    self = .dictionary(value)
-                } else {
-                    guard let element = ValueType(inner) else { return nil }
-                    self = .array(element)
-                }
-            } else if text.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "." || $0 == "-" }) {
-                self = .other(text)
+    }
+
+    private enum Parsed {
+        case type(ValueType)
+        case invalid, tooLong, tooDeep
+    }
+
+    /// One pass from the outside in: each `[…]` or `[string: …]` is noted and stripped, then the innermost name is
+    /// read and the notes applied from the inside out. No recursion, and the work is bounded by the limits.
+    private static func parse(_ description: String) -> Parsed {
+        if let type = scalar(named: description[...]) { return .type(type) }  // the exact names, without trimming (this runs for every row read)
+        guard description.utf8.count <= maximumDescriptionBytes else { return .tooLong }
+        var isDictionary: [Bool] = []  // outermost first
+        var text = trimmed(description[...])
+        var type: ValueType
+        while true {
+            guard !text.isEmpty else { return .invalid }
+            if let scalar = scalar(named: text) {
+                type = scalar
+                break
+            }
+            guard text.hasPrefix("["), text.hasSuffix("]") else {
+                guard text.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "." || $0 == "-" }) else { return .invalid }
+                type = .other(String(text))
+                break
+            }
+            guard isDictionary.count < maximumDescriptionDepth else { return .tooDeep }
+            let inner = text.dropFirst().dropLast()
+            // A dictionary when the text before the first colon is `string`; `[[string: int]]` is an array of them.
+            if let colon = inner.firstIndex(of: ":"), trimmed(inner[..<colon]) == "string" {
+                isDictionary.append(true)
+                text = trimmed(inner[inner.index(after: colon)...])
             } else {
-                return nil
+                isDictionary.append(false)
+                text = trimmed(inner)
+            }
+        }
+        for dictionary in isDictionary.reversed() {
+            type = dictionary ? .dictionary(type) : .array(type)
+        }
+        return .type(type)
+    }
+
+    private static func scalar(named name: Substring) -> ValueType? {
+        switch name {
+        case "bool": .bool
+        case "int": .int
+        case "double": .double
+        case "string": .string
+        case "date": .date
+        case "data": .data
+        case "url": .url
+        case "json": .json
+        default: nil
+        }
+    }
+
+    /// `text` without the spaces and tabs around it, as `trimmingCharacters(in: .whitespaces)` but without a copy.
+    private static func trimmed(_ text: Substring) -> Substring {
+        let scalars = text.unicodeScalars
+        var start = scalars.startIndex, end = scalars.endIndex
+        while start < end, CharacterSet.whitespaces.contains(scalars[start]) { scalars.formIndex(after: &start) }
+        while start < end, CharacterSet.whitespaces.contains(scalars[scalars.index(before: end)]) { scalars.formIndex(before: &end) }
+        return Substring(scalars[start..<end])
+    }
+
+    /// Whether the type nests `[…]` and `[string: …]` more than `limit` levels. Iterative, so any type built in code is safe.
+    func nests(deeperThan limit: Int) -> Bool {
+        var type = self
+        var depth = 0
+        while true {
+            switch type {
+            case .array(let inner), .dictionary(let inner):
+                depth += 1
+                if depth > limit { return true }
+                type = inner
+            default:
+                return false
             }
         }
     }

@@ -9,7 +9,8 @@ import Foundation
 public enum PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A key name that is empty, too long or holds control characters.
     case invalidKeyName(String, reason: String)
-    /// The store file exists but cannot be read as a store: not JSON (with `line:column`), not a database, a wrong shape.
+    /// The store file exists but cannot be read as a store: not JSON (with `line:column`), not a database, a wrong shape,
+    /// or not a regular file at all (a FIFO, a device).
     case corruptStore(path: String, reason: String)
     /// The file was written by a newer release of Prefs.
     case unsupportedFormatVersion(path: String, found: Int, supported: Int)

@@ -4,8 +4,16 @@
 //   prefs-test-child batch   json|sqlite PATH PREFIX COUNT   COUNT keys in one batch; prints "ack" after it returns
 //   prefs-test-child update  json|sqlite PATH KEY COUNT      COUNT atomic increments of KEY
 //   prefs-test-child watch   json|sqlite PATH KEY            prints each value of the Int KEY, one per line, until stdin closes
+//   prefs-test-child open    json|sqlite|file PATH           opens the store (file: by name, else content); prints "opened"
+//                                                            or fails with the error. Memory is capped at 1 GiB, so a read
+//                                                            that never ends fails instead of filling the machine.
 import Foundation
 import Prefs
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("prefs-test-child: \(message)\n".utf8))
@@ -17,6 +25,28 @@ func say(_ line: String) {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "open" {
+    guard arguments.count == 3 else { fail("usage: prefs-test-child open json|sqlite|file PATH") }
+    var cap = rlimit(rlim_cur: 1 << 30, rlim_max: 1 << 30)
+    #if canImport(Glibc)
+    _ = setrlimit(Int32(RLIMIT_DATA.rawValue), &cap)
+    #else
+    _ = setrlimit(RLIMIT_DATA, &cap)
+    #endif
+    let url = URL(fileURLWithPath: arguments[2])
+    do {
+        let storage: Prefs.Storage = switch arguments[1] {
+        case "json": .jsonFile(url)
+        case "sqlite": .sqlite(url)
+        default: try .file(url)
+        }
+        _ = try Prefs(storage)
+        say("opened")
+        exit(0)
+    } catch {
+        fail("\(error)")
+    }
+}
 guard arguments.count >= 4 else { fail("usage: prefs-test-child write|batch|update|watch json|sqlite PATH ARGS…") }
 let url = URL(fileURLWithPath: arguments[2])
 let storage: Prefs.Storage = arguments[1] == "json" ? .jsonFile(url, lockTimeout: .seconds(30)) : .sqlite(url, busyTimeout: .seconds(30))

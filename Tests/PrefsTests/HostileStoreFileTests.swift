@@ -2,6 +2,11 @@ import Foundation
 import PrefsTestSupport
 import Testing
 @testable import Prefs
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Store files edited by hand or by other programs into shapes Prefs never writes: each used to crash or hang
 /// the process that opened them. Each must now open, or fail with a typed error, and change nothing.
@@ -129,5 +134,100 @@ struct HostileStoreFileTests {
         #expect(throws: PrefsError.valueTooDeep(key: "a", limit: 128)) {
             try prefs.setStoredValue(StoredValue(type: type, json: .array([])), forKey: "a")
         }
+    }
+
+    // MARK: - Files that are not regular files
+
+    /// What is at `path` itself (a symbolic link is not followed): its mode's file type bits and, for a link, its target.
+    static func entry(_ path: String) -> (type: mode_t, target: String?) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return (0, nil) }
+        return (info.st_mode & S_IFMT, try? FileManager.default.destinationOfSymbolicLink(atPath: path))
+    }
+
+    /// Opens the store in a child process (`prefs-test-child open`, memory capped at 1 GiB), so a store that hangs
+    /// fails the test instead of stalling the suite: the child is killed after `limit`, a generous guard only.
+    static func openInChild(_ kind: String, _ path: String, limit: Duration = .seconds(30)) async throws -> ChildProcess.Result? {
+        let (process, out, err) = try ChildProcess.start("prefs-test-child", ["open", kind, path])
+        let deadline = ContinuousClock.now + limit
+        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        guard !process.isRunning else {
+            kill(process.processIdentifier, SIGKILL)
+            _ = await ChildProcess.finish(process, out, err)
+            return nil
+        }
+        return await ChildProcess.finish(process, out, err)
+    }
+
+    /// `FileSystem.contents(of:)` and `prefix(of:count:)` opened the path without `O_NONBLOCK` and read whatever was
+    /// there: a FIFO at a store's path hung `prefs-tool list` for ever, and a link to `/dev/zero` read until memory ran out.
+    @Test("a FIFO or a link to /dev/zero at the store path fails to open at once with corruptStore, and stays as it was",
+          arguments: [("prefs.json", "json"), ("prefs.sqlite", "sqlite"), ("prefs.json", "file"), ("prefs.sqlite", "file"), ("prefs", "file")],
+          [true, false])
+    func notARegularFile(place: (name: String, kind: String), fifo: Bool) async throws {
+        let (name, kind) = place
+        let directory = try TemporaryDirectory()
+        let path = directory.file(name).path
+        if fifo {
+            try #require(mkfifo(path, 0o600) == 0)
+        } else {
+            try #require(symlink("/dev/zero", path) == 0)
+        }
+        let before = Self.entry(path)
+
+        let reason = fifo ? "not a regular file (a FIFO)" : "not a regular file (a character device)"
+        let result = try await Self.openInChild(kind, path)
+        guard let result else {
+            Issue.record("opening did not return within 30 s")
+            return
+        }
+        guard !result.signaled, result.status == 2, result.stderr.contains(reason) else {
+            Issue.record("expected a refusal naming \"\(reason)\", got status \(result.status): \(result.stderr)")
+            return  // not again in this process: it could hang or fill the memory here
+        }
+
+        // In this process too, now that it returns: the typed error. Recovery is asked for only where a regression
+        // would rename a FIFO in the temporary directory, never the device behind the link.
+        let url = directory.file(name)
+        let expected = PrefsError.corruptStore(path: fifo ? path : "/dev/zero", reason: reason)
+        let storages: [Prefs.Storage] = switch kind {
+        case "json": [.jsonFile(url)] + (fifo ? [.jsonFile(url, recovery: .moveAsideAndStartEmpty)] : [])
+        case "sqlite": [.sqlite(url)] + (fifo ? [.sqlite(url, recovery: .moveAsideAndStartEmpty)] : [])
+        default: []
+        }
+        for storage in storages {
+            #expect(throws: expected) { try Prefs(storage) }
+        }
+        if kind == "file" {
+            #expect(throws: expected) { try Prefs(.file(url)) }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == [name], "nothing created beside it")
+        #expect(Self.entry(path) == before, "the FIFO or the link is left as it was")
+    }
+
+    @Test("a FIFO at a JSON store's lock file fails the write at once with corruptStore; the store is not changed")
+    func fifoAtTheLockFile() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let prefs = try Prefs(.jsonFile(url))
+        try prefs.set(1, for: Self.a)
+        let content = try Data(contentsOf: url)
+        let lock = url.path + ".lock"
+        try #require(unlink(lock) == 0 && mkfifo(lock, 0o600) == 0)
+
+        let other = try Prefs(.jsonFile(url))
+        #expect(throws: PrefsError.corruptStore(path: lock, reason: "not a regular file (a FIFO)")) {
+            try other.set(2, for: Self.b)
+        }
+        #expect(try Data(contentsOf: url) == content)
+        #expect(Self.entry(lock).type == S_IFIFO)
+    }
+
+    @Test("a directory at the store path still fails with EISDIR", arguments: ["prefs.json", "prefs.sqlite"])
+    func directoryAtTheStorePath(name: String) throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file(name)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
+        #expect(throws: PrefsError.io(path: url.path, operation: "read", errno: EISDIR)) { try Prefs(.file(url)) }
     }
 }

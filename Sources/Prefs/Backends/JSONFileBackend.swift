@@ -36,7 +36,8 @@ final class JSONFileBackend: PrefsBackend {
         self.lock = FileLock(path: path + ".lock")
         do {
             _ = try reload()
-        } catch PrefsError.corruptStore(let path, let reason) where options.recovery == .moveAsideAndStartEmpty {
+        } catch PrefsError.corruptStore(let path, let reason) where options.recovery == .moveAsideAndStartEmpty && FileSystem.isRegularFile(path) {
+            // Only a file with unreadable content is moved aside; a FIFO or a device at the path stays, and opening fails.
             try lock.lock(timeout: options.lockTimeout)
             defer { lock.unlock() }
             let aside = try FileSystem.moveAside(path)

@@ -45,7 +45,8 @@ final class SQLiteBackend: PrefsBackend {
         self.path = path
         do {
             connection = try Self.open(path: path, options: options)
-        } catch PrefsError.corruptStore(_, let reason) where options.recovery == .moveAsideAndStartEmpty {
+        } catch PrefsError.corruptStore(_, let reason) where options.recovery == .moveAsideAndStartEmpty && FileSystem.isRegularFile(path) {
+            // Only a file with unreadable content is moved aside; a FIFO or a device at the path stays, and opening fails.
             let aside = try FileSystem.moveAside(path)
             for sidecar in ["-wal", "-shm"] where access(path + sidecar, F_OK) == 0 {
                 _ = try FileSystem.moveAside(path + sidecar)
@@ -82,15 +83,9 @@ final class SQLiteBackend: PrefsBackend {
             if errno == ENOENT { return }
             throw .io(path: path, operation: "stat", errno: errno)
         }
-        switch info.st_mode & S_IFMT {
-        case S_IFREG:
-            if info.st_size > 0, info.st_size < header.count {
-                throw .corruptStore(path: path, reason: "the file is \(info.st_size) bytes, too short for an SQLite database")
-            }
-        case S_IFDIR:
-            throw .io(path: path, operation: "open", errno: EISDIR)
-        default:
-            throw .corruptStore(path: path, reason: "not a regular file (a FIFO, socket or device); it was left untouched")
+        try FileSystem.requireRegularFile(info, path: path)
+        if info.st_size > 0, info.st_size < header.count {
+            throw .corruptStore(path: path, reason: "the file is \(info.st_size) bytes, too short for an SQLite database")
         }
     }
 

@@ -25,8 +25,17 @@ final class FileLock {
     /// Takes the lock, waiting up to `timeout` for another process to release it.
     func lock(timeout: Duration) throws(PrefsError) {
         if descriptor < 0 {
-            let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+            // Never blocks, even on a FIFO put at the path; anything but a regular file is refused (it is only locked, never read).
+            let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0o600)
             guard fd >= 0 else { throw .io(path: path, operation: "open lock file", errno: errno) }
+            var info = stat()
+            do throws(PrefsError) {
+                guard fstat(fd, &info) == 0 else { throw .io(path: path, operation: "fstat lock file", errno: errno) }
+                try FileSystem.requireRegularFile(info, path: path)
+            } catch {
+                close(fd)
+                throw error
+            }
             descriptor = fd
         }
         let clock = ContinuousClock()

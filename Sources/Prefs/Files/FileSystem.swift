@@ -26,16 +26,11 @@ enum FileSystem {
         return Stamp(info)
     }
 
-    /// The whole content of `path`, or nil when it does not exist.
+    /// The whole content of `path`, or nil when it does not exist. Throws for anything but a regular file
+    /// (see ``openRegularFile(_:)``).
     static func contents(of path: String) throws(PrefsError) -> (Data, Stamp)? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            if errno == ENOENT { return nil }
-            throw .io(path: path, operation: "open", errno: errno)
-        }
+        guard let (fd, info) = try openRegularFile(path) else { return nil }
         defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .io(path: path, operation: "fstat", errno: errno) }
         var data = Data(count: Int(info.st_size))
         var total = 0
         let capacity = data.count
@@ -62,13 +57,10 @@ enum FileSystem {
         return (data, Stamp(info))
     }
 
-    /// The first `count` bytes of `path` (fewer for a shorter file), or nil when it does not exist.
+    /// The first `count` bytes of `path` (fewer for a shorter file), or nil when it does not exist. Throws for
+    /// anything but a regular file (see ``openRegularFile(_:)``).
     static func prefix(of path: String, count: Int) throws(PrefsError) -> Data? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            if errno == ENOENT { return nil }
-            throw .io(path: path, operation: "open", errno: errno)
-        }
+        guard let (fd, _) = try openRegularFile(path) else { return nil }
         defer { close(fd) }
         var buffer = [UInt8](repeating: 0, count: count)
         var total = 0
@@ -82,6 +74,55 @@ enum FileSystem {
             total += got
         }
         return Data(buffer[0..<total])
+    }
+
+    /// Opens `path` for reading, or returns nil when it does not exist; the caller closes the descriptor.
+    ///
+    /// A store is a regular file. Anything else at the path would hang or never end a read (a FIFO waits for a
+    /// writer, `/dev/zero` never ends), so it is refused with ``PrefsError/corruptStore(path:reason:)`` naming its
+    /// kind, before it is opened when `stat` already tells, and otherwise from the opened descriptor: the open
+    /// never blocks (`O_NONBLOCK`, cleared again for the regular file) and never makes a terminal the controlling
+    /// one. A directory fails as reading it always did, with `EISDIR`.
+    static func openRegularFile(_ path: String) throws(PrefsError) -> (descriptor: Int32, info: stat)? {
+        var info = stat()
+        if stat(path, &info) == 0 { try requireRegularFile(info, path: path) }  // a failure is the open's to report
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+        guard fd >= 0 else {
+            if errno == ENOENT { return nil }
+            throw .io(path: path, operation: "open", errno: errno)
+        }
+        do throws(PrefsError) {
+            guard fstat(fd, &info) == 0 else { throw .io(path: path, operation: "fstat", errno: errno) }
+            try requireRegularFile(info, path: path)  // replaced by something else since the stat above
+            let flags = fcntl(fd, F_GETFL)
+            guard flags >= 0, fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0 else { throw .io(path: path, operation: "fcntl", errno: errno) }
+        } catch {
+            close(fd)
+            throw error
+        }
+        return (fd, info)
+    }
+
+    /// Throws unless `info` is a regular file's: ``PrefsError/corruptStore(path:reason:)`` naming what is there
+    /// instead, or for a directory ``PrefsError/io(path:operation:errno:)`` with `EISDIR`.
+    static func requireRegularFile(_ info: stat, path: String) throws(PrefsError) {
+        let kind: String
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return
+        case S_IFDIR: throw .io(path: path, operation: "read", errno: EISDIR)
+        case S_IFIFO: kind = "a FIFO"
+        case S_IFCHR: kind = "a character device"
+        case S_IFBLK: kind = "a block device"
+        case S_IFSOCK: kind = "a socket"
+        default: kind = "file type \(String(info.st_mode & S_IFMT, radix: 8))"
+        }
+        throw .corruptStore(path: path, reason: "not a regular file (\(kind))")
+    }
+
+    /// Whether `path` is, or links to, a regular file.
+    static func isRegularFile(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
     }
 
     /// Replaces `path` atomically: writes a temporary file beside it (mode 0600), optionally fsyncs it,

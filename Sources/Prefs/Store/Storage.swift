@@ -23,6 +23,7 @@ extension Prefs {
         /// Throw ``PrefsError/corruptStore(path:reason:)`` and touch nothing. The default.
         case fail
         /// Rename the unreadable file, byte for byte, to `NAME.corrupt-YYYYMMDDTHHMMSSZ` and start empty.
+        /// Only a regular file: a FIFO or a device at the path is left in place, and opening throws.
         case moveAsideAndStartEmpty
     }
 

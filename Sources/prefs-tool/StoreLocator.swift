@@ -69,11 +69,11 @@ extension StoreLocator {
     func ownFile(_ other: String) -> String? {
         guard let store = FilePaths.resolvingLinks(path).map(FilePaths.canonical),
               let candidate = FilePaths.resolvingLinks(other).map(FilePaths.canonical) else { return nil }
-        let candidateID = FilePaths.identity(candidate)
+        let candidateID = FileIdentity(path: candidate)
         for suffix in [""] + Self.sidecarSuffixes {
             let file = store + suffix
             if candidate == file { return suffix }
-            if let candidateID, candidateID == FilePaths.identity(file) { return suffix }
+            if let candidateID, candidateID == FileIdentity(path: file) { return suffix }
         }
         return nil
     }
@@ -87,18 +87,6 @@ extension StoreLocator {
 
 /// Paths as the file system sees them.
 enum FilePaths {
-    struct Identity: Hashable {
-        var device: UInt64
-        var inode: UInt64
-    }
-
-    /// Device and inode of the file at `path`, links followed; nil when there is none.
-    static func identity(_ path: String) -> Identity? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
-    }
-
     /// Follows symbolic links until `path` names something that is not a link (or does not exist);
     /// nil for a cycle or a chain of more than 32 links.
     static func resolvingLinks(_ path: String) -> String? {

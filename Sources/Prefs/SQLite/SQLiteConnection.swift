@@ -96,7 +96,7 @@ final class SQLiteConnection {
             throw error
         }
         db = handle
-        identity = FileIdentity(path: path)
+        identity = path == ":memory:" ? nil : FileIdentity(path: path)
         if let identity { openFiles.withLock { $0[identity, default: 0] += 1 } }
         // Also enables extended codes where SQLITE_OPEN_EXRESCODE is not honoured.
         sqlite3_extended_result_codes(handle, 1)
@@ -405,20 +405,6 @@ final class SQLiteConnection {
 }
 
 // MARK: - Files
-
-/// A file by device and inode: the same file under any path or link.
-private struct FileIdentity: Hashable {
-    let device: UInt64
-    let inode: UInt64
-
-    init?(path: String) {
-        guard !path.isEmpty, path != ":memory:" else { return nil }
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        device = UInt64(info.st_dev)
-        inode = UInt64(info.st_ino)
-    }
-}
 
 /// How many connections of this process have each database file open.
 private let openFiles = Locked<[FileIdentity: Int]>([:])

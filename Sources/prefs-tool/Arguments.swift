@@ -22,6 +22,13 @@ struct ParsedArguments {
 
 /// A small hand-written parser: `--opt value` and `--opt=value`, flags, `-h`/`--help`, and `--` ending options.
 enum ArgumentParser {
+    /// `-5`, `-0.25`, `-1e3`: no option of the tool starts with a digit or a dot.
+    static func isNegativeNumber(_ argument: String) -> Bool {
+        guard argument.count > 1, let second = argument.dropFirst().first, second.isASCII,
+              second.isNumber || second == "." else { return false }
+        return Double(argument) != nil
+    }
+
     /// Parses `arguments` for `spec`. Unknown options are usage errors with a "did you mean" when one is close.
     static func parse(_ arguments: [String], for spec: CommandSpec) throws(ToolError) -> ParsedArguments {
         var parsed = ParsedArguments()
@@ -32,6 +39,11 @@ enum ArgumentParser {
             let argument = arguments[index]
             index += 1
             if optionsEnded || !argument.hasPrefix("-") || argument == "-" {
+                parsed.positionals.append(argument)
+                continue
+            }
+            // A negative number where a value is still expected is that value (`set n -5`), as in git config.
+            if parsed.positionals.count < spec.positionals.upperBound, Self.isNegativeNumber(argument) {
                 parsed.positionals.append(argument)
                 continue
             }
@@ -46,7 +58,7 @@ enum ArgumentParser {
             guard argument.hasPrefix("--") else {
                 var message = "unknown option '\(argument)'"
                 if parsed.positionals.count < spec.positionals.upperBound {
-                    // Most likely a value such as -5: show the same command with '--' before it.
+                    // Most likely a value such as -x: show the same command with '--' before it.
                     let example = ([spec.name] + parsed.positionals + ["--", argument]).map(shellQuoted).joined(separator: " ")
                     message += " (to pass a value that starts with '-', put '--' before it: \(example))"
                 }

@@ -37,14 +37,19 @@ struct ToolCommandTests {
     func negativeValueHint() async throws {
         let directory = try TemporaryDirectory()
         let store = directory.file("s.json").path
-        let refused = try await tool("--store", store, "set", "n", "-5")
+        let refused = try await tool("--store", store, "set", "n", "-x")
         #expect(refused.status == 64)
         #expect(refused.stderr == """
-            prefs-tool: error: unknown option '-5' (to pass a value that starts with '-', put '--' before it: set n -- -5)
+            prefs-tool: error: unknown option '-x' (to pass a value that starts with '-', put '--' before it: set n -- -x)
             usage: prefs-tool [--store PATH] set KEY VALUE [--type bool|int|double|string|date|data|url|json]
 
             """)
         #expect(!FileManager.default.fileExists(atPath: store), "nothing written")
+        // A negative number where a value is expected is the value, as in git config.
+        #expect(try await tool("--store", store, "set", "m", "-5").status == 0)
+        #expect(try await tool("--store", store, "set", "d", "-0.25", "--type", "double").status == 0)
+        #expect(try await tool("--store", store, "get", "m", "--json").stdout == "-5\n")
+        #expect(try await tool("--store", store, "get", "d").stdout == "-0.25\n")
         let quoted = try await tool("--store", store, "set", "a b", "-x y")
         #expect(quoted.stderr.hasPrefix("prefs-tool: error: unknown option '-x y' (to pass a value that starts with '-', put '--' before it: set 'a b' -- '-x y')\n"), "\(quoted.stderr)")
         #expect(try await tool("--store", store, "set", "n", "--", "-5").status == 0)

@@ -71,7 +71,8 @@ enum StoreCommands {
         help: """
             The type comes from the key's declaration when the app declared it, else from --type, else it is inferred:
             true/false, an integer, a decimal number, otherwise a string. A value that does not parse as its type exits 65
-            and writes nothing. A VALUE that starts with '-' goes after '--': prefs-tool set n -- -5.
+            and writes nothing. A negative number is a VALUE as it is (set n -5); any other VALUE that starts with '-'
+            goes after '--': prefs-tool set s -- -x.
             """,
         options: ["type"], positionals: 2...2)
     ) { arguments, context in

@@ -185,17 +185,27 @@ public final class DialogGate: Sendable {
 
     /// Changes a dialog's record atomically, starting a fresh one when the app version reset it, and writes
     /// the legacy never-remind key in the same transaction.
+    ///
+    /// When the app version reset the record, the legacy key is removed with it (unless this change sets it):
+    /// the never-remind it recorded belongs to the old version, and once the new record carries the new
+    /// version nothing else would tell the rules to ignore it.
     private func update(_ dialog: Dialog, legacyFlag: Bool? = nil, _ change: (inout DialogRecord) -> Void) throws {
         let key = try DialogRecord.storeKey(for: dialog.id)
         let legacyKey = try dialog.policy.neverRemindKey.map { try Prefs.Key(validating: $0, initial: false) }
         let appVersion = appVersion
         try prefs.transaction { transaction in
-            var (record, _) = DialogRules.effectiveRecord(try transaction.value(for: key), policy: dialog.policy, appVersion: appVersion)
+            var (record, versionReset) = DialogRules.effectiveRecord(try transaction.value(for: key), policy: dialog.policy, appVersion: appVersion)
             record.appVersion = record.appVersion ?? appVersion
             record.neverRemindKey = dialog.policy.neverRemindKey
             change(&record)
             try transaction.set(record, for: key)
-            if let legacyKey, let legacyFlag { try transaction.set(legacyFlag, for: legacyKey) }
+            if let legacyKey {
+                if let legacyFlag {
+                    try transaction.set(legacyFlag, for: legacyKey)
+                } else if versionReset != nil {
+                    transaction.reset(legacyKey)
+                }
+            }
         }
     }
 }

@@ -41,4 +41,55 @@ struct LocalDialogEdgeTests {
         #expect(try launch(appVersion: "2.0").decision(for: dialog).reasons == [.neverRemind(since: clock.now)])
         #expect(v2.prefs[Prefs.Key("w_never", initial: false)], "a never-remind in the new version writes the key again")
     }
+
+    @Test("seed 000's Dialog(\"msg:\\(msg)\") works for a message that is not a valid key name: hashed key, listed and reset", arguments: [
+        "Line 1\nLine 2", "Trailing space ", String(repeating: "x", count: 300), " leading\ttab",
+    ])
+    func idThatIsNotAKeyName(message: String) async throws {
+        let dialog = Dialog("msg:\(message)")
+        let gate = try launch()
+        var shown = 0
+        try await gate.presentIfNeeded(dialog) { _ in shown += 1; return .neverRemind }
+        #expect(shown == 1)
+        let name = DialogRecord.storeKeyName(for: dialog.id)
+        #expect(name.hasPrefix(DialogRecord.hashedKeyPrefix) && name.count == DialogRecord.hashedKeyPrefix.count + 16)
+        #expect(name == DialogRecord.storeKeyName(for: dialog.id), "stable")
+
+        let next = try launch()
+        #expect(next.decision(for: dialog).reasons == [.neverRemind(since: clock.now)])
+        let states = try next.states()
+        #expect(states.map(\.id) == [String(name.dropFirst(DialogRecord.keyPrefix.count))])
+        #expect(states.first?.dialogID == dialog.id)
+        #expect(states.first?.record?.presentations == 1)
+
+        try next.reset(states.map(\.id))  // as `prefs-tool dialogs reset h.…` does
+        #expect(try next.states().isEmpty)
+        #expect(try launch().shouldPresent(dialog))
+        try next.record(.ok, for: dialog)
+        try next.reset([dialog.id])
+        #expect(next.shouldPresent(dialog), "reset by the id itself clears the session's OK too")
+    }
+
+    @Test("a plain id keeps its readable key, and its record keeps the id")
+    func plainKeyUnchanged() throws {
+        let gate = try launch()
+        try gate.recordPresentation(of: Dialog("welcome"))
+        #expect(DialogRecord.storeKeyName(for: "welcome") == "dialogs.welcome")
+        #expect(try gate.prefs.storedValue(forKey: "dialogs.welcome")?.decode(DialogRecord.self).id == "welcome")
+        #expect(try gate.states().map(\.dialogID) == ["welcome"])
+    }
+
+    @Test("a record under the key of another id (a hash collision) is not used, nor listed under the wrong id")
+    func hashCollision() throws {
+        let gate = try launch()
+        let dialog = Dialog("msg:a\nb")
+        var foreign = DialogRecord()
+        foreign.id = "msg:other\nid"
+        foreign.neverRemindSince = clock.now
+        try gate.prefs.set(foreign, for: DialogRecord.storeKey(for: dialog.id))
+        #expect(gate.shouldPresent(dialog))
+        try gate.recordPresentation(of: dialog)
+        #expect(gate.decision(for: dialog).reasons == [.eligible(shown: 1, limit: nil)])
+        #expect(try gate.states().map(\.dialogID) == [dialog.id])
+    }
 }

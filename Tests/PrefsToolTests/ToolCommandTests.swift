@@ -1,3 +1,4 @@
+import DialogGate
 import Foundation
 import Prefs
 import PrefsTestSupport
@@ -264,6 +265,16 @@ struct ToolCommandTests {
         #expect(try await tool("--store", store, "dialogs", "reset", "welcome").status == 0)
         #expect(try await tool("--store", store, "dialogs").stdout.isEmpty)
         #expect(try await tool("--store", store, "dialogs", "rest").status == 64)
+
+        // An id that is not a key name (seed 000's "msg:" + a message with a newline) is listed under its hashed key's name.
+        let gate = DialogGate(prefs: prefs, session: DialogSession(), overrides: DialogOverrides())
+        try gate.record(.neverRemind, for: Dialog("msg:Line 1\nLine 2"))
+        let hashed = String(DialogRecord.storeKeyName(for: "msg:Line 1\nLine 2").dropFirst(DialogRecord.keyPrefix.count))
+        #expect(try await tool("--store", store, "dialogs").stdout.hasPrefix("\(hashed)\tshown 0\tanswered neverRemind\t"))
+        let hashedJSON = try JSON.parse(try await tool("--store", store, "dialogs", "list", "--json").stdout)
+        #expect(hashedJSON[hashed]?["id"] == .string("msg:Line 1\nLine 2"))
+        #expect(try await tool("--store", store, "dialogs", "reset", hashed).status == 0)
+        #expect(try await tool("--store", store, "dialogs").stdout.isEmpty)
     }
 
     @Test("demo runs the seed flows on a temporary SQLite store, asks nothing without a terminal, and exits 0")

@@ -128,13 +128,17 @@ public final class DialogGate: Sendable {
 
     // MARK: - Listing and resetting
 
-    /// Every dialog with stored state, sorted by id.
+    /// Every dialog with stored state, sorted by id. A dialog whose id is not a valid key name is listed
+    /// under its key's name (`h.` and a hash; see ``DialogRecord/storeKeyName(for:)``), with its id in
+    /// ``DialogState/dialogID``.
     public func states() throws -> [DialogState] {
         try prefs.snapshot().compactMap { name, stored -> DialogState? in
             guard name.hasPrefix(DialogRecord.keyPrefix) else { return nil }
             let id = String(name.dropFirst(DialogRecord.keyPrefix.count))
             do {
-                return DialogState(id: id, record: try stored.decode(DialogRecord.self), suppressedForSession: session.isSuppressed(id))
+                var state = DialogState(id: id, record: try stored.decode(DialogRecord.self), suppressedForSession: false)
+                state.suppressedForSession = session.isSuppressed(state.dialogID)
+                return state
             } catch {
                 return DialogState(id: id, record: nil, suppressedForSession: session.isSuppressed(id), problem: "\(error)")
             }
@@ -142,15 +146,19 @@ public final class DialogGate: Sendable {
     }
 
     /// Forgets everything about the dialogs `ids` (stored state, legacy never-remind keys, and "OK" in this session).
+    /// An id may also be a ``DialogState/id`` as listed (`h.` and a hash for an id that is not a valid key name).
     public func reset(_ ids: [String]) throws {
         var removals: [String: StoredValue?] = [:]
+        var sessionIDs = ids
         for id in ids {
             let key = try DialogRecord.storeKey(for: id)
             removals[key.name] = .some(nil)
-            if let legacy = record(for: id)?.neverRemindKey { removals[legacy] = .some(nil) }
+            let stored = storedRecord(key)
+            if let legacy = stored?.neverRemindKey { removals[legacy] = .some(nil) }
+            if let recorded = stored?.id, recorded != id { sessionIDs.append(recorded) }
         }
         try prefs.setStoredValues(removals)
-        session.clear(ids)
+        session.clear(sessionIDs)
     }
 
     /// Forgets everything about `dialogs`, including never-remind keys written by older code before any record existed.
@@ -169,9 +177,16 @@ public final class DialogGate: Sendable {
 
     // MARK: - Storage
 
+    /// The record of dialog `id`; nil when none is stored, or when the one under its key belongs to
+    /// another id (two ids that are not key names with the same hash).
     private func record(for id: String) -> DialogRecord? {
-        guard let key = try? DialogRecord.storeKey(for: id) else { return nil }  // an invalid id has no stored state
-        return prefs[key]
+        guard let key = try? DialogRecord.storeKey(for: id) else { return nil }
+        return DialogRecord.belonging(to: id, storedRecord(key))
+    }
+
+    /// Whatever record is stored under `key`.
+    private func storedRecord(_ key: Prefs.Key<DialogRecord?>) -> DialogRecord? {
+        prefs[key]
     }
 
     private func legacyNeverRemind(_ dialog: Dialog) -> Bool {
@@ -194,7 +209,9 @@ public final class DialogGate: Sendable {
         let legacyKey = try dialog.policy.neverRemindKey.map { try Prefs.Key(validating: $0, initial: false) }
         let appVersion = appVersion
         try prefs.transaction { transaction in
-            var (record, versionReset) = DialogRules.effectiveRecord(try transaction.value(for: key), policy: dialog.policy, appVersion: appVersion)
+            let stored = DialogRecord.belonging(to: dialog.id, try transaction.value(for: key))
+            var (record, versionReset) = DialogRules.effectiveRecord(stored, policy: dialog.policy, appVersion: appVersion)
+            record.id = dialog.id
             record.appVersion = record.appVersion ?? appVersion
             record.neverRemindKey = dialog.policy.neverRemindKey
             change(&record)
@@ -212,11 +229,28 @@ public final class DialogGate: Sendable {
 
 /// A dialog's stored state, for listing (`prefs-tool dialogs`).
 public struct DialogState: Sendable, Hashable {
+    /// The name the state is stored under, after `dialogs.`: the dialog id, or `h.` and 16 hex digits for an
+    /// id that is not a valid key name. ``DialogGate/reset(_:)`` accepts it.
     public var id: String
     /// nil when the stored record cannot be read (see `problem`).
     public var record: DialogRecord?
     public var suppressedForSession: Bool
     public var problem: String?
+
+    /// The dialog's id: the one its record keeps (for a hashed key), else ``id``.
+    public var dialogID: String {
+        guard let recorded = record?.id, DialogRecord.storeKeyName(for: recorded) == DialogRecord.keyPrefix + id else { return id }
+        return recorded
+    }
+}
+
+extension DialogRecord {
+    /// `record` unless it keeps another dialog's id (a hash collision between two ids that are not key names).
+    static func belonging(to id: String, _ record: DialogRecord?) -> DialogRecord? {
+        guard let record else { return nil }
+        if let recorded = record.id, recorded != id { return nil }
+        return record
+    }
 }
 
 extension DialogResponse {

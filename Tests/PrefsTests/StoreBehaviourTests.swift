@@ -290,6 +290,39 @@ struct StoreBehaviourTests {
         #expect(again[codable] == deepTree)
         #expect(fixture.prefs[codable] == deepTree)
     }
+
+    /// ISO-8601 text for such a date is "+Infinity", which the loader refuses: the value (and, in a Codable, the
+    /// whole record around it) would be lost at the next read.
+    @Test("a date outside ISO-8601's range is refused as encodingFailed, alone or inside a Codable, and nothing is written",
+          arguments: Backend.allCases)
+    func unrepresentableDate(backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        let date = Prefs.Key<Date?>("date")
+        let stamped = Prefs.Key<Stamped?>("stamped")
+        let edge = Date(timeIntervalSinceReferenceDate: 0x1p62 - 1024)
+        try fixture.prefs.set(edge, for: date)
+        try fixture.prefs.set(Stamped(at: edge), for: stamped)
+        for huge in [1e300, -1e300, 0x1p62, .infinity, .nan] {
+            let value = Date(timeIntervalSinceReferenceDate: huge)
+            #expect(!ISO8601.canFormat(value))
+            #expect { try fixture.prefs.set(value, for: date) } throws: { error in
+                guard case PrefsError.encodingFailed("date", let reason) = error else { return false }
+                return reason.contains("outside the range of ISO-8601 dates")
+            }
+            #expect { try fixture.prefs.set(Stamped(at: value), for: stamped) } throws: { error in
+                guard case PrefsError.encodingFailed("stamped", let reason) = error else { return false }
+                return reason.hasPrefix("$.at: the date")
+            }
+            #expect(throws: PrefsError.self) { try fixture.prefs.transaction { try $0.set(value, for: date) } }
+        }
+        let reopened = try fixture.reopen()
+        #expect(reopened[date] == edge, "the refused writes wrote nothing")
+        #expect(reopened[stamped] == Stamped(at: edge))
+    }
+}
+
+private struct Stamped: Codable, Hashable, PrefsStorable {
+    var at: Date
 }
 
 extension JSON {

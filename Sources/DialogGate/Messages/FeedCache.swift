@@ -113,7 +113,8 @@ public struct FeedCache: Codable, Hashable, Sendable, PrefsStorable {
         lastFailure = try container.decodeIfPresent(String.self, forKey: .lastFailure)
     }
 
-    /// Writes the cache with dates as ISO-8601 strings.
+    /// Writes the cache with dates as ISO-8601 strings; a date outside ISO-8601's range throws
+    /// `EncodingError.invalidValue` (it could not be read back), so nothing is written.
     ///
     /// ```swift
     /// let json = try JSONEncoder().encode(cache)   // {"fetchedAt":"2026-03-01T12:00:00Z",…}
@@ -124,10 +125,10 @@ public struct FeedCache: Codable, Hashable, Sendable, PrefsStorable {
         try container.encodeIfPresent(body, forKey: .body)
         try container.encodeIfPresent(etag, forKey: .etag)
         try container.encodeIfPresent(lastModified, forKey: .lastModified)
-        try container.encodeIfPresent(fetchedAt.map(ISO8601.format), forKey: .fetchedAt)
+        try container.encodeIfPresent(fetchedAt.map { try ISO8601.formatForStorage($0, codingPath: container.codingPath + [CodingKeys.fetchedAt]) }, forKey: .fetchedAt)
         try container.encodeIfPresent(maxAge, forKey: .maxAge)
         try container.encode(consecutiveFailures, forKey: .consecutiveFailures)
-        try container.encodeIfPresent(nextRetryAt.map(ISO8601.format), forKey: .nextRetryAt)
+        try container.encodeIfPresent(nextRetryAt.map { try ISO8601.formatForStorage($0, codingPath: container.codingPath + [CodingKeys.nextRetryAt]) }, forKey: .nextRetryAt)
         try container.encodeIfPresent(lastFailure, forKey: .lastFailure)
     }
 

@@ -66,6 +66,35 @@ public enum ISO8601 {
         return text
     }
 
+    /// Whether `date` is in the supported range, so that `parse(format(date))` gives it back; false for dates
+    /// 2^62 seconds or more from 2001-01-01 (`format` writes `"+Infinity"` for those), NaN and infinite dates.
+    ///
+    /// ```swift
+    /// ISO8601.canFormat(.distantFuture)                                    // true
+    /// ISO8601.canFormat(Date(timeIntervalSinceReferenceDate: 1e300))       // false
+    /// ```
+    public static func canFormat(_ date: Date) -> Bool {
+        let interval = date.timeIntervalSinceReferenceDate
+        return interval.isFinite && abs(interval) < limit
+    }
+
+    /// `format(date)` for a value about to be stored: throws `EncodingError.invalidValue` for a date
+    /// outside the supported range, whose text `parse` would refuse, so it is never written.
+    ///
+    /// ```swift
+    /// try ISO8601.formatForStorage(Date(timeIntervalSinceReferenceDate: 0))   // "2001-01-01T00:00:00Z"
+    /// try ISO8601.formatForStorage(Date(timeIntervalSinceReferenceDate: 1e300))   // throws
+    /// ```
+    public static func formatForStorage(_ date: Date, codingPath: [any CodingKey] = []) throws -> String {
+        guard canFormat(date) else {
+            throw EncodingError.invalidValue(date, EncodingError.Context(
+                codingPath: codingPath,
+                debugDescription: "the date \(date.timeIntervalSinceReferenceDate) s after 2001-01-01 is outside the range of ISO-8601 dates (less than 2^62 s from 2001-01-01)"
+            ))
+        }
+        return format(date)
+    }
+
     private static func outOfRangeText(_ interval: Double) -> String {
         interval.isNaN ? "NaN" : interval < 0 ? "-Infinity" : "+Infinity"
     }

@@ -48,7 +48,7 @@ extension Prefs {
         /// Stages a write of `value` for `key` (`nil` removes).
         public mutating func set<Value>(_ value: Value, for key: Key<Value>) throws {
             let json: JSON
-            do { json = try value.storedJSON() } catch { throw PrefsError.encodingFailed(key: key.name, reason: "\(error)") }
+            do { json = try value.storedJSON() } catch { throw PrefsError.encodingFailed(key: key.name, reason: encodingFailureReason(error)) }
             if case .null = json {
                 changes.values[key.name] = .remove
             } else {

@@ -270,7 +270,7 @@ public final class Prefs: Sendable {
         do {
             json = try value.storedJSON()
         } catch {
-            throw PrefsError.encodingFailed(key: key, reason: "\(error)")
+            throw PrefsError.encodingFailed(key: key, reason: encodingFailureReason(error))
         }
         if case .null = json { return .remove }
         let stored = StoredValue(type: Value.valueType, json: json)

@@ -68,7 +68,8 @@ extension String: PrefsStorable {
 
 extension Date: PrefsStorable {
     public static var valueType: ValueType { .date }
-    public func storedJSON() -> JSON { .string(ISO8601.format(self)) }
+    /// Throws `EncodingError.invalidValue` for a date outside ``ISO8601``'s range, which could not be read back.
+    public func storedJSON() throws -> JSON { .string(try ISO8601.formatForStorage(self)) }
     public init(storedJSON json: JSON) throws(DecodeFailure) {
         guard case .string(let text) = json else { throw .expected("an ISO-8601 date string", found: json) }
         do {
@@ -191,6 +192,23 @@ extension PrefsStorable where Self: RawRepresentable & Codable, RawValue: PrefsS
     public init(storedJSON json: JSON) throws(DecodeFailure) { self = try Self.decodeRaw(json) }
 }
 
+extension EncodingError {
+    /// One line: what could not be encoded and at which coding path.
+    var summary: String {
+        switch self {
+        case .invalidValue(_, let context):
+            let components = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }
+            return "$" + components.joined() + ": " + context.debugDescription
+        @unknown default: return "\(self)"
+        }
+    }
+}
+
+/// The reason a value could not be encoded, for ``PrefsError/encodingFailed(key:reason:)``.
+func encodingFailureReason(_ error: any Error) -> String {
+    (error as? EncodingError)?.summary ?? "\(error)"
+}
+
 extension DecodingError {
     /// One line: what was wrong and at which coding path.
     var summary: String {
@@ -209,14 +227,15 @@ extension DecodingError {
 }
 
 /// The coders for `Codable` values: sorted keys, and dates as exact ISO-8601 strings so a stored
-/// document stays readable (a number of seconds since 2001 is read too).
+/// document stays readable (a number of seconds since 2001 is read too). A date outside ISO-8601's range
+/// throws `EncodingError.invalidValue` rather than writing text that could not be read back.
 enum CodableStorage {
     static func encoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var container = encoder.singleValueContainer()
-            try container.encode(ISO8601.format(date))
+            try container.encode(ISO8601.formatForStorage(date, codingPath: encoder.codingPath))
         }
         return encoder
     }

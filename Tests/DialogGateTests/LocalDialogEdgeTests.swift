@@ -92,4 +92,32 @@ struct LocalDialogEdgeTests {
         #expect(gate.decision(for: dialog).reasons == [.eligible(shown: 1, limit: nil)])
         #expect(try gate.states().map(\.dialogID) == [dialog.id])
     }
+
+    @Test("remind later beyond what a date can store snoozes until Date.distantFuture; the record, never-remind included, stays readable",
+          arguments: [
+              DialogResponse.remindLaterAfter(.seconds(Int64.max)),
+              .remindLater(until: Date(timeIntervalSinceReferenceDate: 1e300)),
+              .remindLater(until: Date(timeIntervalSinceReferenceDate: .infinity)),
+              .remindLater(until: Date(timeIntervalSinceReferenceDate: .nan)),
+          ])
+    func hugeSnooze(response: DialogResponse) throws {
+        let dialog = Dialog("snooze")
+        let gate = try launch()
+        try gate.record(.neverRemind, for: dialog)
+        let since = clock.now
+        clock.advance(by: 60)
+        try gate.record(response, for: dialog)
+        let next = try launch()
+        #expect(next.decision(for: dialog).reasons == [.neverRemind(since: since), .snoozed(until: .distantFuture)])
+        #expect(try next.states().first?.record?.snoozedUntil == .distantFuture)
+    }
+
+    @Test("remind later at a date far in the past stores Date.distantPast and snoozes nothing")
+    func hugePastSnooze() throws {
+        let dialog = Dialog("past")
+        let gate = try launch()
+        try gate.record(.remindLater(until: Date(timeIntervalSinceReferenceDate: -1e300)), for: dialog)
+        #expect(try launch().decision(for: dialog).reasons == [.eligible(shown: 0, limit: nil)])
+        #expect(try gate.states().first?.record?.snoozedUntil == .distantPast)
+    }
 }

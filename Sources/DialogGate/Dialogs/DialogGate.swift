@@ -100,10 +100,10 @@ public final class DialogGate: Sendable {
             case .neverRemind:
                 record.neverRemindSince = now
             case .remindLater(let until):
-                record.snoozedUntil = until
+                record.snoozedUntil = Self.storableSnooze(until)
                 record.snoozedAt = now
             case .remindLaterAfter(let interval):
-                record.snoozedUntil = now.addingTimeInterval(interval.timeInterval)
+                record.snoozedUntil = Self.storableSnooze(now.addingTimeInterval(interval.timeInterval))
                 record.snoozedAt = now
             case .ok, .dismiss:
                 break
@@ -176,6 +176,14 @@ public final class DialogGate: Sendable {
     }
 
     // MARK: - Storage
+
+    /// A snooze date the store can keep: within `Date.distantPast...Date.distantFuture` (NaN counts as the
+    /// latest). `.remindLaterAfter(.seconds(Int64.max))` then snoozes until year 4001 instead of failing to
+    /// encode a date ISO-8601 cannot write.
+    static func storableSnooze(_ date: Date) -> Date {
+        if date.timeIntervalSinceReferenceDate.isNaN { return .distantFuture }
+        return min(max(date, .distantPast), .distantFuture)
+    }
 
     /// The record of dialog `id`; nil when none is stored, or when the one under its key belongs to
     /// another id (two ids that are not key names with the same hash).

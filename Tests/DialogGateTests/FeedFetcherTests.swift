@@ -325,4 +325,33 @@ struct FeedFetcherTests {
         #expect(results.allSatisfy { $0.feed?.messages.count == 1 })
         #expect(server.requests.count == 1)
     }
+
+    // MARK: - Hostile headers and clock changes
+
+    @Test("a huge Retry-After is capped at maximumBackoff, and the cache stays readable", arguments: [
+        "31536000000", "9223372036854775807",
+    ])
+    func hugeRetryAfter(value: String) async throws {
+        let prefs = try Prefs(.memory)
+        let scenario = Scenario(.ok(Feeds.seed))
+        let server = try TestHTTPServer { _ in scenario.current }
+        defer { server.stop() }
+        let fetcher = fetcher(server.url("/messages.json"), prefs: prefs)
+        _ = await fetcher.fetch()
+        scenario.set(.status(503, headers: ["Retry-After": value]))
+        clock.advance(by: 10)
+        let failed = await fetcher.fetch(force: true)
+        #expect(failed.source == .cache && failed.feed?.messages.map(\.id) == [1])
+        #expect(fetcher.cache?.nextRetryAt == clock.now.addingTimeInterval(3600))
+        let raw = try #require(try prefs.storedValue(forKey: fetcher.cacheKey.name))
+        #expect(try raw.decode(FeedCache.self).nextRetryAt == clock.now.addingTimeInterval(3600), "the stored cache reads back")
+
+        scenario.set(.ok(Feeds.of(Feeds.message(id: 2))))
+        clock.advance(by: 3599)
+        #expect(await fetcher.fetch(force: true).error == .backingOff(until: clock.now.addingTimeInterval(1), failures: 1))
+        clock.advance(by: 1)
+        let recovered = await fetcher.fetch(force: true)
+        #expect(recovered.source == .network && recovered.feed?.messages.map(\.id) == [2])
+        #expect(server.requests.count == 3)
+    }
 }

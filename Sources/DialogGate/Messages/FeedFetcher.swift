@@ -12,7 +12,7 @@ import Prefs
 ///   the stored body and refreshes its fetch date.
 /// - `Cache-Control: max-age` is the minimum interval between requests unless the fetch is forced.
 /// - 429, 5xx, timeouts and transport errors back off exponentially with jitter (honouring `Retry-After`
-///   seconds); no request is made before the retry date, forced or not.
+///   seconds up to ``Options/maximumBackoff``); no request is made before the retry date, forced or not.
 /// - Bodies over ``Options/maximumBytes`` are refused; the timeout is enforced here as well as in the
 ///   request (URLSession on Linux rounds request timeouts down to whole seconds).
 /// - On any failure the last good feed is used while it is younger than ``Options/maximumCacheAge``.
@@ -44,7 +44,7 @@ public actor FeedFetcher {
         public var maximumCacheAge: Duration
         /// The backoff after the first retryable failure, before jitter. Default 60 s.
         public var initialBackoff: Duration
-        /// The longest backoff, before jitter. Default 1 hour.
+        /// The longest backoff, before jitter, and the longest `Retry-After` honoured. Default 1 hour.
         public var maximumBackoff: Duration
         /// Link schemes kept besides `http` and `https`; see ``FeedDecoder/Options``.
         public var allowedLinkSchemes: Set<String>
@@ -258,7 +258,9 @@ public actor FeedFetcher {
             cache.consecutiveFailures += 1
             cache.lastFailure = failure.description
             if failure.isRetryable {
-                let delay = max(backoff(afterFailures: cache.consecutiveFailures), TimeInterval(max(0, retryAfter ?? 0)))
+                // Retry-After is capped like the backoff: a server (or proxy) asking for years must not stop fetching.
+                let requested = min(TimeInterval(max(0, retryAfter ?? 0)), FeedFetchError.interval(options.maximumBackoff))
+                let delay = max(backoff(afterFailures: cache.consecutiveFailures), requested)
                 nextRetry = now.addingTimeInterval(delay)
             }
             cache.nextRetryAt = nextRetry

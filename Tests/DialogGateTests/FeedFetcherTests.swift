@@ -354,4 +354,38 @@ struct FeedFetcherTests {
         #expect(recovered.source == .network && recovered.feed?.messages.map(\.id) == [2])
         #expect(server.requests.count == 3)
     }
+
+    @Test("max-age does not hold when the fetch date is in the future (the clock went back)")
+    func clockBackAfterMaxAge() async throws {
+        let prefs = try Prefs(.memory)
+        let scenario = Scenario(.ok(Feeds.seed, headers: ["Cache-Control": "max-age=300"]))
+        let server = try TestHTTPServer { _ in scenario.current }
+        defer { server.stop() }
+        let fetcher = fetcher(server.url("/messages.json"), prefs: prefs)
+        _ = await fetcher.fetch()
+        scenario.set(.ok(Feeds.of(Feeds.message(id: 2)), headers: ["Cache-Control": "max-age=300"]))
+        clock.advance(by: -3 * 86_400 + 3600)  // set back 3 days, then an hour passes
+        let result = await fetcher.fetch()
+        #expect(result.source == .network && result.feed?.messages.map(\.id) == [2])
+        #expect(server.requests.count == 2)
+        clock.advance(by: 100)
+        #expect(await fetcher.fetch().source == .cache, "max-age counts again from the new fetch date")
+        #expect(server.requests.count == 2)
+    }
+
+    @Test("a retry date further ahead than maximumBackoff (the clock went back) is ignored")
+    func clockBackAfterBackoff() async throws {
+        let prefs = try Prefs(.memory)
+        let scenario = Scenario(.status(503))
+        let server = try TestHTTPServer { _ in scenario.current }
+        defer { server.stop() }
+        let fetcher = fetcher(server.url("/messages.json"), prefs: prefs)
+        _ = await fetcher.fetch()
+        #expect(fetcher.cache?.nextRetryAt == clock.now.addingTimeInterval(30))
+        scenario.set(.ok(Feeds.seed))
+        clock.advance(by: -10 * 86_400 + 7200)  // set back 10 days, then two hours pass
+        let result = await fetcher.fetch(force: true)
+        #expect(result.source == .network && result.error == nil)
+        #expect(server.requests.count == 2)
+    }
 }

@@ -13,6 +13,8 @@ import Prefs
 /// - `Cache-Control: max-age` is the minimum interval between requests unless the fetch is forced.
 /// - 429, 5xx, timeouts and transport errors back off exponentially with jitter (honouring `Retry-After`
 ///   seconds up to ``Options/maximumBackoff``); no request is made before the retry date, forced or not.
+/// - A clock set back does not freeze fetching: a stored fetch date in the future is not fresh, and a
+///   stored retry date further ahead than ``Options/maximumBackoff`` is ignored.
 /// - Bodies over ``Options/maximumBytes`` are refused; the timeout is enforced here as well as in the
 ///   request (URLSession on Linux rounds request timeouts down to whole seconds).
 /// - On any failure the last good feed is used while it is younger than ``Options/maximumCacheAge``.
@@ -148,10 +150,14 @@ public actor FeedFetcher {
         }
         if url.isFileURL { return readFile(stored: stored, now: now) }
         let maximumAge = FeedFetchError.interval(options.maximumCacheAge)
-        if !force, let fresh = stored?.freshUntil(maximumAge: maximumAge), now < fresh {
+        // A fetch date in the future means the clock went back since: max-age cannot be trusted.
+        if !force, let fresh = stored?.freshUntil(maximumAge: maximumAge), now < fresh,
+           let fetchedAt = stored?.fetchedAt, fetchedAt <= now {
             return fallback(stored, now: now, error: nil, requestSent: false)
         }
-        if let stored, let retry = stored.nextRetryAt, now < retry {
+        // No backoff is longer than maximumBackoff: a retry date further ahead was set before the clock went back.
+        if let stored, let retry = stored.nextRetryAt, now < retry,
+           retry.timeIntervalSince(now) <= FeedFetchError.interval(options.maximumBackoff) {
             return fallback(stored, now: now, error: .backingOff(until: retry, failures: stored.consecutiveFailures), requestSent: false)
         }
 

@@ -202,12 +202,27 @@ struct FeedDecoderTests {
 
     @Test("unknown keys are ignored with a did-you-mean warning")
     func unknownKeys() throws {
-        let feed = try FeedDecoder.decode(Feeds.of(Feeds.message(id: 1, #""appversions": ["0"], "colour": "red""#)))
+        let feed = try FeedDecoder.decode(Feeds.of(Feeds.message(id: 1, #""appVersion": ["0"], "colour": "red""#)))
         #expect(feed.messages.count == 1)
         #expect(feed.messages.first?.appVersions == nil)
         #expect(feed.issues.map(\.summary) == [
-            #"$[0].appversions: unknown key "appversions" is ignored; did you mean "appVersions"?"#,
+            #"$[0].appVersion: unknown key "appVersion" is ignored; did you mean "appVersions"?"#,
             #"$[0].colour: unknown key "colour" is ignored"#,
+        ])
+    }
+
+    @Test("a known key in the wrong case (the seed's \"appversions\": [\"0\"] cancel idiom) skips the message: it fails closed")
+    func wrongCaseKey() throws {
+        let feed = try FeedDecoder.decode(Feeds.of(
+            Feeds.message(id: 1, #""appversions": ["0"]"#),
+            Feeds.message(id: 2, #""link": {"Title": "More", "url": "https://example.com"}"#),
+            Feeds.message(id: 3)))
+        #expect(feed.messages.map(\.id) == [3])
+        #expect(feed.skippedIndexes == [0, 1])
+        #expect(feed.issues.map(\.description) == [
+            #"2:118: error: $[0].appversions: unknown key "appversions" skips the message (keys are case-sensitive, and ignoring it could show what it restricts); did you mean "appVersions"?"#,
+            #"3:126: error: $[1].link: missing required key "title""#,
+            #"3:127: error: $[1].link.Title: unknown key "Title" skips the message (keys are case-sensitive, and ignoring it could show what it restricts); did you mean "title"?"#,
         ])
     }
 

@@ -25,18 +25,23 @@ struct FeedLinterTests {
             "title": "Maintenance",
             "text": "Tonight",
             "confirmLabel": "OK",
-            "appversions": ["0"],
+            "appVersion": ["0"],
             "link": {"title": "Status", "url": "http://status.example.com"},
             "endsAt": "2026-02-01T00:00:00Z"
           }
         ]
         """
         #expect(lint(text, now: feedEpoch) == [
-            #"8:5: warning: $[0].appversions: unknown key "appversions" is ignored; did you mean "appVersions"?"#,
+            #"8:5: warning: $[0].appVersion: unknown key "appVersion" is ignored; did you mean "appVersions"?"#,
             "9:40: warning: $[0].link.url: the link uses http; use https so the page cannot be altered on the way",
             "10:15: warning: $[0].endsAt: endsAt 2026-02-01T00:00:00Z is in the past (now is 2026-03-01T12:00:00Z): the message is no longer shown",
         ])
         #expect(lint(text).count == 2)  // without `now`, nothing is "past"
+
+        // The seed's own misspelling of the cancel idiom: only the case differs, so it is an error that skips the message.
+        #expect(lint(text.replacingOccurrences(of: #""appVersion""#, with: #""appversions""#), now: feedEpoch) == [
+            #"8:5: error: $[0].appversions: unknown key "appversions" skips the message (keys are case-sensitive, and ignoring it could show what it restricts); did you mean "appVersions"?"#,
+        ])
     }
 
     @Test("errors with paths and line:column, in document order")
@@ -91,15 +96,15 @@ struct FeedLinterTests {
         #expect(lint(#"{"messages": []}"#) == ["1:1: error: $: expected an array of messages, found object"])
     }
 
-    @Test("did-you-mean picks the nearest known key, or none when nothing is close")
+    @Test("did-you-mean picks the nearest known key, or none when nothing is close; only the case differing is an error")
     func didYouMean() {
         let text = Feeds.of(Feeds.message(id: 1, #""bundleID": "x", "confirmlabel": "OK", "startAt": "2026-03-01T00:00:00Z", "rollout": 5, "link": {"title": "T", "uri": "https://a.example", "url": "https://a.example"}"#))
-        #expect(FeedLinter.lint(text).map(\.message) == [
-            "unknown key \"bundleID\" is ignored; did you mean \"bundleId\"?",
-            "unknown key \"confirmlabel\" is ignored; did you mean \"confirmLabel\"?",
-            "unknown key \"startAt\" is ignored; did you mean \"startsAt\"?",
-            "unknown key \"rollout\" is ignored",
-            "unknown key \"uri\" is ignored; did you mean \"url\"?",
+        #expect(FeedLinter.lint(text).map { "\($0.severity): \($0.message)" } == [
+            "error: unknown key \"bundleID\" skips the message (keys are case-sensitive, and ignoring it could show what it restricts); did you mean \"bundleId\"?",
+            "error: unknown key \"confirmlabel\" skips the message (keys are case-sensitive, and ignoring it could show what it restricts); did you mean \"confirmLabel\"?",
+            "warning: unknown key \"startAt\" is ignored; did you mean \"startsAt\"?",
+            "warning: unknown key \"rollout\" is ignored",
+            "warning: unknown key \"uri\" is ignored; did you mean \"url\"?",
         ])
     }
 }

@@ -99,6 +99,14 @@ struct MessageCenterTests {
         await cancelled.refresh()
         #expect(cancelled.pendingMessage == nil)
         #expect(cancelled.lastReport?.evaluations.first?.check(.osVersions)?.summary == #"osVersions (17.2 matches none of ["0"])"#)
+
+        // The seed's own misspelling of the idiom: it used to be ignored with a warning, and the message showed.
+        try Data(Feeds.multipleApplications.replacingOccurrences(of: #""appVersions": ["1.0"]"#, with: #""appversions": ["0"]"#).utf8).write(to: file)
+        let misspelled = center(file, prefs: prefs)
+        await misspelled.refresh()
+        #expect(misspelled.pendingMessage == nil)
+        #expect(misspelled.diagnostics.map(\.severity) == [.error])
+        #expect(misspelled.diagnostics.first?.summary.hasPrefix(#"$[0].appversions: unknown key "appversions" skips the message"#) == true)
     }
 
     // MARK: - Acknowledging

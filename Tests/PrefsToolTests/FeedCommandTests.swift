@@ -33,11 +33,17 @@ struct FeedCommandTests {
         #expect(ok.stdout.isEmpty)
         #expect(ok.stderr == "\(clean): 0 errors, 0 warnings\n")
 
-        let typo = try write(#"[{"id": 1, "bundleId": "a", "title": "t", "text": "x", "confirmLabel": "OK", "appversions": ["1.0"]}]"#, directory, "typo.json")
+        let typo = try write(#"[{"id": 1, "bundleId": "a", "title": "t", "text": "x", "confirmLabel": "OK", "appVersion": ["1.0"]}]"#, directory, "typo.json")
         let warned = try await tool("feed", "lint", typo)
         #expect(warned.status == 0)
-        #expect(warned.stderr.contains(#"\#(typo):1:78: warning: $[0].appversions: unknown key "appversions" is ignored; did you mean "appVersions"?"#), "\(warned.stderr)")
+        #expect(warned.stderr.contains(#"\#(typo):1:78: warning: $[0].appVersion: unknown key "appVersion" is ignored; did you mean "appVersions"?"#), "\(warned.stderr)")
         #expect(try await tool("feed", "lint", typo, "--strict").status == 65)
+
+        // Only the case differs (the seed's "appversions"): an error, the message would be skipped.
+        let wrongCase = try write(#"[{"id": 1, "bundleId": "a", "title": "t", "text": "x", "confirmLabel": "OK", "appversions": ["0"]}]"#, directory, "case.json")
+        let caseError = try await tool("feed", "lint", wrongCase)
+        #expect(caseError.status == 65)
+        #expect(caseError.stderr.contains(#"\#(wrongCase):1:78: error: $[0].appversions: unknown key "appversions" skips the message"#), "\(caseError.stderr)")
 
         let broken = try write("[\n  {\"id\": \"1\", \"bundleId\": \"a\", \"title\": \"t\", \"text\": \"x\", \"confirmLabel\": \"OK\"},\n  {\"id\": 2,", directory, "broken.json")
         let failed = try await tool("feed", "lint", broken)

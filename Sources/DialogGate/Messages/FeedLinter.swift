@@ -7,9 +7,10 @@ import Prefs
 /// Errors: invalid JSON (with the parser's line:column), a top level that is not an array, wrong types,
 /// missing required keys, duplicate keys in one object, duplicate ids within one bundle, ids that are not
 /// positive integers, unparseable version entries, unparseable dates and dates without a time zone,
-/// `rolloutPercent` outside 0...100, over-long texts, invalid language tags.
+/// `rolloutPercent` outside 0...100, over-long texts, invalid language tags, and a key that differs from a
+/// known one only in case (`appversions` → did you mean `appVersions`), which skips its message.
 ///
-/// Warnings: unknown keys (with the nearest known key: `appversions` → did you mean `appVersions`),
+/// Warnings: other unknown keys (with the nearest known key: `appVersion` → did you mean `appVersions`),
 /// control characters in texts, dropped links, `http` links, and messages that can never match: cancelled,
 /// `endsAt` not after `startsAt`, `endsAt` in the past (when `now` is given), an empty version or locale
 /// list, a version list that is the `["0"]` cancel idiom, `rolloutPercent` 0.
@@ -18,7 +19,7 @@ import Prefs
 ///
 /// ```swift
 /// for issue in FeedLinter.lint(data, now: Date()) {
-///     print(issue)   // 4:5: warning: $[0].appversions: unknown key "appversions" is ignored; did you mean "appVersions"?
+///     print(issue)   // 4:5: warning: $[0].appVersion: unknown key "appVersion" is ignored; did you mean "appVersions"?
 /// }
 /// ```
 public enum FeedLinter {

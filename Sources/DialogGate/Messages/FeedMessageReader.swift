@@ -5,8 +5,9 @@ import Prefs
 /// location instead of stopping at the first, so a linter can report them all.
 ///
 /// An error marks the message invalid (it is skipped), except an unparseable version entry, which only
-/// matches nothing (see ``VersionList``). Warnings never change the outcome, except the one for a link
-/// whose URL is refused: the message is kept without its link.
+/// matches nothing (see ``VersionList``). A key that matches a known key except for case (`appversions`)
+/// is an error: it fails closed. Warnings never change the outcome, except the one for a link whose URL is
+/// refused: the message is kept without its link.
 struct FeedMessageReader {
     private let index: Int
     private let path: JSONPath
@@ -96,7 +97,13 @@ struct FeedMessageReader {
             } else {
                 firstLocation[member.key] = member.keyLocation
             }
-            if !known.contains(member.key) {
+            if known.contains(member.key) { continue }
+            if let intended = known.first(where: { $0.lowercased() == member.key.lowercased() }) {
+                // The seed's own misspelling, `"appversions": ["0"]` (the cancel idiom): ignoring it would show
+                // a message its author meant to hold back, so the message is skipped instead.
+                error(path / member.key, member.keyLocation,
+                      "unknown key \"\(member.key)\" skips the message (keys are case-sensitive, and ignoring it could show what it restricts); did you mean \"\(intended)\"?")
+            } else {
                 var message = "unknown key \"\(member.key)\" is ignored"
                 if let suggestion = FeedDecoder.nearestKey(to: member.key, in: known) {
                     message += "; did you mean \"\(suggestion)\"?"

@@ -120,4 +120,45 @@ struct LocalDialogEdgeTests {
         #expect(try launch().decision(for: dialog).reasons == [.eligible(shown: 0, limit: nil)])
         #expect(try gate.states().first?.record?.snoozedUntil == .distantPast)
     }
+
+    @Test("presentIfNeeded called again while the dialog is being presented returns not presented; it presents once")
+    func concurrentPresentIfNeeded() async throws {
+        let gate = try launch()
+        let dialog = Dialog("welcome")
+        let presentations = Locked(0)
+        let (entered, enteredContinuation) = AsyncStream<Void>.makeStream()
+        let (release, releaseContinuation) = AsyncStream<Void>.makeStream()
+        let first = Task {
+            try await gate.presentIfNeeded(dialog) { _ in
+                presentations.withLock { $0 += 1 }
+                enteredContinuation.yield()
+                for await _ in release { break }  // the alert stays up until the test releases it
+                return .dismiss
+            }
+        }
+        for await _ in entered { break }
+        let second = try await gate.presentIfNeeded(dialog) { _ in
+            presentations.withLock { $0 += 1 }
+            return .dismiss
+        }
+        #expect(!second.shouldPresent)
+        #expect(second.description == "welcome: not presented: already being presented")
+        #expect(gate.decision(for: dialog).shouldPresent, "the stored rules are unaffected")
+        releaseContinuation.yield()
+        #expect(try await first.value.shouldPresent)
+        #expect(presentations.withLock { $0 } == 1)
+
+        let third = try await gate.presentIfNeeded(dialog) { _ in .ok }
+        #expect(third.shouldPresent, "once the first presentation ended, it may be presented again")
+        #expect(try gate.states().first?.record?.presentations == 2)
+    }
+
+    @Test("a presenter that throws still ends the presentation")
+    func throwingPresenter() async throws {
+        struct Interrupted: Error {}
+        let gate = try launch()
+        let dialog = Dialog("welcome")
+        await #expect(throws: Interrupted.self) { try await gate.presentIfNeeded(dialog) { _ in throw Interrupted() } }
+        #expect(try await gate.presentIfNeeded(dialog) { _ in .ok }.shouldPresent)
+    }
 }

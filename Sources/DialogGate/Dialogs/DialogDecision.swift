@@ -38,6 +38,8 @@ public enum DialogReason: Sendable, Hashable, CustomStringConvertible {
     case overridden(DialogOverrides.Mode)
     /// A QA override forces this dialog id.
     case forced
+    /// ``DialogGate/presentIfNeeded(_:present:)`` is presenting this dialog already (a concurrent call).
+    case alreadyPresenting
 
     public var description: String {
         switch self {
@@ -52,6 +54,7 @@ public enum DialogReason: Sendable, Hashable, CustomStringConvertible {
         case .resetByAppVersionChange(let from, let to): "answers reset by the app version change \(from) → \(to)"
         case .overridden(let mode): "QA override: \(mode)"
         case .forced: "QA override: forced"
+        case .alreadyPresenting: "already being presented"
         }
     }
 }

@@ -20,6 +20,8 @@ public final class DialogGate: Sendable {
     public let appVersion: String?
     private let clock: @Sendable () -> Date
     private let overridesState: Locked<DialogOverrides>
+    /// Ids of the dialogs ``presentIfNeeded(_:present:)`` is presenting now.
+    private let presenting = Locked<Set<String>>([])
 
     /// - Parameters:
     ///   - prefs: where dialog state lives (under `dialogs.ID`, plus any policy's never-remind key).
@@ -113,11 +115,18 @@ public final class DialogGate: Sendable {
 
     /// Presents `dialog` through the app's own UI when the rules allow, recording the presentation and the answer.
     ///
+    /// A dialog is presented once at a time: a call made while another call on this gate is presenting the same id
+    /// (two scenes launching together) returns "not presented" with ``DialogReason/alreadyPresenting``.
+    ///
     /// ```swift
     /// try await gate.presentIfNeeded(welcome) { dialog in await showAlert(for: dialog) }
     /// ```
     @discardableResult
     public func presentIfNeeded(_ dialog: Dialog, present: (Dialog) async throws -> DialogResponse) async throws -> DialogDecision {
+        guard presenting.withLock({ $0.insert(dialog.id).inserted }) else {
+            return DialogDecision(dialogID: dialog.id, shouldPresent: false, reasons: [.alreadyPresenting])
+        }
+        defer { _ = presenting.withLock { $0.remove(dialog.id) } }
         let decision = decision(for: dialog)
         guard decision.shouldPresent else { return decision }
         try recordPresentation(of: dialog)

@@ -161,4 +161,14 @@ struct LocalDialogEdgeTests {
         await #expect(throws: Interrupted.self) { try await gate.presentIfNeeded(dialog) { _ in throw Interrupted() } }
         #expect(try await gate.presentIfNeeded(dialog) { _ in .ok }.shouldPresent)
     }
+
+    @Test("reset of no ids changes nothing: other dialogs' OK in this session stays")
+    func resetNothing() throws {
+        let gate = try launch()
+        let dialog = Dialog("a")
+        try gate.record(.ok, for: dialog)
+        try gate.reset([String]())
+        try gate.reset([Dialog]())
+        #expect(gate.decision(for: dialog).reasons == [.suppressedForSession])
+    }
 }

@@ -156,7 +156,9 @@ public final class DialogGate: Sendable {
 
     /// Forgets everything about the dialogs `ids` (stored state, legacy never-remind keys, and "OK" in this session).
     /// An id may also be a ``DialogState/id`` as listed (`h.` and a hash for an id that is not a valid key name).
+    /// No ids, no change (use ``resetAll()`` to forget every dialog).
     public func reset(_ ids: [String]) throws {
+        guard !ids.isEmpty else { return }  // session.clear([]) would forget every "OK" of the session
         var removals: [String: StoredValue?] = [:]
         var sessionIDs = ids
         for id in ids {

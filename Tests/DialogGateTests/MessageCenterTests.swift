@@ -153,6 +153,67 @@ struct MessageCenterTests {
         #expect(!prefs.isStored(Prefs.Key<Int>("lastMessageId", initial: 0)))
     }
 
+    @Test("a lastMessageId stored as another type is read as UserDefaults.integer would: 3.0, \"3\", \" 3 \", \"3.0\"", arguments: [
+        try StoredValue(3.0), try StoredValue("3"), try StoredValue(" 3 "), try StoredValue("3.0"), try StoredValue(3),
+    ])
+    func lastMessageIdOfAnotherType(stored: StoredValue) async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.file("messages.json")
+        try Data(Feeds.of(Feeds.message(id: 2), Feeds.message(id: 3)).utf8).write(to: file)
+        let prefs = try Prefs(.memory)
+        try prefs.setStoredValue(stored, forKey: "lastMessageId")
+        let center = center(file, prefs: prefs)
+        await center.refresh()
+        #expect(center.pendingMessage == nil, "messages 2 and 3 were acknowledged")
+        #expect(center.lastError == nil)
+        #expect(center.lastMessageId == 3)
+        let held = try #require(try FeedDecoder.decode(Feeds.of(Feeds.message(id: 2))).messages.first)
+        center.acknowledge(.confirm, for: held)  // a UI still holding message 2
+        #expect(try prefs.storedValue(forKey: "lastMessageId") == StoredValue(3), "not lowered to 2; written back as an integer")
+    }
+
+    @Test("a Boolean lastMessageId reads as 1 or 0, as UserDefaults.integer does")
+    func booleanLastMessageId() async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.file("messages.json")
+        try Data(Feeds.of(Feeds.message(id: 1), Feeds.message(id: 2)).utf8).write(to: file)
+        let prefs = try Prefs(.memory)
+        try prefs.setStoredValue(try StoredValue(true), forKey: "lastMessageId")
+        let center = center(file, prefs: prefs)
+        await center.refresh()
+        #expect(center.pendingMessage?.id == 2)
+        #expect(center.lastReport?.evaluations.first?.check(.id)?.summary == "id > lastMessageId (1 is not > 1)")
+    }
+
+    @Test("a lastMessageId that is not a whole number fails closed: nothing shown, nothing written, lastError says why", arguments: [
+        try StoredValue(3.5), try StoredValue("three"), try StoredValue(Date(timeIntervalSinceReferenceDate: 0)), try StoredValue([1, 2]),
+    ])
+    func unreadableLastMessageId(stored: StoredValue) async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.file("messages.json")
+        try Data(Feeds.of(Feeds.message(id: 2), Feeds.message(id: 4)).utf8).write(to: file)
+        let prefs = try Prefs(.memory)
+        try prefs.setStoredValue(stored, forKey: "lastMessageId")
+        let center = center(file, prefs: prefs)
+        await center.refresh()
+        #expect(center.pendingMessage == nil)
+        guard case .unreadableState(key: "lastMessageId", let reason)? = center.lastError else {
+            Issue.record("lastError: \(String(describing: center.lastError))")
+            return
+        }
+        #expect(reason == "\(stored.type) \(stored.preview(limit: 40)) is not a whole number")
+        #expect(center.lastError?.description.hasSuffix("no message is shown until it is reset") == true)
+        #expect(center.lastMessageId == .max)
+
+        let held = try #require(try FeedDecoder.decode(Feeds.of(Feeds.message(id: 4))).messages.first)
+        center.acknowledge(.confirm, for: held)
+        #expect(try prefs.storedValue(forKey: "lastMessageId") == stored, "left alone: it may stand for a higher id")
+
+        try prefs.setStoredValue(nil, forKey: "lastMessageId")  // the documented fix: reset it
+        await center.refresh()
+        #expect(center.pendingMessage?.id == 4)
+    }
+
     @Test("the installation id is created once in the store and reused")
     func installationId() async throws {
         let directory = try TemporaryDirectory()

@@ -33,6 +33,9 @@ public enum FeedFetchError: Error, Sendable, Hashable, CustomStringConvertible {
     case backingOff(until: Date, failures: Int)
     /// Writing the cache or the message state to the store failed.
     case storeFailed(String)
+    /// The stored value of `key` (`lastMessageId`) is not a whole number: no message is shown, and none is
+    /// acknowledged, until it is reset (`prefs-tool reset lastMessageId`) or fixed.
+    case unreadableState(key: String, reason: String)
 
     /// Whether the failure starts or extends a backoff: 429, 5xx, timeouts and transport errors.
     ///
@@ -75,6 +78,8 @@ public enum FeedFetchError: Error, Sendable, Hashable, CustomStringConvertible {
             "not fetching before \(ISO8601.format(until)) after \(failures) failure\(failures == 1 ? "" : "s") in a row"
         case .storeFailed(let reason):
             "could not write to the store: \(reason)"
+        case .unreadableState(let key, let reason):
+            "the stored \(key) cannot be read: \(reason); no message is shown until it is reset"
         }
     }
 

@@ -8,7 +8,9 @@ import Prefs
 /// A message is shown when its id is greater than the stored `lastMessageId` and its targeting matches.
 /// `lastMessageId` is written when the user *acknowledges* the message (confirm or link), never when it is
 /// presented, so a message interrupted by a crash or by another modal is shown again at the next launch.
-/// The stored value only ever grows.
+/// The stored value only ever grows. It is read as the seed's `UserDefaults.integer(forKey:)` read it, for the
+/// values that has a whole-number answer to (`3`, `3.0`, `"3"`, `true`); any other stored value fails closed:
+/// no message is shown and ``lastError`` says why.
 ///
 /// ```swift
 /// @State private var messages = MessageCenter(
@@ -133,8 +135,15 @@ public final class MessageCenter {
             pendingMessage = nil
             return
         }
+        let lastMessageId: Int
+        switch readLastMessageId() {
+        case .success(let value): lastMessageId = value
+        case .failure(let error):
+            lastError = error
+            lastMessageId = .max  // fail closed: every message may have an id at or below the value not read
+        }
         let report = MessageTargeting.explain(
-            feed.messages, context: context, now: clock(), lastMessageId: readLastMessageId(), installationId: installationId()
+            feed.messages, context: context, now: clock(), lastMessageId: lastMessageId, installationId: installationId()
         )
         lastReport = report
         pendingMessage = report.selected
@@ -158,6 +167,7 @@ public final class MessageCenter {
     /// Records that the user acknowledged `message`, whether or not it is still pending: for UI that
     /// holds the presented message itself (SwiftUI's `alert(_:isPresented:presenting:)` may clear its
     /// binding before the button action runs). Clears ``pendingMessage`` if it is that message.
+    /// A stored `lastMessageId` that cannot be read is left alone (it might be higher) and reported.
     ///
     /// ```swift
     /// Button(message.confirmLabel) { center.acknowledge(.confirm, for: message) }
@@ -165,8 +175,18 @@ public final class MessageCenter {
     @discardableResult
     public func acknowledge(_ action: Acknowledgement, for message: RemoteMessage) -> URL? {
         if pendingMessage?.id == message.id { pendingMessage = nil }
+        let key = lastMessageIdKey
         do {
-            try prefs.update(lastMessageIdKey) { $0 = max($0, message.id) }
+            let unreadable = try prefs.transaction { transaction -> FeedFetchError? in
+                switch Self.lastMessageId(from: try transaction.storedValue(forKey: key.name), key: key.name) {
+                case .success(let current):
+                    try transaction.set(max(current, message.id), for: key)
+                    return nil
+                case .failure(let error):
+                    return error
+                }
+            }
+            if let unreadable { lastError = unreadable }
         } catch {
             lastError = .storeFailed("\(error)")
         }
@@ -183,13 +203,16 @@ public final class MessageCenter {
         pendingMessage = nil
     }
 
-    /// The id of the last acknowledged message; 0 before any.
+    /// The id of the last acknowledged message; 0 before any; `Int.max` when the stored value cannot be read
+    /// as a whole number (nothing is shown then).
     ///
     /// ```swift
     /// center.lastMessageId   // 3
     /// ```
     public var lastMessageId: Int {
-        prefs[lastMessageIdKey]
+        let stored: StoredValue?
+        do { stored = try prefs.storedValue(forKey: lastMessageIdKey.name) } catch { return prefs[lastMessageIdKey] }
+        return (try? Self.lastMessageId(from: stored, key: lastMessageIdKey.name).get()) ?? .max
     }
 
     /// The installation id used for rollouts, created once in the store (atomically, so two processes
@@ -217,13 +240,47 @@ public final class MessageCenter {
     }
 
     /// `lastMessageId` as committed now, including other processes' writes.
-    private func readLastMessageId() -> Int {
+    private func readLastMessageId() -> Result<Int, FeedFetchError> {
         let key = lastMessageIdKey
         do {
-            return try prefs.transaction { try $0.value(for: key) }
+            return Self.lastMessageId(from: try prefs.transaction { try $0.storedValue(forKey: key.name) }, key: key.name)
         } catch {
             lastError = .storeFailed("\(error)")
-            return prefs[key]
+            return .success(prefs[key])
         }
+    }
+
+    /// A stored `lastMessageId` read as `UserDefaults.integer(forKey:)` reads it, where that gives a whole
+    /// number: nothing stored is 0; an integer; a double or a string of a whole number (`3.0`, `"3"`,
+    /// `" 3 "`, `"3.0"`); a Boolean, 1 or 0. Anything else (`3.5`, `"three"`, a date…) is a failure: the
+    /// seed would have read something, but not necessarily the id it meant, so the caller fails closed.
+    /// Public so that tools reading a store (`prefs-tool feed explain`) decide as the app does.
+    ///
+    /// ```swift
+    /// MessageCenter.lastMessageId(from: try prefs.storedValue(forKey: "lastMessageId"))   // .success(3) for "3"
+    /// ```
+    public nonisolated static func lastMessageId(from stored: StoredValue?, key: String = "lastMessageId") -> Result<Int, FeedFetchError> {
+        func whole(_ value: Double) -> Int? {
+            guard value.isFinite, value == value.rounded(.towardZero) else { return nil }
+            return Int(exactly: value)
+        }
+        let value: Int?
+        switch stored?.json {
+        case nil, .null?: value = 0
+        case .int(let int)?: value = int
+        case .double(let double)?: value = whole(double)
+        case .bool(let bool)?: value = bool ? 1 : 0
+        case .string(let text)?:
+            // Digits with an optional sign, and optionally a fraction of zeros: what integerValue reads whole.
+            let parts = text.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+            let fractionIsZero = parts.count == 1 || parts[1].allSatisfy { $0 == "0" }
+            value = fractionIsZero ? parts.first.flatMap { Int($0) } : nil
+        default: value = nil
+        }
+        guard let value else {
+            let shown = stored.map { "\($0.type) \($0.preview(limit: 40))" } ?? "nothing"
+            return .failure(.unreadableState(key: key, reason: "\(shown) is not a whole number"))
+        }
+        return .success(value)
     }
 }

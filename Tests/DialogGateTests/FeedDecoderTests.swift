@@ -226,6 +226,21 @@ struct FeedDecoderTests {
         ])
     }
 
+    @Test("a feed with a huge number of issues lists the first maximumIssues in document order, then one counting the rest")
+    func issuesAreCapped() throws {
+        let count = 60_000  // 5 missing keys each: 300,000 issues
+        let feed = try FeedDecoder.decode("[" + Array(repeating: "{}", count: count).joined(separator: ",") + ", " + Feeds.message(id: 1) + "]")
+        #expect(feed.messages.map(\.id) == [1])
+        #expect(feed.skippedIndexes.count == count)
+        #expect(feed.issues.count == FeedDecoder.maximumIssues + 1)
+        #expect(feed.issues.prefix(5).map(\.summary) == ["bundleId", "confirmLabel", "id", "text", "title"].map { #"$[0]: missing required key "\#($0)""# })
+        #expect(feed.issues[FeedDecoder.maximumIssues - 1].path == JSONPath.root / 39)
+        let summary = try #require(feed.issues.last)
+        #expect(summary.severity == .error)
+        #expect(summary.description == "1:122: error: $: and 299800 more issues (299800 errors) not listed")  // at $[40]
+        #expect(Array(feed.issues.dropLast()) == feed.issues.dropLast().sorted())
+    }
+
     // MARK: - Whole-feed failures
 
     @Test("invalid JSON and a non-array top level fail the whole feed", arguments: [

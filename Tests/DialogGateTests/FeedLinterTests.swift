@@ -96,6 +96,24 @@ struct FeedLinterTests {
         #expect(lint(#"{"messages": []}"#) == ["1:1: error: $: expected an array of messages, found object"])
     }
 
+    @Test("lint lists the first maximumIssues in document order, its own warnings included, then one counting the rest")
+    func issuesAreCapped() {
+        let cancelled = Feeds.message(id: 1, #""cancelled": true"#)
+        let text = "[" + ([cancelled] + Array(repeating: "{}", count: 100)).joined(separator: ",") + "]"
+        let issues = FeedLinter.lint(text)
+        #expect(issues.count == FeedDecoder.maximumIssues + 1)
+        #expect(issues.first?.summary == "$[0].cancelled: message 1 is cancelled: it is never shown", "added after the decoder's issues, still first")
+        #expect(issues[1].summary == #"$[1]: missing required key "bundleId""#)
+        #expect(issues.last?.summary == "$: and 301 more issues (301 errors) not listed")
+        #expect(issues.last?.severity == .error)
+
+        let warningsOnly = "[" + (1...300).map { Feeds.message(id: $0, #""cancelled": true"#) }.joined(separator: ",") + "]"
+        let warnings = FeedLinter.lint(warningsOnly)
+        #expect(warnings.count == FeedDecoder.maximumIssues + 1)
+        #expect(warnings.last?.summary == "$: and 100 more issues not listed")
+        #expect(warnings.last?.severity == .warning, "no error hidden: lint without --strict still passes")
+    }
+
     @Test("did-you-mean picks the nearest known key, or none when nothing is close; only the case differing is an error")
     func didYouMean() {
         let text = Feeds.of(Feeds.message(id: 1, #""bundleID": "x", "confirmlabel": "OK", "startAt": "2026-03-01T00:00:00Z", "rollout": 5, "link": {"title": "T", "uri": "https://a.example", "url": "https://a.example"}"#))

@@ -58,6 +58,14 @@ public enum FeedDecoder {
     public static let maximumLabelLength = 100
     /// How many out-of-range numbers one document may contain before it is refused as a whole.
     static let maximumOutOfRangeNumbers = 32
+    /// The most issues a decoded feed (or a lint) lists: the first ones in document order, then one more
+    /// issue at `$` counting the others (`and 1747425 more issues (1747425 errors) not listed`), an error if
+    /// any of them is. A 1 MiB feed of `{}` has 1.7 million.
+    ///
+    /// ```swift
+    /// feed.issues.count <= FeedDecoder.maximumIssues + 1   // always true
+    /// ```
+    public static let maximumIssues = 200
 
     /// The keys a message object may have; any other key is ignored with a warning.
     ///
@@ -103,10 +111,86 @@ public enum FeedDecoder {
 
     // MARK: - Document
 
-    /// A decoded feed with its located document, for the linter.
+    /// A decoded feed with its located document, for the linter, and its issues before capping, so the
+    /// linter can add its own and still list the first ones in document order.
     struct Document {
         var root: LocatedJSON
         var feed: DecodedFeed
+        var issues: IssueList
+    }
+
+    /// Issues counted but not listed: how many, how many errors, and where the first is.
+    struct IssueCount {
+        private(set) var total = 0
+        private(set) var errors = 0
+        private(set) var first: SourceLocation?
+
+        mutating func count(_ severity: FeedIssue.Severity, at location: SourceLocation) {
+            total += 1
+            if severity == .error { errors += 1 }
+            if first.map({ location.offset < $0.offset }) ?? true { first = location }
+        }
+
+        mutating func add(_ other: IssueCount) {
+            total += other.total
+            errors += other.errors
+            if let location = other.first, first.map({ location.offset < $0.offset }) ?? true { first = location }
+        }
+    }
+
+    /// Issues kept in memory bounded by ``maximumIssues``: those beyond the first ones in document order
+    /// are only counted.
+    struct IssueList {
+        private var kept: [FeedIssue] = []
+        /// The largest offset in `kept`.
+        private var keptEnd = -1
+        private var omitted = IssueCount()
+
+        /// Whether ``maximumIssues`` are kept: issues after them in the document would only be counted.
+        var isFull: Bool { kept.count >= maximumIssues }
+
+        mutating func add(_ issues: [FeedIssue]) {
+            // The decoder reports in document order: once the list is full, later issues are only counted.
+            if isFull, issues.allSatisfy({ $0.location.offset > keptEnd }) {
+                for issue in issues { omitted.count(issue.severity, at: issue.location) }
+                return
+            }
+            kept += issues
+            keptEnd = issues.reduce(keptEnd) { max($0, $1.location.offset) }
+            if kept.count > 2 * maximumIssues { trim() }
+        }
+
+        mutating func add(_ issue: FeedIssue) {
+            add([issue])
+        }
+
+        /// Counts issues that come after every kept one in the document (see ``isFull``).
+        mutating func add(unlisted: IssueCount) {
+            omitted.add(unlisted)
+        }
+
+        /// Sorts, keeps the first ``maximumIssues`` and counts the rest.
+        private mutating func trim() {
+            kept.sort()
+            if kept.count > maximumIssues {
+                for issue in kept[maximumIssues...] { omitted.count(issue.severity, at: issue.location) }
+                kept.removeSubrange(maximumIssues...)
+            }
+            keptEnd = kept.last?.location.offset ?? -1
+        }
+
+        /// The first issues in document order, and one counting the others, if any.
+        func listed() -> [FeedIssue] {
+            var list = self
+            list.trim()
+            let omitted = list.omitted
+            guard omitted.total > 0, let location = omitted.first else { return list.kept }
+            let errors = omitted.errors == 0 ? "" : " (\(omitted.errors) error\(omitted.errors == 1 ? "" : "s"))"
+            return list.kept + [FeedIssue(
+                omitted.errors > 0 ? .error : .warning, at: .root, location,
+                "and \(omitted.total) more issue\(omitted.total == 1 ? "" : "s")\(errors) not listed"
+            )]
+        }
     }
 
     static func decodeDocument(_ data: Data, options: Options) -> Result<Document, FeedIssue> {
@@ -119,19 +203,22 @@ public enum FeedDecoder {
             return .failure(FeedIssue(.error, at: .root, parsed.root.location, "expected an array of messages, found \(parsed.root.kindName)"))
         }
         var messages: [RemoteMessage] = []
-        var issues: [FeedIssue] = []
+        var issues = IssueList()
         var skipped: [Int] = []
         var firstIndex: [String: [Int: Int]] = [:]  // bundleId → id → feed index of its first valid message
         for (index, element) in elements.enumerated() {
-            let (message, found) = FeedMessageReader.read(element, index: index, outOfRange: parsed.outOfRange, options: options)
-            issues += found
+            let (message, found, unlisted) = FeedMessageReader.read(
+                element, index: index, outOfRange: parsed.outOfRange, options: options, listsIssues: !issues.isFull
+            )
+            issues.add(found)
+            issues.add(unlisted: unlisted)
             guard let message else {
                 skipped.append(index)
                 continue
             }
             if let first = firstIndex[message.bundleId]?[message.id] {
                 let location = element["id"]?.location ?? element.location
-                issues.append(FeedIssue(
+                issues.add(FeedIssue(
                     .error, at: JSONPath.root / index / "id", location,
                     "duplicate id \(message.id) for bundleId \"\(message.bundleId)\" (first at $[\(first)]); this message is skipped"
                 ))
@@ -141,8 +228,8 @@ public enum FeedDecoder {
             firstIndex[message.bundleId, default: [:]][message.id] = index
             messages.append(message)
         }
-        let feed = DecodedFeed(messages: messages, issues: issues.sorted(), skippedIndexes: skipped)
-        return .success(Document(root: parsed.root, feed: feed))
+        let feed = DecodedFeed(messages: messages, issues: issues.listed(), skippedIndexes: skipped)
+        return .success(Document(root: parsed.root, feed: feed, issues: issues))
     }
 
     /// Parses with locations, turning each number literal the parser cannot represent into a same-length

@@ -15,7 +15,8 @@ import Prefs
 /// `endsAt` not after `startsAt`, `endsAt` in the past (when `now` is given), an empty version or locale
 /// list, a version list that is the `["0"]` cancel idiom, `rolloutPercent` 0.
 ///
-/// Issues come sorted by location (errors first at the same place), so output is stable.
+/// Issues come sorted by location (errors first at the same place), so output is stable; after the first
+/// ``FeedDecoder/maximumIssues``, one last issue counts the others.
 ///
 /// ```swift
 /// for issue in FeedLinter.lint(data, now: Date()) {
@@ -38,11 +39,11 @@ public enum FeedLinter {
         case .failure(let issue):
             return [issue]
         case .success(let document):
-            var issues = document.feed.issues
+            var issues = document.issues
             for message in document.feed.messages {
-                issues += warnings(for: message, in: document.root, now: now)
+                issues.add(warnings(for: message, in: document.root, now: now))
             }
-            return issues.sorted()
+            return issues.listed()
         }
     }
 

@@ -13,28 +13,40 @@ struct FeedMessageReader {
     private let path: JSONPath
     private let outOfRange: [Int: String]
     private let options: FeedDecoder.Options
-    private(set) var issues: [FeedIssue] = []
-    private(set) var isValid = true
+    private let listsIssues: Bool
+    /// What was found so far; a reference, so that reporting, whose message is built only when it is listed,
+    /// does not need exclusive access to the reader while it reads the reader to build the message.
+    private let found = Found()
 
-    /// The message at `$[index]`, or nil when it is invalid; and the issues found either way.
-    static func read(
-        _ node: LocatedJSON, index: Int, outOfRange: [Int: String], options: FeedDecoder.Options
-    ) -> (message: RemoteMessage?, issues: [FeedIssue]) {
-        var reader = FeedMessageReader(index: index, path: JSONPath.root / index, outOfRange: outOfRange, options: options)
-        let message = reader.readMessage(node)
-        return (reader.isValid ? message : nil, reader.issues)
+    private final class Found {
+        var issues: [FeedIssue] = []
+        var unlisted = FeedDecoder.IssueCount()
+        var isValid = true
     }
 
-    private init(index: Int, path: JSONPath, outOfRange: [Int: String], options: FeedDecoder.Options) {
+    /// The message at `$[index]`, or nil when it is invalid; and the issues found either way.
+    ///
+    /// - Parameter listsIssues: false to only count the issues (``FeedDecoder/maximumIssues`` are listed
+    ///   already): their paths and messages are then never built, which is most of the cost of a huge bad feed.
+    static func read(
+        _ node: LocatedJSON, index: Int, outOfRange: [Int: String], options: FeedDecoder.Options, listsIssues: Bool = true
+    ) -> (message: RemoteMessage?, issues: [FeedIssue], unlisted: FeedDecoder.IssueCount) {
+        let reader = FeedMessageReader(index: index, path: JSONPath.root / index, outOfRange: outOfRange, options: options, listsIssues: listsIssues)
+        let message = reader.readMessage(node)
+        return (reader.found.isValid ? message : nil, reader.found.issues, reader.found.unlisted)
+    }
+
+    private init(index: Int, path: JSONPath, outOfRange: [Int: String], options: FeedDecoder.Options, listsIssues: Bool) {
         self.index = index
         self.path = path
         self.outOfRange = outOfRange
         self.options = options
+        self.listsIssues = listsIssues
     }
 
     // MARK: - The message
 
-    private mutating func readMessage(_ node: LocatedJSON) -> RemoteMessage? {
+    private func readMessage(_ node: LocatedJSON) -> RemoteMessage? {
         guard let members = node.members else {
             error(path, node.location, "expected an object, found \(kind(node))")
             return nil
@@ -67,7 +79,7 @@ struct FeedMessageReader {
     }
 
     /// The link, `.some(nil)` when it was dropped for its URL, nil when it is invalid (an error).
-    private mutating func readLink(_ node: LocatedJSON, _ path: JSONPath) -> RemoteMessage.Link?? {
+    private func readLink(_ node: LocatedJSON, _ path: JSONPath) -> RemoteMessage.Link?? {
         guard let members = node.members else {
             error(path, node.location, "expected an object with \"title\" and \"url\", found \(kind(node))")
             return nil
@@ -89,7 +101,7 @@ struct FeedMessageReader {
 
     // MARK: - Keys
 
-    private mutating func checkKeys(_ members: [LocatedJSON.Member], at path: JSONPath, known: [String]) {
+    private func checkKeys(_ members: [LocatedJSON.Member], at path: JSONPath, known: [String]) {
         var firstLocation: [String: SourceLocation] = [:]
         for member in members {
             if let first = firstLocation[member.key] {
@@ -114,7 +126,7 @@ struct FeedMessageReader {
     }
 
     /// A required member (null included, so the type check reports it), or nil after reporting it missing.
-    private mutating func required(_ key: String, in node: LocatedJSON, at path: JSONPath) -> LocatedJSON? {
+    private func required(_ key: String, in node: LocatedJSON, at path: JSONPath) -> LocatedJSON? {
         guard let value = node[key] else {
             error(path, node.location, "missing required key \"\(key)\"")
             return nil
@@ -130,7 +142,7 @@ struct FeedMessageReader {
 
     // MARK: - Values
 
-    private mutating func string(_ node: LocatedJSON, _ path: JSONPath) -> String? {
+    private func string(_ node: LocatedJSON, _ path: JSONPath) -> String? {
         guard case .string(let value) = node.value, outOfRange[node.location.offset] == nil else {
             error(path, node.location, "expected a string, found \(kind(node))")
             return nil
@@ -139,7 +151,7 @@ struct FeedMessageReader {
     }
 
     /// Display text: a string within `limit` characters; control characters are kept but warned about.
-    private mutating func displayText(_ node: LocatedJSON, _ path: JSONPath, limit: Int) -> String? {
+    private func displayText(_ node: LocatedJSON, _ path: JSONPath, limit: Int) -> String? {
         guard let value = string(node, path) else { return nil }
         if value.count > limit {
             error(path, node.location, "\(value.count) characters, more than the maximum of \(limit)")
@@ -153,7 +165,7 @@ struct FeedMessageReader {
         return value
     }
 
-    private mutating func integer(_ node: LocatedJSON, _ path: JSONPath) -> Int? {
+    private func integer(_ node: LocatedJSON, _ path: JSONPath) -> Int? {
         if let literal = outOfRange[node.location.offset] {
             error(path, node.location, "\(literal) is out of range (an integer must be within \(Int.min)...\(Int.max))")
             return nil
@@ -165,7 +177,7 @@ struct FeedMessageReader {
         return value
     }
 
-    private mutating func positiveInteger(_ node: LocatedJSON, _ path: JSONPath) -> Int? {
+    private func positiveInteger(_ node: LocatedJSON, _ path: JSONPath) -> Int? {
         guard let value = integer(node, path) else { return nil }
         guard value > 0 else {
             error(path, node.location, "expected a positive integer, found \(value)")
@@ -174,7 +186,7 @@ struct FeedMessageReader {
         return value
     }
 
-    private mutating func percent(_ node: LocatedJSON, _ path: JSONPath) -> Int? {
+    private func percent(_ node: LocatedJSON, _ path: JSONPath) -> Int? {
         guard let value = integer(node, path) else { return nil }
         guard (0...100).contains(value) else {
             error(path, node.location, "expected an integer from 0 to 100, found \(value)")
@@ -183,7 +195,7 @@ struct FeedMessageReader {
         return value
     }
 
-    private mutating func bool(_ node: LocatedJSON, _ path: JSONPath) -> Bool? {
+    private func bool(_ node: LocatedJSON, _ path: JSONPath) -> Bool? {
         guard case .bool(let value) = node.value else {
             error(path, node.location, "expected a boolean, found \(kind(node))")
             return nil
@@ -192,7 +204,7 @@ struct FeedMessageReader {
     }
 
     /// An array of strings with their nodes; nil (after reporting each offender) if anything is not a string.
-    private mutating func strings(_ node: LocatedJSON, _ path: JSONPath) -> [(text: String, node: LocatedJSON)]? {
+    private func strings(_ node: LocatedJSON, _ path: JSONPath) -> [(text: String, node: LocatedJSON)]? {
         guard case .array(let elements) = node.value else {
             error(path, node.location, "expected an array of strings, found \(kind(node))")
             return nil
@@ -205,7 +217,7 @@ struct FeedMessageReader {
         return allStrings ? result : nil
     }
 
-    private mutating func versionList(_ node: LocatedJSON, _ path: JSONPath) -> VersionList? {
+    private func versionList(_ node: LocatedJSON, _ path: JSONPath) -> VersionList? {
         guard let entries = strings(node, path) else { return nil }
         let list = VersionList(parsing: entries.map(\.text))
         for entry in list.invalidEntries {
@@ -218,7 +230,7 @@ struct FeedMessageReader {
         return list
     }
 
-    private mutating func localeList(_ node: LocatedJSON, _ path: JSONPath) -> [String]? {
+    private func localeList(_ node: LocatedJSON, _ path: JSONPath) -> [String]? {
         guard let entries = strings(node, path) else { return nil }
         var valid = true
         for (position, entry) in entries.enumerated() where !FeedDecoder.isLanguageTag(entry.text) {
@@ -228,7 +240,7 @@ struct FeedMessageReader {
         return valid ? entries.map(\.text) : nil
     }
 
-    private mutating func date(_ node: LocatedJSON, _ path: JSONPath) -> Date? {
+    private func date(_ node: LocatedJSON, _ path: JSONPath) -> Date? {
         guard let text = string(node, path) else { return nil }
         switch FeedDecoder.parseDate(text) {
         case .success(let date): return date
@@ -245,18 +257,28 @@ struct FeedMessageReader {
         outOfRange[node.location.offset] != nil ? "number" : node.kindName
     }
 
-    private mutating func error(_ path: JSONPath, _ location: SourceLocation, _ message: String) {
-        issues.append(FeedIssue(.error, at: path, location, message))
-        isValid = false
+    private func error(_ path: @autoclosure () -> JSONPath, _ location: SourceLocation, _ message: @autoclosure () -> String) {
+        report(.error, path, location, message)
+        found.isValid = false
     }
 
     /// An error that does not skip the message (an invalid version entry, which matches nothing).
-    private mutating func error(_ path: JSONPath, _ location: SourceLocation, _ message: String, keepsMessage: Bool) {
-        issues.append(FeedIssue(.error, at: path, location, message))
-        if !keepsMessage { isValid = false }
+    private func error(
+        _ path: @autoclosure () -> JSONPath, _ location: SourceLocation, _ message: @autoclosure () -> String, keepsMessage: Bool
+    ) {
+        report(.error, path, location, message)
+        if !keepsMessage { found.isValid = false }
     }
 
-    private mutating func warning(_ path: JSONPath, _ location: SourceLocation, _ message: String) {
-        issues.append(FeedIssue(.warning, at: path, location, message))
+    private func warning(_ path: @autoclosure () -> JSONPath, _ location: SourceLocation, _ message: @autoclosure () -> String) {
+        report(.warning, path, location, message)
+    }
+
+    private func report(_ severity: FeedIssue.Severity, _ path: () -> JSONPath, _ location: SourceLocation, _ message: () -> String) {
+        if listsIssues {
+            found.issues.append(FeedIssue(severity, at: path(), location, message()))
+        } else {
+            found.unlisted.count(severity, at: location)
+        }
     }
 }

@@ -137,7 +137,8 @@ public struct DecodedFeed: Sendable, Hashable {
     /// The valid messages, in feed order.
     public var messages: [RemoteMessage]
     /// Everything the decoder noticed, in document order: errors for skipped messages and invalid
-    /// version entries, warnings for dropped links, unknown keys and control characters.
+    /// version entries, warnings for dropped links, unknown keys and control characters. At most
+    /// ``FeedDecoder/maximumIssues``, then one at `$` counting the others.
     public var issues: [FeedIssue]
     /// The positions in the feed array of the entries that were skipped.
     public var skippedIndexes: [Int]

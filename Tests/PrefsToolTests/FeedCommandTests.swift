@@ -96,6 +96,16 @@ struct FeedCommandTests {
         #expect(explained.status == 0, "\(explained.stderr)")
         #expect(try JSON.parse(explained.stdout)["context"]?["lastMessageId"] == .int(1))
         #expect(try Prefs(.sqlite(URL(fileURLWithPath: store))).declaredKeys().isEmpty, "no declaration recorded")
+
+        // Read as the app reads it: "3" is 3; 3.5 is unreadable, and the app would show nothing.
+        let arguments = ["--store", store, "feed", "explain", feed, "--bundle-id", "com.createchsol.AppAlertExample",
+                         "--app-version", "1.0", "--os-version", "17.0", "--json"]
+        try Prefs(.sqlite(URL(fileURLWithPath: store))).setStoredValue(StoredValue(type: .string, json: .string("3")), forKey: "lastMessageId")
+        #expect(try JSON.parse(try await tool(arguments).stdout)["context"]?["lastMessageId"] == .int(3))
+        try Prefs(.sqlite(URL(fileURLWithPath: store))).setStoredValue(StoredValue(type: .double, json: .double(3.5)), forKey: "lastMessageId")
+        let unreadable = try await tool(arguments)
+        #expect(unreadable.status == 65)
+        #expect(unreadable.stderr.contains("the stored lastMessageId cannot be read: double 3.5 is not a whole number"), "\(unreadable.stderr)")
     }
 
     @Test("fetch: 200, then 304 with the stored validators; 404, an oversized body and invalid JSON fail with the reason")

@@ -78,7 +78,11 @@ enum FeedCommand {
             guard let number = Int(text) else { throw ToolError.usage("--last-id takes an integer", context.usage) }
             lastMessageId = number
         } else {
-            lastMessageId = try prefs?.storedValue(forKey: "lastMessageId").flatMap { try? Int(storedJSON: $0.json) } ?? 0
+            // Read as the app reads it; a value it cannot read is an error here, where the app shows nothing.
+            switch MessageCenter.lastMessageId(from: try prefs?.storedValue(forKey: "lastMessageId")) {
+            case .success(let id): lastMessageId = id
+            case .failure(let error): throw ToolError.data("\(context.store.path): \(error)")
+            }
         }
         let installationId = try arguments.option("installation-id")
             ?? prefs?.storedValue(forKey: MessageCenter.installationIdKey.name).flatMap { try? String(storedJSON: $0.json) } ?? ""

@@ -122,6 +122,62 @@ struct LocalDialogTests {
         #expect(gate.shouldPresent(dialog), "waits its own length from the jump, not a year")
     }
 
+    /// A board without a real-time clock boots at an old date, then network time sets it right.
+    @Test("a clock set back and then right again ends a snooze at its recorded end, never earlier")
+    func clockBackThenForward() throws {
+        let dialog = Dialog("rate")
+        let gate = try launch()
+        let answered = clock.now
+        try gate.record(.remindLaterAfter(.seconds(3_600)), for: dialog)
+        clock.advance(by: 100)
+        clock.advance(by: -30 * 86_400)
+        #expect(gate.decision(for: dialog).reasons == [.snoozed(until: clock.now.addingTimeInterval(3_600))])
+        clock.advance(by: 30 * 86_400)  // set right: 100 s after the answer
+        #expect(gate.decision(for: dialog).reasons == [.snoozed(until: answered.addingTimeInterval(3_600))])
+        clock.set(answered.addingTimeInterval(3_599))
+        #expect(!gate.shouldPresent(dialog))
+        clock.advance(by: 1)
+        #expect(gate.shouldPresent(dialog))
+    }
+
+    @Test("while the clock stays behind, a minimum interval runs from when that was first seen; set right, from the presentation")
+    func cooldownWithClockBehind() throws {
+        let dialog = Dialog("tip", policy: DialogPolicy(minimumInterval: .seconds(86_400)))
+        let gate = try launch()
+        let shown = clock.now
+        try gate.recordPresentation(of: dialog)
+        clock.advance(by: -365 * 86_400)
+        let seenBehind = clock.now
+        #expect(gate.decision(for: dialog).reasons == [.tooSoon(lastPresented: shown, nextAllowed: seenBehind.addingTimeInterval(86_400))])
+        clock.advance(by: 86_399)
+        #expect(try launch().decision(for: dialog).reasons == [.tooSoon(lastPresented: shown, nextAllowed: seenBehind.addingTimeInterval(86_400))],
+                "the anchor is stored: a new launch does not restart the wait")
+        clock.advance(by: 1)
+        #expect(gate.shouldPresent(dialog), "not locked for the year")
+        clock.set(shown.addingTimeInterval(3_600))  // set right, an hour after the presentation
+        #expect(gate.decision(for: dialog).reasons == [.tooSoon(lastPresented: shown, nextAllowed: shown.addingTimeInterval(86_400))])
+        #expect(try gate.prefs[DialogRecord.storeKey(for: "tip")]?.lastPresentedReanchoredAt == nil, "the anchor is cleared once the clock is right")
+    }
+
+    @Test("a clock set back twice re-anchors at the second jump; answering again drops the anchor")
+    func clockBackTwice() throws {
+        let dialog = Dialog("rate")
+        let gate = try launch()
+        try gate.record(.remindLaterAfter(.seconds(600)), for: dialog)
+        clock.advance(by: -86_400)
+        #expect(!gate.shouldPresent(dialog))
+        clock.advance(by: 300)
+        clock.advance(by: -86_400)
+        #expect(!gate.shouldPresent(dialog))
+        clock.advance(by: 599)
+        #expect(!gate.shouldPresent(dialog))
+        clock.advance(by: 1)
+        #expect(gate.shouldPresent(dialog))
+        try gate.record(.remindLaterAfter(.seconds(600)), for: dialog)
+        #expect(try gate.prefs[DialogRecord.storeKey(for: "rate")]?.snoozeReanchoredAt == nil)
+        #expect(!gate.shouldPresent(dialog))
+    }
+
     @Test("suppression resets when the app version changes, if the policy says so")
     func versionReset() throws {
         let resetting = Dialog("whatsnew", policy: DialogPolicy(resetsOnAppVersionChange: true))

@@ -91,17 +91,32 @@ public enum DialogRules {
         return (record, nil)
     }
 
-    /// The record with its times moved to `now` when the clock went back before them: a snooze or cooldown
-    /// then runs its remaining length from now. It never fires early, and waits at most its own length
-    /// plus the time that had passed before the jump, instead of the whole jump. DialogGate stores the result.
+    /// The record with its clock anchors brought up to `now`; the recorded times themselves never change.
+    ///
+    /// When the clock is behind a snooze's start or the last presentation (it was set back), the wait runs its
+    /// whole length from the moment that was first seen, so it neither fires at once nor waits out the jump.
+    /// Once the clock is past the recorded time again (set right), the recorded window applies, so a snooze
+    /// never ends before its recorded end. DialogGate stores the result when it differs.
     public static func reanchored(_ record: DialogRecord, now: Date) -> DialogRecord {
-        var record = record
-        if let last = record.lastPresented, now < last { record.lastPresented = now }
-        if let at = record.snoozedAt, let until = record.snoozedUntil, now < at {
-            record.snoozedUntil = now.addingTimeInterval(until.timeIntervalSince(at))
-            record.snoozedAt = now
+        func anchor(_ current: Date?, behind recorded: Date?) -> Date? {
+            guard let recorded, now < recorded else { return nil }
+            guard let current, current <= now else { return now }  // first seen behind, or set back further
+            return current
         }
+        var record = record
+        record.lastPresentedReanchoredAt = anchor(record.lastPresentedReanchoredAt, behind: record.lastPresented)
+        record.snoozeReanchoredAt = record.snoozedUntil == nil ? nil : anchor(record.snoozeReanchoredAt, behind: record.snoozedAt)
         return record
+    }
+
+    /// When the snooze ends for `now`: the recorded end, or, while the clock is behind the answer, its length
+    /// from the re-anchored start.
+    static func snoozeEnd(_ record: DialogRecord, now: Date) -> Date? {
+        guard let until = record.snoozedUntil else { return nil }
+        if let at = record.snoozedAt, now < at, let anchor = record.snoozeReanchoredAt {
+            return anchor.addingTimeInterval(max(0, until.timeIntervalSince(at)))
+        }
+        return until
     }
 
     public static func decide(_ dialog: Dialog, _ input: Input) -> DialogDecision {
@@ -124,12 +139,13 @@ public enum DialogRules {
         } else if input.legacyNeverRemind && versionNote == nil {
             blocking.append(.neverRemind(since: nil))
         }
-        if let until = record.snoozedUntil, input.now < until { blocking.append(.snoozed(until: until)) }
+        if let until = snoozeEnd(record, now: input.now), input.now < until { blocking.append(.snoozed(until: until)) }
         if let limit = dialog.policy.maximumPresentations, record.presentations >= limit {
             blocking.append(.presentationLimitReached(shown: record.presentations, limit: limit))
         }
         if let interval = dialog.policy.minimumInterval, let last = record.lastPresented {
-            let nextAllowed = last.addingTimeInterval(interval.timeInterval)
+            // While the clock is behind the last presentation, the interval runs from when that was first seen.
+            let nextAllowed = (input.now < last ? record.lastPresentedReanchoredAt ?? input.now : last).addingTimeInterval(interval.timeInterval)
             if input.now < nextAllowed { blocking.append(.tooSoon(lastPresented: last, nextAllowed: nextAllowed)) }
         }
         let notes = versionNote.map { [$0] } ?? []

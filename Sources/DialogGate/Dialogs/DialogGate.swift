@@ -55,9 +55,9 @@ public final class DialogGate: Sendable {
     public func decision(for dialog: Dialog) -> DialogDecision {
         let now = clock()
         let stored = record(for: dialog.id)
-        if let stored, case let anchored = DialogRules.reanchored(stored, now: now), anchored != stored {
-            // The clock went back: keep the re-anchored times so the wait does not grow by the jump.
-            try? save(anchored, for: dialog)  // best effort: deciding must not fail; the next decision re-anchors again
+        if let stored, DialogRules.reanchored(stored, now: now) != stored {
+            // The clock moved past a recorded time: keep the anchor, so a wait does not restart at every decision.
+            storeAnchors(of: dialog, now: now)
         }
         return DialogRules.decide(dialog, DialogRules.Input(
             record: stored,
@@ -83,6 +83,7 @@ public final class DialogGate: Sendable {
             record.presentations += 1
             record.firstPresented = record.firstPresented ?? now
             record.lastPresented = now
+            record.lastPresentedReanchoredAt = nil
         }
     }
 
@@ -104,9 +105,11 @@ public final class DialogGate: Sendable {
             case .remindLater(let until):
                 record.snoozedUntil = Self.storableSnooze(until)
                 record.snoozedAt = now
+                record.snoozeReanchoredAt = nil
             case .remindLaterAfter(let interval):
                 record.snoozedUntil = Self.storableSnooze(now.addingTimeInterval(interval.timeInterval))
                 record.snoozedAt = now
+                record.snoozeReanchoredAt = nil
             case .ok, .dismiss:
                 break
             }
@@ -213,8 +216,20 @@ public final class DialogGate: Sendable {
         return prefs[key]
     }
 
-    private func save(_ record: DialogRecord, for dialog: Dialog) throws {
-        try prefs.set(record, for: DialogRecord.storeKey(for: dialog.id))
+    /// Stores the clock anchors of `dialog`'s record for `now`, re-reading it in a transaction so that an answer
+    /// another process recorded meanwhile is kept. A failure is reported as the store's diagnostic and otherwise
+    /// ignored: deciding must not fail, and the anchors lost are at most the time since this decision.
+    private func storeAnchors(of dialog: Dialog, now: Date) {
+        do {
+            let key = try DialogRecord.storeKey(for: dialog.id)
+            try prefs.transaction { transaction in
+                guard let stored = DialogRecord.belonging(to: dialog.id, try transaction.value(for: key)) else { return }
+                let anchored = DialogRules.reanchored(stored, now: now)
+                if anchored != stored { try transaction.set(anchored, for: key) }
+            }
+        } catch {
+            prefs.reportWriteFailure(error, key: DialogRecord.storeKeyName(for: dialog.id))
+        }
     }
 
     /// Changes a dialog's record atomically, starting a fresh one when the app version reset it, and writes

@@ -19,6 +19,12 @@ public struct DialogRecord: Codable, Hashable, Sendable, PrefsStorable {
     /// Set by "remind later": until when, and when the answer was given.
     public var snoozedUntil: Date?
     public var snoozedAt: Date?
+    /// When the clock was first seen behind ``snoozedAt`` (set back since the answer): the snooze then runs its
+    /// length from here while the clock stays behind. Cleared once the clock is past ``snoozedAt`` again.
+    public var snoozeReanchoredAt: Date?
+    /// When the clock was first seen behind ``lastPresented``: the minimum interval then runs from here while the
+    /// clock stays behind. Cleared once the clock is past ``lastPresented`` again.
+    public var lastPresentedReanchoredAt: Date?
     /// The app version the record was started with (for ``DialogPolicy/resetsOnAppVersionChange``).
     public var appVersion: String?
     /// The policy's never-remind key when it has one, so a reset can clear it too.

@@ -338,6 +338,11 @@ public final class Prefs: Sendable {
         onDiagnostic?(diagnostic)
     }
 
+    /// Reports a write that could not throw to its caller, for code built on the store (DialogGate).
+    package func reportWriteFailure(_ error: any Error, key: String?) {
+        report(Diagnostic(key: key, kind: .writeFailed("\(error)"), store: storage.description))
+    }
+
     func reportMismatch(_ mismatch: ValueMismatch, key: String) {
         let isNew = state.withLock { $0.reportedMismatches.insert(mismatch).inserted }
         if isNew { report(Diagnostic(key: key, kind: .typeMismatch(mismatch), store: storage.description)) }

@@ -88,6 +88,25 @@ struct FeedLinterTests {
         ])
     }
 
+    @Test("a message that starts after a higher id for the same app is warned about: acknowledging that id hides it")
+    func idsOutOfStartOrder() {
+        func message(_ id: Int, _ bundle: String, startsAt: String?) -> String {
+            #"{"id": \#(id), "bundleId": "\#(bundle)", "title": "t", "text": "x", "confirmLabel": "OK""#
+                + (startsAt.map { #", "startsAt": "\#($0)""# } ?? "") + "}"
+        }
+        let text = "[\n" + [
+            message(6, "a", startsAt: "2026-12-01T00:00:00Z"),
+            message(7, "a", startsAt: nil),
+            message(8, "a", startsAt: "2026-12-02T00:00:00Z"),
+            message(9, "b", startsAt: "2026-11-01T00:00:00Z"),
+            message(5, "b", startsAt: "2026-10-01T00:00:00Z"),
+        ].joined(separator: ",\n") + "\n]"
+        #expect(lint(text) == [
+            "2:89: warning: $[0].startsAt: message 6 starts after message 7, which is live at once: a user who acknowledges 7 first "
+                + "never sees 6, since only ids above lastMessageId are shown; give it an id above 7",
+        ], "8 starts after 7 but has the higher id; 5 starts before 9")
+    }
+
     @Test("invalid JSON is one error with the parser's line and column")
     func invalidJSON() {
         #expect(lint("[\n  {\"id\": 1\n   \"bundleId\": \"a\"}\n]") == [

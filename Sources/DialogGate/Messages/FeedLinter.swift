@@ -13,7 +13,8 @@ import Prefs
 /// Warnings: other unknown keys (with the nearest known key: `appVersion` → did you mean `appVersions`),
 /// control characters in texts, dropped links, `http` links, and messages that can never match: cancelled,
 /// `endsAt` not after `startsAt`, `endsAt` in the past (when `now` is given), an empty version or locale
-/// list, a version list that is the `["0"]` cancel idiom, `rolloutPercent` 0.
+/// list, a version list that is the `["0"]` cancel idiom, `rolloutPercent` 0, and a message that starts after one
+/// with a higher id for the same app (acknowledging the higher id first hides it for good).
 ///
 /// Issues come sorted by location (errors first at the same place), so output is stable; after the first
 /// ``FeedDecoder/maximumIssues``, one last issue counts the others.
@@ -43,6 +44,7 @@ public enum FeedLinter {
             for message in document.feed.messages {
                 issues.add(warnings(for: message, in: document.root, now: now))
             }
+            issues.add(orderWarnings(document.feed.messages, in: document.root))
             return issues.listed()
         }
     }
@@ -95,6 +97,38 @@ public enum FeedLinter {
             warn("link", "the link uses http; use https so the page cannot be altered on the way", at: "url")
         }
         return issues
+    }
+
+    /// Messages that a user may never see because a message with a higher id for the same app goes live first:
+    /// an app shows only ids above its `lastMessageId`, so acknowledging the higher one hides the lower one.
+    private static func orderWarnings(_ messages: [RemoteMessage], in root: LocatedJSON) -> [FeedIssue] {
+        let live = messages.filter(canEverShow)
+        var issues: [FeedIssue] = []
+        for message in live {
+            guard let startsAt = message.startsAt else { continue }
+            // The earliest-starting higher id for the same app that is live before this one.
+            let earlier = live
+                .filter { $0.bundleId == message.bundleId && $0.id > message.id && ($0.startsAt ?? .distantPast) < startsAt }
+                .min { ($0.startsAt ?? .distantPast, $0.id) < ($1.startsAt ?? .distantPast, $1.id) }
+            guard let earlier else { continue }
+            let path = JSONPath.root / message.feedIndex / "startsAt"
+            let location = root[path]?.location ?? root.location
+            let since = earlier.startsAt.map { "from \(ISO8601.format($0))" } ?? "at once"
+            issues.append(FeedIssue(.warning, at: path, location,
+                "message \(message.id) starts after message \(earlier.id), which is live \(since): a user who acknowledges "
+                    + "\(earlier.id) first never sees \(message.id), since only ids above lastMessageId are shown; give it an id above \(earlier.id)"))
+        }
+        return issues
+    }
+
+    /// Whether some installation could be shown `message` at some time (the checks of the warnings above).
+    private static func canEverShow(_ message: RemoteMessage) -> Bool {
+        if message.cancelled || message.rolloutPercent == 0 || message.locales?.isEmpty == true { return false }
+        if let startsAt = message.startsAt, let endsAt = message.endsAt, endsAt <= startsAt { return false }
+        return [message.appVersions, message.osVersions].allSatisfy { list in
+            guard let list else { return true }
+            return !list.entries.isEmpty && !isCancelIdiom(list)
+        }
     }
 
     /// A non-empty list whose entries are all the exact version 0 (`["0"]`, `["0.0"]`), which no app or OS has.

@@ -192,6 +192,8 @@ struct LocalDialogTests {
         #expect(!upgraded.shouldPresent(keeping))
         try upgraded.record(.neverRemind, for: resetting)
         #expect(try launch(appVersion: "1.1").decision(for: resetting).reasons == [.neverRemind(since: clock.now)])
+        #expect(try launch(appVersion: "1.1.0").decision(for: resetting).reasons == [.neverRemind(since: clock.now)],
+                "the same version spelled with a trailing .0 is no change")
     }
 
     @Test("QA overrides show all, hide all and force ids, through the API and the environment, without touching state")

@@ -85,10 +85,16 @@ public enum DialogRules {
     /// The record the rules use: the stored one, or a fresh one when the app version changed under a policy that resets.
     public static func effectiveRecord(_ record: DialogRecord?, policy: DialogPolicy, appVersion: String?) -> (DialogRecord, DialogReason?) {
         guard let record else { return (DialogRecord(), nil) }
-        if policy.resetsOnAppVersionChange, let appVersion, let recorded = record.appVersion, recorded != appVersion {
+        if policy.resetsOnAppVersionChange, let appVersion, let recorded = record.appVersion, !sameVersion(recorded, appVersion) {
             return (DialogRecord(), .resetByAppVersionChange(from: recorded, to: appVersion))
         }
         return (record, nil)
+    }
+
+    /// Versions compare numerically when both parse ("2.1" is "2.1.0"), else as text.
+    static func sameVersion(_ a: String, _ b: String) -> Bool {
+        if let x = Version(a), let y = Version(b) { return x == y }
+        return a == b
     }
 
     /// The record with its clock anchors brought up to `now`; the recorded times themselves never change.

@@ -129,14 +129,16 @@ struct FeedDecoderTests {
             Feeds.message(id: 1, #""link": {"title": "Open", "url": "javascript:alert(1)"}"#),
             Feeds.message(id: 2, #""link": {"title": "Open", "url": "myapp://settings"}"#),
             Feeds.message(id: 3, #""link": {"title": "Open", "url": "https:///nohost"}"#),
-            Feeds.message(id: 4, #""link": {"title": "Open", "url": "http://example.com/info"}"#)
+            Feeds.message(id: 4, #""link": {"title": "Open", "url": "http://example.com/info"}"#),
+            Feeds.message(id: 5, #""link": {"title": "Open", "url": "https://www.apple.com@example.net/"}"#)
         ))
-        #expect(feed.messages.map(\.id) == [1, 2, 3, 4])
-        #expect(feed.messages.map { $0.link?.url.absoluteString } == [nil, nil, nil, "http://example.com/info"])
+        #expect(feed.messages.map(\.id) == [1, 2, 3, 4, 5])
+        #expect(feed.messages.map { $0.link?.url.absoluteString } == [nil, nil, nil, "http://example.com/info", nil])
         #expect(feed.issues.map(\.summary) == [
             #"$[0].link.url: link dropped: the scheme "javascript" is not allowed (allowed: http, https); the message is shown without it"#,
             #"$[1].link.url: link dropped: the scheme "myapp" is not allowed (allowed: http, https); the message is shown without it"#,
             #"$[2].link.url: link dropped: "https:///nohost" has no host; the message is shown without it"#,
+            #"$[4].link.url: link dropped: "https://www.apple.com@example.net/" has a user name before its host "example.net", which makes it read as another site; the message is shown without it"#,
         ])
         let allowing = try FeedDecoder.decode(Feeds.of(Feeds.message(id: 2, #""link": {"title": "Open", "url": "myapp://settings"}"#)),
                                               options: FeedDecoder.Options(allowedLinkSchemes: ["MyApp"]))

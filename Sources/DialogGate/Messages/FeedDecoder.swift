@@ -270,7 +270,9 @@ public enum FeedDecoder {
         let description: String
     }
 
-    /// A link URL that is allowed: `http`/`https` with a host, or a scheme in `allowedSchemes`.
+    /// A link URL that is allowed: `http`/`https` with a host and no user name or password, or a scheme in
+    /// `allowedSchemes`. A user part is refused because it lets a link read as another site
+    /// (`https://www.apple.com@example.net/` leads to example.net).
     static func linkURL(_ text: String, allowedSchemes: Set<String>) -> Result<URL, Problem> {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased() else {
             return .failure(Problem(description: "\"\(text)\" is not an absolute URL"))
@@ -278,6 +280,9 @@ public enum FeedDecoder {
         let extra = Set(allowedSchemes.map { $0.lowercased() })
         if scheme == "http" || scheme == "https" {
             guard let host = url.host, !host.isEmpty else { return .failure(Problem(description: "\"\(text)\" has no host")) }
+            guard url.user == nil, url.password == nil else {
+                return .failure(Problem(description: "\"\(text)\" has a user name before its host \"\(host)\", which makes it read as another site"))
+            }
             return .success(url)
         }
         guard extra.contains(scheme) else {

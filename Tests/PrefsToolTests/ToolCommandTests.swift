@@ -86,7 +86,7 @@ struct ToolCommandTests {
         #expect(try Prefs(.sqlite(URL(fileURLWithPath: target))).storedValue(forKey: "ok") == nil, "all or nothing")
     }
 
-    @Test("export refuses the store itself, by any path, and its sidecars (exit 64, nothing written)", arguments: StoreFile.allCases)
+    @Test("export and import refuse the store itself, by any path, and its sidecars (exit 64, nothing written)", arguments: StoreFile.allCases)
     func exportOntoStore(file: StoreFile) async throws {
         let directory = try TemporaryDirectory()
         let store = file.path(in: directory)
@@ -109,6 +109,11 @@ struct ToolCommandTests {
         #expect(itself.stderr.hasPrefix("prefs-tool: error: refusing to export to \(store): it is the store itself (\(store)); nothing was written\n"))
         let viaLink = try await tool("--store", directory.file("link").path, "export", store)
         #expect(viaLink.status == 64, "a store named by a link: \(viaLink)")
+        for arguments in [["import", store], ["import", "--plist", directory.file("hard").path]] {
+            let imported = try await tool(["--store", store] + arguments)
+            #expect(imported.status == 64, "\(arguments): \(imported)")
+            #expect(imported.stderr.hasPrefix("prefs-tool: error: refusing to import from "), "\(imported.stderr)")
+        }
         #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted() == listing)
         #expect(try await tool("--store", store, "list").stdout == "dialog_neverAgain\tbool\ttrue\nlastMessageId\tint\t0\t(initial)\n")

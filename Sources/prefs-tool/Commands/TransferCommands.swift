@@ -37,11 +37,16 @@ enum TransferCommands {
             Imported values replace stored values of the same keys; other keys are kept. Creates a missing store.
             --plist reads a UserDefaults property list (XML or binary, e.g. ~/.config/NAME.plist, or
             Library/Preferences/BUNDLE-ID.plist from an app container) in one transaction; values Prefs cannot hold are
-            listed by key on stderr. A file that is not a property list exits 65 and changes nothing.
+            listed by key on stderr. A file that is not a property list exits 65 and changes nothing. FILE cannot be
+            the store itself or one of its files (exit 64).
             """,
         flags: ["plist"], positionals: 1...1)
     ) { arguments, context in
         let source = arguments.positionals[0]
+        // Reading the store's own file beside its open connection would also drop SQLite's locks on it.
+        if source != "-", let suffix = context.store.ownFile(source) {
+            throw ToolError.usage("refusing to import from \(source): it is \(context.store.describeOwnFile(suffix)); nothing was written", context.usage)
+        }
         if arguments.flag("plist") {
             guard source != "-" else { throw ToolError.usage("--plist reads a file, not stdin", context.usage) }
             let report: PrefsDefaults.ImportReport

@@ -187,6 +187,28 @@ struct StoreBehaviourTests {
         #expect(prefs.isStored(AppKey.dialogNoMore))
     }
 
+    @Test("enum keys convert a value of another type to the case's type when they can, and never trap on a write")
+    func enumKeyConversions() throws {
+        let fixture = try StoreFixture(.sqlite)
+        let prefs = fixture.prefs
+        prefs[AudioKey.volume] = 1   // an Int literal for a Double case
+        let volume: Double = prefs[AudioKey.volume]
+        #expect(volume == 1.0)
+        #expect(try fixture.reopen().storedValue(forKey: "volume") == StoredValue(type: .double, json: .double(1)))
+        prefs[AppKey.greeting] = "hi"   // a String for a String? case
+        let greeting: String? = prefs[AppKey.greeting]
+        #expect(greeting == "hi")
+        let asInt: Int = prefs[AppKey.lastMessageId]
+        #expect(asInt == 0)
+
+        #expect(throws: PrefsError.self) { try prefs.set("loud", for: AudioKey.volume) }
+        prefs[AudioKey.volume] = true
+        let unchanged: Double = prefs[AudioKey.volume]
+        #expect(unchanged == 1.0, "nothing written")
+        #expect(fixture.diagnostics.all.contains { $0.key == "volume" && "\($0)".contains("AudioKey.volume holds Double values, and Bool true is not one") },
+                "\(fixture.diagnostics.all)")
+    }
+
     @Test("update is an atomic read-modify-write across threads", arguments: Backend.allCases)
     func atomicUpdate(backend: Backend) async throws {
         let fixture = try StoreFixture(backend)
@@ -247,6 +269,27 @@ struct StoreBehaviourTests {
         #expect(await iterator.next() == 3)
         try prefs.reset(.launchCount)
         #expect(await iterator.next() == 0)
+    }
+
+    @Test("values(for:) streams finish when the store is closed or released, so for-await loops end", arguments: [false, true])
+    func streamsFinish(release: Bool) async throws {
+        let directory = try TemporaryDirectory()
+        var prefs: Prefs? = try Prefs(.sqlite(directory.file("s.sqlite")))
+        let stream = try #require(prefs).values(for: Prefs.Key("n", initial: 0))
+        let loop = Task { var seen: [Int] = []; for await value in stream { seen.append(value) }; return seen }
+        try await Task.sleep(for: .milliseconds(50))
+        weak let released = prefs
+        if release { prefs = nil } else { try prefs?.close() }
+        // Bounded, so a regression fails instead of hanging the suite.
+        let seen = await withTaskGroup(of: [Int]?.self) { group in
+            group.addTask { await loop.value }
+            group.addTask { try? await Task.sleep(for: .seconds(60)); return nil }
+            defer { group.cancelAll() }
+            return await group.next() ?? nil
+        }
+        loop.cancel()
+        #expect(seen == [0], "the loop ended after the first value")
+        if release { #expect(released == nil, "the stream did not keep the store alive") }
     }
 
     @Test("values too large are refused and nothing is written", arguments: Backend.allCases)

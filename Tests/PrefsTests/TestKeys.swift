@@ -40,3 +40,10 @@ enum AppKey: String, PrefsKeyEnum {
         }
     }
 }
+
+/// An enum key whose case holds a `Double`: a number literal written to it is an `Int`.
+enum AudioKey: String, PrefsKeyEnum {
+    case volume
+
+    var initialValue: any PrefsStorable { 0.5 }
+}

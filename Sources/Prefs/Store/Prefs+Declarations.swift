@@ -106,9 +106,29 @@ extension Prefs {
     /// ```swift
     /// let neverAgain: Bool = prefs[AppKey.dialogNoMore]
     /// ```
+    ///
+    /// A value of another type is converted to the case's type when its stored form reads as one, so a number
+    /// literal works for a `Double` case (`prefs[Volume.level] = 1`). A write that cannot be converted is reported as
+    /// a diagnostic and writes nothing; a read as a type the case's values cannot convert to stops with both types
+    /// (a programming error, like a wrong cast).
     public subscript<Key: PrefsKeyEnum, Value: PrefsStorable>(key: Key) -> Value {
-        get { self[key.key(as: Value.self)] }
-        set { self[key.key(as: Value.self)] = newValue }
+        get {
+            if key.initialValue is Value { return self[key.key(as: Value.self)] }
+            func read<Stored: PrefsStorable>(_ initial: Stored) -> Value {
+                let stored = self[Prefs.Key(key.rawValue, initial: initial, formerNames: key.formerNames)]
+                do {
+                    return try Value(storedJSON: stored.storedJSON())
+                } catch {
+                    preconditionFailure("\(Key.self).\(key) holds \(Stored.self) values, which cannot be read as \(Value.self): \(error)")
+                }
+            }
+            return read(key.initialValue)
+        }
+        set {
+            do { try set(newValue, for: key) } catch {
+                report(Diagnostic(key: key.rawValue, kind: .writeFailed("\(error)"), store: storage.description))
+            }
+        }
     }
 
     /// Reads an enum key, telling a stored value apart from the initial value.
@@ -116,9 +136,20 @@ extension Prefs {
         lookup(key.key(as: Value.self))
     }
 
-    /// Writes an enum key.
+    /// Writes an enum key. A value of another type is converted to the case's type when its stored form reads as
+    /// one (`1` for a `Double` case); otherwise this throws ``PrefsError/encodingFailed(key:reason:)`` and writes nothing.
     public func set<Key: PrefsKeyEnum, Value: PrefsStorable>(_ value: Value, for key: Key) throws {
-        try set(value, for: key.key(as: Value.self))
+        if key.initialValue is Value { return try set(value, for: key.key(as: Value.self)) }
+        func write<Stored: PrefsStorable>(_ initial: Stored) throws {
+            let converted: Stored
+            do {
+                converted = try Stored(storedJSON: value.storedJSON())
+            } catch {
+                throw PrefsError.encodingFailed(key: key.rawValue, reason: "\(Key.self).\(key) holds \(Stored.self) values, and \(Value.self) \(value) is not one (\(error))")
+            }
+            try set(converted, for: Prefs.Key(key.rawValue, initial: initial, formerNames: key.formerNames))
+        }
+        try write(key.initialValue)
     }
 
     /// Whether a value is stored for an enum key.

@@ -24,6 +24,7 @@ extension Prefs {
             state.closed = true
             state.polling = nil
         }
+        finishObservers()
         try io.close { backend in try backend.flush() }
     }
 

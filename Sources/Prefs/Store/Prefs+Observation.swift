@@ -4,13 +4,14 @@ import Observation
 extension Prefs {
     /// The values of `key`: the current value first, then each change, whether made in this process or,
     /// while the stream is alive, by another (seen within `pollInterval`). Repeated equal values are skipped.
+    /// The stream finishes when the store is closed or released.
     ///
     /// ```swift
     /// for await count in prefs.values(for: .launchCount) { print(count) }
     /// ```
     public func values<Value>(for key: Key<Value>) -> AsyncStream<Value> {
         let (stream, continuation) = AsyncStream.makeStream(of: Value.self)
-        let observer = Observer(key: key) { [weak self] stored in
+        let observer = Observer(key: key, finish: { continuation.finish() }) { [weak self] stored in
             continuation.yield(self?.decodeForObserver(stored, key: key) ?? key.initial)
         }
         register(observer)
@@ -60,6 +61,16 @@ extension Prefs {
         }
     }
 
+    /// Ends every observation: called when the store is closed or released, so `for await` loops over
+    /// ``values(for:)`` end instead of waiting for ever.
+    func finishObservers() {
+        let observers = state.withLock { state in
+            defer { state.observers = [:]; state.polling = nil }
+            return Array(state.observers.values)
+        }
+        for observer in observers { observer.finish?() }
+    }
+
     func unregister(_ observer: Observer) {
         state.withLock { state in
             state.observers.removeValue(forKey: ObjectIdentifier(observer))
@@ -86,12 +97,15 @@ extension Prefs {
     /// One subscriber to one key. Deliveries happen in order, one at a time, and never repeat a value.
     final class Observer: Sendable {
         let key: Keys
+        /// Ends the subscriber's stream, if it has one.
+        let finish: (@Sendable () -> Void)?
         private let deliver: @Sendable (StoredValue?) -> Void
         /// The generation and value last delivered (`.none`: nothing delivered yet).
         private let progress = Locked<(generation: UInt64, last: StoredValue??)>((0, .none))
 
-        init(key: Keys, deliver: @escaping @Sendable (StoredValue?) -> Void) {
+        init(key: Keys, finish: (@Sendable () -> Void)? = nil, deliver: @escaping @Sendable (StoredValue?) -> Void) {
             self.key = key
+            self.finish = finish
             self.deliver = deliver
         }
 

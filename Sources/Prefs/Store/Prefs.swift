@@ -99,6 +99,7 @@ public final class Prefs: Sendable {
     }
 
     deinit {
+        finishObservers()
         let pending = takePendingDeclarations()
         io.close { backend in
             let unrecorded = Self.unrecorded(pending, in: backend)

@@ -207,6 +207,47 @@ struct StoreCommandTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted() == ["defaults.plist", "import.json", "s.sqlite"])
     }
 
+    /// SQLite copies the write-ahead log into the database file when the last connection closes. On a damaged
+    /// store that would change the bytes a recovery needs, and `check` and `list` would write to a store they refuse.
+    @Test("a damaged store with a write-ahead log still pending is left exactly as it was, log included, by every command")
+    func damagedPagesWithPendingLog() async throws {
+        let directory = try TemporaryDirectory()
+        let original = directory.file("o.sqlite").path
+        let store = directory.file("s.sqlite").path
+        var values: [String: StoredValue?] = [:]
+        for index in 0..<400 { values[String(format: "key%04d", index)] = StoredValue(type: .string, json: .string(String(repeating: "v", count: 150))) }
+        try Prefs(.sqlite(URL(fileURLWithPath: original))).setStoredValues(values)
+        // A log with frames: copied while a connection that wrote them is still open (as after a crash).
+        let writer = try Prefs(.sqlite(URL(fileURLWithPath: original)))
+        try writer.set(1, for: Prefs.Key("late", initial: 0))
+        try FileManager.default.copyItem(atPath: original, toPath: store)
+        try FileManager.default.copyItem(atPath: original + "-wal", toPath: store + "-wal")
+        try writer.close()
+        var random = SeededGenerator(seed: 5)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: store))
+        try handle.seek(toOffset: UInt64(11 * 4096))
+        try handle.write(contentsOf: Data((0..<4000).map { _ in UInt8.random(in: 0...255, using: &random) }))
+        try handle.close()
+        let before = try Data(contentsOf: URL(fileURLWithPath: store))
+        let log = try Data(contentsOf: URL(fileURLWithPath: store + "-wal"))
+        try #require(!log.isEmpty)
+        for arguments in [["check"], ["list"], ["export"], ["set", "z", "1"], ["reset", "--all"]] {
+            let result = try await tool(["--store", store] + arguments)
+            #expect(result.status == 65, "\(arguments): \(result)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before, "\(arguments): the database file changed")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: store + "-wal")) == log, "\(arguments): the log changed or was merged")
+        }
+        // In this process too: a store that finds damage keeps the log when it is released.
+        #expect(throws: PrefsError.self) {
+            let prefs = try Prefs(.sqlite(URL(fileURLWithPath: store)))
+            defer { try? prefs.close() }
+            if try prefs.integrityProblems().isEmpty { return }
+            throw PrefsError.corruptStore(path: store, reason: "found by integrityProblems()")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store + "-wal")) == log)
+    }
+
     @Test("a missing store is an I/O error for commands that only read")
     func missingStore() async throws {
         let directory = try TemporaryDirectory()

@@ -162,7 +162,7 @@ final class SQLiteConnection {
         var message: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(db, sql, nil, nil, &message)
         if rc != SQLITE_OK {
-            var error = SQLiteError(resultCode: rc, db: db, sql: sql, path: path)
+            var error = SQLiteError.raised(rc, db: db, sql: sql, path: path)
             if let message {
                 error.message = String(cString: message)
             }
@@ -217,7 +217,7 @@ final class SQLiteConnection {
             }
         }
         guard rc == SQLITE_OK else {
-            throw SQLiteError(resultCode: rc, db: db, sql: sql, path: path)
+            throw SQLiteError.raised(rc, db: db, sql: sql, path: path)
         }
         guard let handle else {
             throw SQLiteError(misuse: "no SQL statement to prepare", sql: sql, path: path)
@@ -390,7 +390,9 @@ final class SQLiteConnection {
             problems.append(statement.columnText(0) ?? "")
         }
         statement.reset()
-        return problems == ["ok"] ? [] : problems
+        if problems == ["ok"] { return [] }
+        if let db { prefs_sqlite_keep_wal_on_close(db) }  // damaged: see SQLiteError.raised
+        return problems
     }
 
     /// `duration` in whole milliseconds, clamped to `0...Int32.max`.

@@ -197,6 +197,16 @@ extension SQLiteError {
         )
     }
 
+    /// The error for a failed call on `db`, as ``init(resultCode:db:sql:path:)``. A connection that meets a damaged
+    /// database (`SQLITE_CORRUPT`, `SQLITE_NOTADB`) also stops the checkpoint SQLite runs when it closes: copying the
+    /// write-ahead log into a damaged file would change the very bytes a recovery needs, and Prefs never writes to a
+    /// store it cannot read.
+    static func raised(_ resultCode: Int32, db: OpaquePointer?, sql: String?, path: String?) -> SQLiteError {
+        let primary = resultCode & 0xff
+        if let db, primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB { prefs_sqlite_keep_wal_on_close(db) }
+        return SQLiteError(resultCode: resultCode, db: db, sql: sql, path: path)
+    }
+
     /// An error raised by this layer rather than by SQLite (misuse, wrong argument count…).
     init(misuse message: String, code: Int32 = SQLITE_MISUSE, sql: String?, path: String?) {
         self.init(extendedCode: code, message: message, sql: sql, path: path)

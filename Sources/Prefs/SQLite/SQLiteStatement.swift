@@ -119,7 +119,7 @@ final class SQLiteStatement {
             }
         }
         if rc != SQLITE_OK {
-            throw SQLiteError(resultCode: rc, db: sqlite3_db_handle(handle), sql: sql, path: path)
+            throw SQLiteError.raised(rc, db: sqlite3_db_handle(handle), sql: sql, path: path)
         }
     }
 
@@ -151,7 +151,7 @@ final class SQLiteStatement {
         let rc = sqlite3_step(handle)
         if rc == SQLITE_ROW { return true }
         if rc == SQLITE_DONE { return false }
-        let error = SQLiteError(resultCode: rc, db: sqlite3_db_handle(handle), sql: sql, path: path)
+        let error = SQLiteError.raised(rc, db: sqlite3_db_handle(handle), sql: sql, path: path)
         if let cache {
             cache.evict(self)
         }

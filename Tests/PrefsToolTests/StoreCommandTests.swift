@@ -204,7 +204,12 @@ struct StoreCommandTests {
         }
         #expect(try await tool("--store", store, "check").status == 65)
         #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before, "no byte changed")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted() == ["defaults.plist", "import.json", "s.sqlite"])
+        // Opening in WAL mode creates the log and shared-memory files; a store found damaged keeps them (empty of
+        // frames) rather than checkpoint at close. Nothing else appears: no copy, no target store.
+        let listing = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted()
+        #expect(listing.filter { !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") } == ["defaults.plist", "import.json", "s.sqlite"], "\(listing)")
+        let logSize = try? FileManager.default.attributesOfItem(atPath: store + "-wal")[.size] as? Int
+        #expect(logSize == nil || logSize == 0, "no frame in the log")
     }
 
     /// SQLite copies the write-ahead log into the database file when the last connection closes. On a damaged
@@ -216,7 +221,9 @@ struct StoreCommandTests {
         let store = directory.file("s.sqlite").path
         var values: [String: StoredValue?] = [:]
         for index in 0..<400 { values[String(format: "key%04d", index)] = StoredValue(type: .string, json: .string(String(repeating: "v", count: 150))) }
-        try Prefs(.sqlite(URL(fileURLWithPath: original))).setStoredValues(values)
+        let first = try Prefs(.sqlite(URL(fileURLWithPath: original)))
+        try first.setStoredValues(values)
+        try first.close()  // every page in the database file (the last connection checkpoints when it closes)
         // A log with frames: copied while a connection that wrote them is still open (as after a crash).
         let writer = try Prefs(.sqlite(URL(fileURLWithPath: original)))
         try writer.set(1, for: Prefs.Key("late", initial: 0))

@@ -51,6 +51,15 @@ struct MessageCenterTests {
         #expect(server.requests.count == 3)
     }
 
+    @Test("the center declares lastMessageId, so prefs-tool lists it, and finds it to reset, before any acknowledgement")
+    func declaresLastMessageId() throws {
+        let directory = try TemporaryDirectory()
+        let prefs = try Prefs(.sqlite(directory.file("prefs.sqlite")))
+        _ = center(URL(string: "https://example.com/messages.json")!, prefs: prefs, lastMessageIdKey: "seenId")
+        try prefs.flush()
+        #expect(try prefs.declaredKeys()["seenId"] == KeyDeclaration(type: .int, initial: .int(0)))
+    }
+
     @Test("a message presented but not acknowledged shows again")
     func notAcknowledgedShowsAgain() async throws {
         let directory = try TemporaryDirectory()

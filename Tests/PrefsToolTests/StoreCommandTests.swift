@@ -82,6 +82,13 @@ struct StoreCommandTests {
         #expect(missing.stdout.isEmpty)
         #expect(missing.stderr == "prefs-tool: error: key \"lastMesageId\" not found; did you mean \"lastMessageId\"?\n")
         #expect(try await tool("--store", store, "get", "lastMessageId").stdout == "0\n")
+
+        // Declared with a nil initial value (an Optional key) and nothing stored: no value, and no did-you-mean to itself.
+        try Prefs(.file(URL(fileURLWithPath: store))).declare(Prefs.Key<String?>("nickname", initial: nil))
+        let empty = try await tool("--store", store, "get", "nickname")
+        #expect(empty.status == 1)
+        #expect(empty.stderr == "prefs-tool: error: key \"nickname\" has no value: nothing is stored, and its declared initial value (string) is nil\n")
+        #expect(try await tool("--store", store, "list").stdout == "lastMessageId\tint\t0\t(initial)\nnickname\tstring\tnull\t(initial)\n")
     }
 
     @Test("list shows stored and declared keys; --json gives type, value, initial and stored", arguments: StoreFile.allCases)

@@ -107,6 +107,9 @@ public final class MessageCenter {
         self.prefs = prefs
         self.context = context
         self.lastMessageIdKey = Prefs.Key<Int>(lastMessageIdKey, initial: 0)
+        // Reads go through the stored value (to read "3" as UserDefaults would), which declares nothing: declare the
+        // key here, so `prefs-tool list` shows it, and `reset lastMessageId` finds it, before the first acknowledgement.
+        prefs.declareOnFirstUse(self.lastMessageIdKey)
         self.clock = clock
         fetcher = FeedFetcher(url: feedURL, prefs: prefs, options: options, loader: loader, clock: clock, random: random)
     }

@@ -45,7 +45,7 @@ extension Prefs {
     /// Notes `key` the first time this process reads it. Nothing is read or written here: the declaration is
     /// compared with the store's and written, if it differs, with the next write, on `flush()` or `close()`, or by a
     /// background write shortly after. A read never waits for a declaration.
-    func declareOnFirstUse(_ key: Keys) {
+    package func declareOnFirstUse(_ key: Keys) {
         let schedule = state.withLock { state -> Bool in
             state.declared.insert(key.name)
             state.pendingDeclarations[key.name] = key.declaration

@@ -35,7 +35,7 @@ enum StoreCommands {
                 if let value = stored[name] {
                     Terminal.printData("\(name)\t\(value.type)\t\(ValueText.plain(value))")
                 } else if let declaration = declared[name] {
-                    let initial = declaration.initialValue.map(ValueText.plain) ?? "nil"
+                    let initial = declaration.initialValue.map(ValueText.plain) ?? "null"
                     Terminal.printData("\(name)\t\(declaration.type)\t\(initial)\t(initial)")
                 }
             }
@@ -54,7 +54,11 @@ enum StoreCommands {
     ) { arguments, context in
         let name = arguments.positionals[0]
         let prefs = try context.store.open()
-        guard let value = try prefs.storedValue(forKey: name) ?? prefs.declaredKeys()[name]?.initialValue else {
+        let declaration = try prefs.declaredKeys()[name]
+        guard let value = try prefs.storedValue(forKey: name) ?? declaration?.initialValue else {
+            if let declaration {
+                throw ToolError(code: .notFound, message: "key \(ValueText.quoted(name)) has no value: nothing is stored, and its declared initial value (\(declaration.type)) is nil")
+            }
             throw ToolError(code: .notFound, message: "key \(ValueText.quoted(name)) not found\(try suggestion(for: name, in: prefs))")
         }
         if arguments.flag("json") {

@@ -91,6 +91,8 @@ enum PrefsTool {
                 index += 1
             }
         }
+        // `--store "$UNSET"` must not fall back to the default store: that would write to the real one.
+        if path?.isEmpty == true { throw .usage("option '--store' needs a path, not an empty value", usage) }
         return path
     }
 

@@ -23,6 +23,11 @@ struct ToolCommandTests {
         #expect(option.status == 64)
         #expect(option.stderr == "prefs-tool: error: unknown option '--jsn' for 'list'; did you mean '--json'?\nusage: prefs-tool [--store PATH] list [--json]\n")
         #expect(try await tool().status == 64)
+        for empty in [["--store=", "set", "x", "1"], ["--store", "", "list"]] {
+            let refused = try await tool(empty)
+            #expect(refused.status == 64, "\(empty)")
+            #expect(refused.stderr.hasPrefix("prefs-tool: error: option '--store' needs a path, not an empty value\n"), "\(refused.stderr)")
+        }
         #expect(try await tool("get").status == 64)
     }
 

@@ -124,6 +124,20 @@ struct ToolCommandTests {
         #expect(try await tool("--store", store, "list").stdout == "dialog_neverAgain\tbool\ttrue\nlastMessageId\tint\t0\t(initial)\n")
     }
 
+    @Test("export and migrate refuse a store holding a value that does not fit its type: an export must import back")
+    func exportUnreadableValue() async throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.file("s.json").path
+        try Data(#"{"formatVersion": 1, "values": {"bad": {"type": "int", "value": "x"}, "ok": {"type": "int", "value": 1}}}"#.utf8)
+            .write(to: URL(fileURLWithPath: store))
+        let exported = try await tool("--store", store, "export", directory.file("e.json").path)
+        #expect(exported.status == 65)
+        #expect(exported.stderr == "prefs-tool: error: \(store): $.values.bad.value: type int: expected an integer, found string\n", "\(exported.stderr)")
+        let migrated = try await tool("--store", store, "migrate", "--to", directory.file("m.sqlite").path)
+        #expect(migrated.status == 65, "\(migrated)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted() == ["s.json"], "nothing written")
+    }
+
     @Test("export to a symbolic link writes through: the link stays and its target gets the document")
     func exportThroughLink() async throws {
         let directory = try TemporaryDirectory()

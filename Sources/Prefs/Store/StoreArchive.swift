@@ -15,17 +15,26 @@ public enum StoreArchive {
         return document.encoded()
     }
 
-    /// The archive of every value stored in `prefs`.
+    /// The archive of every value stored in `prefs`. Throws, writing nothing, when a value could not be read back
+    /// by ``decode(_:source:)`` (see ``validate(_:source:)``): an export is only as good as its import.
     public static func export(_ prefs: Prefs) throws -> Data {
-        encode(try prefs.snapshot())
+        let values = try prefs.snapshot()
+        try validate(values, source: prefs.storage.path ?? prefs.storage.description)
+        return encode(values)
     }
 
-    /// Reads an archive and checks every entry: a valid key name, a known type, a value of that type's shape.
-    /// Throws ``PrefsError/corruptStore(path:reason:)`` naming `source` and the first problem.
+    /// Reads an archive and checks every entry (``validate(_:source:)``).
     public static func decode(_ data: Data, source: String) throws(PrefsError) -> [String: StoredValue] {
         let document = try JSONStoreDocument(data: data, path: source)
-        for key in document.values.keys.sorted() {
-            guard let value = document.values[key] else { continue }
+        try validate(document.values, source: source)
+        return document.values
+    }
+
+    /// Checks every entry: a valid key name, a known type, a value of that type's shape. Throws
+    /// ``PrefsError/corruptStore(path:reason:)`` naming `source`, the entry's JSON path and the first problem.
+    public static func validate(_ values: [String: StoredValue], source: String) throws(PrefsError) {
+        for key in values.keys.sorted() {
+            guard let value = values[key] else { continue }
             if let problem = KeyName.problem(with: key) {
                 throw .corruptStore(path: source, reason: "$.values\(JSONPath.member(key)): \(problem)")
             }
@@ -36,6 +45,5 @@ public enum StoreArchive {
                 throw .corruptStore(path: source, reason: "$.values\(JSONPath.member(key)).value: \(problem)")
             }
         }
-        return document.values
     }
 }

@@ -88,6 +88,7 @@ enum TransferCommands {
         // The source is checked too: a damaged page could hide values from the copy without an error.
         let source = try context.store.open(checked: true)
         let values = try source.snapshot()
+        do { try StoreArchive.validate(values, source: context.store.path) } catch { throw ToolError(error) }
         let declarations = try source.declaredKeys()
         let locator = StoreLocator(option: targetPath, environment: context.environment)
         // A new target that the copy then fails to fill (a value the target refuses, an I/O error) is removed again.

@@ -140,8 +140,12 @@ struct FeedCommandTests {
         #expect(big.stderr.contains("1048576"), "\(big.stderr)")
         let bad = try await tool("feed", "fetch", server.url("/bad.json").absoluteString)
         #expect(bad.status == 65, "\(bad.stderr)")
-        let refused = try await tool("feed", "fetch", "http://example.invalid/messages.json")
-        #expect(refused.status == 74)
-        #expect(refused.stderr.contains("https"), "\(refused.stderr)")
+        // Refused before the store is opened: no store is created, no backoff recorded.
+        let newStore = directory.file("refused.sqlite").path
+        let refused = try await tool("--store", newStore, "feed", "fetch", "http://example.invalid/messages.json")
+        #expect(refused.status == 64)
+        #expect(refused.stderr.hasPrefix("prefs-tool: error: refusing http://example.invalid/messages.json: only https is allowed"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("(pass --allow-http to allow it)"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: newStore))
     }
 }

@@ -133,6 +133,11 @@ enum FeedCommand {
         guard let source, let url = URL(string: source), url.scheme != nil else {
             throw ToolError.usage("feed fetch needs a URL such as https://example.com/messages.json", context.usage)
         }
+        // Refused before the store is opened, so a refused URL creates no store and records no backoff.
+        if let refusal = FeedURLPolicy.refusal(for: url, allowInsecureHTTP: arguments.flag("allow-http")) {
+            let hint = if case .insecureURL = refusal { " (pass --allow-http to allow it)" } else { "" }
+            throw ToolError.usage("\(refusal)\(hint)", context.usage)
+        }
         let prefs = context.store.isExplicit || context.store.exists ? try context.store.open(create: true, checked: true) : try Prefs(.memory)
         let options = FeedFetcher.Options(allowInsecureHTTP: arguments.flag("allow-http"))
         let fetcher = FeedFetcher(url: url, prefs: prefs, options: options)
@@ -141,7 +146,7 @@ enum FeedCommand {
         switch result.source {
         case .network: Terminal.print("status: 200 OK (fetched)")
         case .notModified: Terminal.print("status: 304 Not Modified (the stored feed is current)")
-        case .cache: Terminal.print("status: not requested (\(result.error.map { "\($0)" } ?? "the stored feed is fresh"))")
+        case .cache: Terminal.print("status: not requested (\(result.error.map { "\($0)" } ?? "the stored feed is fresh"); --force to request it now)")
         case .none: break
         }
         if let cache = fetcher.cache {

@@ -73,6 +73,17 @@ struct FileStoreTests {
         }
     }
 
+    @Test("a write keeps the mode the owner gave an existing store file", arguments: [Backend.json, .sqlite])
+    func existingModeKept(backend: Backend) throws {
+        let directory = try TemporaryDirectory()
+        let path = try #require(backend.storage(directory).path)
+        try Prefs(backend.storage(directory)).set(1, for: .launchCount)
+        try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: path)
+        try Prefs(backend.storage(directory)).set(2, for: .launchCount)
+        #expect(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int == 0o640)
+        #expect(try Prefs(backend.storage(directory))[.launchCount] == 2)
+    }
+
     @Test("a corrupt JSON store fails to open with the file, line and column, and its bytes are kept",
           arguments: [
             ("{\"formatVersion\": 1, \"values\": {", "invalid JSON at 1:33: expected a string key or '}', found end of input"),

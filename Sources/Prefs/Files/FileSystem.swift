@@ -135,6 +135,11 @@ enum FileSystem {
         guard fd >= 0 else { throw .io(path: temporary, operation: "create", errno: errno) }
         do throws(PrefsError) {
             defer { close(fd) }
+            // A new store is private (0600); an existing one keeps the mode its owner gave it, as SQLite's files do.
+            var existing = stat()
+            if stat(path, &existing) == 0, existing.st_mode & 0o777 != 0o600, fchmod(fd, existing.st_mode & 0o777) != 0 {
+                throw PrefsError.io(path: temporary, operation: "fchmod", errno: errno)
+            }
             try writeAll(fd, data, path: temporary)
             if sync, fsync(fd) != 0 { throw PrefsError.io(path: temporary, operation: "fsync", errno: errno) }
         } catch {

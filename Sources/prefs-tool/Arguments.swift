@@ -22,8 +22,9 @@ struct ParsedArguments {
 
 /// A small hand-written parser: `--opt value` and `--opt=value`, flags, `-h`/`--help`, and `--` ending options.
 enum ArgumentParser {
-    /// `-5`, `-0.25`, `-1e3`: no option of the tool starts with a digit or a dot.
+    /// `-5`, `-0.25`, `-1e3`, `-inf`: no option of the tool starts with a digit or a dot, or is named inf.
     static func isNegativeNumber(_ argument: String) -> Bool {
+        if ["-inf", "-infinity"].contains(argument.lowercased()) { return true }
         guard argument.count > 1, let second = argument.dropFirst().first, second.isASCII,
               second.isNumber || second == "." else { return false }
         return Double(argument) != nil

@@ -32,7 +32,7 @@ struct StoreLocator {
     /// would then change a store that `list`, `export` and `check` already refuse.
     func open(create: Bool = false, checked: Bool = false) throws -> Prefs {
         guard create || exists else {
-            throw ToolError.io("no store at \(path) (give --store PATH or set PREFS_STORE)")
+            throw ToolError.io("no store at \(path)" + (isExplicit ? "" : " (give --store PATH or set PREFS_STORE)"))
         }
         let prefs: Prefs
         do {

@@ -267,8 +267,11 @@ struct StoreCommandTests {
         let directory = try TemporaryDirectory()
         let result = try await tool("--store", directory.file("none.sqlite").path, "list")
         #expect(result.status == 74)
-        #expect(result.stderr == "prefs-tool: error: no store at \(directory.file("none.sqlite").path) (give --store PATH or set PREFS_STORE)\n")
+        #expect(result.stderr == "prefs-tool: error: no store at \(directory.file("none.sqlite").path)\n")
         #expect(!FileManager.default.fileExists(atPath: directory.file("none.sqlite").path))
+        // Without --store or PREFS_STORE, the hint says how to name one.
+        let defaulted = try await tool(["list"], environment: ["XDG_CONFIG_HOME": directory.url.path])
+        #expect(defaulted.stderr == "prefs-tool: error: no store at \(directory.url.path)/prefs/default.sqlite (give --store PATH or set PREFS_STORE)\n")
     }
 
     @Test("PREFS_STORE picks the store when --store is absent")

@@ -6,9 +6,9 @@ import Darwin
 #endif
 
 /// The few POSIX file operations the file-backed stores need, with errors that name the path.
-enum FileSystem {
+package enum FileSystem {
     /// Identity of a file's current content: changes whenever another process replaces or rewrites it.
-    struct Stamp: Hashable, Sendable {
+    package struct Stamp: Hashable, Sendable {
         var device: UInt64
         var inode: UInt64
         var size: Int64
@@ -28,7 +28,7 @@ enum FileSystem {
 
     /// The whole content of `path`, or nil when it does not exist. Throws for anything but a regular file
     /// (see ``openRegularFile(_:)``).
-    static func contents(of path: String) throws(PrefsError) -> (Data, Stamp)? {
+    package static func contents(of path: String) throws(PrefsError) -> (Data, Stamp)? {
         guard let (fd, info) = try openRegularFile(path) else { return nil }
         defer { close(fd) }
         var data = Data(count: Int(info.st_size))

@@ -51,7 +51,8 @@ enum CheckCommand {
             for problem in problems { Terminal.error(problem) }
             throw ToolError.data("\(context.store.path): \(problems.count) problem\(problems.count == 1 ? "" : "s") found")
         }
-        Terminal.print("ok: \(context.store.path) (\(try prefs.snapshot().count) values)")
+        let count = try prefs.snapshot().count
+        Terminal.print("ok: \(context.store.path) (\(count) value\(count == 1 ? "" : "s"))")
         return 0
     }
 }

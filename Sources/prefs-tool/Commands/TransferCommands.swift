@@ -113,12 +113,15 @@ enum TransferCommands {
         return 0
     }
 
+    /// The bytes of `source` (`-`: stdin). Only a regular file is read: a FIFO or a device is refused (exit 65) rather
+    /// than waited on or read for ever, and a directory or a missing file is an I/O error (exit 74).
     static func read(_ source: String) throws -> Data {
         if source == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
         do {
-            return try Data(contentsOf: URL(fileURLWithPath: source))
-        } catch {
-            throw ToolError.io("cannot read \(source): \((error as NSError).localizedDescription)")
+            guard let (data, _) = try FileSystem.contents(of: source) else { throw ToolError.io("cannot read \(source): no such file") }
+            return data
+        } catch let error as PrefsError {
+            throw ToolError(error)
         }
     }
 

@@ -109,7 +109,14 @@ enum ArgumentParser {
 /// "Did you mean": the closest candidate by edit distance, when it is close enough to be a typo.
 enum Suggestion {
     static func nearest(to word: String, in candidates: [String]) -> String? {
-        let scored = candidates.map { ($0, distance(word.lowercased(), $0.lowercased())) }
+        let lowered = word.lowercased()
+        let scored = candidates.map { ($0, distance(lowered, $0.lowercased())) }
+        // A word that starts another, or that another starts (integer → int, --stor → --store), whatever the distance.
+        let prefixed = scored.filter { candidate, _ in
+            let other = candidate.lowercased().drop { $0 == "-" }, plain = lowered.drop { $0 == "-" }
+            return min(other.count, plain.count) >= 3 && (other.hasPrefix(plain) || plain.hasPrefix(other))
+        }
+        if let best = prefixed.min(by: { $0.1 < $1.1 }) { return best.0 }
         guard let best = scored.min(by: { $0.1 < $1.1 }) else { return nil }
         return best.1 <= max(2, word.count / 3) ? best.0 : nil
     }

@@ -39,6 +39,7 @@ enum PrefsTool {
     private static func dispatch(_ arguments: [String], environment: [String: String]) async throws -> Int32 {
         var arguments = arguments
         let storePath = try extractStoreOption(&arguments)
+        if arguments.first == "--" { arguments.removeFirst() }  // `prefs-tool --store S -- list`: options end before the command
         guard let first = arguments.first else {
             Terminal.note(overview)
             return ToolError.Code.usage.rawValue
@@ -56,7 +57,8 @@ enum PrefsTool {
             break
         }
         guard let command = commands.first(where: { $0.spec.name == first }) else {
-            let hint = Suggestion.nearest(to: first, in: commands.map(\.spec.name) + ["help"]).map { "; did you mean '\($0)'?" } ?? ""
+            let candidates = first.hasPrefix("-") ? ["--store", "--help", "--version"] : commands.map(\.spec.name) + ["help"]
+            let hint = Suggestion.nearest(to: first, in: candidates).map { "; did you mean '\($0)'?" } ?? ""
             let what = first.hasPrefix("-") ? "unknown option '\(first)'" : "unknown command '\(first)'"
             throw ToolError.usage("\(what)\(hint)", usage + "\n(see 'prefs-tool help')")
         }
@@ -97,7 +99,7 @@ enum PrefsTool {
     }
 
     private static func help(_ arguments: [String]) throws -> Int32 {
-        guard let name = arguments.first else {
+        guard let name = arguments.first, name != "help" else {
             Terminal.print(overview)
             return 0
         }

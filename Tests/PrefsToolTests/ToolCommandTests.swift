@@ -23,6 +23,13 @@ struct ToolCommandTests {
         #expect(option.status == 64)
         #expect(option.stderr == "prefs-tool: error: unknown option '--jsn' for 'list'; did you mean '--json'?\nusage: prefs-tool [--store PATH] list [--json]\n")
         #expect(try await tool().status == 64)
+        #expect(try await tool("--stor", "x", "list").stderr.hasPrefix("prefs-tool: error: unknown option '--stor'; did you mean '--store'?\n"))
+        #expect(try await tool("help", "help").stdout.hasPrefix("prefs-tool: inspect and reset"))
+        let directory = try TemporaryDirectory()
+        let store = directory.file("s.json").path
+        #expect(try await tool("--store", store, "set", "x", "1", "--type", "integer").stderr
+            .hasPrefix("prefs-tool: error: unknown type 'integer'; did you mean 'int'?\n"))
+        #expect(try await tool("--store", store, "--", "set", "x", "1").status == 0, "'--' before the command ends the global options")
         for empty in [["--store=", "set", "x", "1"], ["--store", "", "list"]] {
             let refused = try await tool(empty)
             #expect(refused.status == 64, "\(empty)")

@@ -273,9 +273,10 @@ struct ToolCommandTests {
         try await Task.sleep(for: .milliseconds(300))
         try prefs.reset(Prefs.Key("a", initial: 0))
         try await Task.sleep(for: .milliseconds(500))
-        process.terminate()
+        kill(process.processIdentifier, SIGINT)  // Ctrl-C
         let result = await ChildProcess.finish(process, out, err)
         #expect(result.stdout == "a\tint\t2\na\t(reset)\n")
+        #expect(!result.signaled && result.status == 0, "an interrupt ends watch cleanly: \(result)")
     }
 
     @Test("dialogs list and reset")

@@ -8,7 +8,9 @@ enum WatchCommand {
         usage: "prefs-tool [--store PATH] watch [KEY…] [--interval MILLISECONDS]",
         help: """
             One line per change: KEY<TAB>TYPE<TAB>VALUE, or KEY<TAB>(reset) when a value is removed.
-            The store is checked every --interval milliseconds (default 200). Changes from any process are seen.
+            The store is checked every --interval milliseconds (default 200); changes from any process are seen, and
+            several changes to one key between two checks show as the last. Interrupt (Ctrl-C) or terminate to stop:
+            the lines of the current check are finished, and the exit status is 0.
             """,
         options: ["interval"], positionals: 0...Int.max)
     ) { arguments, context in
@@ -22,9 +24,11 @@ enum WatchCommand {
             return keys.isEmpty ? all : all.filter { keys.contains($0.key) }
         }
         var last = try current()
+        let stop = StopRequest(signals: [SIGINT, SIGTERM])
         Terminal.note("watching \(context.store.path)\(keys.isEmpty ? "" : " for " + keys.sorted().joined(separator: ", ")); interrupt to stop")
         while true {
             try await Task.sleep(for: .milliseconds(interval))
+            if stop.isRequested { return 0 }
             let now = try current()
             for name in Set(last.keys).union(now.keys).sorted() where last[name] != now[name] {
                 if let value = now[name] {
@@ -36,6 +40,27 @@ enum WatchCommand {
             last = now
         }
     }
+}
+
+/// A stop asked for by a signal, noticed between two units of work instead of ending the process in the middle of
+/// one (a line half written to a slow pipe).
+// @unchecked Sendable: the sources are set once here and only kept alive; the flag is behind a lock.
+final class StopRequest: @unchecked Sendable {
+    private let requested = Locked(false)
+    private let sources: [any DispatchSourceSignal]
+
+    init(signals: [Int32]) {
+        let requested = requested
+        sources = signals.map { number in
+            signal(number, SIG_IGN)  // delivered to the source below instead of ending the process
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { requested.withLock { $0 = true } }
+            source.resume()
+            return source
+        }
+    }
+
+    var isRequested: Bool { requested.withLock { $0 } }
 }
 
 /// `check`: an integrity check of the store.

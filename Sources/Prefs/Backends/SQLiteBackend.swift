@@ -202,7 +202,9 @@ final class SQLiteBackend: PrefsBackend {
                 throw .corruptStore(path: error.path ?? "?", reason: "the file is not an SQLite database (SQLITE_NOTADB); it was left untouched")
             }
             if error.code == 11 {  // SQLITE_CORRUPT
-                throw .corruptStore(path: error.path ?? "?", reason: error.description)
+                var detail = error
+                detail.path = nil  // corruptStore names it already
+                throw .corruptStore(path: error.path ?? "?", reason: detail.description)
             }
             throw .sqlite(error)
         }

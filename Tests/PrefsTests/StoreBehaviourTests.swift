@@ -300,6 +300,14 @@ struct StoreBehaviourTests {
             try fixture.prefs.set(big, for: .name)
         }
         #expect(!fixture.prefs.isStored(.name))
+
+        // Data counts its base64 form: 786,432 bytes of data are exactly 1 MiB of base64, one byte more is over.
+        let blob = Prefs.Key<Data>("blob", initial: Data())
+        try fixture.prefs.set(Data(count: 786_432), for: blob)
+        #expect(throws: PrefsError.valueTooLarge(key: "blob", bytes: 1_048_580, limit: Prefs.maximumValueBytes)) {
+            try fixture.prefs.set(Data(count: 786_433), for: blob)
+        }
+        #expect(fixture.prefs[blob].count == 786_432)
     }
 
     /// A value the store's own loader could not read back would make the whole file unreadable at the next open.

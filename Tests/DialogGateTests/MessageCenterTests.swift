@@ -17,6 +17,17 @@ struct MessageCenterTests {
                       options: options, clock: clock.function, random: { 0 })
     }
 
+    /// A center over a feed file of `messages` (by id) and a memory store holding `lastMessageId` as given, refreshed once.
+    private func refreshedCenter(messages: [Int], lastMessageId stored: StoredValue, in directory: TemporaryDirectory) async throws -> (MessageCenter, Prefs) {
+        let file = directory.file("messages.json")
+        try Data(Feeds.of(messages.map { Feeds.message(id: $0) }).utf8).write(to: file)
+        let prefs = try Prefs(.memory)
+        try prefs.setStoredValue(stored, forKey: "lastMessageId")
+        let center = center(file, prefs: prefs)
+        await center.refresh()
+        return (center, prefs)
+    }
+
     // MARK: - The seed's behaviour
 
     @Test("the seed's feed shows once; after acknowledging, not again at the next launch; a reset shows it again")
@@ -167,12 +178,7 @@ struct MessageCenterTests {
     ])
     func lastMessageIdOfAnotherType(stored: StoredValue) async throws {
         let directory = try TemporaryDirectory()
-        let file = directory.file("messages.json")
-        try Data(Feeds.of(Feeds.message(id: 2), Feeds.message(id: 3)).utf8).write(to: file)
-        let prefs = try Prefs(.memory)
-        try prefs.setStoredValue(stored, forKey: "lastMessageId")
-        let center = center(file, prefs: prefs)
-        await center.refresh()
+        let (center, prefs) = try await refreshedCenter(messages: [2, 3], lastMessageId: stored, in: directory)
         #expect(center.pendingMessage == nil, "messages 2 and 3 were acknowledged")
         #expect(center.lastError == nil)
         #expect(center.lastMessageId == 3)
@@ -184,12 +190,7 @@ struct MessageCenterTests {
     @Test("a Boolean lastMessageId reads as 1 or 0, as UserDefaults.integer does")
     func booleanLastMessageId() async throws {
         let directory = try TemporaryDirectory()
-        let file = directory.file("messages.json")
-        try Data(Feeds.of(Feeds.message(id: 1), Feeds.message(id: 2)).utf8).write(to: file)
-        let prefs = try Prefs(.memory)
-        try prefs.setStoredValue(try StoredValue(true), forKey: "lastMessageId")
-        let center = center(file, prefs: prefs)
-        await center.refresh()
+        let (center, _) = try await refreshedCenter(messages: [1, 2], lastMessageId: try StoredValue(true), in: directory)
         #expect(center.pendingMessage?.id == 2)
         #expect(center.lastReport?.evaluations.first?.check(.id)?.summary == "id > lastMessageId (1 is not > 1)")
     }
@@ -199,12 +200,7 @@ struct MessageCenterTests {
     ])
     func unreadableLastMessageId(stored: StoredValue) async throws {
         let directory = try TemporaryDirectory()
-        let file = directory.file("messages.json")
-        try Data(Feeds.of(Feeds.message(id: 2), Feeds.message(id: 4)).utf8).write(to: file)
-        let prefs = try Prefs(.memory)
-        try prefs.setStoredValue(stored, forKey: "lastMessageId")
-        let center = center(file, prefs: prefs)
-        await center.refresh()
+        let (center, prefs) = try await refreshedCenter(messages: [2, 4], lastMessageId: stored, in: directory)
         #expect(center.pendingMessage == nil)
         guard case .unreadableState(key: "lastMessageId", let reason)? = center.lastError else {
             Issue.record("lastError: \(String(describing: center.lastError))")

@@ -93,6 +93,11 @@ enum Feeds {
 
     /// A feed of one-line messages.
     static func of(_ messages: String...) -> String {
+        of(messages)
+    }
+
+    /// A feed of one-line messages, from an array.
+    static func of(_ messages: [String]) -> String {
         "[\n" + messages.joined(separator: ",\n") + "\n]"
     }
 }

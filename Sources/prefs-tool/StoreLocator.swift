@@ -67,8 +67,8 @@ extension StoreLocator {
     /// nil for any other file. Symbolic links are followed, as the library follows them, and files that exist
     /// are compared by device and inode, so another spelling of the path or a hard link is recognized too.
     func ownFile(_ other: String) -> String? {
-        guard let store = FilePaths.resolvingLinks(path).map(FilePaths.canonical),
-              let candidate = FilePaths.resolvingLinks(other).map(FilePaths.canonical) else { return nil }
+        guard let store = FileSystem.resolvingLinksIfFinite(path).map(FilePaths.canonical),
+              let candidate = FileSystem.resolvingLinksIfFinite(other).map(FilePaths.canonical) else { return nil }
         let candidateID = FileIdentity(path: candidate)
         for suffix in [""] + Self.sidecarSuffixes {
             let file = store + suffix
@@ -81,26 +81,12 @@ extension StoreLocator {
     /// "the store itself (PATH)" or "the store's -wal file (PATH-wal)", for `ownFile(_:)`'s answer. A sidecar is
     /// named beside the file the store's links lead to, where it is.
     func describeOwnFile(_ suffix: String, as name: String = "the store") -> String {
-        suffix.isEmpty ? "\(name) itself (\(path))" : "\(name)'s \(suffix) file (\(FilePaths.resolvingLinks(path) ?? path)\(suffix))"
+        suffix.isEmpty ? "\(name) itself (\(path))" : "\(name)'s \(suffix) file (\(FileSystem.resolvingLinksIfFinite(path) ?? path)\(suffix))"
     }
 }
 
 /// Paths as the file system sees them.
 enum FilePaths {
-    /// Follows symbolic links until `path` names something that is not a link (or does not exist);
-    /// nil for a cycle or a chain of more than 32 links.
-    static func resolvingLinks(_ path: String) -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        var current = path
-        for _ in 0..<32 {
-            let count = readlink(current, &buffer, buffer.count - 1)
-            guard count > 0 else { return current }
-            let target = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            current = target.hasPrefix("/") ? target : ((current as NSString).deletingLastPathComponent as NSString).appendingPathComponent(target)
-        }
-        return nil
-    }
-
     /// `path` absolute, with its directory's links, `.` and `..` resolved (`realpath`); the last component is kept.
     /// A path whose directory does not exist is only made absolute.
     static func canonical(_ path: String) -> String {
@@ -123,7 +109,7 @@ struct NewStoreFiles {
     private var directories: [String] = []
 
     init(path: String) {
-        guard let resolved = FilePaths.resolvingLinks(path), !Self.exists(resolved) else { return }
+        guard let resolved = FileSystem.resolvingLinksIfFinite(path), !Self.exists(resolved) else { return }
         files = ([""] + StoreLocator.sidecarSuffixes).map { resolved + $0 }.filter { !Self.exists($0) }
         var directory = (resolved as NSString).deletingLastPathComponent
         while !directory.isEmpty, directory != "/", !Self.exists(directory) {

@@ -202,17 +202,24 @@ package enum FileSystem {
         }
     }
 
-    /// Follows symbolic links: a store at a link is the store at its target (the link stays a link).
+    /// Follows symbolic links: a store at a link is the store at its target (the link stays a link). A cycle gives
+    /// `path` itself back, and opening it then reports `ELOOP`.
     static func resolvingLinks(_ path: String) -> String {
+        resolvingLinksIfFinite(path) ?? path
+    }
+
+    /// Follows symbolic links until `path` names something that is not a link (or does not exist); nil for a cycle
+    /// or a chain of more than 32 links.
+    package static func resolvingLinksIfFinite(_ path: String) -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         var current = path
-        for _ in 0..<32 {  // a cycle of links ends here; opening then reports ELOOP
+        for _ in 0..<32 {
             let count = readlink(current, &buffer, buffer.count - 1)
             guard count > 0 else { return current }
             let target = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
             current = target.hasPrefix("/") ? target : ((current as NSString).deletingLastPathComponent as NSString).appendingPathComponent(target)
         }
-        return current
+        return nil
     }
 
     /// Moves an unreadable file aside, byte for byte, as `NAME.corrupt-YYYYMMDDTHHMMSSZ`; returns the new path.

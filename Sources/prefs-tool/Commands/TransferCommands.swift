@@ -128,7 +128,7 @@ enum TransferCommands {
     /// Replaces the file at `path` atomically (a temporary file beside it, then a rename). A `path` that is a
     /// symbolic link is written through, as a shell's `>` and `cp` do: the link stays and its target is replaced.
     static func write(_ data: Data, to path: String) throws {
-        guard let target = FilePaths.resolvingLinks(path) else {
+        guard let target = FileSystem.resolvingLinksIfFinite(path) else {
             throw ToolError.io("cannot write \(path): \(String(cString: strerror(ELOOP)))")
         }
         let url = URL(fileURLWithPath: target)

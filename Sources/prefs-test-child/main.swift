@@ -4,6 +4,10 @@
 //   prefs-test-child batch   json|sqlite PATH PREFIX COUNT   COUNT keys in one batch; prints "ack" after it returns
 //   prefs-test-child update  json|sqlite PATH KEY COUNT      COUNT atomic increments of KEY
 //   prefs-test-child watch   json|sqlite PATH KEY            prints each value of the Int KEY, one per line, until stdin closes
+//   prefs-test-child coalesced json PATH KEY VALUE exit|return
+//                                                            sets the Int KEY in a coalesced JSON store (one-hour interval)
+//                                                            held in a global, prints "set", then calls exit(0) or returns
+//                                                            from main
 //   prefs-test-child open    json|sqlite|file PATH           opens the store (file: by name, else content); prints "opened"
 //                                                            or fails with the error. Memory is capped at 1 GiB, so a read
 //                                                            that never ends fails instead of filling the machine.
@@ -54,6 +58,23 @@ if arguments.first == "open" {
         fail("\(error)")
     }
 }
+/// The store of `coalesced`: a global, never released, as an app keeps its store.
+let coalescedStore: Prefs? = arguments.first == "coalesced" ? {
+    guard arguments.count == 6, arguments[1] == "json", let value = Int(arguments[4]) else {
+        fail("usage: prefs-test-child coalesced json PATH KEY VALUE exit|return")
+    }
+    do {
+        let prefs = try Prefs(.jsonFile(URL(fileURLWithPath: arguments[2]), writeMode: .coalesced(.seconds(3600))))
+        try prefs.set(value, for: try Prefs.Key(validating: arguments[3], initial: 0))
+        return prefs
+    } catch {
+        fail("\(error)")
+    }
+}() : nil
+if coalescedStore != nil {
+    say("set")
+    if arguments[5] == "exit" { exit(0) }
+} else {
 guard arguments.count >= 4 else { fail("usage: prefs-test-child write|batch|update|watch json|sqlite PATH ARGS…") }
 let url = URL(fileURLWithPath: arguments[2])
 let storage: Prefs.Storage = arguments[1] == "json" ? .jsonFile(url, lockTimeout: .seconds(30)) : .sqlite(url, busyTimeout: .seconds(30))
@@ -92,4 +113,5 @@ do {
     }
 } catch {
     fail("\(error)")
+}
 }

@@ -74,9 +74,11 @@ struct ReadmeExamples {
         let fast     = try Prefs(.jsonFile(url, writeMode: .coalesced(.seconds(1))))
         let database = try Prefs(.sqlite(directory.file("p.sqlite"), durability: .powerLoss))      // WAL; synchronous=FULL
         let byName   = try Prefs(.file(url))                                // .json → JSON, .sqlite/.sqlite3/.db → SQLite, else by content
-        let standard = Prefs.Storage.default(identifier: "com.example.app")
+        let standard = try Prefs.Storage.default(identifier: "com.example.app")
         _ = (test, readable, fast, database, byName)
-        #expect(standard.description.hasSuffix("prefs/com.example.app.sqlite\")") || standard.description.contains("com.example.app"))
+        let expected = try Prefs.Storage.defaultURL(identifier: "com.example.app", environment: ["HOME": "/home/ada"])
+        #expect(expected.path == "/home/ada/.config/prefs/com.example.app.sqlite")
+        #expect(standard.path?.hasSuffix("/prefs/com.example.app.sqlite") == true)
     }
 
     @Test("observation")

@@ -23,6 +23,8 @@ extension Prefs {
         state.withLock { state in
             state.closed = true
             state.polling = nil
+            state.generation &+= 1
+            state.cache.removeAll()
         }
         finishObservers()
         try io.close { backend in try backend.flush() }
@@ -48,6 +50,7 @@ extension Prefs {
             return true
         }
         guard schedule else { return }
+        ExitFlush.remember(self)
         Background.after(interval) { [weak self] in
             guard let self, self.state.withLock({ state in
                 state.flushScheduled = false
@@ -62,11 +65,18 @@ extension Prefs {
         }
     }
 
+    /// One poll tick: a failure is reported once, not again on every tick while it stays the same.
     func refreshReportingErrors() {
         do {
             try refresh()
+            state.withLock { $0.lastPollFailure = nil }
         } catch {
-            report(Diagnostic(key: nil, kind: .refreshFailed("\(error)"), store: storage.description))
+            let reason = "\(error)"
+            let isNew = state.withLock { state in
+                defer { state.lastPollFailure = reason }
+                return state.lastPollFailure != reason
+            }
+            if isNew { report(Diagnostic(key: nil, kind: .refreshFailed(reason), store: storage.description)) }
         }
     }
 }

@@ -57,6 +57,7 @@ extension Prefs {
         Background.after(pollInterval) { [weak self] in
             guard let self, self.state.withLock({ $0.polling == generation }) else { return }
             self.refreshReportingErrors()
+            self.state.withLock { $0.pollTicks += 1 }
             self.schedulePoll(generation: generation)
         }
     }
@@ -99,12 +100,21 @@ extension Prefs {
         let key: Keys
         /// Ends the subscriber's stream, if it has one.
         let finish: (@Sendable () -> Void)?
+        /// Whether the value found by the first update is delivered (a stream's first element) or only noted as the
+        /// baseline (an `Observable`, whose readers read the current value themselves and want only changes).
+        private let deliversInitialValue: Bool
         private let deliver: @Sendable (StoredValue?) -> Void
         /// The generation and value last delivered (`.none`: nothing delivered yet).
         private let progress = Locked<(generation: UInt64, last: StoredValue??)>((0, .none))
 
-        init(key: Keys, finish: (@Sendable () -> Void)? = nil, deliver: @escaping @Sendable (StoredValue?) -> Void) {
+        init(
+            key: Keys,
+            deliversInitialValue: Bool = true,
+            finish: (@Sendable () -> Void)? = nil,
+            deliver: @escaping @Sendable (StoredValue?) -> Void
+        ) {
             self.key = key
+            self.deliversInitialValue = deliversInitialValue
             self.finish = finish
             self.deliver = deliver
         }
@@ -112,12 +122,24 @@ extension Prefs {
         /// Reads the key's current value and delivers it if it is new. Reading inside the lock keeps
         /// deliveries in commit order: a later reader never delivers an older value.
         func update(from prefs: Prefs) {
+            UserCallbacks.deferring { update(locked: prefs) }
+        }
+
+        private func update(locked prefs: Prefs) {
             progress.withLock { progress in
                 let (value, generation) = prefs.currentStored(key)
                 guard generation >= progress.generation else { return }
                 progress.generation = generation
-                if case .some(let last) = progress.last, last == value { return }
+                let isFirst: Bool
+                switch progress.last {
+                case .some(let last):
+                    if last == value { return }
+                    isFirst = false
+                case .none:
+                    isFirst = true
+                }
                 progress.last = .some(value)
+                if isFirst && !deliversInitialValue { return }
                 deliver(value)
             }
         }
@@ -134,13 +156,13 @@ public final class ObservableValue<Value: PrefsStorable>: Observable, Sendable {
     public let prefs: Prefs
     public let key: Prefs.Key<Value>
     private let registrar = ObservationRegistrar()
-    private let queue = DispatchQueue(label: "Prefs.ObservableValue")
+    let queue = DispatchQueue(label: "Prefs.ObservableValue")
     private let subscription = Locked<Prefs.Observer?>(nil)
 
     init(prefs: Prefs, key: Prefs.Key<Value>) {
         self.prefs = prefs
         self.key = key
-        let observer = Prefs.Observer(key: key) { [weak self] _ in
+        let observer = Prefs.Observer(key: key, deliversInitialValue: false) { [weak self] _ in
             guard let self else { return }
             self.queue.async {
                 self.registrar.withMutation(of: self, keyPath: \.value) {}

@@ -89,9 +89,16 @@ extension Prefs {
         try io.withBackend { backend in try backend.allValues() }
     }
 
-    /// The stored value under `name`, read fresh from the backend.
+    /// The stored value under `name`, read fresh from the backend. While `name` holds none, the value under the first of
+    /// its declared former names that holds one (``KeyDeclaration/formerNames``): what the app reads for the key.
     public func storedValue(forKey name: String) throws -> StoredValue? {
-        try io.withBackend { backend in try backend.value(forKey: name) }
+        try io.withBackendAllowingReentry { backend, _ in
+            if let value = try backend.value(forKey: name) { return value }
+            for former in try backend.declaration(forKey: name)?.formerNames ?? [] {
+                if let value = try backend.value(forKey: former) { return value }
+            }
+            return nil
+        }
     }
 
     /// Writes a raw value under `name` (`nil` removes it). The name is validated.
@@ -100,6 +107,7 @@ extension Prefs {
     }
 
     /// Writes raw values in one transaction (`nil` removes). Names are validated first; nothing is written if one is invalid.
+    /// A write or removal of a key declared with former names removes their values too, as the app's own writes do.
     public func setStoredValues(_ values: [String: StoredValue?]) throws {
         var changes = Changeset()
         for (name, value) in values {
@@ -109,6 +117,12 @@ extension Prefs {
                 changes.values[name] = .set(value)
             } else {
                 changes.values[name] = .remove
+            }
+        }
+        let declarations = try declaredKeys()
+        for name in values.keys {
+            for former in declarations[name]?.formerNames ?? [] where values[former] == nil {
+                changes.values[former] = .remove
             }
         }
         try commit(changes)

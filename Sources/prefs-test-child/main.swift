@@ -4,6 +4,8 @@
 //   prefs-test-child batch   json|sqlite PATH PREFIX COUNT   COUNT keys in one batch; prints "ack" after it returns
 //   prefs-test-child update  json|sqlite PATH KEY COUNT      COUNT atomic increments of KEY
 //   prefs-test-child watch   json|sqlite PATH KEY            prints each value of the Int KEY, one per line, until stdin closes
+//   prefs-test-child standard KEY VALUE                     sets the Int KEY through a @Pref on Prefs.standard (never set, so
+//                                                            the default location), prints the store's path
 //   prefs-test-child coalesced json PATH KEY VALUE exit|return
 //                                                            sets the Int KEY in a coalesced JSON store (one-hour interval)
 //                                                            held in a global, prints "set", then calls exit(0) or returns
@@ -29,6 +31,21 @@ func say(_ line: String) {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "standard" {
+    guard arguments.count == 3, let value = Int(arguments[2]) else { fail("usage: prefs-test-child standard KEY VALUE") }
+    struct Model {
+        @Pref<Int> var count: Int
+    }
+    do {
+        let model = Model(count: Pref(try Prefs.Key(validating: arguments[1], initial: 0)))
+        model.count = value
+        try Prefs.standard.flush()
+        say(Prefs.standard.storage.path ?? "memory")
+        exit(Prefs.standard.diagnostics.isEmpty ? 0 : 3)
+    } catch {
+        fail("\(error)")
+    }
+}
 if arguments.first == "open" {
     guard arguments.count == 3 else { fail("usage: prefs-test-child open json|sqlite|file PATH") }
     // A regression that reads /dev/zero would fill the memory: cap it at 1 GiB. Not under a sanitizer, whose

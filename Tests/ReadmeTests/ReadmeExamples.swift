@@ -30,6 +30,10 @@ enum AppKey: String, PrefsKeyEnum {
     }
 }
 
+@Observable final class SettingsModel {                 // or any class or struct
+    @ObservationIgnored @Pref(.username) var username     // tracked by Observation and SwiftUI all the same
+}
+
 /// Stands in for the app's own alert UI in the seed 000 example.
 func showAlert(title: String?, message: String, dontRemind: Bool) async -> DialogResponse {
     dontRemind ? .neverRemind : .ok
@@ -40,11 +44,14 @@ struct ReadmeExamples {
     @Test("the opening example")
     func opening() throws {
         let directory = try TemporaryDirectory()
-        let prefs = try Prefs(.sqlite(directory.file("readme.sqlite")))
-        try prefs.update(.launchCount) { $0 += 1 }   // atomic, across threads and processes
-        prefs[.username] = "ada"                     // writes through; survives a crash once it returns
-        print(prefs[.launchCount], prefs.isStored(.username))
-        #expect(prefs[.launchCount] == 1)
+        try withStandardStore {
+            Prefs.standard = try Prefs(.sqlite(directory.file("readme.sqlite")))   // once, at launch
+            let prefs = Prefs.standard
+            try prefs.update(.launchCount) { $0 += 1 }   // atomic, across threads and processes
+            SettingsModel().username = "ada"             // writes through; survives a crash once it returns
+            print(prefs[.launchCount], prefs.isStored(.username))
+            #expect(prefs[.launchCount] == 1)
+        }
         #expect(try Prefs(.sqlite(directory.file("readme.sqlite")))[.username] == "ada")
     }
 

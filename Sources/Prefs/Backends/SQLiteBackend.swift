@@ -475,13 +475,14 @@ final class SQLiteBackend: PrefsBackend {
     static func sqliteValue(_ value: StoredValue) -> SQLiteValue {
         switch (value.type, value.json) {
         case (.bool, .bool(let flag)): return .integer(flag ? 1 : 0)
-        case (.int, .int(let number)): return .integer(Int64(number))
+        case (.int, .int(let number)), (.uint, .int(let number)): return .integer(Int64(number))
         case (.double, .double(let number)): return .real(number)
         case (.double, .int(let number)): return .real(Double(number))
         case (.data, .string(let base64)):
             if let data = Data(base64Encoded: base64) { return .blob(data) }
             return .text(base64)
-        case (.string, .string(let text)), (.date, .string(let text)), (.url, .string(let text)), (.double, .string(let text)):
+        case (.string, .string(let text)), (.date, .string(let text)), (.url, .string(let text)), (.double, .string(let text)),
+             (.uint, .string(let text)):
             return .text(text)
         default:
             return .text(value.json.serialized())
@@ -500,7 +501,7 @@ final class SQLiteBackend: PrefsBackend {
         case .blob(let data): json = .string(data.base64EncodedString())
         case .text(let text):
             switch type {
-            case .string, .date, .url, .double, .data: json = .string(text)
+            case .string, .date, .url, .double, .data, .uint: json = .string(text)
             default: json = (try? JSON.parse(text)) ?? .string(text)  // unparseable: kept as text, and reading it reports a mismatch
             }
         }

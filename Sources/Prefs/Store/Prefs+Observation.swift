@@ -27,8 +27,9 @@ extension Prefs {
     /// let count = prefs.observable(.launchCount)
     /// withObservationTracking { _ = count.value } onChange: { print("changed") }
     /// ```
-    public func observable<Value>(_ key: Key<Value>) -> ObservableValue<Value> {
-        ObservableValue(prefs: self, key: key)
+    /// Made on the main actor, it notifies on the main actor.
+    public func observable<Value>(_ key: Key<Value>, isolation: isolated (any Actor)? = #isolation) -> ObservableValue<Value> {
+        ObservableValue(prefs: self, key: key, onMainActor: isolation === MainActor.shared)
     }
 
     func decodeForObserver<Value>(_ stored: StoredValue?, key: Key<Value>) -> Value {
@@ -142,49 +143,6 @@ extension Prefs {
                 if isFirst && !deliversInitialValue { return }
                 deliver(value)
             }
-        }
-    }
-}
-
-/// One key of a ``Prefs`` store as an `Observable` object, for UI binding.
-///
-/// `value` reads through the store's cache and is tracked by the Observation framework; a change from
-/// this or another process calls the `onChange` of every `withObservationTracking` that read it.
-/// Change notifications are delivered on a serial queue of this object, never under the store's locks,
-/// so an `onChange` may use the store freely.
-public final class ObservableValue<Value: PrefsStorable>: Observable, Sendable {
-    public let prefs: Prefs
-    public let key: Prefs.Key<Value>
-    private let registrar = ObservationRegistrar()
-    let queue = DispatchQueue(label: "Prefs.ObservableValue")
-    private let subscription = Locked<Prefs.Observer?>(nil)
-
-    init(prefs: Prefs, key: Prefs.Key<Value>) {
-        self.prefs = prefs
-        self.key = key
-        let observer = Prefs.Observer(key: key, deliversInitialValue: false) { [weak self] _ in
-            guard let self else { return }
-            self.queue.async {
-                self.registrar.withMutation(of: self, keyPath: \.value) {}
-            }
-        }
-        subscription.withLock { $0 = observer }
-        prefs.register(observer)
-        observer.update(from: prefs)
-    }
-
-    deinit {
-        if let observer = subscription.withLock({ $0 }) { prefs.unregister(observer) }
-    }
-
-    /// The key's current value; setting writes it through the store (a failure becomes a ``Prefs/Diagnostic``).
-    public var value: Value {
-        get {
-            registrar.access(self, keyPath: \.value)
-            return prefs[key]
-        }
-        set {
-            prefs[key] = newValue
         }
     }
 }

@@ -32,6 +32,8 @@ public final class Prefs: Sendable {
     /// The backend, used by one thread at a time. Lock order: `io` before `state`, never the reverse.
     let io: BackendLock
     let state: Locked<State>
+    /// The serial queue of ``write(_:for:)``: writes that must not block their caller, in call order.
+    let writer = DispatchQueue(label: "Prefs.writer")
 
     struct State: ~Copyable {
         /// A cached key: its stored value (nil: nothing stored) and, once read, its decoded form.

@@ -102,6 +102,7 @@ extension StoredValue {
         switch type {
         case .bool: return decodes(Bool.self)
         case .int: return decodes(Int.self)
+        case .uint: return decodes(UInt64.self)
         case .double: return decodes(Double.self)
         case .string: return decodes(String.self)
         case .date: return decodes(Date.self)

@@ -6,6 +6,10 @@
 //   prefs-test-child watch   json|sqlite PATH KEY            prints each value of the Int KEY, one per line, until stdin closes
 //   prefs-test-child standard KEY VALUE                     sets the Int KEY through a @Pref on Prefs.standard (never set, so
 //                                                            the default location), prints the store's path
+//   prefs-test-child suite NAME KEY VALUE                   sets the Int KEY through PrefsDefaults(suiteName: NAME), prints
+//                                                            the store's path
+//   prefs-test-child domain NAME OTHER                      prints OTHER's persistent domain as seen from suite NAME
+//                                                            ("KEY=VALUE" lines, sorted, or "nil"), then removes it
 //   prefs-test-child coalesced json PATH KEY VALUE exit|return
 //                                                            sets the Int KEY in a coalesced JSON store (one-hour interval)
 //                                                            held in a global, prints "set", then calls exit(0) or returns
@@ -31,6 +35,32 @@ func say(_ line: String) {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "suite" {
+    guard arguments.count == 4, let value = Int(arguments[3]) else { fail("usage: prefs-test-child suite NAME KEY VALUE") }
+    do {
+        let defaults = try PrefsDefaults(suiteName: arguments[1])
+        defaults.set(value, forKey: arguments[2])
+        say(defaults.prefs.storage.path ?? "memory")
+        exit(defaults.prefs.diagnostics.isEmpty ? 0 : 3)
+    } catch {
+        fail("\(error)")
+    }
+}
+if arguments.first == "domain" {
+    guard arguments.count == 3 else { fail("usage: prefs-test-child domain NAME OTHER") }
+    do {
+        let defaults = try PrefsDefaults(suiteName: arguments[1])
+        if let domain = defaults.persistentDomain(forName: arguments[2]) {
+            for (key, value) in domain.sorted(by: { $0.key < $1.key }) { say("\(key)=\(value)") }
+        } else {
+            say("nil")
+        }
+        defaults.removePersistentDomain(forName: arguments[2])
+        exit(defaults.prefs.diagnostics.isEmpty ? 0 : 3)
+    } catch {
+        fail("\(error)")
+    }
+}
 if arguments.first == "standard" {
     guard arguments.count == 3, let value = Int(arguments[2]) else { fail("usage: prefs-test-child standard KEY VALUE") }
     struct Model {

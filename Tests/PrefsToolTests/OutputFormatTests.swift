@@ -18,7 +18,7 @@ struct OutputFormatTests {
         try prefs.setStoredValues(["multi": StoredValue(type: .string, json: .string(Self.hostile)), "plain": StoredValue(type: .int, json: .int(1))])
         try prefs.close()
         // A key with a tab and one with a newline, written by another program (the library refuses such names).
-        try writeRawKeys(["k\tey", "line\nbreak"], to: store, file: file)
+        try await writeRawKeys(["k\tey", "line\nbreak"], to: store, file: file)
         let result = try await tool("--store", store, "list")
         #expect(result.status == 0, "\(result)")
         let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
@@ -31,7 +31,7 @@ struct OutputFormatTests {
     }
 
     /// Adds string values under names the library would refuse, as another program might.
-    func writeRawKeys(_ names: [String], to store: String, file: StoreFile) throws {
+    func writeRawKeys(_ names: [String], to store: String, file: StoreFile) async throws {
         switch file {
         case .json:
             guard case .object(var root) = try JSON.parse(Data(contentsOf: URL(fileURLWithPath: store))),
@@ -45,18 +45,9 @@ struct OutputFormatTests {
                 let spelled = name.unicodeScalars.map { $0.value < 0x20 ? "' || char(\($0.value)) || '" : String($0) }.joined()
                 return "INSERT INTO prefs (key, type, value) VALUES ('\(spelled)', 'string', 'x');"
             }
-            let result = try awaitSystem("/usr/bin/sqlite3", [store, statements.joined(separator: " ")])
-            guard result == 0 else { throw PrefsError.corruptStore(path: store, reason: "sqlite3 exited \(result)") }
+            let result = try await ChildProcess.runSystem("/usr/bin/sqlite3", [store, statements.joined(separator: " ")])
+            guard result.status == 0 else { throw PrefsError.corruptStore(path: store, reason: "sqlite3: \(result.stderr)") }
         }
-    }
-
-    func awaitSystem(_ path: String, _ arguments: [String]) throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        try process.run()
-        process.waitUntilExit()
-        return process.terminationStatus
     }
 
     @Test("on a terminal, list is aligned, cut to the width with …, and escapes every control character", arguments: StoreFile.allCases)

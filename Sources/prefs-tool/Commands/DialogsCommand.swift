@@ -14,7 +14,6 @@ enum DialogsCommand {
             for keys, it exits 0 when nothing is left to show them less, whether or not something was stored; an ID
             with no stored state is named on stderr, with the nearest stored one.
             """,
-        positionals: 0...Int.max,
         actions: [
             CommandSpec(name: "dialogs list", summary: "", usage: "prefs-tool [--store PATH] dialogs [list] [--json]", help: "", flags: ["json"]),
             CommandSpec(name: "dialogs reset", summary: "", usage: "prefs-tool [--store PATH] dialogs reset ID…|--all", help: "",

@@ -43,7 +43,6 @@ enum FeedCommand {
             Sources: a file path, - for stdin, or an http(s) or file URL (http only to loopback without --allow-http).
             Each action takes only its own options.
             """,
-        positionals: 1...2,
         actions: [
             CommandSpec(name: "feed lint", summary: "", usage: lintUsage, help: "", flags: ["strict", "allow-http"], positionals: 1...1),
             CommandSpec(

@@ -217,7 +217,8 @@ enum ImportHint {
     static func forDocument(_ data: Data, source: String, usage: String) -> ToolError? {
         let start = data.prefix(512)
         let text = String(decoding: start, as: UTF8.self).drop { $0.isWhitespace || $0 == "\u{FEFF}" }
-        if start.starts(with: Data("bplist".utf8)) || text.hasPrefix("<?xml") || text.hasPrefix("<!DOCTYPE plist") || text.hasPrefix("<plist") {
+        let xmlPropertyList = (text.hasPrefix("<?xml") || text.hasPrefix("<!DOCTYPE")) && text.contains("<plist") || text.hasPrefix("<plist")
+        if start.starts(with: Data("bplist".utf8)) || xmlPropertyList {
             let file = source == "-" ? "FILE" : ArgumentParser.shellQuoted(source)
             return .usage("\(source == "-" ? "<stdin>" : source) is a property list; did you mean 'prefs-tool import --plist \(file)'?", usage)
         }

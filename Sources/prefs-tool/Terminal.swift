@@ -80,15 +80,16 @@ enum Terminal {
         print(standardOutputIsTerminal ? escapingJSON(text) : text)
     }
 
-    /// One field of a tab-separated line (`KEY<TAB>TYPE<TAB>VALUE`): a backslash, newline, carriage return and tab
-    /// become `\\`, `\n`, `\r` and `\t`, so a line is always one record and a tab always separates fields.
-    /// On a terminal, the other characters ``isUnsafeOnTerminal(_:)`` names become `\u{…}` too.
+    /// One field of a line of `KEY TYPE VALUE`: a newline, carriage return and tab become `\n`, `\r` and `\t`, so a
+    /// line is always one record and a tab always separates fields. In a pipe a backslash becomes `\\`, so the
+    /// escapes read back exactly; on a terminal it stays (JSON text stays readable), and the other characters
+    /// ``isUnsafeOnTerminal(_:)`` names become `\u{…}`.
     static func field(_ text: String) -> String {
         var result = ""
         result.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {
             switch scalar {
-            case "\\": result += "\\\\"
+            case "\\" where !standardOutputIsTerminal: result += "\\\\"
             case "\n": result += "\\n"
             case "\r": result += "\\r"
             case "\t": result += "\\t"

@@ -50,7 +50,7 @@ struct OutputFormatTests {
         }
     }
 
-    @Test("on a terminal, list is aligned, cut to the width with …, and escapes every control character", arguments: StoreFile.allCases)
+    @Test("on a terminal, list is aligned, cut to the width with …, and escapes every control character (a backslash stays)", arguments: StoreFile.allCases)
     func terminalList(file: StoreFile) async throws {
         let directory = try TemporaryDirectory()
         let store = file.path(in: directory)
@@ -70,7 +70,7 @@ struct OutputFormatTests {
             dialog_neverAgain  bool    true
             dialogs.welcome    json    {"firstPresented":"2026-11-29T08…
             lastMessageId      int     0  (initial)
-            multi              string  a\\nb\\tc\\\\d\\r\\u{1B}[31mred\\u{9B}2…
+            multi              string  a\\nb\\tc\\d\\r\\u{1B}[31mred\\u{9B}2J…
 
             """)
         #expect(result.stdout.split(separator: "\n").allSatisfy { $0.count <= 60 })

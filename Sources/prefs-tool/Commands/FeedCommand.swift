@@ -170,7 +170,7 @@ enum FeedCommand {
     /// The feed to explain: the source, or the feed the store keeps for a URL source (with --cached, or when the
     /// URL cannot be read: what the app would then show).
     static func explainedFeed(_ source: String?, prefs: Prefs?, _ arguments: ParsedArguments, _ context: ToolContext) async throws -> (Data, String) {
-        let url = source.flatMap(URL.init(string:)).flatMap { ["http", "https"].contains($0.scheme?.lowercased() ?? "") ? $0 : nil }
+        let url = source.flatMap(URL.init(string:)).flatMap { ["http", "https", "file"].contains($0.scheme?.lowercased() ?? "") ? $0 : nil }
         func cached() throws -> (body: String, fetchedAt: Date?)? {
             guard let url, let stored = try prefs?.storedValue(forKey: FeedCache.key(for: url).name) else { return nil }
             guard let cache = try? stored.decode(FeedCache.self), cache.url == url.absoluteString, let body = cache.body else { return nil }
@@ -180,7 +180,7 @@ enum FeedCommand {
             fetchedAt.map { "fetched \(ISO8601.format($0, fractionDigits: 0))" } ?? "fetch date unknown"
         }
         if arguments.flag("cached") {
-            guard url != nil else { throw ToolError.usage("--cached explains the feed the store keeps for a URL; give the feed's http(s) URL", context.usage) }
+            guard url != nil else { throw ToolError.usage("--cached explains the feed the store keeps for a URL; give the feed's URL", context.usage) }
             guard let (body, fetchedAt) = try cached() else {
                 throw ToolError(code: .notFound, message: "\(context.store.path) keeps no feed for \(source ?? ""); 'prefs-tool feed fetch URL' fetches it as the app does")
             }

@@ -12,7 +12,7 @@ enum StoreCommands {
             In a pipe: one line per key, KEY<TAB>TYPE<TAB>VALUE, with a fourth field "(initial)" for keys that hold
             no stored value. A backslash, newline, carriage return or tab inside a field is written \\\\, \\n, \\r
             or \\t, so every line is one key. On a terminal: aligned columns, values cut to the width with "…"
-            (COLUMNS sets the width), control characters escaped.
+            (COLUMNS sets the width), newlines shown as \\n and other control characters escaped.
             PATTERN: shell wildcards (*, ?, [...]) matched against the whole key, as in list 'dialog*'; several
             patterns list the keys matching any of them. No key matching exits 1.
             --json prints one object: {"KEY": {"type", "value", "initial", "stored"}}, value and initial in their JSON form.

@@ -169,8 +169,9 @@ enum TransferCommands {
             if !conflicts.isEmpty && !arguments.flag("overwrite") {
                 throw ToolError.data("the target already holds other values for \(conflicts.map(ValueText.quoted).joined(separator: ", ")); nothing was written (use --overwrite)")
             }
-            try opened.setStoredValues(values.mapValues { .some($0) })
-            try opened.recordDeclarations(declarations)
+            // Values and declarations in one step, as the source holds them (a value that does not fit its
+            // declaration is copied as it is: the copy reads as the source does).
+            try opened.importArchive(StoreArchive.Contents(values: values, declarations: declarations), checkingDeclarations: false)
         } catch {
             try? target?.close()  // the failure being reported is the one that matters
             created.remove()

@@ -177,7 +177,11 @@ enum FeedCommand {
             return (body, cache.fetchedAt)
         }
         func described(_ fetchedAt: Date?) -> String {
-            fetchedAt.map { "fetched \(ISO8601.format($0, fractionDigits: 0))" } ?? "fetch date unknown"
+            guard let fetchedAt else { return "fetch date unknown" }
+            let limit = FeedFetcher.Options().maximumCacheAge.components.seconds
+            let stale = Date().timeIntervalSince(fetchedAt) >= Double(limit)
+            return "fetched \(ISO8601.format(fetchedAt, fractionDigits: 0))"
+                + (stale ? "; older than the \(limit / 86_400) days the app uses a kept feed for, so the app shows none of it" : "")
         }
         if arguments.flag("cached") {
             guard url != nil else { throw ToolError.usage("--cached explains the feed the store keeps for a URL; give the feed's URL", context.usage) }

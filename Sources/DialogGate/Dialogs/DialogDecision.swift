@@ -24,8 +24,11 @@ public enum DialogReason: Sendable, Hashable, CustomStringConvertible {
     case eligible(shown: Int, limit: Int?)
     /// "OK" was chosen in this session.
     case suppressedForSession
-    /// "Never remind" was chosen (the date is unknown when only a legacy key says so).
+    /// "Never remind" was chosen (the date is nil in no record DialogGate writes).
     case neverRemind(since: Date?)
+    /// The policy's never-remind key, written by older code, reads as true (as `UserDefaults.bool(forKey:)`
+    /// reads it: `true`, `"YES"`, `"true"`, `1`, `1.0`).
+    case legacyNeverRemind(key: String)
     /// "Remind later" until this date.
     case snoozed(until: Date)
     /// Presented as many times as the policy allows.
@@ -38,7 +41,8 @@ public enum DialogReason: Sendable, Hashable, CustomStringConvertible {
     case overridden(DialogOverrides.Mode)
     /// A QA override forces this dialog id.
     case forced
-    /// ``DialogGate/presentIfNeeded(_:present:)`` is presenting this dialog already (a concurrent call).
+    /// The dialog is on screen already: another call, gate or process holds a presentation of it
+    /// (see ``DialogGate/claim(_:)``).
     case alreadyPresenting
 
     public var description: String {
@@ -47,6 +51,7 @@ public enum DialogReason: Sendable, Hashable, CustomStringConvertible {
             limit.map { "eligible (shown \(shown) of \($0) times)" } ?? "eligible (shown \(shown) times)"
         case .suppressedForSession: "suppressed for this session (OK)"
         case .neverRemind(let since): since.map { "never remind since \(ISO8601.format($0, fractionDigits: 0))" } ?? "never remind"
+        case .legacyNeverRemind(let key): "never remind (legacy key \(key))"
         case .snoozed(let until): "snoozed until \(ISO8601.format(until, fractionDigits: 0))"
         case .presentationLimitReached(let shown, let limit): "shown \(shown) of \(limit) times"
         case .tooSoon(let last, let next):
@@ -64,18 +69,21 @@ public enum DialogRules {
     /// The inputs the rules read.
     public struct Input: Sendable, Hashable {
         public var record: DialogRecord?
-        /// `true` stored under the policy's ``DialogPolicy/neverRemindKey`` (written by older code).
-        public var legacyNeverRemind: Bool
+        /// The policy's ``DialogPolicy/neverRemindKey`` when the value stored under it (by older code) reads as true.
+        public var legacyNeverRemindKey: String?
         public var suppressedForSession: Bool
+        /// Whether a presentation of the dialog is on screen now (a live ``DialogRecord/claim``).
+        public var beingPresented: Bool
         public var appVersion: String?
         public var now: Date
         public var overrides: DialogOverrides
 
-        public init(record: DialogRecord?, legacyNeverRemind: Bool = false, suppressedForSession: Bool = false,
-                    appVersion: String? = nil, now: Date, overrides: DialogOverrides = DialogOverrides()) {
+        public init(record: DialogRecord?, legacyNeverRemindKey: String? = nil, suppressedForSession: Bool = false,
+                    beingPresented: Bool = false, appVersion: String? = nil, now: Date, overrides: DialogOverrides = DialogOverrides()) {
             self.record = record
-            self.legacyNeverRemind = legacyNeverRemind
+            self.legacyNeverRemindKey = legacyNeverRemindKey
             self.suppressedForSession = suppressedForSession
+            self.beingPresented = beingPresented
             self.appVersion = appVersion
             self.now = now
             self.overrides = overrides
@@ -91,9 +99,10 @@ public enum DialogRules {
         return (record, nil)
     }
 
-    /// Versions compare numerically when both parse ("2.1" is "2.1.0"), else as text.
+    /// Versions compare as feed targeting reads a running version (``Version/init(lenient:)``: "2.1" is "2.1.0",
+    /// "2.1 (145)" and "2.1-beta" are 2.1), else as text.
     static func sameVersion(_ a: String, _ b: String) -> Bool {
-        if let x = Version(a), let y = Version(b) { return x == y }
+        if let x = Version(lenient: a), let y = Version(lenient: b) { return x == y }
         return a == b
     }
 
@@ -139,11 +148,12 @@ public enum DialogRules {
         let (stored, versionNote) = effectiveRecord(input.record, policy: dialog.policy, appVersion: input.appVersion)
         let record = reanchored(stored, now: input.now)
         var blocking: [DialogReason] = []
+        if input.beingPresented { blocking.append(.alreadyPresenting) }
         if input.suppressedForSession { blocking.append(.suppressedForSession) }
         if let since = record.neverRemindSince {
             blocking.append(.neverRemind(since: since))
-        } else if input.legacyNeverRemind && versionNote == nil {
-            blocking.append(.neverRemind(since: nil))
+        } else if let key = input.legacyNeverRemindKey, versionNote == nil {
+            blocking.append(.legacyNeverRemind(key: key))
         }
         if let until = snoozeEnd(record, now: input.now), input.now < until { blocking.append(.snoozed(until: until)) }
         if let limit = dialog.policy.maximumPresentations, record.presentations >= limit {

@@ -62,7 +62,9 @@ extension Prefs {
         }
     }
 
-    func refreshReportingErrors() {
+    /// ``refresh()``, reporting a failure as a ``Diagnostic`` (`refreshFailed`) instead of throwing: for readers
+    /// that must answer anyway, from what they have.
+    package func refreshReportingErrors() {
         do {
             try refresh()
         } catch {

@@ -35,12 +35,12 @@ public final class MessageCenter {
     /// How the user left a message; both store its id as `lastMessageId`.
     ///
     /// ```swift
-    /// center.acknowledge(.confirm)
+    /// center.acknowledge(.confirm, for: message)
     /// ```
     public enum Acknowledgement: Sendable, Hashable {
         /// The confirm button (`confirmLabel`).
         case confirm
-        /// The link button; ``MessageCenter/acknowledge(_:)`` returns the link's URL.
+        /// The link button; ``MessageCenter/acknowledge(_:for:)`` returns the link's URL.
         case link
     }
 
@@ -51,7 +51,9 @@ public final class MessageCenter {
     /// ```
     public nonisolated static let installationIdKey = Prefs.Key<String?>("dialoggate.installationId")
 
-    /// The message to present, or nil. Cleared by ``acknowledge(_:)`` and ``dismissWithoutAcknowledging()``.
+    /// The message to present, or nil. Cleared by ``acknowledge(_:for:)`` and ``dismissWithoutAcknowledging()``.
+    /// A refresh never swaps it for another message while it is still to be shown (it may be on screen): it
+    /// changes only when the message is no longer eligible (acknowledged elsewhere, cancelled, removed).
     public private(set) var pendingMessage: RemoteMessage?
     /// What went wrong during the last refresh or acknowledgement, or nil. The last good feed may still
     /// have been used (see ``lastFetch``).
@@ -149,28 +151,19 @@ public final class MessageCenter {
             feed.messages, context: context, now: clock(), lastMessageId: lastMessageId, installationId: installationId()
         )
         lastReport = report
+        // Keep the message that may be on screen while it is still eligible: the user acknowledges what they saw.
+        if let pending = pendingMessage, report.evaluations.contains(where: { $0.isEligible && $0.message.id == pending.id }) { return }
         pendingMessage = report.selected
     }
 
-    /// Records that the user acknowledged the pending message: stores its id as `lastMessageId` (never
-    /// lowering the stored value) and clears ``pendingMessage``.
-    ///
-    /// - Returns: the link's URL for `.link` (nil for `.confirm`, for a message without a link, or when
-    ///   nothing is pending).
-    ///
-    /// ```swift
-    /// if let url = center.acknowledge(.link) { openURL(url) }
-    /// ```
-    @discardableResult
-    public func acknowledge(_ action: Acknowledgement) -> URL? {
-        guard let message = pendingMessage else { return nil }
-        return acknowledge(action, for: message)
-    }
-
-    /// Records that the user acknowledged `message`, whether or not it is still pending: for UI that
-    /// holds the presented message itself (SwiftUI's `alert(_:isPresented:presenting:)` may clear its
-    /// binding before the button action runs). Clears ``pendingMessage`` if it is that message.
+    /// Records that the user acknowledged `message`, the one presented: stores its id as `lastMessageId`
+    /// (never lowering the stored value) and clears ``pendingMessage`` if it is that message. It takes the
+    /// message, not "whatever is pending", so that a refresh can never make it acknowledge one the user did not
+    /// see; it works whether or not the message is still pending (SwiftUI's `alert(_:isPresented:presenting:)`
+    /// may clear its binding before the button action runs).
     /// A stored `lastMessageId` that cannot be read is left alone (it might be higher) and reported.
+    ///
+    /// - Returns: the link's URL for `.link` (nil for `.confirm`, or for a message without a link).
     ///
     /// ```swift
     /// Button(message.confirmLabel) { center.acknowledge(.confirm, for: message) }

@@ -204,6 +204,53 @@ struct MessageCenterTests {
         #expect(nextLaunch.pendingMessage == nil, "not from the cache either")
     }
 
+    /// Refreshes, acknowledges whatever is pending, and returns its id (nil when nothing is).
+    private func showAndAcknowledge(_ center: MessageCenter) async -> Int? {
+        await center.refresh(force: true)
+        guard let message = center.pendingMessage else { return nil }
+        center.acknowledge(.confirm, for: message)
+        return message.id
+    }
+
+    @Test("no eligible lower id is lost: acknowledging a higher id (or a higher priority) passes the lower ones over, and they show next",
+          arguments: [
+              ([Feeds.message(id: 3), Feeds.message(id: 5)], [5, 3]),
+              ([Feeds.message(id: 5, #""priority": 0"#), Feeds.message(id: 7, #""priority": 10"#)], [7, 5]),
+              ([Feeds.message(id: 2), Feeds.message(id: 9), Feeds.message(id: 4)], [9, 4, 2]),
+          ])
+    func lowerIdsAreNotLost(messages: [String], order: [Int]) async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.file("messages.json")
+        try Data(Feeds.of(messages).utf8).write(to: file)
+        let prefs = try Prefs(.sqlite(directory.file("app.sqlite")))
+        var shown: [Int] = []
+        for _ in 0...order.count {
+            // Each launch a new center, as a new app process has.
+            if let id = await showAndAcknowledge(center(file, prefs: prefs)) { shown.append(id) }
+        }
+        #expect(shown == order)
+        #expect(prefs[Prefs.Key<Int>("lastMessageId", initial: 0)] == order.max(), "lastMessageId keeps its seed meaning: the highest acknowledged")
+        #expect(prefs[Prefs.Key<[Int]>("lastMessageId.passedOver", initial: [0])] == [])
+
+        try prefs.reset(Prefs.Key<Int>("lastMessageId", initial: 0))  // QA: prefs-tool reset lastMessageId
+        #expect(await showAndAcknowledge(center(file, prefs: prefs)) == order.first, "a reset shows the messages again")
+    }
+
+    @Test("a lower id that starts after a higher one was acknowledged shows when it starts")
+    func lowerIdStartingLater() async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.file("messages.json")
+        let starts = ISO8601.format(feedEpoch.addingTimeInterval(86_400))
+        try Data(Feeds.of(Feeds.message(id: 6, #""startsAt": "\#(starts)""#), Feeds.message(id: 7)).utf8).write(to: file)
+        let prefs = try Prefs(.memory)
+        #expect(await showAndAcknowledge(center(file, prefs: prefs)) == 7)
+        #expect(await showAndAcknowledge(center(file, prefs: prefs)) == nil)
+        clock.advance(by: 86_400)
+        let center = center(file, prefs: prefs)
+        #expect(await showAndAcknowledge(center) == 6)
+        #expect(center.lastReport?.evaluations.first?.check(.id)?.summary == "id > lastMessageId (6 is not > 7, but was passed over unacknowledged)")
+    }
+
     @Test("acknowledging never lowers lastMessageId; the key name is configurable")
     func monotonic() async throws {
         let directory = try TemporaryDirectory()

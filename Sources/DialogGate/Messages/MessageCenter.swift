@@ -75,6 +75,14 @@ public final class MessageCenter {
     public let prefs: Prefs
     /// The key holding the id of the last acknowledged message.
     public let lastMessageIdKey: Prefs.Key<Int>
+    /// The key holding the ids passed over: messages that were in the feed, unacknowledged, when a higher id was
+    /// acknowledged (`lastMessageId.passedOver`). They stay eligible although their id is not above `lastMessageId`,
+    /// so acknowledging a higher id (a higher priority, a lower id that starts later) never hides a lower one.
+    ///
+    /// ```swift
+    /// prefs[center.passedOverKey]   // [3]
+    /// ```
+    public let passedOverKey: Prefs.Key<[Int]>
     /// The fetcher, for inspecting its cache.
     public let fetcher: FeedFetcher
     private let clock: @Sendable () -> Date
@@ -109,6 +117,7 @@ public final class MessageCenter {
         self.prefs = prefs
         self.context = context
         self.lastMessageIdKey = Prefs.Key<Int>(lastMessageIdKey, initial: 0)
+        passedOverKey = Prefs.Key<[Int]>(lastMessageIdKey + ".passedOver", initial: [])
         // Reads go through the stored value (to read "3" as UserDefaults would), which declares nothing: declare the
         // key here, so `prefs-tool list` shows it, and `reset lastMessageId` finds it, before the first acknowledgement.
         prefs.declareOnFirstUse(self.lastMessageIdKey)
@@ -140,15 +149,16 @@ public final class MessageCenter {
             pendingMessage = nil
             return
         }
-        let lastMessageId: Int
-        switch readLastMessageId() {
-        case .success(let value): lastMessageId = value
+        let lastMessageId: Int, passedOver: Set<Int>
+        switch readAcknowledged() {
+        case .success(let value): (lastMessageId, passedOver) = value
         case .failure(let error):
             lastError = error
-            lastMessageId = .max  // fail closed: every message may have an id at or below the value not read
+            (lastMessageId, passedOver) = (.max, [])  // fail closed: every message may have an id at or below the value not read
         }
         let report = MessageTargeting.explain(
-            feed.messages, context: context, now: clock(), lastMessageId: lastMessageId, installationId: installationId()
+            feed.messages, context: context, now: clock(), lastMessageId: lastMessageId, passedOver: passedOver,
+            installationId: installationId()
         )
         lastReport = report
         // Keep the message that may be on screen while it is still eligible: the user acknowledges what they saw.
@@ -171,12 +181,18 @@ public final class MessageCenter {
     @discardableResult
     public func acknowledge(_ action: Acknowledgement, for message: RemoteMessage) -> URL? {
         if pendingMessage?.id == message.id { pendingMessage = nil }
-        let key = lastMessageIdKey
+        let key = lastMessageIdKey, passedOverKey = passedOverKey
+        // The lower ids of this app in the feed: those not acknowledged yet are passed over, not lost.
+        let lower = (lastFetch?.feed?.messages ?? []).filter { $0.bundleId == message.bundleId && $0.id < message.id }.map(\.id)
         do {
             let unreadable = try prefs.transaction { transaction -> FeedFetchError? in
                 switch Self.lastMessageId(from: try transaction.storedValue(forKey: key.name), key: key.name) {
                 case .success(let current):
+                    var passedOver = Set(try transaction.value(for: passedOverKey))
+                    passedOver.formUnion(lower.filter { $0 > current })
+                    passedOver.remove(message.id)
                     try transaction.set(max(current, message.id), for: key)
+                    try transaction.set(Array(passedOver.sorted().suffix(Self.passedOverLimit)), for: passedOverKey)
                     return nil
                 case .failure(let error):
                     return error
@@ -235,14 +251,18 @@ public final class MessageCenter {
         }
     }
 
-    /// `lastMessageId` as committed now, including other processes' writes.
-    private func readLastMessageId() -> Result<Int, FeedFetchError> {
-        let key = lastMessageIdKey
+    /// The most passed-over ids kept (the highest): a feed holds a handful of messages per app.
+    static let passedOverLimit = 100
+
+    /// `lastMessageId` and the passed-over ids as committed now, including other processes' writes.
+    private func readAcknowledged() -> Result<(Int, Set<Int>), FeedFetchError> {
+        let key = lastMessageIdKey, passedOverKey = passedOverKey
         do {
-            return Self.lastMessageId(from: try prefs.transaction { try $0.storedValue(forKey: key.name) }, key: key.name)
+            let (stored, passedOver) = try prefs.transaction { (try $0.storedValue(forKey: key.name), Set(try $0.value(for: passedOverKey))) }
+            return Self.lastMessageId(from: stored, key: key.name).map { ($0, passedOver) }
         } catch {
             lastError = .storeFailed("\(error)")
-            return .success(prefs[key])
+            return .success((prefs[key], Set(prefs[passedOverKey])))
         }
     }
 

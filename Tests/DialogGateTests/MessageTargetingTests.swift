@@ -88,7 +88,9 @@ struct MessageTargetingTests {
     @Test("locales match by language-tag prefix, case-insensitively, with _ and - alike", arguments: [
         ("en", "en_GB", true), ("en", "en-US", true), ("EN", "en", true), ("en", "eng", false), ("en-GB", "en_GB", true),
         ("en-US", "en_GB", false), ("pt_BR", "pt-br", true), ("de", "de_DE@calendar=gregorian", true), ("de", "C", false),
-        ("zh-Hant", "zh_Hant_TW", true),
+        ("zh-Hant", "zh_Hant_TW", true), ("zh-TW", "zh-Hant_TW", true), ("zh-Hant", "zh_TW", true), ("zh-Hant-TW", "zh_TW", true),
+        ("zh-Hans", "zh_TW", false), ("zh-TW", "zh_CN", false), ("zh-Hans", "zh-Hans_CN", true), ("zh-Hans", "zh", true),
+        ("zh-HK", "zh-Hant_HK", true), ("sr-Latn", "sr_RS", false), ("en-US-posix", "en_US_POSIX", true),
     ])
     func locales(tag: String, locale: String, shown: Bool) throws {
         let feed = try messages(Feeds.of(Feeds.message(id: 1, #""locales": ["\#(tag)"]"#)))

@@ -2,6 +2,28 @@ import Foundation
 import Observation
 import Prefs
 
+/// What happened to a message, for ``MessageCenter/onEvent``.
+///
+/// ```swift
+/// MessageEvent.impression(message).description   // "impression 7"
+/// ```
+public enum MessageEvent: Sendable, Hashable, CustomStringConvertible {
+    /// The message became pending: the app presents it.
+    case impression(RemoteMessage)
+    /// The user acknowledged it (confirm or link).
+    case acknowledged(RemoteMessage, MessageCenter.Acknowledgement)
+    /// It was put away without an acknowledgement (``MessageCenter/dismissWithoutAcknowledging()``).
+    case dismissed(RemoteMessage)
+
+    public var description: String {
+        switch self {
+        case .impression(let message): "impression \(message.id)"
+        case .acknowledged(let message, let action): "acknowledged \(message.id) (\(action == .link ? "link" : "confirm"))"
+        case .dismissed(let message): "dismissed \(message.id)"
+        }
+    }
+}
+
 /// The app-facing service: fetches the feed, decides which message to show, and remembers which one
 /// the user acknowledged. The shape of the original `AlertService`, made safe.
 ///
@@ -57,7 +79,7 @@ public final class MessageCenter {
     public private(set) var pendingMessage: RemoteMessage?
     /// What went wrong during the last refresh or acknowledgement, or nil. The last good feed may still
     /// have been used (see ``lastFetch``).
-    public private(set) var lastError: FeedFetchError?
+    public internal(set) var lastError: FeedFetchError?
     /// The feed's issues from the last refresh: skipped messages, dropped links, unknown keys.
     public private(set) var diagnostics: [FeedIssue] = []
     /// Every targeting check of the last decision, for a debug screen.
@@ -83,6 +105,18 @@ public final class MessageCenter {
     /// prefs[center.passedOverKey]   // [3]
     /// ```
     public let passedOverKey: Prefs.Key<[Int]>
+    /// How often a message not yet acknowledged is shown again.
+    public let impressionPolicy: ImpressionPolicy
+    /// The key holding each message's impressions (`lastMessageId.impressions`), written when
+    /// ``impressionPolicy`` limits them.
+    public let impressionsKey: Prefs.Key<MessageImpressions>
+    /// Called on the main actor when a message becomes pending (an impression), when one is acknowledged, and
+    /// when one is dismissed without acknowledging: for the app's analytics.
+    ///
+    /// ```swift
+    /// center.onEvent = { event in analytics.log("\(event)") }   // "impression 7", "acknowledged 7 (confirm)"
+    /// ```
+    @ObservationIgnored public var onEvent: (@MainActor (MessageEvent) -> Void)?
     /// The fetcher, for inspecting its cache.
     public let fetcher: FeedFetcher
     private let clock: @Sendable () -> Date
@@ -95,6 +129,7 @@ public final class MessageCenter {
     ///   - lastMessageIdKey: the key name of the last acknowledged id; `"lastMessageId"` as in the original
     ///     service (a programming error, stopping here, if the name is not a valid key name).
     ///   - options: timeouts, size cap, cache age, backoff, allowed link schemes.
+    ///   - impressions: how often a message not yet acknowledged is shown again (by default at every refresh).
     ///   - loader: performs HTTP requests; nil for a ``URLSessionFeedLoader``.
     ///   - clock: the current date, for targeting, max-age, backoff and cache age.
     ///   - random: a number in `0..<1` for the backoff jitter.
@@ -109,6 +144,7 @@ public final class MessageCenter {
         context: MessageContext,
         lastMessageIdKey: String = "lastMessageId",
         options: FeedFetcher.Options = FeedFetcher.Options(),
+        impressions: ImpressionPolicy = ImpressionPolicy(),
         loader: (any FeedLoader)? = nil,
         clock: @escaping @Sendable () -> Date = { Date() },
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
@@ -118,6 +154,8 @@ public final class MessageCenter {
         self.context = context
         self.lastMessageIdKey = Prefs.Key<Int>(lastMessageIdKey, initial: 0)
         passedOverKey = Prefs.Key<[Int]>(lastMessageIdKey + ".passedOver", initial: [])
+        impressionPolicy = impressions
+        impressionsKey = Prefs.Key<MessageImpressions>(lastMessageIdKey + ".impressions", initial: MessageImpressions())
         // Reads go through the stored value (to read "3" as UserDefaults would), which declares nothing: declare the
         // key here, so `prefs-tool list` shows it, and `reset lastMessageId` finds it, before the first acknowledgement.
         prefs.declareOnFirstUse(self.lastMessageIdKey)
@@ -156,14 +194,16 @@ public final class MessageCenter {
             lastError = error
             (lastMessageId, passedOver) = (.max, [])  // fail closed: every message may have an id at or below the value not read
         }
+        let now = clock()
         let report = MessageTargeting.explain(
-            feed.messages, context: context, now: clock(), lastMessageId: lastMessageId, passedOver: passedOver,
+            feed.messages, context: context, now: now, lastMessageId: lastMessageId, passedOver: passedOver,
             installationId: installationId()
         )
         lastReport = report
         // Keep the message that may be on screen while it is still eligible: the user acknowledges what they saw.
         if let pending = pendingMessage, report.evaluations.contains(where: { $0.isEligible && $0.message.id == pending.id }) { return }
-        pendingMessage = report.selected
+        pendingMessage = selectRespectingImpressions(report, now: now)
+        if let pendingMessage { onEvent?(.impression(pendingMessage)) }
     }
 
     /// Records that the user acknowledged `message`, the one presented: stores its id as `lastMessageId`
@@ -181,7 +221,7 @@ public final class MessageCenter {
     @discardableResult
     public func acknowledge(_ action: Acknowledgement, for message: RemoteMessage) -> URL? {
         if pendingMessage?.id == message.id { pendingMessage = nil }
-        let key = lastMessageIdKey, passedOverKey = passedOverKey
+        let key = lastMessageIdKey, passedOverKey = passedOverKey, impressionsKey = impressionsKey
         // The lower ids of this app in the feed: those not acknowledged yet are passed over, not lost.
         let lower = (lastFetch?.feed?.messages ?? []).filter { $0.bundleId == message.bundleId && $0.id < message.id }.map(\.id)
         do {
@@ -193,6 +233,10 @@ public final class MessageCenter {
                     passedOver.remove(message.id)
                     try transaction.set(max(current, message.id), for: key)
                     try transaction.set(Array(passedOver.sorted().suffix(Self.passedOverLimit)), for: passedOverKey)
+                    if try transaction.storedValue(forKey: impressionsKey.name) != nil {
+                        var impressions = try transaction.value(for: impressionsKey)
+                        if impressions.messages.removeValue(forKey: String(message.id)) != nil { try transaction.set(impressions, for: impressionsKey) }
+                    }
                     return nil
                 case .failure(let error):
                     return error
@@ -202,6 +246,7 @@ public final class MessageCenter {
         } catch {
             lastError = .storeFailed("\(error)")
         }
+        onEvent?(.acknowledged(message, action))
         return action == .link ? message.link?.url : nil
     }
 
@@ -212,7 +257,9 @@ public final class MessageCenter {
     /// center.dismissWithoutAcknowledging()
     /// ```
     public func dismissWithoutAcknowledging() {
+        guard let message = pendingMessage else { return }
         pendingMessage = nil
+        onEvent?(.dismissed(message))
     }
 
     /// The id of the last acknowledged message; 0 before any; `Int.max` when the stored value cannot be read
@@ -256,7 +303,7 @@ public final class MessageCenter {
 
     /// `lastMessageId` and the passed-over ids as committed now, including other processes' writes.
     private func readAcknowledged() -> Result<(Int, Set<Int>), FeedFetchError> {
-        let key = lastMessageIdKey, passedOverKey = passedOverKey
+        let key = lastMessageIdKey, passedOverKey = passedOverKey, impressionsKey = impressionsKey
         do {
             let (stored, passedOver) = try prefs.transaction { (try $0.storedValue(forKey: key.name), Set(try $0.value(for: passedOverKey))) }
             return Self.lastMessageId(from: stored, key: key.name).map { ($0, passedOver) }

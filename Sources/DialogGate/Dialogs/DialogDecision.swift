@@ -37,6 +37,12 @@ public enum DialogReason: Sendable, Hashable, CustomStringConvertible {
     case tooSoon(lastPresented: Date, nextAllowed: Date)
     /// The app version changed, so earlier answers no longer count.
     case resetByAppVersionChange(from: String, to: String)
+    /// "Never remind" was chosen, but longer ago than the policy's ``DialogPolicy/neverRemindExpiry``: asked again.
+    case neverRemindExpired(since: Date)
+    /// A dialog was presented in this session already (``DisplayFrequency/oncePerSession``).
+    case anotherDialogThisSession
+    /// A dialog was presented too recently (``DisplayFrequency/minimumInterval``).
+    case displayFrequency(lastPresented: Date, nextAllowed: Date)
     /// A QA override decided (see ``DialogOverrides``).
     case overridden(DialogOverrides.Mode)
     /// A QA override forces this dialog id.
@@ -57,6 +63,10 @@ public enum DialogReason: Sendable, Hashable, CustomStringConvertible {
         case .tooSoon(let last, let next):
             "last shown \(ISO8601.format(last, fractionDigits: 0)); not again before \(ISO8601.format(next, fractionDigits: 0))"
         case .resetByAppVersionChange(let from, let to): "answers reset by the app version change \(from) → \(to)"
+        case .neverRemindExpired(let since): "never remind since \(ISO8601.format(since, fractionDigits: 0)) has expired"
+        case .anotherDialogThisSession: "a dialog was presented in this session already"
+        case .displayFrequency(let last, let next):
+            "a dialog was presented at \(ISO8601.format(last, fractionDigits: 0)); none again before \(ISO8601.format(next, fractionDigits: 0))"
         case .overridden(let mode): "QA override: \(mode)"
         case .forced: "QA override: forced"
         case .alreadyPresenting: "already being presented"
@@ -77,9 +87,14 @@ public enum DialogRules {
         public var appVersion: String?
         public var now: Date
         public var overrides: DialogOverrides
+        /// The gate's limit across dialogs, with whether this session presented one and when any was last presented.
+        public var displayFrequency: DisplayFrequency
+        public var sessionPresentedAny: Bool
+        public var lastPresentationOfAny: Date?
 
         public init(record: DialogRecord?, legacyNeverRemindKey: String? = nil, suppressedForSession: Bool = false,
-                    beingPresented: Bool = false, appVersion: String? = nil, now: Date, overrides: DialogOverrides = DialogOverrides()) {
+                    beingPresented: Bool = false, appVersion: String? = nil, now: Date, overrides: DialogOverrides = DialogOverrides(),
+                    displayFrequency: DisplayFrequency = .unlimited, sessionPresentedAny: Bool = false, lastPresentationOfAny: Date? = nil) {
             self.record = record
             self.legacyNeverRemindKey = legacyNeverRemindKey
             self.suppressedForSession = suppressedForSession
@@ -87,6 +102,9 @@ public enum DialogRules {
             self.appVersion = appVersion
             self.now = now
             self.overrides = overrides
+            self.displayFrequency = displayFrequency
+            self.sessionPresentedAny = sessionPresentedAny
+            self.lastPresentationOfAny = lastPresentationOfAny
         }
     }
 
@@ -150,8 +168,14 @@ public enum DialogRules {
         var blocking: [DialogReason] = []
         if input.beingPresented { blocking.append(.alreadyPresenting) }
         if input.suppressedForSession { blocking.append(.suppressedForSession) }
+        var notes = versionNote.map { [$0] } ?? []
         if let since = record.neverRemindSince {
-            blocking.append(.neverRemind(since: since))
+            // The legacy key, written with the answer, expires with it: only a record without an answer date defers to it.
+            if let expiry = dialog.policy.neverRemindExpiry, input.now >= since.addingTimeInterval(expiry.timeInterval) {
+                notes.append(.neverRemindExpired(since: since))
+            } else {
+                blocking.append(.neverRemind(since: since))
+            }
         } else if let key = input.legacyNeverRemindKey, versionNote == nil {
             blocking.append(.legacyNeverRemind(key: key))
         }
@@ -164,7 +188,13 @@ public enum DialogRules {
             let nextAllowed = (input.now < last ? record.lastPresentedReanchoredAt ?? input.now : last).addingTimeInterval(interval.timeInterval)
             if input.now < nextAllowed { blocking.append(.tooSoon(lastPresented: last, nextAllowed: nextAllowed)) }
         }
-        let notes = versionNote.map { [$0] } ?? []
+        if !dialog.policy.ignoresDisplayFrequency {
+            if input.displayFrequency.oncePerSession && input.sessionPresentedAny { blocking.append(.anotherDialogThisSession) }
+            if let interval = input.displayFrequency.minimumInterval, let last = input.lastPresentationOfAny, last <= input.now {
+                let next = last.addingTimeInterval(interval.timeInterval)
+                if input.now < next { blocking.append(.displayFrequency(lastPresented: last, nextAllowed: next)) }
+            }
+        }
         if blocking.isEmpty {
             return decision(true, notes + [.eligible(shown: record.presentations, limit: dialog.policy.maximumPresentations)])
         }

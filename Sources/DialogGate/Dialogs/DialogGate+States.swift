@@ -38,9 +38,11 @@ extension DialogGate {
         try reset(dialogs.map(\.id), legacyKeys: dialogs.compactMap(\.policy.neverRemindKey))
     }
 
-    /// Forgets every dialog's state, and every "OK" of the session.
+    /// Forgets every dialog's state, when any dialog was last presented (``DisplayFrequency``), and every "OK" of
+    /// the session.
     public func resetAll() throws {
         try reset(try states().map(\.id), legacyKeys: [])
+        try prefs.reset(Self.lastPresentationKey)
         session.clear()
     }
 

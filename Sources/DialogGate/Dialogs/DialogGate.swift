@@ -19,6 +19,10 @@ public final class DialogGate: Sendable {
     public let prefs: Prefs
     public let session: DialogSession
     public let appVersion: String?
+    /// How often any of this gate's dialogs may be presented (TipKit's `displayFrequency`).
+    public let displayFrequency: DisplayFrequency
+    /// Called after a presentation is claimed, answered or cancelled, for the app's analytics; never under a lock.
+    let onEvent: (@Sendable (DialogEvent) -> Void)?
     let clock: @Sendable () -> Date
     private let overridesState: Locked<DialogOverrides>
 
@@ -31,17 +35,23 @@ public final class DialogGate: Sendable {
     ///   - session: the scope of "OK" answers; the process by default.
     ///   - appVersion: the running app version, for ``DialogPolicy/resetsOnAppVersionChange``.
     ///   - overrides: QA overrides; by default read from `DIALOGGATE_OVERRIDE`.
+    ///   - displayFrequency: how often any of the gate's dialogs may be presented; no limit by default.
+    ///   - onEvent: called after a presentation is claimed, answered or cancelled (for analytics).
     ///   - clock: the current date (injected in tests).
     public init(
         prefs: Prefs,
         session: DialogSession = .process,
         appVersion: String? = nil,
         overrides: DialogOverrides = DialogOverrides.fromEnvironment().0,
+        displayFrequency: DisplayFrequency = .unlimited,
+        onEvent: (@Sendable (DialogEvent) -> Void)? = nil,
         clock: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.prefs = prefs
         self.session = session
         self.appVersion = appVersion
+        self.displayFrequency = displayFrequency
+        self.onEvent = onEvent
         self.clock = clock
         self.overridesState = Locked(overrides)
     }
@@ -62,7 +72,7 @@ public final class DialogGate: Sendable {
         let overrides = overrides
         let stored = record(for: dialog.id)
         let legacy = dialog.policy.neverRemindKey.flatMap { try? prefs.storedValue(forKey: $0) }
-        let input = input(for: dialog, record: stored, legacyValue: legacy, now: now, overrides: overrides)
+        let input = input(for: dialog, record: stored, legacyValue: legacy, lastOfAny: prefs[Self.lastPresentationKey], now: now, overrides: overrides)
         if !overrides.decides(dialog.id), observed(dialog, stored, input) != stored {
             // Keep what this decision saw: the clock anchors (so a wait does not restart at every decision) and
             // a never-remind written by older code (so tools list it and resets clear it).
@@ -106,9 +116,11 @@ public final class DialogGate: Sendable {
             let decision = try prefs.transaction { transaction -> DialogDecision in
                 let stored = DialogRecord.belonging(to: dialog.id, try transaction.value(for: key))
                 let legacy = try legacyName.map { try transaction.storedValue(forKey: $0) } ?? nil
-                let input = input(for: dialog, record: stored, legacyValue: legacy, now: now, overrides: overrides)
+                let lastOfAny = try transaction.value(for: Self.lastPresentationKey)
+                let input = input(for: dialog, record: stored, legacyValue: legacy, lastOfAny: lastOfAny, now: now, overrides: overrides)
                 let decision = DialogRules.decide(dialog, input)
                 if decision.shouldPresent {
+                    try transaction.set(now, for: Self.lastPresentationKey)
                     var (record, versionReset) = DialogRules.effectiveRecord(stored, policy: dialog.policy, appVersion: appVersion)
                     record = DialogRules.reanchored(record, now: now)
                     Self.stamp(&record, dialog, appVersion: appVersion)
@@ -126,6 +138,8 @@ public final class DialogGate: Sendable {
                 DialogPresentation.activeTokens.withLock { _ = $0.remove(token) }
                 return .declined(decision)
             }
+            session.notePresentation()
+            onEvent?(.presented(dialog.id))
             return .granted(DialogPresentation(dialog: dialog, decision: decision, token: token, claimedAt: now, gate: self))
         } catch {
             DialogPresentation.activeTokens.withLock { _ = $0.remove(token) }
@@ -170,12 +184,17 @@ public final class DialogGate: Sendable {
     public func recordPresentation(of dialog: Dialog) throws {
         let now = clock()
         let overrides = overrides
-        try update(dialog) { record, stored, legacy in
-            let decision = DialogRules.decide(dialog, input(for: dialog, record: stored, legacyValue: legacy, now: now, overrides: overrides))
+        try update(dialog) { record, stored, legacy, transaction in
+            let lastOfAny = try transaction.value(for: Self.lastPresentationKey)
+            let input = input(for: dialog, record: stored, legacyValue: legacy, lastOfAny: lastOfAny, now: now, overrides: overrides)
+            let decision = DialogRules.decide(dialog, input)
             guard decision.shouldPresent else { throw DialogGateError.notPresentable(decision) }
             record = DialogRules.reanchored(record, now: now)
             Self.count(&record, shownAt: now)
+            try transaction.set(now, for: Self.lastPresentationKey)
         }
+        session.notePresentation()
+        onEvent?(.presented(dialog.id))
     }
 
     /// Records the user's answer to `dialog` outside a presentation (a settings screen's "never remind me");
@@ -187,7 +206,7 @@ public final class DialogGate: Sendable {
     /// Records `response`; when it ends `presentation`, counts it and releases its claim, in the same transaction.
     func record(_ response: DialogResponse, for dialog: Dialog, ending presentation: DialogPresentation?) throws {
         let now = clock()
-        try update(dialog, legacyFlag: response == .neverRemind ? true : nil) { record, _, _ in
+        try update(dialog, legacyFlag: response == .neverRemind ? true : nil) { record, _, _, _ in
             if let presentation {
                 Self.count(&record, shownAt: presentation.claimedAt)
                 if record.claim?.token == presentation.token { record.claim = nil }
@@ -210,6 +229,7 @@ public final class DialogGate: Sendable {
             }
         }
         if response == .ok { session.suppress(dialog.id) }
+        if presentation != nil { onEvent?(.answered(dialog.id, response)) }
     }
 
     /// Releases `presentation`'s claim without counting it.
@@ -221,12 +241,14 @@ public final class DialogGate: Sendable {
             record.claim = nil
             try transaction.set(record, for: key)
         }
+        onEvent?(.cancelled(presentation.dialog.id))
     }
 
     // MARK: - Rules input
 
     /// What the rules read about `dialog`, from its stored record and the value under its never-remind key.
-    private func input(for dialog: Dialog, record: DialogRecord?, legacyValue: StoredValue?, now: Date, overrides: DialogOverrides) -> DialogRules.Input {
+    private func input(for dialog: Dialog, record: DialogRecord?, legacyValue: StoredValue?, lastOfAny: Date?, now: Date,
+                       overrides: DialogOverrides) -> DialogRules.Input {
         DialogRules.Input(
             record: record,
             legacyNeverRemindKey: PrefsDefaults.bool(from: legacyValue) ? dialog.policy.neverRemindKey : nil,
@@ -234,9 +256,15 @@ public final class DialogGate: Sendable {
             beingPresented: record?.claim.map { Self.binds($0, now: now) } ?? false,
             appVersion: appVersion,
             now: now,
-            overrides: overrides
+            overrides: overrides,
+            displayFrequency: displayFrequency,
+            sessionPresentedAny: session.hasPresented,
+            lastPresentationOfAny: lastOfAny
         )
     }
+
+    /// When any dialog on the store was last presented, for ``DisplayFrequency/minimumInterval``.
+    static let lastPresentationKey = Prefs.Key<Date?>("dialoggate.lastPresentation")
 
     /// Whether a claim still binds: its token is live in this process, its holder still runs on this host, or,
     /// for a holder on another host, it has not expired. A token is live from just before its claim commits,
@@ -274,7 +302,8 @@ public final class DialogGate: Sendable {
             try prefs.transaction { transaction in
                 let stored = DialogRecord.belonging(to: dialog.id, try transaction.value(for: key))
                 let legacy = try dialog.policy.neverRemindKey.map { try transaction.storedValue(forKey: $0) } ?? nil
-                let observed = observed(dialog, stored, input(for: dialog, record: stored, legacyValue: legacy, now: now, overrides: overrides))
+                let input = input(for: dialog, record: stored, legacyValue: legacy, lastOfAny: nil, now: now, overrides: overrides)
+                let observed = observed(dialog, stored, input)
                 if observed != stored { try transaction.set(observed, for: key) }
             }
         } catch {
@@ -322,7 +351,7 @@ public final class DialogGate: Sendable {
     /// the never-remind it recorded belongs to the old version, and once the new record carries the new
     /// version nothing else would tell the rules to ignore it.
     private func update(_ dialog: Dialog, legacyFlag: Bool? = nil,
-                        _ change: (inout DialogRecord, _ stored: DialogRecord?, _ legacy: StoredValue?) throws -> Void) throws {
+                        _ change: (inout DialogRecord, _ stored: DialogRecord?, _ legacy: StoredValue?, inout Prefs.Transaction) throws -> Void) throws {
         let key = try DialogRecord.storeKey(for: dialog.id)
         let legacyKey = try dialog.policy.neverRemindKey.map { try Prefs.Key(validating: $0, initial: false) }
         let appVersion = appVersion
@@ -331,7 +360,7 @@ public final class DialogGate: Sendable {
             let legacy = try legacyKey.map { try transaction.storedValue(forKey: $0.name) } ?? nil
             var (record, versionReset) = DialogRules.effectiveRecord(stored, policy: dialog.policy, appVersion: appVersion)
             Self.stamp(&record, dialog, appVersion: appVersion)
-            try change(&record, stored, legacy)
+            try change(&record, stored, legacy, &transaction)
             try transaction.set(record, for: key)
             if let legacyKey {
                 if let legacyFlag {

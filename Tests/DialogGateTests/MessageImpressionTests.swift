@@ -46,8 +46,8 @@ struct MessageImpressionTests {
         var shown: [Int?] = []
         for _ in 0..<5 { shown.append(try await dismissedLaunch([3, 5], policy)) }
         #expect(shown == [5, 5, 3, 3, nil])
-        let log = try Prefs(.sqlite(directory.file("app.sqlite")))[Prefs.Key("lastMessageId.impressions", initial: MessageImpressions())]
-        #expect(log.messages["5"]?.count == 2)
+        let log = try Prefs(.sqlite(directory.file("app.sqlite"))).storedValue(forKey: "lastMessageId.impressions")
+        #expect(log?.json["messages"]?["5"]?["count"] == .int(2))
     }
 
     @Test("a minimum interval between impressions: once a day")

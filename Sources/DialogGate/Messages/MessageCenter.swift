@@ -109,7 +109,7 @@ public final class MessageCenter {
     public let impressionPolicy: ImpressionPolicy
     /// The key holding each message's impressions (`lastMessageId.impressions`), written when
     /// ``impressionPolicy`` limits them.
-    public let impressionsKey: Prefs.Key<MessageImpressions>
+    let impressionsKey: Prefs.Key<MessageImpressions>
     /// Called on the main actor when a message becomes pending (an impression), when one is acknowledged, and
     /// when one is dismissed without acknowledging: for the app's analytics.
     ///

@@ -24,22 +24,17 @@ public struct ImpressionPolicy: Sendable, Hashable {
 }
 
 /// How many times each message was presented without being acknowledged, and when last: stored under
-/// `lastMessageId.impressions` (beside the center's `lastMessageId` key) when an ``ImpressionPolicy`` limits them.
-///
-/// ```swift
-/// prefs[center.impressionsKey].messages["7"]?.count   // 2
-/// ```
-public struct MessageImpressions: Codable, Hashable, Sendable, PrefsStorable {
+/// `lastMessageId.impressions` (beside the center's `lastMessageId` key) when an ``ImpressionPolicy`` limits them,
+/// as `{"messages": {"7": {"count": 2, "last": "2026-03-01T12:00:00Z"}}}`.
+struct MessageImpressions: Codable, Hashable, Sendable, PrefsStorable {
     /// One message's impressions.
-    public struct Entry: Codable, Hashable, Sendable {
-        public var count: Int
-        public var last: Date
+    struct Entry: Codable, Hashable, Sendable {
+        var count: Int
+        var last: Date
     }
 
     /// By message id, as a string (JSON object keys).
-    public var messages: [String: Entry] = [:]
-
-    public init() {}
+    var messages: [String: Entry] = [:]
 
     /// Whether message `id` may be presented at `now` under `policy`. A clock set back before the last
     /// impression counts as the interval having passed from then, not as forbidding it for the jump.

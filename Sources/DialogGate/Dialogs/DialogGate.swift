@@ -99,7 +99,8 @@ public final class DialogGate: Sendable {
     /// ```swift
     /// switch try gate.claim(welcome) {
     /// case .granted(let presentation):
-    ///     showAlert { answer in try? presentation.finish(answer) }
+    ///     let answer = await showAlert(for: welcome)   // your UI: .ok, .neverRemind, .dismiss…
+    ///     try presentation.finish(answer)
     /// case .declined(let decision):
     ///     print(decision)   // "welcome: not presented: already being presented"
     /// }

@@ -53,7 +53,7 @@ extension DialogGate {
             for name in legacyKeys where KeyName.problem(with: name) == nil { try transaction.setStoredValue(nil, forKey: name) }
             for id in ids {
                 let key = try DialogRecord.storeKey(for: id)
-                let stored = try? transaction.value(for: key)  // an unreadable record is removed all the same
+                let stored = try transaction.value(for: key)  // a record that does not decode reads as nil: removed all the same
                 transaction.reset(key)
                 if let legacy = stored?.neverRemindKey, KeyName.problem(with: legacy) == nil {
                     try transaction.setStoredValue(nil, forKey: legacy)

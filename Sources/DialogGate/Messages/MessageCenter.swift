@@ -303,7 +303,7 @@ public final class MessageCenter {
 
     /// `lastMessageId` and the passed-over ids as committed now, including other processes' writes.
     private func readAcknowledged() -> Result<(Int, Set<Int>), FeedFetchError> {
-        let key = lastMessageIdKey, passedOverKey = passedOverKey, impressionsKey = impressionsKey
+        let key = lastMessageIdKey, passedOverKey = passedOverKey
         do {
             let (stored, passedOver) = try prefs.transaction { (try $0.storedValue(forKey: key.name), Set(try $0.value(for: passedOverKey))) }
             return Self.lastMessageId(from: stored, key: key.name).map { ($0, passedOver) }

@@ -126,6 +126,9 @@ public final class MessageCenter {
     /// Creates a message center. Nothing is fetched until ``refresh(force:)``.
     ///
     /// - Parameters:
+    ///   - feedURL: the feed, `messages.json` on static hosting.
+    ///   - prefs: the app's store: the last acknowledged id, the cached feed and the fetch state live there.
+    ///   - context: the running app (bundle identifier, versions, locale) that messages are targeted at.
     ///   - lastMessageIdKey: the key name of the last acknowledged id; `"lastMessageId"` as in the original
     ///     service (a programming error, stopping here, if the name is not a valid key name).
     ///   - options: timeouts, size cap, cache age, backoff, allowed link schemes.

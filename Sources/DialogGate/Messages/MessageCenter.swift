@@ -121,6 +121,8 @@ public final class MessageCenter {
     public let fetcher: FeedFetcher
     private let clock: @Sendable () -> Date
     @ObservationIgnored private var generation = 0
+    /// Whether the first refresh recorded the `lastMessageId` declaration.
+    @ObservationIgnored private var declaredLastMessageId = false
     @ObservationIgnored private var processInstallationId: String?
 
     /// Creates a message center. Nothing is fetched until ``refresh(force:)``.
@@ -159,9 +161,6 @@ public final class MessageCenter {
         passedOverKey = Prefs.Key<[Int]>(lastMessageIdKey + ".passedOver", initial: [])
         impressionPolicy = impressions
         impressionsKey = Prefs.Key<MessageImpressions>(lastMessageIdKey + ".impressions", initial: MessageImpressions())
-        // Reads go through the stored value (to read "3" as UserDefaults would), which declares nothing: declare the
-        // key here, so `prefs-tool list` shows it, and `reset lastMessageId` finds it, before the first acknowledgement.
-        prefs.declareOnFirstUse(self.lastMessageIdKey)
         self.clock = clock
         fetcher = FeedFetcher(url: feedURL, prefs: prefs, options: options, loader: loader, clock: clock, random: random)
     }
@@ -176,6 +175,13 @@ public final class MessageCenter {
     /// if let message = center.pendingMessage { present(message) }
     /// ```
     public func refresh(force: Bool = false) async {
+        if !declaredLastMessageId {
+            // Reads go through the stored value (to read "3" as UserDefaults would), and a read never writes: the
+            // first refresh, which writes the fetch state anyway, records the key, so `prefs-tool list` shows it and
+            // `reset lastMessageId` finds it before the first acknowledgement.
+            declaredLastMessageId = true
+            do { try prefs.declare(lastMessageIdKey) } catch { prefs.reportWriteFailure(error, key: lastMessageIdKey.name) }
+        }
         generation += 1
         let current = generation
         isRefreshing = true

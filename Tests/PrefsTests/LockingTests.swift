@@ -20,6 +20,8 @@ struct LockingTests {
         #expect(try Prefs(.jsonFile(url)).storedValue(forKey: "launchCount") == nil)
         #expect(try Prefs(.jsonFile(url))[.name] == "holder")
         #expect(waiter[.launchCount] == 0, "the failed write is not in memory either")
+        let error = PrefsError.lockTimeout(path: url.path + ".lock", seconds: 0.1, heldInThisProcess: true)
+        #expect(error.description.hasSuffix("p.json.lock: another store on this file in this process held the store's lock for more than 0.1 s"))
     }
 
     @Test("an SQLite store busy past its timeout fails with SQLITE_BUSY, and nothing is written")

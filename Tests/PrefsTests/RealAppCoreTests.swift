@@ -314,21 +314,6 @@ struct RealAppCoreTests {
         #expect(messages.contains { $0.contains("cannot be read as WindowFrame (stored form json)") }, "\(messages)")
     }
 
-    @Test("a JSON lock held by another store in this process says so")
-    func lockTimeoutNamesThisProcess() throws {
-        let directory = try TemporaryDirectory()
-        let url = directory.file("p.json")
-        let holder = try Prefs(.jsonFile(url))
-        let waiter = try Prefs(.jsonFile(url, lockTimeout: .milliseconds(50)))
-        try holder.transaction { _ in
-            #expect(throws: PrefsError.lockTimeout(path: url.path + ".lock", seconds: 0.05, heldInThisProcess: true)) {
-                try waiter.set(1, for: .launchCount)
-            }
-        }
-        let error = PrefsError.lockTimeout(path: url.path + ".lock", seconds: 0.05, heldInThisProcess: true)
-        #expect(error.description.contains("another store on this file in this process"))
-    }
-
     @Test("SQLITE_BUSY says a writer holds the store and names busyTimeout")
     func busyNamesTimeout() throws {
         let directory = try TemporaryDirectory()

@@ -64,15 +64,7 @@ extension Prefs {
 
         /// Stages a write of `value` for `key` (`nil` removes), and the removal of its former names' values.
         public mutating func set<Value>(_ value: Value, for key: Key<Value>) throws {
-            let json: JSON
-            do { json = try value.storedJSON() } catch { throw PrefsError.encodingFailed(key: key.name, reason: encodingFailureReason(error)) }
-            if case .null = json {
-                changes.values[key.name] = .remove
-            } else {
-                let stored = StoredValue(type: Value.valueType, json: json)
-                try Prefs.checkLimits(stored, key: key.name)
-                changes.values[key.name] = .set(stored)
-            }
+            changes.values[key.name] = try Prefs.change(for: value, key: key.name)
             for former in key.formerNames { changes.values[former] = .remove }
             writtenDeclarations[key.name] = key.declaration
         }
@@ -146,15 +138,9 @@ extension Prefs {
             }
             let changes = transaction.changes
             state.withLock { state in
-                state.generation &+= 1
                 state.declared.formUnion(declared)
                 if external { state.cache.removeAll(keepingCapacity: true) }
-                for (name, change) in changes.values {
-                    switch change {
-                    case .set(let value): state.cache[name] = .stored(value)
-                    case .remove: state.cache[name] = .absent
-                    }
-                }
+                state.cacheCommitted(changes)
             }
             // nil: anything may have changed (another process wrote); tell every observer.
             return (result, external ? nil : changes)

@@ -76,6 +76,17 @@ public final class Prefs: Sendable {
         /// Poll ticks run so far (for tests that need several polls to have happened).
         var pollTicks = 0
         var reportedMismatches: Set<ValueMismatch> = []
+
+        /// Puts what a commit wrote into the cache (a new generation, so no read that raced with it caches older data).
+        mutating func cacheCommitted(_ changes: Changeset) {
+            generation &+= 1
+            for (name, change) in changes.values {
+                switch change {
+                case .set(let value): cache[name] = .stored(value)
+                case .remove: cache[name] = .absent
+                }
+            }
+        }
     }
 
     /// Opens a store.
@@ -208,7 +219,7 @@ public final class Prefs: Sendable {
     /// never comes back after the key is removed or reset.
     public func set<Value>(_ value: Value, for key: Key<Value>) throws {
         var changes = Changeset()
-        changes.values[key.name] = try change(for: value, key: key.name)
+        changes.values[key.name] = try Self.change(for: value, key: key.name)
         for former in key.formerNames { changes.values[former] = .remove }
         if !state.withLock({ $0.declared.contains(key.name) }) {
             // The first write of a key in this process records its declaration in the same step.
@@ -252,7 +263,7 @@ public final class Prefs: Sendable {
     }
 
     /// The change that writes `value`: a set, or a removal for `nil`. Checks the size limit.
-    func change<Value: PrefsStorable>(for value: Value, key: String) throws -> Changeset.Change {
+    static func change<Value: PrefsStorable>(for value: Value, key: String) throws -> Changeset.Change {
         let json: JSON
         do {
             json = try value.storedJSON()
@@ -287,15 +298,7 @@ public final class Prefs: Sendable {
         guard !changes.isEmpty else { return }
         let flushInterval = try io.withBackend(operation) { backend throws -> Duration? in
             try backend.apply(changes)
-            state.withLock { state in
-                state.generation &+= 1
-                for (name, change) in changes.values {
-                    switch change {
-                    case .set(let value): state.cache[name] = .stored(value)
-                    case .remove: state.cache[name] = .absent
-                    }
-                }
-            }
+            state.withLock { $0.cacheCommitted(changes) }
             return backend.flushInterval
         }
         if let flushInterval { scheduleFlush(after: flushInterval) }

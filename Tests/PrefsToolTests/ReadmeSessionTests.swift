@@ -3,11 +3,12 @@ import Prefs
 import PrefsTestSupport
 import Testing
 
-/// The README's QA session, run for real: every `$ ` line through a shell on a pseudo-terminal 80 columns wide,
-/// in a home folder holding the app's store and a feed, and its output compared with the README's lines.
-@Suite("prefs-tool: the README's QA session")
+/// The documented QA session (the prefs-tool article of the Prefs DocC catalog), run for real: every `$ ` line through a
+/// shell on a pseudo-terminal 80 columns wide, in a home folder holding the app's store and a feed, and its output
+/// compared with the article's lines.
+@Suite("prefs-tool: the documented QA session")
 struct ReadmeSessionTests {
-    /// Where the README shows the session's home folder.
+    /// Where the article shows the session's home folder.
     static let shownHome = "/home/qa"
 
     /// The store the session starts from: what the app left after a few launches.
@@ -36,10 +37,10 @@ struct ReadmeSessionTests {
         ]
         """#
 
-    /// The session's steps: each command (continuation lines joined) and the output the README shows for it.
+    /// The session's steps: each command (continuation lines joined) and the output the article shows for it.
     static func session() throws -> [(command: String, output: String)] {
         let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("README.md")
+            .appendingPathComponent("Sources/Prefs/Prefs.docc/PrefsTool.md")
         let text = try String(contentsOf: readme, encoding: .utf8)
         guard let start = text.range(of: "A QA session on an app's store"),
               let open = text.range(of: "```console\n", range: start.upperBound..<text.endIndex),
@@ -59,10 +60,10 @@ struct ReadmeSessionTests {
         return steps
     }
 
-    @Test("the README's QA session matches a real run, output for output")
+    @Test("the documented QA session matches a real run, output for output")
     func readmeSession() async throws {
         let steps = try Self.session()
-        #expect(steps.count >= 10, "the session was found in README.md")
+        #expect(steps.count >= 10, "the session was found in PrefsTool.md")
         let home = try TemporaryDirectory()
         try Data(Self.feed.utf8).write(to: home.file("messages.json"))
         let seeded = try await tool(["--app", "com.createchsol.AppAlertExample", "import", "-"], stdin: Self.appStore,

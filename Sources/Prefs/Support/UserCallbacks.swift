@@ -13,13 +13,17 @@ import Musl
 /// callback, and the outermost scope runs the queue, in order, once its body (and so the lock) is done. Outside any
 /// scope, ``run(_:)`` calls at once.
 enum UserCallbacks {
-    /// The calling thread's open scope: an unretained `Queue`, or nil.
+    /// The calling thread's open scope: nil (none), `openScope` (open, nothing queued yet), or a retained `Queue`.
     private static let slot: pthread_key_t = {
         var key = pthread_key_t()
         let status = pthread_key_create(&key, nil)
         precondition(status == 0, "pthread_key_create failed with \(status)")
         return key
     }()
+
+    /// Marks an open scope with nothing queued, so the common case (no callback) allocates nothing. A computed
+    /// constant: an address no allocation has, never dereferenced.
+    private static var openScope: UnsafeMutableRawPointer { UnsafeMutableRawPointer(bitPattern: 1)! }
 
     private final class Queue {
         var callbacks: [() -> Void] = []
@@ -28,21 +32,29 @@ enum UserCallbacks {
     /// Runs `body`; callbacks queued on this thread while it runs are called after it returns (or throws).
     static func deferring<Result>(_ body: () throws -> Result) rethrows -> Result {
         if pthread_getspecific(slot) != nil { return try body() }  // an outer scope runs them
-        let queue = Queue()
-        pthread_setspecific(slot, Unmanaged.passUnretained(queue).toOpaque())
+        pthread_setspecific(slot, openScope)
         defer {
+            let raw = pthread_getspecific(slot)
             pthread_setspecific(slot, nil)
-            for callback in queue.callbacks { callback() }
+            if let raw, raw != openScope {
+                for callback in Unmanaged<Queue>.fromOpaque(raw).takeRetainedValue().callbacks { callback() }
+            }
         }
-        return try withExtendedLifetime(queue) { try body() }
+        return try body()
     }
 
     /// Calls `callback` now, or when the calling thread's open scope ends.
     static func run(_ callback: @escaping () -> Void) {
-        if let raw = pthread_getspecific(slot) {
-            Unmanaged<Queue>.fromOpaque(raw).takeUnretainedValue().callbacks.append(callback)
-        } else {
+        guard let raw = pthread_getspecific(slot) else {
             callback()
+            return
+        }
+        if raw == openScope {
+            let queue = Queue()
+            queue.callbacks.append(callback)
+            pthread_setspecific(slot, Unmanaged.passRetained(queue).toOpaque())
+        } else {
+            Unmanaged<Queue>.fromOpaque(raw).takeUnretainedValue().callbacks.append(callback)
         }
     }
 }

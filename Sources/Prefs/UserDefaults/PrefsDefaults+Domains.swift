@@ -108,14 +108,7 @@ extension PrefsDefaults {
     /// Sets a volatile domain, in this instance's memory only. Setting the registration domain replaces what
     /// ``register(defaults:)`` registered. A value that is not a property-list type is skipped and reported.
     public func setVolatileDomain(_ domain: [String: Any], forName domainName: String) {
-        var values: [String: StoredValue] = [:]
-        for (key, value) in domain {
-            do {
-                values[key] = try PropertyListValue.encode(value)
-            } catch {
-                prefs.report(Prefs.Diagnostic(key: key, kind: .writeFailed("setVolatileDomain(_:forName:) skipped it: \(error)"), store: prefs.storage.description))
-            }
-        }
+        let values = encodedSkippingUnsupported(domain, operation: "setVolatileDomain(_:forName:)")
         switch domainName {
         case Self.registrationDomain: registered.withLock { $0 = values }
         case Self.argumentDomain: break

@@ -222,15 +222,21 @@ public final class PrefsDefaults: Sendable {
     /// defaults.double(forKey: "quality")   // 0.8 until something is stored
     /// ```
     public func register(defaults registrationDictionary: [String: Any]) {
+        let encoded = encodedSkippingUnsupported(registrationDictionary, operation: "register(defaults:)")
+        registered.withLock { $0.merge(encoded) { _, new in new } }
+    }
+
+    /// The values of `dictionary` in stored form; one that is not a property-list type is skipped and reported.
+    func encodedSkippingUnsupported(_ dictionary: [String: Any], operation: String) -> [String: StoredValue] {
         var encoded: [String: StoredValue] = [:]
-        for (key, value) in registrationDictionary {
+        for (key, value) in dictionary {
             do {
                 encoded[key] = try PropertyListValue.encode(value)
             } catch {
-                prefs.report(Prefs.Diagnostic(key: key, kind: .writeFailed("register(defaults:) skipped it: \(error)"), store: prefs.storage.description))
+                prefs.report(Prefs.Diagnostic(key: key, kind: .writeFailed("\(operation) skipped it: \(error)"), store: prefs.storage.description))
             }
         }
-        registered.withLock { $0.merge(encoded) { _, new in new } }
+        return encoded
     }
 
     /// The value a getter sees: the stored one, else the registered one. A failed read is reported and reads as absent.

@@ -65,18 +65,32 @@ public struct ChildProcess: Sendable {
         return (process, out, err)
     }
 
-    /// Runs `name` to completion.
+    /// How long a test waits for a child before killing it: generous (a child under ThreadSanitizer takes seconds to
+    /// start), so that only a hang reaches it, and a hang then fails its test instead of stalling the suite.
+    public static let defaultTimeout: Duration = .seconds(120)
+
+    /// Runs `name` to completion; throws ``TimedOut`` (after killing it) if it runs longer than `timeout`.
     public static func run(
-        _ name: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil
+        _ name: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil,
+        timeout: Duration = defaultTimeout
     ) async throws -> Result {
         let (process, out, err) = try start(name, arguments, environment: environment, stdin: stdin)
-        return await finish(process, out, err)
+        return try await finish(process, out, err, timeout: timeout)
     }
 
     /// Reads both pipes to the end (concurrently), then waits for the process, without holding a pool thread.
-    public static func finish(_ process: Process, _ out: Pipe, _ err: Pipe) async -> Result {
+    ///
+    /// A process still running after `timeout` is killed with SIGKILL and ``TimedOut`` is thrown, carrying what it
+    /// printed: a test awaiting a child that hangs fails with that error instead of hanging the suite.
+    public static func finish(_ process: Process, _ out: Pipe, _ err: Pipe, timeout: Duration = defaultTimeout) async throws -> Result {
         let parts = UncheckedSendable((process, out, err))
-        return await offPool { finishBlocking(parts.value.0, parts.value.1, parts.value.2) }
+        let watchdog = Watchdog(process, timeout: timeout)
+        let result = await offPool { finishBlocking(parts.value.0, parts.value.1, parts.value.2) }
+        if watchdog.finish() {
+            throw TimedOut(executable: process.executableURL?.lastPathComponent ?? "?", arguments: process.arguments ?? [],
+                           timeout: timeout, output: result)
+        }
+        return result
     }
 
     /// Runs blocking `body` (a wait, a pipe read) on a new thread and awaits its result.
@@ -118,7 +132,7 @@ extension ChildProcess {
     /// Runs a system program by absolute path (for example `/usr/bin/sqlite3`) to completion.
     public static func runSystem(_ path: String, _ arguments: [String], stdin: Data? = nil) async throws -> Result {
         let (process, out, err) = try launch(URL(fileURLWithPath: path), arguments, environment: nil, stdin: stdin)
-        return await finish(process, out, err)
+        return try await finish(process, out, err)
     }
 }
 

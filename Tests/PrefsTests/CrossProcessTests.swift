@@ -16,7 +16,7 @@ struct CrossProcessTests {
             try ChildProcess.start("prefs-test-child", ["write", backend.rawValue, path, "p\(index)", "40"])
         }
         for (process, out, err) in children {
-            let result = await ChildProcess.finish(process, out, err)
+            let result = try await ChildProcess.finish(process, out, err)
             #expect(result.status == 0, "\(result.stderr)")
         }
         let values = try Prefs(backend.storage(directory)).snapshot()
@@ -33,7 +33,7 @@ struct CrossProcessTests {
         guard let path = backend.storage(directory).path else { return }
         let children = try (0..<3).map { _ in try ChildProcess.start("prefs-test-child", ["update", backend.rawValue, path, "counter", "30"]) }
         for (process, out, err) in children {
-            let result = await ChildProcess.finish(process, out, err)
+            let result = try await ChildProcess.finish(process, out, err)
             #expect(result.status == 0, "\(result.stderr)")
         }
         #expect(try Prefs(backend.storage(directory))[Prefs.Key("counter", initial: 0)] == 90)
@@ -106,7 +106,7 @@ struct NewFileRaceTests {
         let path = directory.file("new.sqlite").path
         let children = try (0..<4).map { _ in try ChildProcess.start("prefs-test-child", ["update", "sqlite", path, "counter", "5"]) }
         for (process, out, err) in children {
-            let result = await ChildProcess.finish(process, out, err)
+            let result = try await ChildProcess.finish(process, out, err)
             #expect(result.status == 0, "\(result.stderr)")
         }
         #expect(try Prefs(.sqlite(URL(fileURLWithPath: path)))[Prefs.Key("counter", initial: 0)] == 20)

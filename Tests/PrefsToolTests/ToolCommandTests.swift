@@ -267,15 +267,17 @@ struct ToolCommandTests {
         var environment = ProcessInfo.processInfo.environment
         environment["PREFS_STORE"] = store
         let (process, out, err) = try ChildProcess.start("prefs-tool", ["watch", "a", "--interval", "20"], environment: environment)
-        try await Task.sleep(for: .milliseconds(500))
+        // Each step waits for the line that shows watch saw the previous one: "watching …" once it has read the
+        // store, then each change's own line, so no change can fall before watch starts or merge into the next.
+        _ = try await ChildProcess.read(err.fileHandleForReading) { $0.hasPrefix("watching ") }
         try prefs.set(2, for: Prefs.Key("a", initial: 0))
         try prefs.set(9, for: Prefs.Key("other", initial: 0))
-        try await Task.sleep(for: .milliseconds(300))
+        var printed = try await ChildProcess.read(out.fileHandleForReading) { $0 == "a\tint\t2" }
         try prefs.reset(Prefs.Key("a", initial: 0))
-        try await Task.sleep(for: .milliseconds(500))
+        printed += try await ChildProcess.read(out.fileHandleForReading) { $0 == "a\t(reset)" }
         kill(process.processIdentifier, SIGINT)  // Ctrl-C
-        let result = await ChildProcess.finish(process, out, err)
-        #expect(result.stdout == "a\tint\t2\na\t(reset)\n")
+        let result = try await ChildProcess.finish(process, out, err)
+        #expect(printed + result.stdout == "a\tint\t2\na\t(reset)\n")
         #expect(!result.signaled && result.status == 0, "an interrupt ends watch cleanly: \(result)")
     }
 

@@ -248,7 +248,7 @@ struct FileStoreTests {
         #expect(log.all.first?.description.contains("unreadable file moved to") == true)
     }
 
-    @Test("a store whose files cannot be written gives a typed error; memory and disk stay consistent", arguments: [Backend.json, .sqlite])
+    @Test("a store whose files cannot be written gives a typed error (JSON: on write, SQLite: on open); memory and disk stay consistent", arguments: [Backend.json, .sqlite])
     func unwritable(backend: Backend) throws {
         let directory = try TemporaryDirectory()
         let prefs = try Prefs(backend.storage(directory))
@@ -258,12 +258,24 @@ struct FileStoreTests {
         try prefs.close()
         try? FileManager.default.removeItem(at: directory.file(sidecar))
         try FileManager.default.createDirectory(at: directory.file(sidecar), withIntermediateDirectories: false)
-        let blocked = try? Prefs(backend.storage(directory))
-        if let blocked {
-            #expect(throws: (any Error).self) { try blocked.set(2, for: .launchCount) }
+        if backend == .json {
+            // The JSON store opens (reading needs no lock); its next write fails on the lock file.
+            let blocked = try Prefs(backend.storage(directory))
+            #expect(throws: PrefsError.io(path: directory.file(sidecar).path, operation: "open lock file", errno: EISDIR)) {
+                try blocked.set(2, for: .launchCount)
+            }
             #expect(blocked[.launchCount] == 1, "the failed write is not visible in memory")
             blocked[.launchCount] = 3
-            #expect(blocked.diagnostics.contains { $0.description.contains("write failed") })
+            #expect(blocked[.launchCount] == 1)
+            #expect(blocked.diagnostics.map(\.description).contains { $0.contains("write failed: \(directory.file(sidecar).path): open lock file failed") })
+        } else {
+            // SQLite cannot open a database whose WAL it cannot create: the store does not open.
+            #expect {
+                _ = try Prefs(backend.storage(directory))
+            } throws: { error in
+                guard case PrefsError.sqlite(let sqlite)? = error as? PrefsError else { return false }
+                return sqlite.code == 14  // SQLITE_CANTOPEN
+            }
         }
         try FileManager.default.removeItem(at: directory.file(sidecar))
         #expect(try Prefs(backend.storage(directory))[.launchCount] == 1, "nothing was reported done that was not")

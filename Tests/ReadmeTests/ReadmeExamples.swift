@@ -1,7 +1,8 @@
-// The README's examples, verbatim where they are code, so a drift fails the build or a test.
+// The README's examples: every line of its ```swift blocks is here, in order (ReadmeSource.swift checks it),
+// so a drift fails a test, and the code is compiled and run.
 import DialogGate
 import Foundation
-import Observation
+import Observation   // for withObservationTracking; SwiftUI tracks `model.value` by itself
 import Prefs
 import PrefsTestSupport
 import Testing
@@ -35,17 +36,29 @@ func showAlert(title: String?, message: String, dontRemind: Bool) async -> Dialo
     dontRemind ? .neverRemind : .ok
 }
 
+/// The README's opening as written: compiled, not run (its fixed /tmp path would be shared by concurrent test runs).
+func readmeOpeningAsWritten() throws {
+    let prefs = try Prefs(.sqlite(URL(fileURLWithPath: "/tmp/readme.sqlite")))
+    try readmeOpening(prefs)
+}
+
+/// The rest of the README's opening, run by `opening()` on a store in a temporary directory.
+func readmeOpening(_ prefs: Prefs) throws {
+    try prefs.update(.launchCount) { $0 += 1 }   // atomic, across threads and processes
+    prefs[.username] = "ada"                     // writes through; survives a crash once it returns
+    print(prefs[.launchCount], prefs.isStored(.username))
+}
+
 @Suite("README examples")
 struct ReadmeExamples {
     @Test("the opening example")
     func opening() throws {
         let directory = try TemporaryDirectory()
-        let prefs = try Prefs(.sqlite(directory.file("readme.sqlite")))
-        try prefs.update(.launchCount) { $0 += 1 }   // atomic, across threads and processes
-        prefs[.username] = "ada"                     // writes through; survives a crash once it returns
-        print(prefs[.launchCount], prefs.isStored(.username))
-        #expect(prefs[.launchCount] == 1)
-        #expect(try Prefs(.sqlite(directory.file("readme.sqlite")))[.username] == "ada")
+        try readmeOpening(try Prefs(.sqlite(directory.file("readme.sqlite"))))
+        let reopened = try Prefs(.sqlite(directory.file("readme.sqlite")))
+        #expect(reopened[.launchCount] == 1)
+        #expect(reopened[.username] == "ada")
+        _ = readmeOpeningAsWritten
     }
 
     @Test("keys and values")
@@ -68,48 +81,72 @@ struct ReadmeExamples {
     @Test("storage")
     func storage() throws {
         let directory = try TemporaryDirectory()
-        let url = directory.file("p.json")
+        var url = directory.file("p.json")  // the README's one `url` stands for a path of the kind each line needs
         let test     = try Prefs(.memory)                                   // tests and previews; .memory(snapshot) starts from values
         let readable = try Prefs(.jsonFile(url))                            // one sorted, indented, hand-editable JSON document
         let fast     = try Prefs(.jsonFile(url, writeMode: .coalesced(.seconds(1))))
-        let database = try Prefs(.sqlite(directory.file("p.sqlite"), durability: .powerLoss))      // WAL; synchronous=FULL
+        url = directory.file("p.sqlite")
+        let database = try Prefs(.sqlite(url, durability: .powerLoss))      // WAL; synchronous=FULL
+        url = directory.file("p.json")
+        try readable.set(2, for: .launchCount)
         let byName   = try Prefs(.file(url))                                // .json → JSON, .sqlite/.sqlite3/.db → SQLite, else by content
-        let standard = try Prefs.Storage.default(identifier: "com.example.app")
-        _ = (test, readable, fast, database, byName)
+        #expect(byName[.launchCount] == 2, "opened as the JSON file written above")
+        test[.launchCount] = 1
+        try fast.flush()
+        try database.set(3, for: .launchCount)
+        #expect(try Prefs(.file(directory.file("p.sqlite")))[.launchCount] == 3)
+
+        // `.default(identifier:)` is the SQLite store at defaultURL; opened here under a temporary XDG_CONFIG_HOME.
         let expected = try Prefs.Storage.defaultURL(identifier: "com.example.app", environment: ["HOME": "/home/ada"])
         #expect(expected.path == "/home/ada/.config/prefs/com.example.app.sqlite")
-        #expect(standard.path?.hasSuffix("/prefs/com.example.app.sqlite") == true)
+        #expect(try Prefs.Storage.default(identifier: "com.example.app").path == Prefs.Storage.defaultURL(identifier: "com.example.app").path)
+        let config = try Prefs.Storage.defaultURL(identifier: "com.example.app", environment: ["XDG_CONFIG_HOME": directory.url.path])
+        try Prefs(.sqlite(config)).set(4, for: .launchCount)
+        #expect(try Prefs(.file(directory.file("prefs/com.example.app.sqlite")))[.launchCount] == 4)
+        _ = readmeStandardStore
+    }
+
+    /// The README's loop; it ends when the store is closed.
+    func printCounts(_ prefs: Prefs) async {
+        for await count in prefs.values(for: .launchCount) { print(count) }   // current value first, then each change
     }
 
     @Test("observation")
     func observation() async throws {
         let prefs = try Prefs(.memory)
+        let printing = Task { await printCounts(prefs) }
         var values = prefs.values(for: .launchCount).makeAsyncIterator()
         #expect(await values.next() == 0)
         let model = prefs.observable(.launchCount)                             // Observation's Observable, for UI
-        let changed = Flag()
-        withObservationTracking { _ = model.value } onChange: { changed.set() }
+        withObservationTracking { _ = model.value } onChange: { print("changed") }
+        let (changes, changed) = AsyncStream<Void>.makeStream()
+        withObservationTracking { _ = model.value } onChange: { changed.yield() }
         prefs[.launchCount] = 5
         #expect(await values.next() == 5)
-        for _ in 0..<500 where !changed.value { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(changed.value)
+        var change = changes.makeAsyncIterator()
+        #expect(await change.next() != nil, "onChange ran")
         #expect(model.value == 5)
+        try prefs.close()
+        await printing.value  // the README's for-await loop ends when the store is closed
     }
 
     @Test("local dialogs: the generic example and the seeds")
     func dialogs() async throws {
         let prefs = try Prefs(.memory)
-        let gate = DialogGate(prefs: prefs, session: DialogSession(), appVersion: "2.1", overrides: DialogOverrides())
+        let gate = DialogGate(prefs: prefs, appVersion: "2.1")
         let welcome = Dialog("welcome")
         if gate.shouldPresent(welcome) {
             try gate.recordPresentation(of: welcome)
+            // … present your alert; when the user answers:
             try gate.record(.ok, for: welcome)       // or .neverRemind, .remindLaterAfter(.seconds(86_400)), .dismiss
         }
+        print(gate.decision(for: welcome))           // "welcome: not presented: suppressed for this session (OK)"
         #expect(gate.decision(for: welcome).description == "welcome: not presented: suppressed for this session (OK)")
 
         let dialog = Dialog("dialog", policy: DialogPolicy(neverRemindKey: "dialog_neverAgain"))
         if gate.shouldPresent(dialog) {
             try gate.recordPresentation(of: dialog)
+            // "Here is a message for you!"  [OK] → .ok    [Never remind me] → .neverRemind
             try gate.record(.neverRemind, for: dialog)
         }
         #expect(prefs[AppKey.dialogNoMore] as Bool)
@@ -117,7 +154,7 @@ struct ReadmeExamples {
         func displayMsg(title: String?, msg: String, dontRemindKey: String? = nil) async throws {
             let dialog = Dialog(dontRemindKey ?? "msg:\(msg)", policy: DialogPolicy(neverRemindKey: dontRemindKey))
             try await gate.presentIfNeeded(dialog) { _ in
-                await showAlert(title: title, message: msg, dontRemind: dontRemindKey != nil)
+                await showAlert(title: title, message: msg, dontRemind: dontRemindKey != nil)   // your UI: returns .ok or .neverRemind
             }
         }
         try await displayMsg(title: "Title", msg: "Some text for a message", dontRemindKey: "UserHasSeenMsg")
@@ -126,11 +163,11 @@ struct ReadmeExamples {
     }
 }
 
-
-final class Flag: Sendable {
-    private let state = Locked(false)
-    func set() { state.withLock { $0 = true } }
-    var value: Bool { state.withLock { $0 } }
+/// The README's `.default` line, compiled, not run: it would create a store in the user's real configuration
+/// folder. `ReadmeExamples.storage()` opens the same store under a temporary `XDG_CONFIG_HOME`.
+func readmeStandardStore() throws -> Prefs {
+    let standard = try Prefs(.default(identifier: "com.example.app"))   // see below
+    return standard
 }
 
 @Suite("README examples: UserDefaults")
@@ -139,18 +176,19 @@ struct ReadmeUserDefaultsExamples {
     func move() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("d.sqlite")
-        func seed() throws -> Int {
+        func seed() throws {
             let defaults = try PrefsDefaults(.sqlite(url))      // was: UserDefaults.standard
-            if defaults.bool(forKey: "UserHasSeenMsg") { return -1 }
+            if defaults.bool(forKey: "UserHasSeenMsg") { return }
             defaults.set(true, forKey: "UserHasSeenMsg")
             defaults.synchronize()
             let last = defaults.integer(forKey: "lastMessageId")
             defaults.setValue(last + 1, forKey: "lastMessageId")
-            return last + 1
         }
-        #expect(try seed() == 1)
-        #expect(try seed() == -1)
+        try seed()
         #expect(try PrefsDefaults(.sqlite(url)).integer(forKey: "lastMessageId") == 1)
+        try seed()
+        #expect(try PrefsDefaults(.sqlite(url)).integer(forKey: "lastMessageId") == 1, "the second launch returned early")
+        #expect(try PrefsDefaults(.sqlite(url)).bool(forKey: "UserHasSeenMsg"))
     }
 }
 

@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+
+/// The README's Swift code blocks are the tested source: every line of every ```swift block must appear, in the
+/// block's order, in this target's test files (`ReadmeExamples.swift`), where it is compiled and, unless its comment
+/// says otherwise, run. A README edit that the tests do not follow fails here, naming the block and the line.
+///
+/// Lines are compared whole, comments included, after trimming and collapsing runs of spaces (so alignment may
+/// differ); blank lines are ignored. Lines of the test files may come in between (setup, assertions), never instead.
+enum ReadmeSource {
+    /// This package's root, from this file's path (Tests/ReadmeTests/ReadmeSource.swift).
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    /// A fenced ```swift block: where it starts (1-based line of the fence) and its lines.
+    struct Block: Equatable {
+        var line: Int
+        var lines: [String]
+    }
+
+    static func swiftBlocks(in markdown: String) -> [Block] {
+        var blocks: [Block] = []
+        var current: Block?
+        for (index, line) in markdown.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if current != nil {
+                if trimmed.hasPrefix("```") {
+                    blocks.append(current!)
+                    current = nil
+                } else {
+                    current!.lines.append(String(line))
+                }
+            } else if trimmed == "```swift" {
+                current = Block(line: index + 1, lines: [])
+            }
+        }
+        return blocks
+    }
+
+    static func normalized(_ line: some StringProtocol) -> String {
+        line.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ")
+    }
+
+    /// For each block not found in `source`, its fence line and the first line missing (in order).
+    static func drift(of blocks: [Block], in source: String) -> [String] {
+        let sourceLines = source.split(separator: "\n").map(normalized)
+        var problems: [String] = []
+        for block in blocks {
+            var position = sourceLines.startIndex
+            for (offset, line) in block.lines.enumerated() {
+                let wanted = normalized(line)
+                if wanted.isEmpty { continue }
+                guard let found = sourceLines[position...].firstIndex(of: wanted) else {
+                    problems.append("README.md:\(block.line + 1 + offset) (block at line \(block.line)) is not in the tests, "
+                        + "or not in the block's order: \(wanted)")
+                    break
+                }
+                position = found + 1
+            }
+        }
+        return problems
+    }
+
+    static func testSources() throws -> String {
+        let directory = root.appendingPathComponent("Tests/ReadmeTests")
+        return try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+            .filter { $0.hasSuffix(".swift") && $0 != "ReadmeSource.swift" }
+            .map { try String(contentsOf: directory.appendingPathComponent($0), encoding: .utf8) }
+            .joined(separator: "\n")
+    }
+}
+
+@Suite("README: the code blocks are the tested source")
+struct ReadmeSourceTests {
+    @Test("every line of every swift block in README.md is in the README tests, in order")
+    func readmeBlocksAreTested() throws {
+        let readme = try String(contentsOf: ReadmeSource.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let blocks = ReadmeSource.swiftBlocks(in: readme)
+        #expect(blocks.count >= 10, "README.md was found and has its examples")
+        let drift = ReadmeSource.drift(of: blocks, in: try ReadmeSource.testSources())
+        #expect(drift.isEmpty, "\(drift.joined(separator: "\n"))")
+    }
+
+    /// The check itself can fail: a README changed by one character, or with two lines swapped, is reported.
+    @Test("a README edit the tests do not follow is reported, with its line")
+    func driftIsReported() throws {
+        let readme = try String(contentsOf: ReadmeSource.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let sources = try ReadmeSource.testSources()
+        let edited = readme.replacingOccurrences(of: "prefs[.username] = \"ada\"", with: "prefs[.username] = \"bob\"")
+        #expect(edited != readme)
+        let problems = ReadmeSource.drift(of: ReadmeSource.swiftBlocks(in: edited), in: sources)
+        #expect(problems.count == 1)
+        #expect(problems.first?.hasPrefix("README.md:\(lineNumber(of: "prefs[.username] = \"bob\"", in: edited))") == true)
+
+        let swapped = Block.swapping("let welcome = Dialog(\"welcome\")", "let gate = DialogGate(prefs: prefs, appVersion: \"2.1\")", in: readme)
+        #expect(swapped != readme)
+        #expect(ReadmeSource.drift(of: ReadmeSource.swiftBlocks(in: swapped), in: sources).count == 1, "order counts")
+    }
+
+    private func lineNumber(of text: String, in markdown: String) -> Int {
+        (markdown.split(separator: "\n", omittingEmptySubsequences: false).firstIndex { $0.contains(text) } ?? -1) + 1
+    }
+
+    private enum Block {
+        static func swapping(_ first: String, _ second: String, in markdown: String) -> String {
+            var lines = markdown.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            guard let a = lines.firstIndex(where: { $0.hasPrefix(first) }),
+                  let b = lines.firstIndex(where: { $0.hasPrefix(second) }) else { return markdown }
+            lines.swapAt(a, b)
+            return lines.joined(separator: "\n")
+        }
+    }
+}

@@ -32,4 +32,13 @@ struct ChildProcessTests {
         }
         #expect(try await ChildProcess.finish(process, out, err).status == 2)
     }
+
+    @Test("withDeadline returns what its body returns, and throws DeadlinePassed for an await that never ends")
+    func deadlineForAwaits() async throws {
+        #expect(try await withDeadline(.seconds(60)) { 7 } == 7)
+        let (never, _) = AsyncStream<Void>.makeStream()
+        await #expect(throws: DeadlinePassed.self) {
+            try await withDeadline(.milliseconds(50), "an event never signalled") { var it = never.makeAsyncIterator(); await it.next() }
+        }
+    }
 }

@@ -293,6 +293,22 @@ struct StoreBehaviourTests {
         if release { #expect(released == nil, "the stream did not keep the store alive") }
     }
 
+    /// A stream asked for after close() (or racing with it) was registered on the closed store and never finished:
+    /// a for-await loop started late hung for ever.
+    @Test("values(for:) on a store already closed finishes after the current value", arguments: Backend.allCases)
+    func streamAfterClose(backend: Backend) async throws {
+        let directory = try TemporaryDirectory()
+        let prefs = try Prefs(backend.storage(directory))
+        try prefs.close()
+        let stream = prefs.values(for: Prefs.Key("n", initial: 0))
+        let seen = try await withDeadline(.seconds(60), "the end of a stream on a closed store") {
+            var seen: [Int] = []
+            for await value in stream { seen.append(value) }
+            return seen
+        }
+        #expect(seen == [0])
+    }
+
     @Test("values too large are refused and nothing is written", arguments: Backend.allCases)
     func sizeLimit(backend: Backend) throws {
         let fixture = try StoreFixture(backend)

@@ -106,6 +106,35 @@ struct ReadmeExamples {
         _ = readmeStandardStore
     }
 
+    @Test("the JSON file example is the file the store writes")
+    func jsonFile() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let prefs = try Prefs(.jsonFile(url))
+        try prefs.set(3, for: .launchCount)
+        try prefs.close()
+        let document = """
+            {
+              "declared": {
+                "launchCount": {
+                  "initial": 0,
+                  "type": "int"
+                }
+              },
+              "format": "prefs",
+              "formatVersion": 1,
+              "values": {
+                "launchCount": {
+                  "type": "int",
+                  "value": 3
+                }
+              }
+            }
+
+            """
+        #expect(try String(contentsOf: url, encoding: .utf8) == document)
+    }
+
     /// The README's loop; it ends when the store is closed.
     func printCounts(_ prefs: Prefs) async {
         for await count in prefs.values(for: .launchCount) { print(count) }   // current value first, then each change

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-/// The README's Swift code blocks are the tested source: every line of every ```swift block must appear, in the
+/// The README's Swift and JSON code blocks are the tested source: every line of every ```swift and ```json block
+/// must appear, in the
 /// block's order, in this target's test files (`ReadmeExamples.swift`), where it is compiled and, unless its comment
 /// says otherwise, run. A README edit that the tests do not follow fails here, naming the block and the line.
 ///
@@ -12,13 +13,14 @@ enum ReadmeSource {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    /// A fenced ```swift block: where it starts (1-based line of the fence) and its lines.
+    /// A fenced code block: where it starts (1-based line of the fence) and its lines.
     struct Block: Equatable {
         var line: Int
         var lines: [String]
     }
 
-    static func swiftBlocks(in markdown: String) -> [Block] {
+    /// The ```swift and ```json blocks of `markdown`.
+    static func swiftBlocks(in markdown: String, languages: Set<String> = ["swift", "json"]) -> [Block] {
         var blocks: [Block] = []
         var current: Block?
         for (index, line) in markdown.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
@@ -30,7 +32,7 @@ enum ReadmeSource {
                 } else {
                     current!.lines.append(String(line))
                 }
-            } else if trimmed == "```swift" {
+            } else if trimmed.hasPrefix("```"), languages.contains(String(trimmed.dropFirst(3))) {
                 current = Block(line: index + 1, lines: [])
             }
         }
@@ -72,11 +74,11 @@ enum ReadmeSource {
 
 @Suite("README: the code blocks are the tested source")
 struct ReadmeSourceTests {
-    @Test("every line of every swift block in README.md is in the README tests, in order")
+    @Test("every line of every swift and json block in README.md is in the README tests, in order")
     func readmeBlocksAreTested() throws {
         let readme = try String(contentsOf: ReadmeSource.root.appendingPathComponent("README.md"), encoding: .utf8)
         let blocks = ReadmeSource.swiftBlocks(in: readme)
-        #expect(blocks.count >= 10, "README.md was found and has its examples")
+        #expect(blocks.count >= 12, "README.md was found and has its examples")
         let drift = ReadmeSource.drift(of: blocks, in: try ReadmeSource.testSources())
         #expect(drift.isEmpty, "\(drift.joined(separator: "\n"))")
     }

@@ -51,7 +51,7 @@ struct CrossProcessTests {
         let seed = UInt64.random(in: 0...UInt64.max)
         var random = SeededGenerator(seed: seed)
         var rounds: [(prefix: String, operation: CrashOperation, acknowledged: Int)] = []
-        for round in 0..<8 {
+        for round in 0..<12 {
             let operation = CrashOperation.allCases[round % CrashOperation.allCases.count]
             let prefix = "r\(round)"
             let (process, out, err) = try ChildProcess.start("prefs-test-child", ["repeat", backend.rawValue, path, prefix, operation.rawValue])

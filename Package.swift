@@ -20,6 +20,8 @@ let package = Package(
         .target(name: "Prefs", dependencies: ["CSQLite"]),
         .target(name: "DialogGate", dependencies: ["Prefs"]),
         .target(name: "PrefsTestSupport", dependencies: ["Prefs"]),
+        // Test support in C: a pass-through SQLite VFS reporting syncs, for the simulated power cuts.
+        .target(name: "CSQLiteCrashVFS", dependencies: ["CSQLite"]),
         .executableTarget(name: "prefs-tool", dependencies: ["Prefs", "DialogGate"]),
         .executableTarget(name: "prefs-test-child", dependencies: ["Prefs"]),
         .executableTarget(name: "dialoggate-test-child", dependencies: ["Prefs", "DialogGate"]),
@@ -29,7 +31,7 @@ let package = Package(
             path: "Benchmarks/prefs-bench"
         ),
         .executableTarget(name: "prefs-torture", dependencies: ["Prefs", "DialogGate", "PrefsTestSupport"], path: "Torture/prefs-torture"),
-        .testTarget(name: "PrefsTests", dependencies: ["Prefs", "PrefsTestSupport", "prefs-test-child"]),
+        .testTarget(name: "PrefsTests", dependencies: ["Prefs", "PrefsTestSupport", "prefs-test-child", "CSQLiteCrashVFS"]),
         .testTarget(name: "DialogGateTests", dependencies: ["DialogGate", "Prefs", "PrefsTestSupport", "dialoggate-test-child", "prefs-tool"]),
         .testTarget(name: "ReadmeTests", dependencies: ["Prefs", "DialogGate", "PrefsTestSupport"]),
         .testTarget(name: "PrefsToolTests", dependencies: ["Prefs", "DialogGate", "PrefsTestSupport", "prefs-tool"]),
@@ -37,7 +39,7 @@ let package = Package(
 )
 
 // One place for the settings every target shares (swift-log's pattern).
-for target in package.targets where target.type != .system {
+for target in package.targets where target.type != .system && target.name != "CSQLiteCrashVFS" {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     target.swiftSettings = settings

@@ -54,13 +54,15 @@ for target in "${targets[@]}"; do
         -max_len=65536 -print_final_stats=1 -artifact_prefix="$artifacts" >"$log" 2>&1
     code=$?
     set -e
-    runs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')"
+    # Not "runs": that is the -runs cap every target gets (reusing it capped each later target at the previous
+    # one's execution count, and passed -runs=? after a crash).
+    executions="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')"
     coverage="$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo '?')"
     if [ $code -eq 0 ]; then
-        summary+=("$(printf '  %-12s %10s executions  %6s coverage points  ok' "$target" "$runs" "$coverage")")
+        summary+=("$(printf '  %-12s %10s executions  %6s coverage points  ok' "$target" "$executions" "$coverage")")
     else
         status=1
-        summary+=("$(printf '  %-12s %10s executions  %6s coverage points  FAILED (exit %s)' "$target" "$runs" "$coverage" "$code")")
+        summary+=("$(printf '  %-12s %10s executions  %6s coverage points  FAILED (exit %s)' "$target" "$executions" "$coverage" "$code")")
         grep -E 'ERROR|Fatal error|SUMMARY|Test unit written|==[0-9]+==' "$log" | head -20 >&2 || true
         echo "  full log: $log; input: $(ls -t "$artifacts" | head -1)" >&2
     fi

@@ -65,18 +65,32 @@ public struct ChildProcess: Sendable {
         return (process, out, err)
     }
 
-    /// Runs `name` to completion.
+    /// How long a test waits for a child before killing it: generous (a child under ThreadSanitizer takes seconds to
+    /// start), so that only a hang reaches it, and a hang then fails its test instead of stalling the suite.
+    public static let defaultTimeout: Duration = .seconds(120)
+
+    /// Runs `name` to completion; throws ``TimedOut`` (after killing it) if it runs longer than `timeout`.
     public static func run(
-        _ name: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil
+        _ name: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil,
+        timeout: Duration = defaultTimeout
     ) async throws -> Result {
         let (process, out, err) = try start(name, arguments, environment: environment, stdin: stdin)
-        return await finish(process, out, err)
+        return try await finish(process, out, err, timeout: timeout)
     }
 
     /// Reads both pipes to the end (concurrently), then waits for the process, without holding a pool thread.
-    public static func finish(_ process: Process, _ out: Pipe, _ err: Pipe) async -> Result {
+    ///
+    /// A process still running after `timeout` is killed with SIGKILL and ``TimedOut`` is thrown, carrying what it
+    /// printed: a test awaiting a child that hangs fails with that error instead of hanging the suite.
+    public static func finish(_ process: Process, _ out: Pipe, _ err: Pipe, timeout: Duration = defaultTimeout) async throws -> Result {
         let parts = UncheckedSendable((process, out, err))
-        return await offPool { finishBlocking(parts.value.0, parts.value.1, parts.value.2) }
+        let watchdog = Watchdog(process, timeout: timeout)
+        let result = await offPool { finishBlocking(parts.value.0, parts.value.1, parts.value.2) }
+        if watchdog.finish() {
+            throw TimedOut(executable: process.executableURL?.lastPathComponent ?? "?", arguments: process.arguments ?? [],
+                           timeout: timeout, output: result)
+        }
+        return result
     }
 
     /// Reads one line from `pipe` (a running child's output), without the newline; nil at the end of output.
@@ -86,7 +100,7 @@ public struct ChildProcess: Sendable {
         return await offPool {
             var bytes: [UInt8] = []
             var byte: UInt8 = 0
-            while read(descriptor, &byte, 1) == 1 {
+            while readOneByte(descriptor, &byte) == 1 {
                 if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
                 bytes.append(byte)
             }
@@ -133,7 +147,7 @@ extension ChildProcess {
     /// Runs a system program by absolute path (for example `/usr/bin/sqlite3`) to completion.
     public static func runSystem(_ path: String, _ arguments: [String], stdin: Data? = nil) async throws -> Result {
         let (process, out, err) = try launch(URL(fileURLWithPath: path), arguments, environment: nil, stdin: stdin)
-        return await finish(process, out, err)
+        return try await finish(process, out, err)
     }
 }
 
@@ -142,4 +156,9 @@ extension ChildProcess {
 public struct UncheckedSendable<Value>: @unchecked Sendable {
     public let value: Value
     public init(_ value: Value) { self.value = value }
+}
+
+/// `read(2)` of one byte, outside `ChildProcess`, whose own `read(_:untilLine:)` hides the system call's name there.
+private func readOneByte(_ descriptor: Int32, _ byte: inout UInt8) -> Int {
+    read(descriptor, &byte, 1)
 }

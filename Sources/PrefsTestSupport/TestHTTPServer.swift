@@ -119,6 +119,20 @@ public final class TestHTTPServer: Sendable {
         core.state.withLock { $0.requests }
     }
 
+    /// Returns once the server has accepted `count` connections since it started: a test that needs a connection
+    /// to be open on the server's side (a silent client) awaits this instead of sleeping.
+    ///
+    /// ```swift
+    /// await server.accepted(1)
+    /// ```
+    public func accepted(_ count: Int) async {
+        await withCheckedContinuation { continuation in
+            core.state.withLock { state in
+                if state.accepted >= count { continuation.resume() } else { state.acceptWaiters.append((count, continuation)) }
+            }
+        }
+    }
+
     /// Closes the listener and shuts down open connections, cutting short any delayed response.
     ///
     /// Returns at once; after it returns, connecting to ``port`` fails. Calling it again does nothing, and
@@ -147,6 +161,8 @@ private final class ServerCore: Sendable {
         var stopped = false
         var connections: Set<Int32> = []
         var requests: [TestHTTPServer.Request] = []
+        var accepted = 0
+        var acceptWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
     let state: Locked<State>
@@ -188,6 +204,10 @@ private final class ServerCore: Sendable {
                 guard !state.stopped else { return .stopped }
                 guard let connection = LoopbackSocket.acceptConnection(from: state.listener) else { return .none }
                 state.connections.insert(connection)
+                state.accepted += 1
+                let accepted = state.accepted
+                for waiter in state.acceptWaiters where waiter.count <= accepted { waiter.continuation.resume() }
+                state.acceptWaiters.removeAll { $0.count <= accepted }
                 return .accepted(connection)
             }
             switch outcome {

@@ -3,6 +3,12 @@
 //   prefs-test-child write   json|sqlite PATH PREFIX COUNT   one durable set per key PREFIX-i = i; prints "ack i" after each returns
 //   prefs-test-child batch   json|sqlite PATH PREFIX COUNT   COUNT keys in one batch; prints "ack" after it returns
 //   prefs-test-child update  json|sqlite PATH KEY COUNT      COUNT atomic increments of KEY
+//   prefs-test-child repeat  json|sqlite PATH PREFIX set|batch|transaction|update
+//                                                            one operation after another until killed; prints "ack i" after
+//                                                            operation i returns. set: PREFIX-i = i. batch: PREFIX-i-0…15 = i
+//                                                            in one batch. transaction: reads i = PREFIX-next, writes
+//                                                            PREFIX-i-0…15 = i and PREFIX-next = i + 1. update: increments
+//                                                            PREFIX-count to i + 1. (CrashOperation checks these.)
 //   prefs-test-child watch   json|sqlite PATH KEY            prints each value of the Int KEY, one per line, until stdin closes
 //   prefs-test-child set     json|sqlite PATH KEY TYPE JSON  writes one raw value (TYPE as prefs-tool lists it); prints "ack"
 //   prefs-test-child standard KEY VALUE                     sets the Int KEY through a @Pref on Prefs.standard (never set, so
@@ -144,6 +150,38 @@ do {
             }
         }
         say("ack")
+    case "repeat":
+        guard arguments.count == 5 else { fail("repeat needs PREFIX set|batch|transaction|update") }
+        let prefix = arguments[3]
+        func key(_ suffix: String) throws -> Prefs.Key<Int> { try Prefs.Key(validating: "\(prefix)-\(suffix)", initial: -1) }
+        for index in 0... {
+            switch arguments[4] {
+            case "set":
+                try prefs.set(index, for: try key("\(index)"))
+            case "batch":
+                try prefs.batch { transaction in
+                    for part in 0..<16 { try transaction.set(index, for: try key("\(index)-\(part)")) }
+                }
+            case "transaction":
+                let read = try prefs.transaction { transaction in
+                    let next = try transaction.value(for: try key("next"))
+                    let value = next < 0 ? 0 : next
+                    for part in 0..<16 { try transaction.set(value, for: try key("\(value)-\(part)")) }
+                    try transaction.set(value + 1, for: try key("next"))
+                    return value
+                }
+                guard read == index else { fail("transaction read \(read), expected \(index)") }
+            case "update":
+                let count = try prefs.update(try key("count")) { value in
+                    value = max(value, 0) + 1
+                    return value
+                }
+                guard count == index + 1 else { fail("update counted \(count), expected \(index + 1)") }
+            default:
+                fail("unknown operation \(arguments[4])")
+            }
+            say("ack \(index)")
+        }
     case "update":
         guard arguments.count == 5, let count = Int(arguments[4]) else { fail("update needs KEY COUNT") }
         let key = try Prefs.Key(validating: arguments[3], initial: 0)

@@ -67,7 +67,7 @@ struct DialogCrossProcessTests {
         #expect(try gate.claim(tip).decision.reasons == [.alreadyPresenting])
 
         kill(process.processIdentifier, SIGKILL)
-        let result = await ChildProcess.finish(process, out, err)
+        let result = try await ChildProcess.finish(process, out, err)
         #expect(result.signaled)
         let presentation = try #require(try gate.claim(tip).presentation, "the crashed holder binds nothing")
         #expect(presentation.decision.reasons == [.eligible(shown: 0, limit: 1)], "an interrupted presentation shows again")
@@ -98,7 +98,7 @@ struct DialogCrossProcessTests {
         FileManager.default.createFile(atPath: start, contents: Data())
         var granted = 0
         for (process, out, err) in children {
-            let result = await ChildProcess.finish(process, out, err)
+            let result = try await ChildProcess.finish(process, out, err)
             #expect(result.status == 0, "\(result.stderr)")
             granted += Int(result.stdout.split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? -100
         }

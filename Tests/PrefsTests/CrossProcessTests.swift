@@ -16,7 +16,7 @@ struct CrossProcessTests {
             try ChildProcess.start("prefs-test-child", ["write", backend.rawValue, path, "p\(index)", "40"])
         }
         for (process, out, err) in children {
-            let result = await ChildProcess.finish(process, out, err)
+            let result = try await ChildProcess.finish(process, out, err)
             #expect(result.status == 0, "\(result.stderr)")
         }
         let values = try Prefs(backend.storage(directory)).snapshot()
@@ -33,47 +33,48 @@ struct CrossProcessTests {
         guard let path = backend.storage(directory).path else { return }
         let children = try (0..<3).map { _ in try ChildProcess.start("prefs-test-child", ["update", backend.rawValue, path, "counter", "30"]) }
         for (process, out, err) in children {
-            let result = await ChildProcess.finish(process, out, err)
+            let result = try await ChildProcess.finish(process, out, err)
             #expect(result.status == 0, "\(result.stderr)")
         }
         #expect(try Prefs(backend.storage(directory))[Prefs.Key("counter", initial: 0)] == 90)
     }
 
-    @Test("a writer killed with SIGKILL mid-write leaves a store that opens and holds every acknowledged write", arguments: fileBackends)
+    /// Each round starts `prefs-test-child repeat` with the next operation (set, batch, transaction, update, in turn),
+    /// waits for a random number of acknowledgements and kills it with SIGKILL, mostly inside an operation. After
+    /// each kill the store must open, pass its integrity check and hold every round's acknowledged operations so far,
+    /// not only this round's: a later kill must not damage what earlier rounds left.
+    @Test("SIGKILL inside sets, batches, transactions and updates: the store opens and every round's acknowledged writes survive",
+          arguments: fileBackends)
     func killedWriter(backend: Backend) async throws {
         let directory = try TemporaryDirectory()
         guard let path = backend.storage(directory).path else { return }
-        for round in 0..<5 {
-            let (process, out, _) = try ChildProcess.start("prefs-test-child", ["write", backend.rawValue, path, "r\(round)", "100000"])
-            let target = Int.random(in: 5...60)
-            // Reading the pipe and waiting for the kill both block: they run off the concurrency pool.
-            let child = UncheckedSendable((process, out.fileHandleForReading))
-            let acknowledged = await ChildProcess.offPool { () -> Int in
-                let (process, handle) = child.value
-                var acknowledged = -1
-                var buffer = Data()
-                while acknowledged < target {
-                    let chunk = handle.availableData
-                    if chunk.isEmpty { break }
-                    buffer.append(chunk)
-                    let lines = String(decoding: buffer, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-                    for line in lines.dropLast() where line.hasPrefix("ack ") { acknowledged = max(acknowledged, Int(line.dropFirst(4)) ?? -1) }
-                }
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-                // Whatever the child printed before dying was acknowledged too.
-                let rest = String(decoding: buffer + handle.readDataToEndOfFile(), as: UTF8.self)
-                for line in rest.split(separator: "\n") where line.hasPrefix("ack ") {
-                    acknowledged = max(acknowledged, Int(line.dropFirst(4)) ?? -1)
-                }
-                return acknowledged
-            }
-            #expect(process.terminationReason == .uncaughtSignal)
+        let seed = UInt64.random(in: 0...UInt64.max)
+        var random = SeededGenerator(seed: seed)
+        var rounds: [(prefix: String, operation: CrashOperation, acknowledged: Int)] = []
+        for round in 0..<12 {
+            let operation = CrashOperation.allCases[round % CrashOperation.allCases.count]
+            let prefix = "r\(round)"
+            let (process, out, err) = try ChildProcess.start("prefs-test-child", ["repeat", backend.rawValue, path, prefix, operation.rawValue])
+            let target = Int.random(in: 0...20, using: &random)
+            // Killed once "ack target" is printed: after the first acknowledged write, as a rule, and mostly inside the next one.
+            let before = try await ChildProcess.read(out.fileHandleForReading) { $0 == "ack \(target)" }
+            kill(process.processIdentifier, SIGKILL)
+            let result = try await ChildProcess.finish(process, out, err)
+            #expect(result.signaled && result.status == SIGKILL, "round \(round) (\(operation)) ended by itself: \(result.stderr)")
+            // Whatever the child printed before dying was acknowledged too.
+            let acknowledged = (before + result.stdout).split(separator: "\n").compactMap { line in
+                line.hasPrefix("ack ") ? Int(line.dropFirst(4)) : nil
+            }.max() ?? -1
+            #expect(acknowledged >= target)
+            rounds.append((prefix, operation, acknowledged))
+
             let prefs = try Prefs(backend.storage(directory))
-            #expect(try prefs.integrityProblems() == [])
+            #expect(try prefs.integrityProblems() == [], "round \(round), seed \(seed)")
             let values = try prefs.snapshot()
-            for index in 0...max(acknowledged, 0) where acknowledged >= 0 {
-                #expect(values["r\(round)-\(index)"]?.json == .int(index), "round \(round): acknowledged write \(index) lost")
+            try prefs.close()
+            for earlier in rounds {
+                let problems = earlier.operation.problems(in: values, prefix: earlier.prefix, acknowledged: earlier.acknowledged)
+                #expect(problems == [], "after the kill in round \(round) (\(operation)), seed \(seed)")
             }
         }
     }
@@ -106,7 +107,7 @@ struct NewFileRaceTests {
         let path = directory.file("new.sqlite").path
         let children = try (0..<4).map { _ in try ChildProcess.start("prefs-test-child", ["update", "sqlite", path, "counter", "5"]) }
         for (process, out, err) in children {
-            let result = await ChildProcess.finish(process, out, err)
+            let result = try await ChildProcess.finish(process, out, err)
             #expect(result.status == 0, "\(result.stderr)")
         }
         #expect(try Prefs(.sqlite(URL(fileURLWithPath: path)))[Prefs.Key("counter", initial: 0)] == 20)

@@ -248,7 +248,7 @@ struct FileStoreTests {
         #expect(log.all.first?.description.contains("unreadable file moved to") == true)
     }
 
-    @Test("a store whose files cannot be written gives a typed error; memory and disk stay consistent", arguments: [Backend.json, .sqlite])
+    @Test("a store whose files cannot be written gives a typed error (JSON: on write, SQLite: on open); memory and disk stay consistent", arguments: [Backend.json, .sqlite])
     func unwritable(backend: Backend) throws {
         let directory = try TemporaryDirectory()
         let prefs = try Prefs(backend.storage(directory))
@@ -258,12 +258,24 @@ struct FileStoreTests {
         try prefs.close()
         try? FileManager.default.removeItem(at: directory.file(sidecar))
         try FileManager.default.createDirectory(at: directory.file(sidecar), withIntermediateDirectories: false)
-        let blocked = try? Prefs(backend.storage(directory))
-        if let blocked {
-            #expect(throws: (any Error).self) { try blocked.set(2, for: .launchCount) }
+        if backend == .json {
+            // The JSON store opens (reading needs no lock); its next write fails on the lock file.
+            let blocked = try Prefs(backend.storage(directory))
+            #expect(throws: PrefsError.io(path: directory.file(sidecar).path, operation: "open lock file", errno: EISDIR)) {
+                try blocked.set(2, for: .launchCount)
+            }
             #expect(blocked[.launchCount] == 1, "the failed write is not visible in memory")
             blocked[.launchCount] = 3
-            #expect(blocked.diagnostics.contains { $0.description.contains("write failed") })
+            #expect(blocked[.launchCount] == 1)
+            #expect(blocked.diagnostics.map(\.description).contains { $0.contains("write failed: \(directory.file(sidecar).path): open lock file failed") })
+        } else {
+            // SQLite cannot open a database whose WAL it cannot create: the store does not open.
+            #expect {
+                _ = try Prefs(backend.storage(directory))
+            } throws: { error in
+                guard case PrefsError.sqlite(let sqlite)? = error as? PrefsError else { return false }
+                return sqlite.code == 14  // SQLITE_CANTOPEN
+            }
         }
         try FileManager.default.removeItem(at: directory.file(sidecar))
         #expect(try Prefs(backend.storage(directory))[.launchCount] == 1, "nothing was reported done that was not")
@@ -283,21 +295,36 @@ struct FileStoreTests {
         #expect(try Prefs(backend == .json ? .jsonFile(target) : .sqlite(target))[.launchCount] == 2)
     }
 
-    @Test("coalesced JSON writes return at once and reach the disk on flush, on schedule, and on close")
-    func coalesced() async throws {
+    @Test("coalesced JSON writes return at once and reach the disk on flush and on close, not before")
+    func coalesced() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")
-        let prefs = try Prefs(.jsonFile(url, writeMode: .coalesced(.milliseconds(200))))
+        // An interval no test run reaches: only flush() and close() can write.
+        let prefs = try Prefs(.jsonFile(url, writeMode: .coalesced(.seconds(3600))))
         try prefs.set(1, for: .launchCount)
-        #expect(try Prefs(.jsonFile(url)).storedValue(forKey: "launchCount") == nil, "not on disk before the interval")
+        #expect(try Prefs(.jsonFile(url)).storedValue(forKey: "launchCount") == nil, "not on disk before a flush")
         #expect(prefs[.launchCount] == 1)
         try prefs.flush()
         #expect(try Prefs(.jsonFile(url))[.launchCount] == 1)
-        try prefs.set(2, for: .launchCount)
-        #expect(await eventually(timeout: .seconds(5)) { (try? Prefs(.jsonFile(url))[.launchCount]) == 2 }, "flushed by the timer")
         try prefs.set(3, for: .launchCount)
+        #expect(try Prefs(.jsonFile(url))[.launchCount] == 1)
         try prefs.close()
         #expect(try Prefs(.jsonFile(url))[.launchCount] == 3)
+    }
+
+    @Test("coalesced JSON writes reach the disk on schedule, by themselves")
+    func coalescedTimer() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let prefs = try Prefs(.jsonFile(url, writeMode: .coalesced(.milliseconds(20))))
+        try prefs.set(2, for: .launchCount)
+        // Another store on the file signals the change when it sees it on disk: nothing here flushes.
+        let reader = try Prefs(.jsonFile(url), pollInterval: .milliseconds(10))
+        let seen = try await withDeadline(.seconds(60), "the timer's flush") {
+            for await value in reader.values(for: .launchCount) where value == 2 { return true }
+            return false
+        }
+        #expect(seen)
     }
 }
 

@@ -188,8 +188,9 @@ struct SQLiteConnectionTests {
                 SQLite error 5 (SQLITE_BUSY: database is locked) in "\(path)" while executing "BEGIN IMMEDIATE"
                 """)
             #expect(error.map { SQLiteError.busy ~= $0 } == true)
+            // It waited for the busy timeout before giving up (without one, SQLite fails at once). SQLite's busy handler
+            // sleeps at least the timeout, so this lower bound cannot fail by load; no upper bound is asserted.
             #expect(elapsed >= .milliseconds(40))
-            #expect(elapsed < .seconds(10))
             #expect(!waiting.isInTransaction)
 
             // Once the holder commits, the same statement (re-prepared after eviction) succeeds.

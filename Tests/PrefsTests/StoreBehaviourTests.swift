@@ -279,20 +279,37 @@ struct StoreBehaviourTests {
         let directory = try TemporaryDirectory()
         var prefs: Prefs? = try Prefs(.sqlite(directory.file("s.sqlite")))
         let stream = try #require(prefs).values(for: Prefs.Key("n", initial: 0))
-        let loop = Task { var seen: [Int] = []; for await value in stream { seen.append(value) }; return seen }
-        try await Task.sleep(for: .milliseconds(50))
+        let (started, start) = AsyncStream<Void>.makeStream()
+        let loop = Task {
+            var seen: [Int] = []
+            for await value in stream { seen.append(value); start.yield() }
+            return seen
+        }
+        var first = started.makeAsyncIterator()
+        _ = await first.next()  // the loop is running and has its first value
         weak let released = prefs
         if release { prefs = nil } else { try prefs?.close() }
         // Bounded, so a regression fails instead of hanging the suite.
-        let seen = await withTaskGroup(of: [Int]?.self) { group in
-            group.addTask { await loop.value }
-            group.addTask { try? await Task.sleep(for: .seconds(60)); return nil }
-            defer { group.cancelAll() }
-            return await group.next() ?? nil
-        }
+        let seen = try await withDeadline(.seconds(60), "the end of the for-await loop") { await loop.value }
         loop.cancel()
         #expect(seen == [0], "the loop ended after the first value")
         if release { #expect(released == nil, "the stream did not keep the store alive") }
+    }
+
+    /// A stream asked for after close() (or racing with it) was registered on the closed store and never finished:
+    /// a for-await loop started late hung for ever.
+    @Test("values(for:) on a store already closed finishes after the current value", arguments: Backend.allCases)
+    func streamAfterClose(backend: Backend) async throws {
+        let directory = try TemporaryDirectory()
+        let prefs = try Prefs(backend.storage(directory))
+        try prefs.close()
+        let stream = prefs.values(for: Prefs.Key("n", initial: 0))
+        let seen = try await withDeadline(.seconds(60), "the end of a stream on a closed store") {
+            var seen: [Int] = []
+            for await value in stream { seen.append(value) }
+            return seen
+        }
+        #expect(seen == [0])
     }
 
     @Test("values too large are refused and nothing is written", arguments: Backend.allCases)

@@ -154,7 +154,7 @@ struct SetTypeTests {
         try prefs.setStoredValue(StoredValue(type: .int, json: .int(4)), forKey: "lastMesageId")
         try await Task.sleep(for: .milliseconds(500))
         kill(process.processIdentifier, SIGINT)
-        let result = await ChildProcess.finish(process, out, err)
+        let result = try await ChildProcess.finish(process, out, err)
         #expect(result.stderr.hasPrefix("prefs-tool: warning: key \"lastMesageId\" is neither stored nor declared; did you mean \"lastMessageId\"?\n"), "\(result.stderr)")
         #expect(result.stdout.hasSuffix("\tlastMesageId\tint\t4\t(new)\n"), "\(result.stdout)")
         #expect(result.status == 0)

@@ -267,17 +267,19 @@ struct ToolCommandTests {
         var environment = ProcessInfo.processInfo.environment
         environment["PREFS_STORE"] = store
         let (process, out, err) = try ChildProcess.start("prefs-tool", ["watch", "a", "--interval", "20"], environment: environment)
-        try await Task.sleep(for: .milliseconds(500))
+        // Each step waits for the line that shows watch saw the previous one: "watching …" once it has read the
+        // store, then each change's own line, so no change can fall before watch starts or merge into the next.
+        _ = try await ChildProcess.read(err.fileHandleForReading) { $0.hasPrefix("watching ") }
         try prefs.set(2, for: Prefs.Key("a", initial: 0))
         try prefs.set(9, for: Prefs.Key("other", initial: 0))
-        try await Task.sleep(for: .milliseconds(300))
+        var printed = try await ChildProcess.read(out.fileHandleForReading) { $0.hasSuffix("\ta\tint\t2\t(was 1)") }
         try prefs.reset(Prefs.Key("a", initial: 0))
-        try await Task.sleep(for: .milliseconds(500))
+        printed += try await ChildProcess.read(out.fileHandleForReading) { $0.hasSuffix("\ta\tint\t(reset)\t(was 2)") }
         kill(process.processIdentifier, SIGINT)  // Ctrl-C
-        let result = await ChildProcess.finish(process, out, err)
+        let result = try await ChildProcess.finish(process, out, err)
         // TIME<TAB>KEY<TAB>TYPE<TAB>VALUE<TAB>(was OLD), the time in UTC to the millisecond.
-        let lines = result.stdout.split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
-        #expect(lines.map { Array($0.dropFirst()) } == [["a", "int", "2", "(was 1)"], ["a", "int", "(reset)", "(was 2)"]], "\(result.stdout)")
+        let lines = (printed + result.stdout).split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
+        #expect(lines.map { Array($0.dropFirst()) } == [["a", "int", "2", "(was 1)"], ["a", "int", "(reset)", "(was 2)"]], "\(printed + result.stdout)")
         for line in lines {
             let time = try #require(line.first)
             #expect(time.count == 24 && time.hasSuffix("Z") && (try? ISO8601.parse(time)) != nil, "\(time)")

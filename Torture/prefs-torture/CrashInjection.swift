@@ -37,6 +37,18 @@ enum CrashChild {
                     if let value = entry.value { try transaction.set(value, for: key) } else { transaction.reset(key) }
                 }
             }
+        case .update(let key, let tag):
+            try prefs.update(try Prefs.Key<String?>(validating: key, initial: nil)) { $0 = CrashWorkload.counted($0, tag: tag) }
+        case .transaction(let read, let writes, let tag):
+            let source = try Prefs.Key<String?>(validating: read, initial: nil)
+            let targets = try writes.map { try Prefs.Key<String?>(validating: $0, initial: nil) }
+            try prefs.transaction { transaction in
+                let seen = try transaction.value(for: source)
+                for (name, target) in zip(writes, targets) {
+                    try transaction.set(CrashWorkload.derived(from: seen, key: name, tag: tag), for: target)
+                }
+                try transaction.set(CrashWorkload.counted(seen, tag: tag), for: source)
+            }
         case .reset(let names):
             try prefs.reset(try names.map { try Prefs.Key<String?>(validating: $0, initial: nil) })
         case .rename(let from, let to):
@@ -61,7 +73,12 @@ struct CrashInjection {
     struct Report: Sendable {
         var backend: TortureBackend
         var rounds = 0
+        /// Every SIGKILL, including those that landed before the child opened the store or acknowledged anything.
         var kills = 0
+        /// Kills after the child's first acknowledged operation: the ones that test what was written.
+        var killsAfterFirstAcknowledgement = 0
+        /// Kills after the first acknowledgement, by the kind of operation that was in flight (set, batch, …).
+        var killedInFlight: [String: Int] = [:]
         var acknowledgedOperations = 0
         /// Kills after which the operation in flight was found committed (it had not been acknowledged yet).
         var inFlightCommitted = 0
@@ -171,6 +188,8 @@ struct CrashInjection {
         let acknowledged = child.lines.compactMap { $0.hasPrefix("ack ") ? Int($0.dropFirst(4)) : nil }
         guard acknowledged == Array(0..<acknowledged.count) else { throw TortureError("acknowledgements out of order") }
         report.acknowledgedOperations += acknowledged.count
+        let killedAfterAcknowledgement = status == .signaled(SIGKILL) && !acknowledged.isEmpty
+        if killedAfterAcknowledgement { report.killsAfterFirstAcknowledgement += 1 }
         report.temporaryFilesSeen += temporaryFiles().count
 
         let found: ModelState
@@ -188,6 +207,7 @@ struct CrashInjection {
         var workload = CrashWorkload(seed: seed, round: round, coalesced: coalesced)
         let operations = (0...acknowledged.count).map { _ in workload.next() }
         let inFlight = operations[acknowledged.count]
+        if killedAfterAcknowledgement { report.killedInFlight[inFlight.kind, default: 0] += 1 }
         var flushes = 0
         var lastFlush = -1  // coalesced: the operation after which the last acknowledged flush returned
         for (index, operation) in operations.dropLast().enumerated() {

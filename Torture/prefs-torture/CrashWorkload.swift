@@ -12,16 +12,35 @@ struct CrashWorkload {
         /// One batch: every entry commits or none (`nil` removes).
         case batch([(key: String, value: String?)])
         case reset([String])
+        /// `update`: the value becomes `counted(old, tag:)`, a count of the updates it has seen.
+        case update(key: String, tag: String)
+        /// `transaction`: reads `read`, writes each of `writes` from what it read, and counts `read` up, atomically.
+        case transaction(read: String, writes: [String], tag: String)
         /// A second store instance reads `to`, declared with `formerNames: [from]`: the value moves once.
         case rename(from: String, to: String)
         /// Coalesced mode only: `flush()`; what was acknowledged before it returned is promised.
         case flush
+
+        /// The kind of operation, for the report's count of kills by what was in flight.
+        var kind: String {
+            switch self {
+            case .set: "set"
+            case .batch: "batch"
+            case .reset: "reset"
+            case .update: "update"
+            case .transaction: "transaction"
+            case .rename: "rename"
+            case .flush: "flush"
+            }
+        }
 
         var description: String {
             switch self {
             case .set(let key, let value): "set \(key) = \(value.prefix(24))…"
             case .batch(let entries): "batch of \(entries.count) (\(entries.map(\.key).joined(separator: ",")))"
             case .reset(let keys): "reset \(keys.joined(separator: ","))"
+            case .update(let key, _): "update \(key)"
+            case .transaction(let read, let writes, _): "transaction reading \(read), writing \(writes.joined(separator: ","))"
             case .rename(let from, let to): "rename \(from) → \(to)"
             case .flush: "flush"
             }
@@ -49,9 +68,14 @@ struct CrashWorkload {
         defer { index += 1 }
         let roll = Int.random(in: 0..<100, using: &random)
         switch roll {
-        case ..<38:
+        case ..<24:
             let key = Self.allKeys.randomElement(using: &random)!
             return .set(key: key, value: value(for: key))
+        case ..<31:
+            return .update(key: Self.allKeys.randomElement(using: &random)!, tag: "r\(round).o\(index)")
+        case ..<38:
+            let keys = Self.allKeys.shuffled(using: &random).prefix(Int.random(in: 2...6, using: &random))
+            return .transaction(read: keys.first!, writes: Array(keys.dropFirst()), tag: "r\(round).o\(index)")
         case ..<68:
             let count = Int.random(in: 1...20, using: &random)
             let keys = Self.allKeys.shuffled(using: &random).prefix(count)
@@ -67,6 +91,20 @@ struct CrashWorkload {
             let key = Self.allKeys.randomElement(using: &random)!
             return .set(key: key, value: value(for: key))
         }
+    }
+
+    /// An update's new value: its tag and the number of updates the key has seen (`r3.o17:u=4`); a value
+    /// some other operation wrote counts as 0.
+    static func counted(_ old: String?, tag: String) -> String {
+        var count = 0
+        if let old, let range = old.range(of: ":u=") { count = Int(old[range.upperBound...]) ?? 0 }
+        return "\(tag):u=\(count + 1)"
+    }
+
+    /// A value a transaction writes from what it read: names the write and the value read (its head, so the
+    /// value stays short), so a transaction that read a stale value writes a value the model does not expect.
+    static func derived(from seen: String?, key: String, tag: String) -> String {
+        "\(tag).\(key):saw=\(seen.map { String($0.prefix(24)) } ?? "nil")"
     }
 
     /// A value unique to this write; mostly short, sometimes a few KiB so that file writes take longer.
@@ -93,6 +131,11 @@ extension CrashWorkload.Operation {
             for (key, value) in entries { next[key] = value }
         case .reset(let keys):
             for key in keys { next[key] = nil }
+        case .update(let key, let tag):
+            next[key] = CrashWorkload.counted(state[key], tag: tag)
+        case .transaction(let read, let writes, let tag):
+            for key in writes { next[key] = CrashWorkload.derived(from: state[read], key: key, tag: tag) }
+            next[read] = CrashWorkload.counted(state[read], tag: tag)
         case .rename(let from, let to):
             // A value already under the new name wins; otherwise the former name's value moves.
             if next[to] == nil, let moved = next[from] {

@@ -5,7 +5,8 @@ import Prefs
 /// with every acknowledged write still there afterwards.
 struct Faults {
     struct Check: Sendable {
-        enum Outcome: String, Sendable { case passed, failed, skipped }
+        /// `skipped`: could not run here (no root for a tmpfs); `notApplicable`: nothing to check on this backend.
+        enum Outcome: String, Sendable { case passed, failed, skipped, notApplicable }
         var name: String
         var backend: TortureBackend
         var outcome: Outcome
@@ -16,6 +17,7 @@ struct Faults {
     private enum Verdict: Error {
         case fail(String)
         case skip(String)
+        case notApplicable(String)
     }
 
     let directory: String
@@ -46,6 +48,9 @@ struct Faults {
                     result.detail = reason
                 } catch Verdict.skip(let reason) {
                     result.outcome = .skipped
+                    result.detail = reason
+                } catch Verdict.notApplicable(let reason) {
+                    result.outcome = .notApplicable
                     result.detail = reason
                 } catch {
                     result.outcome = .failed
@@ -142,7 +147,7 @@ struct Faults {
 
     /// Another process rewrites the file in place (same inode, as an editor or `cp` does): as for a replacement.
     private func rewrittenInPlace(_ backend: TortureBackend, _ scratch: String) throws -> String {
-        guard backend == .json else { throw Verdict.skip("rewriting a live SQLite database in place is corruption by definition (sqlite.org/howtocorrupt.html §1)") }
+        guard backend == .json else { throw Verdict.notApplicable("rewriting a live SQLite database in place is corruption by definition (sqlite.org/howtocorrupt.html §1)") }
         let path = (scratch as NSString).appendingPathComponent(backend.fileName)
         let prefs = try Prefs(backend.storage(path))
         try prefs.set("1", for: key("a"))

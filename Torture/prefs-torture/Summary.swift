@@ -18,14 +18,22 @@ struct Summary {
 
     var passed: Bool { failures.isEmpty }
 
+    /// Fault checks that could not run here (a tmpfs needs root): the run passed without them, so it is incomplete.
+    var skipped: [String] {
+        faults.filter { $0.outcome == .skipped }.map { "fault \"\($0.name)\" [\($0.backend.rawValue)]: \($0.detail)" }
+    }
+
+    var complete: Bool { skipped.isEmpty }
+
     /// The summary table.
     func table() -> String {
         var lines: [String] = []
         if !crash.isEmpty {
             lines.append("Crash injection (SIGKILL at random moments; after each kill the store opens, passes its integrity check and holds exactly the acknowledged writes)")
+            lines.append("(kills: after the child's first acknowledged operation / all, including kills before it opened the store)")
             lines.append(row("backend", "kills", "acked ops", "in flight, committed", "unflushed lost", "tmp seen/kept", "seconds", "result"))
             for report in crash {
-                lines.append(row(report.backend.rawValue, "\(report.kills)", "\(report.acknowledgedOperations)", "\(report.inFlightCommitted)",
+                lines.append(row(report.backend.rawValue, "\(report.killsAfterFirstAcknowledgement)/\(report.kills)", "\(report.acknowledgedOperations)", "\(report.inFlightCommitted)",
                                  report.backend == .jsonCoalesced ? "\(report.unflushedLost)" : "-", "\(report.temporaryFilesSeen)/\(report.temporaryFilesAfterWrite)",
                                  String(format: "%.1f", report.seconds), report.failures.isEmpty ? "ok" : "\(report.failures.count) FAILED"))
             }
@@ -44,14 +52,18 @@ struct Summary {
         if !faults.isEmpty {
             lines.append("Faults (a typed error, nothing lost)")
             for check in faults {
-                lines.append("  \(check.outcome == .passed ? "ok  " : check.outcome == .skipped ? "skip" : "FAIL") \(check.name) [\(check.backend.rawValue)]: \(check.detail)")
+                let mark = switch check.outcome { case .passed: "ok  "; case .failed: "FAIL"; case .skipped: "SKIP"; case .notApplicable: "n/a " }
+                lines.append("  \(mark) \(check.name) [\(check.backend.rawValue)]: \(check.detail)")
             }
             lines.append("")
         }
-        let passedFaults = faults.count(where: { $0.outcome == .passed }), skippedFaults = faults.count(where: { $0.outcome == .skipped })
-        lines.append("seed \(seed), \(mode.rawValue) mode, \(String(format: "%.0f", seconds)) s: \(crash.map(\.kills).reduce(0, +)) kills survived, "
-            + "\(contention.map(\.operations).reduce(0, +)) contended operations, \(passedFaults) of \(faults.count) fault checks passed"
-            + (skippedFaults > 0 ? " (\(skippedFaults) skipped)" : "") + (passed ? "" : "; \(failures.count) FAILURES"))
+        let passedFaults = faults.count(where: { $0.outcome == .passed })
+        let applicable = faults.count(where: { $0.outcome != .notApplicable })
+        lines.append("seed \(seed), \(mode.rawValue) mode, \(String(format: "%.0f", seconds)) s: "
+            + "\(crash.map(\.killsAfterFirstAcknowledgement).reduce(0, +)) kills after a first acknowledged write survived "
+            + "(\(crash.map(\.kills).reduce(0, +)) in all), "
+            + "\(contention.map(\.operations).reduce(0, +)) contended operations, \(passedFaults) of \(applicable) fault checks passed"
+            + (complete ? "" : "; INCOMPLETE: \(skipped.count) fault checks could not run here") + (passed ? "" : "; \(failures.count) FAILURES"))
         return lines.joined(separator: "\n")
     }
 
@@ -67,9 +79,13 @@ struct Summary {
             "mode": .string(mode.rawValue),
             "seconds": .double((seconds * 10).rounded() / 10),
             "passed": .bool(passed),
+            "complete": .bool(complete),
+            "skipped": .array(skipped.map(JSON.string)),
             "crash": .array(crash.map { report in
                 .object([
                     "backend": .string(report.backend.rawValue), "rounds": .int(report.rounds), "kills": .int(report.kills),
+                    "killsAfterFirstAcknowledgement": .int(report.killsAfterFirstAcknowledgement),
+                    "operationsKilledInFlight": .object(report.killedInFlight.mapValues(JSON.int)),
                     "acknowledgedOperations": .int(report.acknowledgedOperations), "inFlightCommitted": .int(report.inFlightCommitted),
                     "unflushedLost": .int(report.unflushedLost), "flushesAcknowledged": .int(report.flushesAcknowledged), "freshStarts": .int(report.freshStarts),
                     "temporaryFilesSeen": .int(report.temporaryFilesSeen), "temporaryFilesAfterWrite": .int(report.temporaryFilesAfterWrite), "seconds": .double((report.seconds * 10).rounded() / 10),

@@ -12,6 +12,8 @@ struct TortureOptions {
     var parts = Set(Part.allCases)
     var keep = false
     var verbose = false
+    /// Exit 0 even when fault checks could not run here (they are still listed as skipped).
+    var allowSkips = false
 
     /// Kills per backend configuration (JSON, SQLite, coalesced JSON).
     var killsPerBackend: Int { mode == .quick ? 40 : 1000 }
@@ -22,7 +24,7 @@ struct TortureOptions {
     let contentionProcesses = 3
     let contentionThreads = 2
 
-    static let usage = "usage: prefs-torture [--quick | --long] [--seed N] [--json-out PATH] [--only crash,contention,faults] [--keep] [--verbose]"
+    static let usage = "usage: prefs-torture [--quick | --long] [--seed N] [--json-out PATH] [--only crash,contention,faults] [--keep] [--verbose] [--allow-skips]"
 
     static let help = """
         prefs-torture: crash injection, multi-process contention and fault injection against Prefs' file stores.
@@ -36,9 +38,11 @@ struct TortureOptions {
           --only PARTS       run some parts only: crash, contention, faults (comma-separated)
           --keep             keep the working directory (its path is printed)
           --verbose          one line per round
+          --allow-skips      exit 0 even when fault checks could not run here (a tmpfs needs root); still listed
           -h, --help         this help
 
-        Exit status: 0 when every check passed, 1 when a write was lost or torn or a fault was mishandled, 64 on a usage error.
+        Exit status: 0 when every check passed, 1 when a write was lost or torn or a fault was mishandled, 3 when every
+        check that ran passed but some fault checks could not run here (unless --allow-skips), 64 on a usage error.
         """
 
     /// Parses the arguments; throws a usage message.
@@ -73,6 +77,7 @@ struct TortureOptions {
                 }
             case "--keep": keep = true
             case "--verbose": verbose = true
+            case "--allow-skips": allowSkips = true
             default: throw TortureError("unknown option \"\(argument)\"")
             }
         }

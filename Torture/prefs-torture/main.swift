@@ -105,4 +105,9 @@ if !summary.passed {
     say("\nFAILED:")
     for failure in summary.failures { say("  \(failure)") }
 }
+if summary.passed, !summary.complete {
+    say("\nINCOMPLETE (exit 3\(options.allowSkips ? ", but --allow-skips: exit 0" : ""); run as root for these):")
+    for skipped in summary.skipped { say("  \(skipped)") }
+    if !options.allowSkips { exit(3) }
+}
 exit(summary.passed ? 0 : 1)

@@ -141,7 +141,11 @@ package enum FileSystem {
                 throw PrefsError.io(path: temporary, operation: "fchmod", errno: errno)
             }
             try writeAll(fd, data, path: temporary)
-            if sync, fsync(fd) != 0 { throw PrefsError.io(path: temporary, operation: "fsync", errno: errno) }
+            report(.wrote(path: temporary, data: data))
+            if sync {
+                if fsync(fd) != 0 { throw PrefsError.io(path: temporary, operation: "fsync", errno: errno) }
+                report(.syncedFile(path: temporary))
+            }
         } catch {
             unlink(temporary)
             throw error
@@ -151,6 +155,7 @@ package enum FileSystem {
             unlink(temporary)
             throw .io(path: path, operation: "rename", errno: code)
         }
+        report(.renamed(from: temporary, to: path))
         if sync { try syncDirectory(directory) }
         guard let stamp = try Self.stamp(path) else { throw .io(path: path, operation: "stat", errno: ENOENT) }
         return stamp
@@ -186,6 +191,7 @@ package enum FileSystem {
         guard fd >= 0 else { throw .io(path: directory, operation: "open directory", errno: errno) }
         defer { close(fd) }
         guard fsync(fd) == 0 else { throw .io(path: directory, operation: "fsync directory", errno: errno) }
+        report(.syncedDirectory(directory))
     }
 
     /// Creates `directory` and its parents with mode 0700 when missing.

@@ -14,9 +14,10 @@ extension Prefs {
         let observer = Observer(key: key, finish: { continuation.finish() }) { [weak self] stored in
             continuation.yield(self?.decodeForObserver(stored, key: key) ?? key.initial)
         }
-        register(observer)
+        let registered = register(observer)
         continuation.onTermination = { [weak self] _ in self?.unregister(observer) }
         observer.update(from: self)
+        if !registered { continuation.finish() }  // closed: the current value, then the end, as for a stream open at close()
         return stream
     }
 
@@ -42,15 +43,20 @@ extension Prefs {
         }
     }
 
-    func register(_ observer: Observer) {
-        let start = state.withLock { state -> UInt64? in
+    /// Adds `observer`, unless the store is closed (then nothing would ever finish it): returns whether it was added.
+    @discardableResult
+    func register(_ observer: Observer) -> Bool {
+        let start = state.withLock { state -> UInt64?? in
+            guard !state.closed else { return .none }
             state.observers[ObjectIdentifier(observer)] = observer
-            guard state.polling == nil, !state.closed else { return nil }
+            guard state.polling == nil else { return .some(nil) }
             state.pollGeneration &+= 1
             state.polling = state.pollGeneration
             return state.pollGeneration
         }
+        guard let start else { return false }
         if let start { schedulePoll(generation: start) }
+        return true
     }
 
     /// One poll tick after `pollInterval`, then the next, for as long as this generation of polling runs.

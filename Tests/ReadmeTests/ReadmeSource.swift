@@ -1,0 +1,130 @@
+import Foundation
+import Testing
+
+/// The Swift and JSON code blocks of the README and of the DocC articles are the tested source: every line of every
+/// ```swift and ```json block must appear, in the block's order, in this target's test files (`ReadmeExamples.swift`,
+/// `ArticleExamples.swift`), where it is compiled and, unless its comment says otherwise, run. A README edit that the tests do not follow fails here, naming the block and the line.
+///
+/// Lines are compared whole, comments included, after trimming and collapsing runs of spaces (so alignment may
+/// differ); blank lines are ignored. Lines of the test files may come in between (setup, assertions), never instead.
+enum ReadmeSource {
+    /// This package's root, from this file's path (Tests/ReadmeTests/ReadmeSource.swift).
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    /// A fenced code block: where it starts (1-based line of the fence) and its lines.
+    struct Block: Equatable {
+        var line: Int
+        var lines: [String]
+    }
+
+    /// The ```swift and ```json blocks of `markdown`.
+    static func swiftBlocks(in markdown: String, languages: Set<String> = ["swift", "json"]) -> [Block] {
+        var blocks: [Block] = []
+        var current: Block?
+        for (index, line) in markdown.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if current != nil {
+                if trimmed.hasPrefix("```") {
+                    blocks.append(current!)
+                    current = nil
+                } else {
+                    current!.lines.append(String(line))
+                }
+            } else if trimmed.hasPrefix("```"), languages.contains(String(trimmed.dropFirst(3))) {
+                current = Block(line: index + 1, lines: [])
+            }
+        }
+        return blocks
+    }
+
+    static func normalized(_ line: some StringProtocol) -> String {
+        line.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ")
+    }
+
+    /// The documents whose code is tested: the README and every article of the DocC catalogs, by path from the root.
+    static func documents() throws -> [String] {
+        var paths = ["README.md"]
+        for catalog in ["Sources/Prefs/Prefs.docc", "Sources/DialogGate/DialogGate.docc"] {
+            let names = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(catalog).path)
+            paths += names.filter { $0.hasSuffix(".md") }.sorted().map { "\(catalog)/\($0)" }
+        }
+        return paths
+    }
+
+    /// For each block not found in `source`, its fence line and the first line missing (in order).
+    static func drift(of blocks: [Block], in source: String, document: String = "README.md") -> [String] {
+        let sourceLines = source.split(separator: "\n").map(normalized)
+        var problems: [String] = []
+        for block in blocks {
+            var position = sourceLines.startIndex
+            for (offset, line) in block.lines.enumerated() {
+                let wanted = normalized(line)
+                if wanted.isEmpty { continue }
+                guard let found = sourceLines[position...].firstIndex(of: wanted) else {
+                    problems.append("\(document):\(block.line + 1 + offset) (block at line \(block.line)) is not in the tests, "
+                        + "or not in the block's order: \(wanted)")
+                    break
+                }
+                position = found + 1
+            }
+        }
+        return problems
+    }
+
+    static func testSources() throws -> String {
+        let directory = root.appendingPathComponent("Tests/ReadmeTests")
+        return try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+            .filter { $0.hasSuffix(".swift") && $0 != "ReadmeSource.swift" }
+            .map { try String(contentsOf: directory.appendingPathComponent($0), encoding: .utf8) }
+            .joined(separator: "\n")
+    }
+}
+
+@Suite("README: the code blocks are the tested source")
+struct ReadmeSourceTests {
+    @Test("every line of every swift and json block in README.md and the DocC articles is in the tests, in order")
+    func readmeBlocksAreTested() throws {
+        let sources = try ReadmeSource.testSources()
+        var count = 0
+        for document in try ReadmeSource.documents() {
+            let text = try String(contentsOf: ReadmeSource.root.appendingPathComponent(document), encoding: .utf8)
+            let blocks = ReadmeSource.swiftBlocks(in: text)
+            count += blocks.count
+            let drift = ReadmeSource.drift(of: blocks, in: sources, document: document)
+            #expect(drift.isEmpty, "\(drift.joined(separator: "\n"))")
+        }
+        #expect(count >= 12, "the README and the articles were found and have their examples")
+    }
+
+    /// The check itself can fail: a README changed by one character, or with two lines swapped, is reported.
+    @Test("a README edit the tests do not follow is reported, with its line")
+    func driftIsReported() throws {
+        let readme = try String(contentsOf: ReadmeSource.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let sources = try ReadmeSource.testSources()
+        let edited = readme.replacingOccurrences(of: "SettingsModel().username = \"ada\"", with: "SettingsModel().username = \"bob\"")
+        #expect(edited != readme)
+        let problems = ReadmeSource.drift(of: ReadmeSource.swiftBlocks(in: edited), in: sources)
+        #expect(problems.count == 1)
+        #expect(problems.first?.hasPrefix("README.md:\(lineNumber(of: "SettingsModel().username = \"bob\"", in: edited))") == true)
+
+        // Two lines that stand once in the tests: swapped in the README, the second is no longer after the first.
+        let swapped = Block.swapping("    if let message = messages.pendingMessage {", "    await messages.refresh()", in: readme)
+        #expect(swapped != readme)
+        #expect(ReadmeSource.drift(of: ReadmeSource.swiftBlocks(in: swapped), in: sources).count == 1, "order counts")
+    }
+
+    private func lineNumber(of text: String, in markdown: String) -> Int {
+        (markdown.split(separator: "\n", omittingEmptySubsequences: false).firstIndex { $0.contains(text) } ?? -1) + 1
+    }
+
+    private enum Block {
+        static func swapping(_ first: String, _ second: String, in markdown: String) -> String {
+            var lines = markdown.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            guard let a = lines.firstIndex(where: { $0.hasPrefix(first) }),
+                  let b = lines.firstIndex(where: { $0.hasPrefix(second) }) else { return markdown }
+            lines.swapAt(a, b)
+            return lines.joined(separator: "\n")
+        }
+    }
+}

@@ -18,7 +18,9 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
         .target(name: "Prefs", dependencies: ["CSQLite"]),
-        .target(name: "DialogGate", dependencies: ["Prefs"]),
+        // libcurl through dlopen, for the feed loader on Linux (see Sources/CCurlShim/include/CCurlShim.h).
+        .target(name: "CCurlShim", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
+        .target(name: "DialogGate", dependencies: ["Prefs", "CCurlShim"]),
         .target(name: "PrefsTestSupport", dependencies: ["Prefs"]),
         .executableTarget(name: "prefs-tool", dependencies: ["Prefs", "DialogGate"]),
         .executableTarget(name: "prefs-test-child", dependencies: ["Prefs"]),
@@ -36,7 +38,7 @@ let package = Package(
 )
 
 // One place for the settings every target shares (swift-log's pattern).
-for target in package.targets where target.type != .system {
+for target in package.targets where target.type != .system && target.name != "CCurlShim" {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     target.swiftSettings = settings

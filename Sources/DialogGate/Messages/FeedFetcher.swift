@@ -90,7 +90,7 @@ public actor FeedFetcher {
     /// Creates a fetcher.
     ///
     /// - Parameters:
-    ///   - loader: performs HTTP requests; nil for a ``URLSessionFeedLoader``.
+    ///   - loader: performs HTTP requests; nil for ``FeedLoaders/standard()``.
     ///   - clock: the current date, for max-age, backoff and cache age.
     ///   - random: a number in `0..<1` for the backoff jitter.
     ///
@@ -108,7 +108,7 @@ public actor FeedFetcher {
         self.url = url
         self.options = options
         self.prefs = prefs
-        self.loader = loader ?? URLSessionFeedLoader()
+        self.loader = loader ?? FeedLoaders.standard()
         self.clock = clock
         self.random = random
         cacheKey = FeedCache.key(for: url)

@@ -85,7 +85,7 @@ public final class MessageCenter {
     ///   - lastMessageIdKey: the key name of the last acknowledged id; `"lastMessageId"` as in the original
     ///     service (a programming error, stopping here, if the name is not a valid key name).
     ///   - options: timeouts, size cap, cache age, backoff, allowed link schemes.
-    ///   - loader: performs HTTP requests; nil for a ``URLSessionFeedLoader``.
+    ///   - loader: performs HTTP requests; nil for ``FeedLoaders/standard()``.
     ///   - clock: the current date, for targeting, max-age, backoff and cache age.
     ///   - random: a number in `0..<1` for the backoff jitter.
     ///

@@ -18,6 +18,9 @@ public enum PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
     case sqlite(SQLiteError)
     /// A file-system call failed.
     case io(path: String, operation: String, errno: Int32)
+    /// A symbolic link that another user (`owner`) planted in a shared sticky directory such as /tmp: not followed,
+    /// since they, not the store's user, chose its target.
+    case untrustedLink(path: String, owner: UInt32)
     /// Another process held the store's writer lock longer than the timeout.
     case lockTimeout(path: String, seconds: Double)
     /// A value whose JSON form is larger than ``Prefs/maximumValueBytes``.
@@ -43,6 +46,8 @@ public enum PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
             error.description
         case .io(let path, let operation, let code):
             "\(path): \(operation) failed: \(String(cString: strerror(code))) (errno \(code))"
+        case .untrustedLink(let path, let owner):
+            "\(path): refusing to follow a symbolic link owned by another user (uid \(owner)) in a shared sticky directory"
         case .lockTimeout(let path, let seconds):
             "\(path): another process held the store's lock for more than \(seconds) s"
         case .valueTooLarge(let key, let bytes, let limit):

@@ -39,7 +39,7 @@ struct ToolError: Error, CustomStringConvertible {
                 self.init(code: .data, message: error.description)
             case .sqlite(let sqlite) where sqlite.code == 26 || sqlite.code == 11:
                 self.init(code: .data, message: error.description)
-            case .sqlite, .io, .lockTimeout, .closed:
+            case .sqlite, .io, .untrustedLink, .lockTimeout, .closed:
                 self.init(code: .io, message: error.description)
             }
         default:

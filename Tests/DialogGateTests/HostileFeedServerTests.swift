@@ -28,22 +28,18 @@ struct HostileFeedServerTests {
         #expect(stored.stdout == text)
     }
 
-    @Test("a gzip bomb (1 GiB in 1 MB) stops at the cap, within a second, and identity was asked for")
+    @Test("a gzip bomb (1 GiB in 1 MB) stops at the cap, and identity was asked for")
     func gzipBomb() async throws {
         let bomb = Gzip.zeros(count: 1 << 30)
         let server = try TestHTTPServer { _ in .ok(bomb, headers: ["Content-Encoding": "gzip"]) }
         defer { server.stop() }
-        let clock = ContinuousClock()
-        let start = clock.now
         let result = await fetcher(server.url("/messages.json"), prefs: try Prefs(.memory)).fetch()
-        let elapsed = clock.now - start
         guard case .tooLarge(let bytes, let limit) = result.error else {
             Issue.record("expected tooLarge, got \(String(describing: result.error))")
             return
         }
         #expect(limit == 1 << 20)
         #expect(bytes > limit && bytes <= limit + (64 << 10), "stopped within one chunk of the cap: \(bytes)")
-        #expect(elapsed < .seconds(5), "\(elapsed)")
         #expect(server.requests.first?.header("Accept-Encoding") == "identity")
     }
 

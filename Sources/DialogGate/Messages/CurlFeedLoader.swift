@@ -11,9 +11,9 @@ import Prefs
 /// ```swift
 /// let loader = FeedLoaders.standard()
 /// ```
-public enum FeedLoaders {
+package enum FeedLoaders {
     /// A new default loader.
-    public static func standard() -> any FeedLoader {
+    package static func standard() -> any FeedLoader {
         CurlFeedLoader.isAvailable ? CurlFeedLoader() : URLSessionFeedLoader()
     }
 }
@@ -32,9 +32,9 @@ public enum FeedLoaders {
 /// ```swift
 /// let response = try await CurlFeedLoader().load(URLRequest(url: url), limits: .init(maximumBytes: 1 << 20, allowInsecureHTTP: false))
 /// ```
-public final class CurlFeedLoader: FeedLoader {
+final class CurlFeedLoader: FeedLoader {
     /// Whether libcurl could be loaded: always false except on Linux.
-    public static var isAvailable: Bool { prefs_curl_available() == 1 }
+    static var isAvailable: Bool { prefs_curl_available() == 1 }
 
     /// The most redirects followed for one request.
     static let maximumRedirects = 10
@@ -42,10 +42,10 @@ public final class CurlFeedLoader: FeedLoader {
     static let maximumHeaderBytes = 256 << 10
 
     /// Creates a loader.
-    public init() {}
+    init() {}
 
     /// Sends `request` (a GET); see ``FeedLoader``.
-    public func load(_ request: URLRequest, limits: FeedLoadLimits) async throws -> FeedResponse {
+    func load(_ request: URLRequest, limits: FeedLoadLimits) async throws -> FeedResponse {
         guard Self.isAvailable else { throw FeedFetchError.transport("libcurl could not be loaded") }
         let cancelled = CancelFlag()
         return try await withTaskCancellationHandler {

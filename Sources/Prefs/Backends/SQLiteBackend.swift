@@ -41,7 +41,7 @@ final class SQLiteBackend: PrefsBackend {
     init(path requestedPath: String, options: Options) throws(PrefsError) {
         self.requestedPath = requestedPath
         self.options = options
-        let path = FileSystem.resolvingLinks(requestedPath)
+        let path = try FileSystem.resolvingLinks(requestedPath)
         self.path = path
         do {
             connection = try Self.open(path: path, options: options)

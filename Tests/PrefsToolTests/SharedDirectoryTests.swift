@@ -7,12 +7,13 @@ import Testing
 /// root here as in CI. Mallory acts through real child processes running as that account.
 @Suite("Another user in a shared directory", .enabled(if: OtherUser.canRun, "needs root to create and become a second user"))
 struct SharedDirectoryTests {
-    /// A JSON store holding `secret` under many keys, in a private directory; returns its path.
+    /// A JSON store holding `secret` under many keys (4 MB, so that writing it takes a few milliseconds), in a private
+    /// directory; returns its path.
     private func secretStore(_ directory: TemporaryDirectory, secret: String) throws -> String {
         let path = directory.file("private.json").path
         let prefs = try Prefs(.jsonFile(URL(fileURLWithPath: path)))
         try prefs.setStoredValues(Dictionary(uniqueKeysWithValues: (0..<200).map {
-            ("key\($0)", .some(StoredValue(type: .string, json: .string(secret + String(repeating: "x", count: 2_000)))))
+            ("key\($0)", .some(StoredValue(type: .string, json: .string(secret + String(repeating: "x", count: 20_000)))))
         }))
         try prefs.close()
         return path
@@ -35,14 +36,14 @@ struct SharedDirectoryTests {
                 [ -f "$f" ] || continue
                 exec 3<"$f" 2>/dev/null || continue
                 for ((i = 0; i < 300; i++)); do :; done
-                IFS= read -r -d '' -n 64 content <&3
+                IFS= read -r -d '' -n 512 content <&3
                 exec 3<&-
                 case "$content" in *SECRET-4711*) echo "read $f"; exit 0;; esac
               done
             done
             echo clean
             """)
-        for round in 0..<25 {
+        for round in 0..<10 {
             let export = try await tool("--store", store, "export", shared.file("export.json").path)
             #expect(export.status == 0, "\(export.stderr)")
             #expect(fileOwnerAndMode(shared.file("export.json").path)?.mode == 0o600, "round \(round)")

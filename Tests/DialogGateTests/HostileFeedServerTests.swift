@@ -121,6 +121,29 @@ struct HostileFeedServerTests {
         #expect(server.requests.count <= 21)
     }
 
+    // MARK: - Validators
+
+    @Test("an ETag holding a CR is not stored, and the next request is still conditional on Last-Modified")
+    func controlCharacterInETag() async throws {
+        let lastModified = "Sun, 01 Mar 2026 10:00:00 GMT"
+        let server = try TestHTTPServer { request in
+            if request.header("If-Modified-Since") == lastModified { return .status(304) }
+            return .ok(Feeds.seed, headers: ["ETag": "\"v1\rX\"", "Last-Modified": lastModified])
+        }
+        defer { server.stop() }
+        let fetcher = fetcher(server.url("/messages.json"), prefs: try Prefs(.memory))
+        #expect(await fetcher.fetch().error == nil)
+        #expect(fetcher.cache?.etag == nil)
+        #expect(fetcher.cache?.lastModified == lastModified)
+        clock.advance(by: 3_600)
+        let second = await fetcher.fetch()
+        #expect(second.error == nil)
+        #expect(second.source == .notModified)
+        #expect(server.requests.count == 2)
+        #expect(server.requests.last?.header("If-Modified-Since") == lastModified)
+        #expect(server.requests.last?.header("If-None-Match") == nil)
+    }
+
     enum LoaderKind: Sendable, CustomTestStringConvertible {
         case standard, urlSession
         func make() -> any FeedLoader { self == .standard ? FeedLoaders.standard() : URLSessionFeedLoader() }

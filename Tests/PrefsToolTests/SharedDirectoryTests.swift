@@ -88,6 +88,20 @@ struct SharedDirectoryTests {
         #expect(FileManager.default.fileExists(atPath: own.file("target.json").path))
     }
 
+    @Test("-wal and -shm links another user planted beside a new SQLite store: refused by name, and no database is left behind",
+          arguments: ["-wal", "-shm"])
+    func plantedSQLiteSidecars(suffix: String) async throws {
+        let mallory = try OtherUser.ensure()
+        let shared = try OtherUser.sharedDirectory()
+        let store = shared.file("qa.sqlite").path
+        let planted = try await mallory.shell("ln -s /nonexistent-prefs-target '\(store)\(suffix)'")
+        #expect(planted.status == 0, "\(planted.stderr)")
+        let set = try await tool("--store", store, "set", "a", "1")
+        #expect(set.status == 74)
+        #expect(set.stderr == "prefs-tool: error: \(store)\(suffix): open (a symbolic link, which SQLite does not follow) failed: Too many levels of symbolic links (errno 40)\n", "\(set.stderr)")
+        #expect(fileOwnerAndMode(store) == nil, "no database created")
+    }
+
     @Test("a store another user created with mode 0666 becomes the writer's own, mode 0600, which they can no longer edit")
     func foreignModeNotKept() async throws {
         let mallory = try OtherUser.ensure()

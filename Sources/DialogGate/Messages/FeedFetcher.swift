@@ -165,8 +165,9 @@ public actor FeedFetcher {
                                  timeoutInterval: max(1, FeedFetchError.interval(options.timeout).rounded(.up)))
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         if stored?.body != nil {
-            if let etag = stored?.etag { request.setValue(etag, forHTTPHeaderField: "If-None-Match") }
-            if let lastModified = stored?.lastModified { request.setValue(lastModified, forHTTPHeaderField: "If-Modified-Since") }
+            // A validator stored by an earlier release (or by hand) is checked again before it is sent.
+            if let etag = Self.validator(stored?.etag) { request.setValue(etag, forHTTPHeaderField: "If-None-Match") }
+            if let lastModified = Self.validator(stored?.lastModified) { request.setValue(lastModified, forHTTPHeaderField: "If-Modified-Since") }
         }
         let response: FeedResponse
         do {
@@ -204,8 +205,8 @@ public actor FeedFetcher {
         let maxAge = Self.maxAge(response.header("Cache-Control"))
         let storeError = write { cache in
             cache.body = String(decoding: response.body, as: UTF8.self)  // valid UTF-8: it parsed
-            cache.etag = response.header("ETag")
-            cache.lastModified = response.header("Last-Modified")
+            cache.etag = Self.validator(response.header("ETag"))
+            cache.lastModified = Self.validator(response.header("Last-Modified"))
             cache.fetchedAt = now
             cache.maxAge = maxAge
             cache.consecutiveFailures = 0
@@ -224,8 +225,8 @@ public actor FeedFetcher {
             cache.fetchedAt = now
             // A 304 updates the stored header fields it carries and leaves the others (RFC 9111 §4.3.4).
             if let cacheControl = response.header("Cache-Control") { cache.maxAge = Self.maxAge(cacheControl) }
-            if let etag = response.header("ETag") { cache.etag = etag }
-            if let lastModified = response.header("Last-Modified") { cache.lastModified = lastModified }
+            if let etag = response.header("ETag") { cache.etag = Self.validator(etag) }
+            if let lastModified = response.header("Last-Modified") { cache.lastModified = Self.validator(lastModified) }
             cache.consecutiveFailures = 0
             cache.nextRetryAt = nil
             cache.lastFailure = nil
@@ -316,6 +317,15 @@ public actor FeedFetcher {
 
     private var decoderOptions: FeedDecoder.Options {
         FeedDecoder.Options(allowedLinkSchemes: options.allowedLinkSchemes)
+    }
+
+    /// A validator (`ETag`, `Last-Modified`) as it may be sent back, trimmed; nil when empty or holding a control
+    /// character (CR, LF, NUL, DEL…), which no header field may carry: such a value is not stored, so it can neither
+    /// break the next request nor stop the other validator from being sent.
+    static func validator(_ value: String?) -> String? {
+        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty,
+              !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return nil }
+        return value
     }
 
     /// `max-age` in seconds from a `Cache-Control` value; 0 for `no-cache` or `no-store`; nil without either.

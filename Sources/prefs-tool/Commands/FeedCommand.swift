@@ -146,6 +146,8 @@ enum FeedCommand {
         switch result.source {
         case .network: Terminal.print("status: 200 OK (fetched)")
         case .notModified: Terminal.print("status: 304 Not Modified (the stored feed is current)")
+        case .cache where result.requestSent:
+            Terminal.print("status: requested, and the answer was not used (\(result.error.map { "\($0)" } ?? "no reason given")); the last good feed is shown")
         case .cache: Terminal.print("status: not requested (\(result.error.map { "\($0)" } ?? "the stored feed is fresh"); --force to request it now)")
         case .none: break
         }

@@ -9,8 +9,10 @@ enum WatchCommand {
         help: """
             One line per change: KEY<TAB>TYPE<TAB>VALUE, or KEY<TAB>(reset) when a value is removed.
             The store is checked every --interval milliseconds (default 200); changes from any process are seen, and
-            several changes to one key between two checks show as the last. Interrupt (Ctrl-C) or terminate to stop:
-            the lines of the current check are finished, and the exit status is 0.
+            several changes to one key between two checks show as the last. A check that cannot read the store (another
+            program rewriting a JSON file in place, so that it is briefly empty) is reported on stderr and watching goes
+            on. Interrupt (Ctrl-C) or terminate to stop: the lines of the current check are finished, and the exit
+            status is 0.
             """,
         options: ["interval"], positionals: 0...Int.max)
     ) { arguments, context in
@@ -26,10 +28,22 @@ enum WatchCommand {
         var last = try current()
         let stop = StopRequest(signals: [SIGINT, SIGTERM])
         Terminal.note("watching \(context.store.path)\(keys.isEmpty ? "" : " for " + keys.sorted().joined(separator: ", ")); interrupt to stop")
+        var failure: String?
         while true {
             try await Task.sleep(for: .milliseconds(interval))
             if stop.isRequested { return 0 }
-            let now = try current()
+            let now: [String: StoredValue]
+            do {
+                now = try current()
+            } catch {
+                // Reported once per distinct failure; the next check reads the store again.
+                let message = ToolError(error).message
+                if message != failure { Terminal.warning("\(message); still watching") }
+                failure = message
+                continue
+            }
+            if failure != nil { Terminal.note("the store can be read again") }
+            failure = nil
             for name in Set(last.keys).union(now.keys).sorted() where last[name] != now[name] {
                 if let value = now[name] {
                     Terminal.printData("\(name)\t\(value.type)\t\(ValueText.plain(value))")

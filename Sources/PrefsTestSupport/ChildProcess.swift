@@ -129,6 +129,7 @@ public struct UncheckedSendable<Value>: @unchecked Sendable {
     public init(_ value: Value) { self.value = value }
 }
 
+#if os(Linux)
 extension ChildProcess {
     /// A finished child with its peak resident memory.
     public struct MeasuredResult: Sendable {
@@ -191,3 +192,4 @@ extension ChildProcess {
         }
     }
 }
+#endif

@@ -14,8 +14,14 @@ public struct OtherUser: Sendable {
     public let uid: uid_t
     public let gid: gid_t
 
-    /// Whether this process can create the account and act as it: it runs as root.
-    public static var canRun: Bool { geteuid() == 0 }
+    /// Whether this process can create the account and act as it: it runs as root, on Linux (`useradd`, `setpriv`).
+    public static var canRun: Bool {
+        #if os(Linux)
+        geteuid() == 0
+        #else
+        false
+        #endif
+    }
 
     private static let creation = Locked<OtherUser?>(nil)
 

@@ -21,8 +21,9 @@ public enum PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A symbolic link that another user (`owner`) planted in a shared sticky directory such as /tmp: not followed,
     /// since they, not the store's user, chose its target.
     case untrustedLink(path: String, owner: UInt32)
-    /// Another process held the store's writer lock longer than the timeout.
-    case lockTimeout(path: String, seconds: Double)
+    /// The store's writer lock was held longer than the timeout: by another process, or (`heldInThisProcess`) by
+    /// another store open on the same file in this process.
+    case lockTimeout(path: String, seconds: Double, heldInThisProcess: Bool = false)
     /// A value whose JSON form is larger than ``Prefs/maximumValueBytes``.
     case valueTooLarge(key: String, bytes: Int, limit: Int)
     /// A value whose JSON form nests arrays and objects more than ``Prefs/maximumValueDepth`` levels deep.
@@ -33,6 +34,12 @@ public enum PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
     case typeMismatch(key: String, ValueMismatch)
     /// The store was closed.
     case closed(store: String)
+    /// The store was called from inside one of its own transaction bodies (or from a handler it called while
+    /// holding its writer lock) for an operation that would wait for that lock: `operation` names the call.
+    /// Read and write through the transaction's subscript instead.
+    case reentrantCall(store: String, operation: String)
+    /// An application identifier that cannot name a store file, or a home directory that cannot hold one.
+    case invalidIdentifier(String, reason: String)
 
     public var description: String {
         switch self {
@@ -42,14 +49,19 @@ public enum PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
             "\(path): \(reason)"
         case .unsupportedFormatVersion(let path, let found, let supported):
             "\(path): format version \(found) is newer than this release of Prefs reads (\(supported)); upgrade Prefs"
+        case .sqlite(let error) where SQLiteError.busy ~= error:
+            "\(error.description): a writer (another process, or another store on this file in this process) held the "
+                + "store's write lock past the busy timeout (`busyTimeout:` of `.sqlite(url, busyTimeout:)`, 5 s by default)"
         case .sqlite(let error):
             error.description
         case .io(let path, let operation, let code):
             "\(path): \(operation) failed: \(String(cString: strerror(code))) (errno \(code))"
         case .untrustedLink(let path, let owner):
             "\(path): refusing to follow a symbolic link owned by another user (uid \(owner)) in a shared sticky directory"
-        case .lockTimeout(let path, let seconds):
-            "\(path): another process held the store's lock for more than \(seconds) s"
+        case .lockTimeout(let path, let seconds, let heldInThisProcess):
+            heldInThisProcess
+                ? "\(path): another store on this file in this process held the store's lock for more than \(seconds) s"
+                : "\(path): another process held the store's lock for more than \(seconds) s"
         case .valueTooLarge(let key, let bytes, let limit):
             "value for key \(Self.quoted(key)) is \(bytes) bytes; the limit is \(limit)"
         case .valueTooDeep(let key, let limit):
@@ -60,6 +72,11 @@ public enum PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
             "key \(Self.quoted(key)): \(mismatch)"
         case .closed(let store):
             "\(store) is closed"
+        case .reentrantCall(let store, let operation):
+            "\(store): \(operation) was called from inside a transaction on this store (or a handler it runs), and would "
+                + "wait for the transaction's own lock; read and write through the transaction's subscript (t[key]) instead"
+        case .invalidIdentifier(let identifier, let reason):
+            "store identifier \(Self.quoted(identifier)): \(reason)"
         }
     }
 

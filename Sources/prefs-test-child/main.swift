@@ -4,6 +4,16 @@
 //   prefs-test-child batch   json|sqlite PATH PREFIX COUNT   COUNT keys in one batch; prints "ack" after it returns
 //   prefs-test-child update  json|sqlite PATH KEY COUNT      COUNT atomic increments of KEY
 //   prefs-test-child watch   json|sqlite PATH KEY            prints each value of the Int KEY, one per line, until stdin closes
+//   prefs-test-child standard KEY VALUE                     sets the Int KEY through a @Pref on Prefs.standard (never set, so
+//                                                            the default location), prints the store's path
+//   prefs-test-child suite NAME KEY VALUE                   sets the Int KEY through PrefsDefaults(suiteName: NAME), prints
+//                                                            the store's path
+//   prefs-test-child domain NAME OTHER                      prints OTHER's persistent domain as seen from suite NAME
+//                                                            ("KEY=VALUE" lines, sorted, or "nil"), then removes it
+//   prefs-test-child coalesced json PATH KEY VALUE exit|return
+//                                                            sets the Int KEY in a coalesced JSON store (one-hour interval)
+//                                                            held in a global, prints "set", then calls exit(0) or returns
+//                                                            from main
 //   prefs-test-child open    json|sqlite|file PATH           opens the store (file: by name, else content); prints "opened"
 //                                                            or fails with the error. Memory is capped at 1 GiB, so a read
 //                                                            that never ends fails instead of filling the machine.
@@ -25,6 +35,47 @@ func say(_ line: String) {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "suite" {
+    guard arguments.count == 4, let value = Int(arguments[3]) else { fail("usage: prefs-test-child suite NAME KEY VALUE") }
+    do {
+        let defaults = try PrefsDefaults(suiteName: arguments[1])
+        defaults.set(value, forKey: arguments[2])
+        say(defaults.prefs.storage.path ?? "memory")
+        exit(defaults.prefs.diagnostics.isEmpty ? 0 : 3)
+    } catch {
+        fail("\(error)")
+    }
+}
+if arguments.first == "domain" {
+    guard arguments.count == 3 else { fail("usage: prefs-test-child domain NAME OTHER") }
+    do {
+        let defaults = try PrefsDefaults(suiteName: arguments[1])
+        if let domain = defaults.persistentDomain(forName: arguments[2]) {
+            for (key, value) in domain.sorted(by: { $0.key < $1.key }) { say("\(key)=\(value)") }
+        } else {
+            say("nil")
+        }
+        defaults.removePersistentDomain(forName: arguments[2])
+        exit(defaults.prefs.diagnostics.isEmpty ? 0 : 3)
+    } catch {
+        fail("\(error)")
+    }
+}
+if arguments.first == "standard" {
+    guard arguments.count == 3, let value = Int(arguments[2]) else { fail("usage: prefs-test-child standard KEY VALUE") }
+    struct Model {
+        @Pref<Int> var count: Int
+    }
+    do {
+        let model = Model(count: Pref(try Prefs.Key(validating: arguments[1], initial: 0)))
+        model.count = value
+        try Prefs.standard.flush()
+        say(Prefs.standard.storage.path ?? "memory")
+        exit(Prefs.standard.diagnostics.isEmpty ? 0 : 3)
+    } catch {
+        fail("\(error)")
+    }
+}
 if arguments.first == "open" {
     guard arguments.count == 3 else { fail("usage: prefs-test-child open json|sqlite|file PATH") }
     // A regression that reads /dev/zero would fill the memory: cap it at 1 GiB. Not under a sanitizer, whose
@@ -54,6 +105,23 @@ if arguments.first == "open" {
         fail("\(error)")
     }
 }
+/// The store of `coalesced`: a global, never released, as an app keeps its store.
+let coalescedStore: Prefs? = arguments.first == "coalesced" ? {
+    guard arguments.count == 6, arguments[1] == "json", let value = Int(arguments[4]) else {
+        fail("usage: prefs-test-child coalesced json PATH KEY VALUE exit|return")
+    }
+    do {
+        let prefs = try Prefs(.jsonFile(URL(fileURLWithPath: arguments[2]), writeMode: .coalesced(.seconds(3600))))
+        try prefs.set(value, for: try Prefs.Key(validating: arguments[3], initial: 0))
+        return prefs
+    } catch {
+        fail("\(error)")
+    }
+}() : nil
+if coalescedStore != nil {
+    say("set")
+    if arguments[5] == "exit" { exit(0) }
+} else {
 guard arguments.count >= 4 else { fail("usage: prefs-test-child write|batch|update|watch json|sqlite PATH ARGS…") }
 let url = URL(fileURLWithPath: arguments[2])
 let storage: Prefs.Storage = arguments[1] == "json" ? .jsonFile(url, lockTimeout: .seconds(30)) : .sqlite(url, busyTimeout: .seconds(30))
@@ -92,4 +160,5 @@ do {
     }
 } catch {
     fail("\(error)")
+}
 }

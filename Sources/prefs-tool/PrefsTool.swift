@@ -24,6 +24,11 @@ enum PrefsTool {
 
     static var usage: String { "usage: prefs-tool [--store PATH] COMMAND [ARGUMENTS…]" }
 
+    /// The default store's path for the help text, or why there is none (no absolute home directory).
+    static var defaultStoreDescription: String {
+        do { return try Prefs.Storage.defaultURL(identifier: "default").path } catch { return "none: \(error)" }
+    }
+
     /// Runs the tool; returns the exit code.
     static func run(_ arguments: [String], environment: [String: String]) async -> Int32 {
         do {
@@ -69,7 +74,7 @@ enum PrefsTool {
         }
         let context = ToolContext(
             environment: environment,
-            store: StoreLocator(option: storePath, environment: environment),
+            store: try StoreLocator(option: storePath, environment: environment),
             interactive: isatty(STDIN_FILENO) == 1,
             usage: "usage: \(command.spec.usage)"
         )
@@ -123,7 +128,7 @@ enum PrefsTool {
 
             \(usage)
 
-            The store: --store PATH, else $PREFS_STORE, else \(Prefs.Storage.defaultURL(identifier: "default").path).
+            The store: --store PATH, else $PREFS_STORE, else \(defaultStoreDescription).
             A .json path is a JSON store; .sqlite, .sqlite3 and .db are SQLite; other files are recognized by content.
 
             Commands:

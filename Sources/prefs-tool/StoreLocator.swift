@@ -7,7 +7,7 @@ struct StoreLocator {
     /// Whether the store was named (by --store or $PREFS_STORE) rather than defaulted.
     var isExplicit: Bool
 
-    init(option: String?, environment: [String: String]) {
+    init(option: String?, environment: [String: String]) throws {
         if let option, !option.isEmpty {
             path = option
             isExplicit = true
@@ -15,7 +15,7 @@ struct StoreLocator {
             path = variable
             isExplicit = true
         } else {
-            path = Prefs.Storage.defaultURL(identifier: "default", environment: environment).path
+            path = try Prefs.Storage.defaultURL(identifier: "default", environment: environment).path
             isExplicit = false
         }
     }

@@ -35,11 +35,12 @@ struct ToolError: Error, CustomStringConvertible {
         switch error {
         case let error as PrefsError:
             switch error {
-            case .corruptStore, .unsupportedFormatVersion, .typeMismatch, .invalidKeyName, .valueTooLarge, .valueTooDeep, .encodingFailed:
+            case .corruptStore, .unsupportedFormatVersion, .typeMismatch, .invalidKeyName, .valueTooLarge, .valueTooDeep, .encodingFailed,
+                .invalidIdentifier:
                 self.init(code: .data, message: error.description)
             case .sqlite(let sqlite) where sqlite.code == 26 || sqlite.code == 11:
                 self.init(code: .data, message: error.description)
-            case .sqlite, .io, .untrustedLink, .lockTimeout, .closed:
+            case .sqlite, .io, .untrustedLink, .lockTimeout, .closed, .reentrantCall:
                 self.init(code: .io, message: error.description)
             }
         default:

@@ -17,7 +17,7 @@ enum ValueText {
     }
 
     /// The type names `set --type` accepts.
-    static let typeNames = ["bool", "int", "double", "string", "date", "data", "url", "json"]
+    static let typeNames = ["bool", "int", "uint", "double", "string", "date", "data", "url", "json"]
 
     /// Parses `text` as a value of `type`, or infers one (true/false, integer, decimal, otherwise string).
     static func parse(_ text: String, as type: ValueType?) throws(ToolError) -> StoredValue {
@@ -33,6 +33,9 @@ enum ValueText {
         case .int:
             guard let number = Int(text.trimmingCharacters(in: .whitespaces)) else { throw fail("expected an integer in \(Int.min)...\(Int.max)") }
             return StoredValue(type: .int, json: .int(number))
+        case .uint:
+            guard let number = UInt64(text.trimmingCharacters(in: .whitespaces)) else { throw fail("expected an integer in 0...\(UInt64.max)") }
+            return StoredValue(type: .uint, json: number.storedJSON())
         case .double:
             let trimmed = text.trimmingCharacters(in: .whitespaces)
             guard let number = Double(trimmed) else { throw fail("expected a number such as 0.5") }

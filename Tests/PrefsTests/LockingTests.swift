@@ -13,7 +13,7 @@ struct LockingTests {
         let waiter = try Prefs(.jsonFile(url, lockTimeout: .milliseconds(100)))
         try holder.transaction { transaction in
             transaction[.name] = "holder"
-            #expect(throws: PrefsError.lockTimeout(path: url.path + ".lock", seconds: 0.1)) {
+            #expect(throws: PrefsError.lockTimeout(path: url.path + ".lock", seconds: 0.1, heldInThisProcess: true)) {
                 try waiter.set(1, for: .launchCount)
             }
         }

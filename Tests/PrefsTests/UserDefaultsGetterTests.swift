@@ -41,7 +41,7 @@ struct UserDefaultsGetterTests {
 
         #expect(try fixture.stored("bool") == StoredValue(type: .bool, json: .bool(true)))
         #expect(try fixture.stored("int") == StoredValue(type: .int, json: .int(42)))
-        #expect(try fixture.stored("float") == StoredValue(type: .double, json: .double(0.1)), "a Float by its shortest decimal form")
+        #expect(try fixture.stored("float") == StoredValue(type: .double, json: .double(Double(Float(0.1)))), "a Float as the double it converts to, as Apple's")
         #expect(try fixture.stored("double") == StoredValue(type: .double, json: .double(2.5)))
         #expect(try fixture.stored("url") == StoredValue(type: .url, json: .string(url.absoluteString)))
         #expect(try fixture.stored("string") == StoredValue(type: .string, json: .string("text")))
@@ -52,7 +52,7 @@ struct UserDefaultsGetterTests {
             #expect(reader.bool(forKey: "bool"))
             #expect(reader.integer(forKey: "int") == 42)
             #expect(reader.float(forKey: "float") == 0.1)
-            #expect(reader.double(forKey: "float") == 0.1)
+            #expect(reader.double(forKey: "float") == Double(Float(0.1)), "as Apple's UserDefaults: 0.10000000149011612")
             #expect(reader.double(forKey: "double") == 2.5)
             #expect(reader.url(forKey: "url") == url)
             #expect(reader.url(forKey: "url")?.absoluteString == url.absoluteString, "the whole URL, not just its path")

@@ -18,7 +18,7 @@ struct UserDefaultsValueMappingTests {
         #expect(try PropertyListValue.encode(one) == StoredValue(type: .int, json: .int(1)))
         #expect(try PropertyListValue.encode(NSNumber(value: Int8(1))) == StoredValue(type: .int, json: .int(1)))
         #expect(try PropertyListValue.encode(NSNumber(value: 1.0)) == StoredValue(type: .double, json: .double(1)))
-        #expect(try PropertyListValue.encode(NSNumber(value: Float(0.1))) == StoredValue(type: .double, json: .double(0.1)))
+        #expect(try PropertyListValue.encode(NSNumber(value: Float(0.1))) == StoredValue(type: .double, json: .double(Double(Float(0.1)))))
         #expect(try PropertyListValue.encode(NSNumber(value: UInt64(1) << 63)) == StoredValue(type: .double, json: .double(0x1p63)))
 
         let xml = Data("""

@@ -30,6 +30,10 @@ enum AppKey: String, PrefsKeyEnum {
     }
 }
 
+@Observable final class SettingsModel {                 // or any class or struct
+    @ObservationIgnored @Pref(.username) var username     // tracked by Observation and SwiftUI all the same
+}
+
 /// Stands in for the app's own alert UI in the seed 000 example.
 func showAlert(title: String?, message: String, dontRemind: Bool) async -> DialogResponse {
     dontRemind ? .neverRemind : .ok
@@ -40,11 +44,14 @@ struct ReadmeExamples {
     @Test("the opening example")
     func opening() throws {
         let directory = try TemporaryDirectory()
-        let prefs = try Prefs(.sqlite(directory.file("readme.sqlite")))
-        try prefs.update(.launchCount) { $0 += 1 }   // atomic, across threads and processes
-        prefs[.username] = "ada"                     // writes through; survives a crash once it returns
-        print(prefs[.launchCount], prefs.isStored(.username))
-        #expect(prefs[.launchCount] == 1)
+        try withStandardStore {
+            Prefs.standard = try Prefs(.sqlite(directory.file("readme.sqlite")))   // once, at launch
+            let prefs = Prefs.standard
+            try prefs.update(.launchCount) { $0 += 1 }   // atomic, across threads and processes
+            SettingsModel().username = "ada"             // writes through; survives a crash once it returns
+            print(prefs[.launchCount], prefs.isStored(.username))
+            #expect(prefs[.launchCount] == 1)
+        }
         #expect(try Prefs(.sqlite(directory.file("readme.sqlite")))[.username] == "ada")
     }
 
@@ -74,9 +81,11 @@ struct ReadmeExamples {
         let fast     = try Prefs(.jsonFile(url, writeMode: .coalesced(.seconds(1))))
         let database = try Prefs(.sqlite(directory.file("p.sqlite"), durability: .powerLoss))      // WAL; synchronous=FULL
         let byName   = try Prefs(.file(url))                                // .json → JSON, .sqlite/.sqlite3/.db → SQLite, else by content
-        let standard = Prefs.Storage.default(identifier: "com.example.app")
+        let standard = try Prefs.Storage.default(identifier: "com.example.app")
         _ = (test, readable, fast, database, byName)
-        #expect(standard.description.hasSuffix("prefs/com.example.app.sqlite\")") || standard.description.contains("com.example.app"))
+        let expected = try Prefs.Storage.defaultURL(identifier: "com.example.app", environment: ["HOME": "/home/ada"])
+        #expect(expected.path == "/home/ada/.config/prefs/com.example.app.sqlite")
+        #expect(standard.path?.hasSuffix("/prefs/com.example.app.sqlite") == true)
     }
 
     @Test("observation")

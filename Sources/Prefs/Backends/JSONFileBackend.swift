@@ -28,6 +28,9 @@ final class JSONFileBackend: PrefsBackend {
     /// Set when a write's re-read under the lock found another process's change; the next `refresh()` reports it,
     /// so the store drops what it cached from before that change.
     private var changedSinceRefresh = false
+    /// The stamp of a file version that could not be read, with the error it gave: the same version is not parsed
+    /// (and reported) again on every poll, only once it changes.
+    private var unreadable: (stamp: FileSystem.Stamp, error: PrefsError)?
 
     init(path requestedPath: String, options: Options) throws(PrefsError) {
         self.requestedPath = requestedPath
@@ -67,13 +70,21 @@ final class JSONFileBackend: PrefsBackend {
     private func reload() throws(PrefsError) -> Bool {
         let current = try FileSystem.stamp(path)
         guard current != stamp else { return false }
+        if let unreadable, unreadable.stamp == current { throw unreadable.error }
         guard let (data, readStamp) = try FileSystem.contents(of: path) else {
             document = JSONStoreDocument()
             document.apply(pending)
             stamp = nil
             return true
         }
-        var fresh = try JSONStoreDocument(data: data, path: path)
+        var fresh: JSONStoreDocument
+        do {
+            fresh = try JSONStoreDocument(data: data, path: path)
+            unreadable = nil
+        } catch {
+            unreadable = (readStamp, error)
+            throw error
+        }
         fresh.apply(pending)
         document = fresh
         stamp = readStamp

@@ -5,7 +5,8 @@ import Foundation
 /// ```json
 /// {
 ///   "declared": {
-///     "launchCount": {"initial": 0, "type": "int"}
+///     "launchCount": {"initial": 0, "type": "int"},
+///     "launches": {"formerNames": ["launchCounter"], "initial": 0, "type": "int"}
 ///   },
 ///   "format": "prefs",
 ///   "formatVersion": 1,
@@ -70,7 +71,19 @@ struct JSONStoreDocument: Sendable, Hashable {
                     if case .string(let typeName)? = entry["type"], let limit = ValueType.limitProblem(typeName) { problem += ", found \(limit)" }
                     throw .corruptStore(path: path, reason: "$.declared\(JSONPath.member(key)).type: \(problem)")
                 }
-                declarations[key] = KeyDeclaration(type: type, initial: entry["initial"])
+                var formerNames: [String] = []
+                if let member = entry["formerNames"] {
+                    guard case .array(let names) = member else {
+                        throw .corruptStore(path: path, reason: "$.declared\(JSONPath.member(key)).formerNames: expected an array of key names, found \(member.kindName)")
+                    }
+                    for (index, name) in names.enumerated() {
+                        guard case .string(let text) = name else {
+                            throw .corruptStore(path: path, reason: "$.declared\(JSONPath.member(key)).formerNames[\(index)]: expected a key name, found \(name.kindName)")
+                        }
+                        formerNames.append(text)
+                    }
+                }
+                declarations[key] = KeyDeclaration(type: type, initial: entry["initial"], formerNames: formerNames)
             }
         }
         unknownMembers = members
@@ -103,6 +116,7 @@ struct JSONStoreDocument: Sendable, Hashable {
         root["declared"] = .object(declarations.mapValues { declaration in
             var members: [String: JSON] = ["type": .string(declaration.type.description)]
             if let initial = declaration.initial { members["initial"] = initial }
+            if !declaration.formerNames.isEmpty { members["formerNames"] = .array(declaration.formerNames.map(JSON.string)) }
             return .object(members)
         })
         var data = JSON.object(root).serializedData(.pretty)

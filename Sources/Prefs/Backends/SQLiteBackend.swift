@@ -287,17 +287,64 @@ final class SQLiteBackend: PrefsBackend {
                 let name = Self.canonicalName(key)
                 if result[name] == nil || name.utf8.elementsEqual(key.utf8) { result[name] = declaration }
             }
+            if try hasRenameTable() {
+                for row in try connection.rows("SELECT key, former FROM prefs_renamed ORDER BY key, position") {
+                    guard case .text(let key) = row[0], case .text(let former) = row[1] else { continue }
+                    result[Self.canonicalName(key)]?.formerNames.append(former)
+                }
+            }
             return result
         }
     }
 
     func declaration(forKey key: String) throws -> KeyDeclaration? {
         try sqlite { () throws(SQLiteError) -> KeyDeclaration? in
+            let name = Self.canonicalName(key)
             let statement = try connection.statement("SELECT type, initial FROM prefs_declared WHERE key = ?1")
             defer { statement.reset() }
-            try statement.bind(.text(Self.canonicalName(key)))
-            guard try statement.step() else { return nil }
-            return Self.declaration(type: statement.column(0), initial: statement.column(1))
+            try statement.bind(.text(name))
+            guard try statement.step(), var declaration = Self.declaration(type: statement.column(0), initial: statement.column(1)) else {
+                return nil
+            }
+            if try hasRenameTable() {
+                let formers = try connection.statement("SELECT former FROM prefs_renamed WHERE key = ?1 ORDER BY position")
+                defer { formers.reset() }
+                try formers.bind(.text(name))
+                while try formers.step() {
+                    if case .text(let former) = formers.column(0) { declaration.formerNames.append(former) }
+                }
+            }
+            return declaration
+        }
+    }
+
+    /// Whether the store has the table of declared renames, created by the first declaration of a key with former names
+    /// (stores written before it existed, and stores without renames, have none; older releases ignore it).
+    private func hasRenameTable() throws(SQLiteError) -> Bool {
+        let statement = try connection.statement("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'prefs_renamed'")
+        defer { statement.reset() }
+        return try statement.step()
+    }
+
+    /// Records the former names of a declared key, replacing those recorded before. Inside the commit's transaction.
+    private func recordRenames(_ key: String, _ formerNames: [String]) throws(SQLiteError) {
+        if formerNames.isEmpty {
+            guard try hasRenameTable() else { return }
+        } else {
+            try connection.execute("""
+                CREATE TABLE IF NOT EXISTS prefs_renamed (key TEXT NOT NULL, position INTEGER NOT NULL, former TEXT NOT NULL, \
+                PRIMARY KEY (key, position)) WITHOUT ROWID
+                """)
+        }
+        let delete = try connection.statement("DELETE FROM prefs_renamed WHERE key = ?1")
+        defer { delete.reset() }
+        try delete.bind(.text(key))
+        _ = try delete.step()
+        for (position, former) in formerNames.enumerated() {
+            let insert = try connection.statement("INSERT INTO prefs_renamed (key, position, former) VALUES (?1, ?2, ?3)")
+            defer { insert.reset() }
+            try insert.bind(.text(key), .integer(Int64(position)), .text(former))
+            _ = try insert.step()
         }
     }
 
@@ -375,6 +422,7 @@ final class SQLiteBackend: PrefsBackend {
                 try statement.bind(
                     .text(Self.canonicalName(key)), .text(declaration.type.description), declaration.initial.map { .text($0.serialized()) } ?? .null)
                 _ = try statement.step()
+                try recordRenames(Self.canonicalName(key), declaration.formerNames)
             }
             try connection.execute("COMMIT")
         }
@@ -445,13 +493,14 @@ final class SQLiteBackend: PrefsBackend {
     static func sqliteValue(_ value: StoredValue) -> SQLiteValue {
         switch (value.type, value.json) {
         case (.bool, .bool(let flag)): return .integer(flag ? 1 : 0)
-        case (.int, .int(let number)): return .integer(Int64(number))
+        case (.int, .int(let number)), (.uint, .int(let number)): return .integer(Int64(number))
         case (.double, .double(let number)): return .real(number)
         case (.double, .int(let number)): return .real(Double(number))
         case (.data, .string(let base64)):
             if let data = Data(base64Encoded: base64) { return .blob(data) }
             return .text(base64)
-        case (.string, .string(let text)), (.date, .string(let text)), (.url, .string(let text)), (.double, .string(let text)):
+        case (.string, .string(let text)), (.date, .string(let text)), (.url, .string(let text)), (.double, .string(let text)),
+             (.uint, .string(let text)):
             return .text(text)
         default:
             return .text(value.json.serialized())
@@ -470,7 +519,7 @@ final class SQLiteBackend: PrefsBackend {
         case .blob(let data): json = .string(data.base64EncodedString())
         case .text(let text):
             switch type {
-            case .string, .date, .url, .double, .data: json = .string(text)
+            case .string, .date, .url, .double, .data, .uint: json = .string(text)
             default: json = (try? JSON.parse(text)) ?? .string(text)  // unparseable: kept as text, and reading it reports a mismatch
             }
         }

@@ -14,6 +14,11 @@ import Darwin
 final class FileLock {
     let path: String
     private var descriptor: Int32 = -1
+    /// The lock file's identity while this object holds the lock.
+    private var held: FileIdentity?
+
+    /// The lock files held by stores in this process, so a timeout can say whether the holder is this process.
+    private static let heldInProcess = Locked<[FileIdentity: Int]>([:])
 
     init(path: String) {
         self.path = path
@@ -48,14 +53,27 @@ final class FileLock {
             guard code == EWOULDBLOCK || code == EINTR else { throw .io(path: path, operation: "flock", errno: code) }
             guard clock.now < deadline else {
                 let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
-                throw .lockTimeout(path: path, seconds: seconds)
+                let identity = FileIdentity(path: path)
+                let inProcess = identity.map { identity in Self.heldInProcess.withLock { $0[identity] != nil } } ?? false
+                throw .lockTimeout(path: path, seconds: seconds, heldInThisProcess: inProcess)
             }
             usleep(UInt32(pause.components.attoseconds / 1_000_000_000_000))
             pause = min(pause * 2, .milliseconds(20))
         }
+        if let identity = FileIdentity(path: path) {
+            held = identity
+            Self.heldInProcess.withLock { $0[identity, default: 0] += 1 }
+        }
     }
 
     func unlock() {
+        if let held {
+            Self.heldInProcess.withLock { holders in
+                holders[held, default: 1] -= 1
+                if holders[held] == 0 { holders[held] = nil }
+            }
+            self.held = nil
+        }
         if descriptor >= 0 { flock(descriptor, LOCK_UN) }
     }
 }

@@ -60,7 +60,7 @@ extension Prefs {
             super.init(
                 name: name,
                 formerNames: formerNames,
-                declaration: KeyDeclaration(type: Value.valueType, initial: initialJSON == .null ? nil : initialJSON)
+                declaration: KeyDeclaration(type: Value.valueType, initial: initialJSON == .null ? nil : initialJSON, formerNames: formerNames)
             )
         }
     }
@@ -78,10 +78,13 @@ public struct KeyDeclaration: Sendable, Hashable {
     public var type: ValueType
     /// The initial value's JSON form; nil for an optional key whose initial value is nil.
     public var initial: JSON?
+    /// The names the key had before (``Prefs/Key/formerNames``), so tools read and reset a renamed value as the app does.
+    public var formerNames: [String]
 
-    public init(type: ValueType, initial: JSON?) {
+    public init(type: ValueType, initial: JSON?, formerNames: [String] = []) {
         self.type = type
         self.initial = initial
+        self.formerNames = formerNames
     }
 
     /// The initial value as a ``StoredValue``, if there is one.

@@ -109,20 +109,18 @@ extension Prefs {
     ///
     /// A value of another type is converted to the case's type when its stored form reads as one, so a number
     /// literal works for a `Double` case (`prefs[Volume.level] = 1`). A write that cannot be converted is reported as
-    /// a diagnostic and writes nothing; a read as a type the case's values cannot convert to stops with both types
-    /// (a programming error, like a wrong cast).
+    /// a diagnostic and writes nothing.
+    ///
+    /// Reading a case as a type its values cannot convert to (`let n: Int = prefs[AppKey.volume]` where `volume` holds
+    /// 0.5) is a programming error, but never a crash in a shipped app: it is reported as a ``Diagnostic`` naming both
+    /// types, and the read returns the case's initial value converted to the requested type when it can be, else the
+    /// empty value of that type (`false`, `0`, `""`, `[]`, `nil`). Only a type with no empty value (a `Codable` struct
+    /// with required members) stops, with both types in the message. Catch the mistake in a test with
+    /// ``checkReads(_:as:)``.
     public subscript<Key: PrefsKeyEnum, Value: PrefsStorable>(key: Key) -> Value {
         get {
             if key.initialValue is Value { return self[key.key(as: Value.self)] }
-            func read<Stored: PrefsStorable>(_ initial: Stored) -> Value {
-                let stored = self[Prefs.Key(key.rawValue, initial: initial, formerNames: key.formerNames)]
-                do {
-                    return try Value(storedJSON: stored.storedJSON())
-                } catch {
-                    preconditionFailure("\(Key.self).\(key) holds \(Stored.self) values, which cannot be read as \(Value.self): \(error)")
-                }
-            }
-            return read(key.initialValue)
+            return convertedRead(key).value
         }
         set {
             do { try set(newValue, for: key) } catch {
@@ -131,9 +129,68 @@ extension Prefs {
         }
     }
 
+    /// Reads an enum key case as a type other than its own: the converted value, whether it was stored, and the
+    /// mismatch when it cannot be converted (reported once; the value is then the fallback).
+    private func convertedRead<Key: PrefsKeyEnum, Value: PrefsStorable>(_ key: Key) -> (value: Value, isStored: Bool, mismatch: ValueMismatch?) {
+        func read<Stored: PrefsStorable>(_ initial: Stored) -> (Value, Bool, ValueMismatch?) {
+            let lookup = self.lookup(Prefs.Key(key.rawValue, initial: initial, formerNames: key.formerNames))
+            let reason = "the enum case \(Key.self).\(key) holds \(Stored.self) values"
+            var mismatch: ValueMismatch?
+            do {
+                let json = try lookup.value.storedJSON()
+                do {
+                    return (try Value(storedJSON: json), lookup.isStored, nil)
+                } catch {
+                    let found = ValueMismatch(stored: StoredValue(type: Stored.valueType, json: json), expected: Value.valueType,
+                                              reason: "\(reason); \(error.reason)", swiftType: "\(Value.self)")
+                    mismatch = found
+                    reportMismatch(found, key: key.rawValue)
+                }
+            } catch {
+                report(Diagnostic(key: key.rawValue, kind: .writeFailed("\(reason) that cannot be encoded: \(error)"), store: storage.description))
+            }
+            guard let fallback: Value = Self.fallback(for: initial) else {
+                preconditionFailure("\(reason), which cannot be read as \(Value.self), and \(Value.self) has no empty value to return instead")
+            }
+            return (fallback, lookup.isStored, mismatch)
+        }
+        return read(key.initialValue)
+    }
+
+    /// What a read of an enum key as an unconvertible type returns: the case's initial value converted, else the
+    /// type's empty value.
+    private static func fallback<Stored: PrefsStorable, Value: PrefsStorable>(for initial: Stored) -> Value? {
+        if let json = try? initial.storedJSON(), let converted = try? Value(storedJSON: json) { return converted }
+        let empties: [JSON] = [.null, .bool(false), .int(0), .double(0), .string(""), .array([]), .object([:])]
+        return empties.lazy.compactMap { try? Value(storedJSON: $0) }.first
+    }
+
+    /// Reads every case of a key enum as `type` and returns the problems, one per case whose values cannot be read as
+    /// that type: empty when every read works. For tests: `#expect(prefs.checkReads(AppKey.self, as: Int.self).isEmpty)`
+    /// for the cases your code reads as `Int`.
+    public func checkReads<Key: PrefsKeyEnum, Value: PrefsStorable>(_ cases: [Key], as _: Value.Type) -> [String] {
+        cases.compactMap { key -> String? in
+            if key.initialValue is Value { return nil }
+            func check<Stored: PrefsStorable>(_ initial: Stored) -> String? {
+                let stored = self[Prefs.Key(key.rawValue, initial: initial, formerNames: key.formerNames)]
+                do {
+                    _ = try Value(storedJSON: stored.storedJSON())
+                    return nil
+                } catch {
+                    return "\(Key.self).\(key) holds \(Stored.self) values, which cannot be read as \(Value.self): \(error)"
+                }
+            }
+            return check(key.initialValue)
+        }
+    }
+
     /// Reads an enum key, telling a stored value apart from the initial value.
+    /// Read as a type the case's values cannot convert to, it is `.unreadable` (or `.initial`), as the subscript explains.
     public func lookup<Key: PrefsKeyEnum, Value: PrefsStorable>(_ key: Key, as _: Value.Type = Value.self) -> Lookup<Value> {
-        lookup(key.key(as: Value.self))
+        if key.initialValue is Value { return lookup(key.key(as: Value.self)) }
+        let read: (value: Value, isStored: Bool, mismatch: ValueMismatch?) = convertedRead(key)
+        if let mismatch = read.mismatch, read.isStored { return .unreadable(initial: read.value, mismatch) }
+        return read.isStored ? .stored(read.value) : .initial(read.value)
     }
 
     /// Writes an enum key. A value of another type is converted to the case's type when its stored form reads as

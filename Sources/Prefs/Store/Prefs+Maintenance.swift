@@ -23,6 +23,8 @@ extension Prefs {
         state.withLock { state in
             state.closed = true
             state.polling = nil
+            state.generation &+= 1
+            state.cache.removeAll()
         }
         finishObservers()
         try io.close { backend in try backend.flush() }
@@ -48,6 +50,7 @@ extension Prefs {
             return true
         }
         guard schedule else { return }
+        ExitFlush.remember(self)
         Background.after(interval) { [weak self] in
             guard let self, self.state.withLock({ state in
                 state.flushScheduled = false
@@ -62,11 +65,18 @@ extension Prefs {
         }
     }
 
+    /// One poll tick: a failure is reported once, not again on every tick while it stays the same.
     func refreshReportingErrors() {
         do {
             try refresh()
+            state.withLock { $0.lastPollFailure = nil }
         } catch {
-            report(Diagnostic(key: nil, kind: .refreshFailed("\(error)"), store: storage.description))
+            let reason = "\(error)"
+            let isNew = state.withLock { state in
+                defer { state.lastPollFailure = reason }
+                return state.lastPollFailure != reason
+            }
+            if isNew { report(Diagnostic(key: nil, kind: .refreshFailed(reason), store: storage.description)) }
         }
     }
 }
@@ -79,9 +89,16 @@ extension Prefs {
         try io.withBackend { backend in try backend.allValues() }
     }
 
-    /// The stored value under `name`, read fresh from the backend.
+    /// The stored value under `name`, read fresh from the backend. While `name` holds none, the value under the first of
+    /// its declared former names that holds one (``KeyDeclaration/formerNames``): what the app reads for the key.
     public func storedValue(forKey name: String) throws -> StoredValue? {
-        try io.withBackend { backend in try backend.value(forKey: name) }
+        try io.withBackendAllowingReentry { backend, _ in
+            if let value = try backend.value(forKey: name) { return value }
+            for former in try backend.declaration(forKey: name)?.formerNames ?? [] {
+                if let value = try backend.value(forKey: former) { return value }
+            }
+            return nil
+        }
     }
 
     /// Writes a raw value under `name` (`nil` removes it). The name is validated.
@@ -90,6 +107,7 @@ extension Prefs {
     }
 
     /// Writes raw values in one transaction (`nil` removes). Names are validated first; nothing is written if one is invalid.
+    /// A write or removal of a key declared with former names removes their values too, as the app's own writes do.
     public func setStoredValues(_ values: [String: StoredValue?]) throws {
         var changes = Changeset()
         for (name, value) in values {
@@ -99,6 +117,12 @@ extension Prefs {
                 changes.values[name] = .set(value)
             } else {
                 changes.values[name] = .remove
+            }
+        }
+        let declarations = try declaredKeys()
+        for name in values.keys {
+            for former in declarations[name]?.formerNames ?? [] where values[former] == nil {
+                changes.values[former] = .remove
             }
         }
         try commit(changes)

@@ -27,8 +27,9 @@ extension Prefs {
     /// let count = prefs.observable(.launchCount)
     /// withObservationTracking { _ = count.value } onChange: { print("changed") }
     /// ```
-    public func observable<Value>(_ key: Key<Value>) -> ObservableValue<Value> {
-        ObservableValue(prefs: self, key: key)
+    /// Made on the main actor, it notifies on the main actor.
+    public func observable<Value>(_ key: Key<Value>, isolation: isolated (any Actor)? = #isolation) -> ObservableValue<Value> {
+        ObservableValue(prefs: self, key: key, onMainActor: isolation === MainActor.shared)
     }
 
     func decodeForObserver<Value>(_ stored: StoredValue?, key: Key<Value>) -> Value {
@@ -57,6 +58,7 @@ extension Prefs {
         Background.after(pollInterval) { [weak self] in
             guard let self, self.state.withLock({ $0.polling == generation }) else { return }
             self.refreshReportingErrors()
+            self.state.withLock { $0.pollTicks += 1 }
             self.schedulePoll(generation: generation)
         }
     }
@@ -99,12 +101,21 @@ extension Prefs {
         let key: Keys
         /// Ends the subscriber's stream, if it has one.
         let finish: (@Sendable () -> Void)?
+        /// Whether the value found by the first update is delivered (a stream's first element) or only noted as the
+        /// baseline (an `Observable`, whose readers read the current value themselves and want only changes).
+        private let deliversInitialValue: Bool
         private let deliver: @Sendable (StoredValue?) -> Void
         /// The generation and value last delivered (`.none`: nothing delivered yet).
         private let progress = Locked<(generation: UInt64, last: StoredValue??)>((0, .none))
 
-        init(key: Keys, finish: (@Sendable () -> Void)? = nil, deliver: @escaping @Sendable (StoredValue?) -> Void) {
+        init(
+            key: Keys,
+            deliversInitialValue: Bool = true,
+            finish: (@Sendable () -> Void)? = nil,
+            deliver: @escaping @Sendable (StoredValue?) -> Void
+        ) {
             self.key = key
+            self.deliversInitialValue = deliversInitialValue
             self.finish = finish
             self.deliver = deliver
         }
@@ -112,57 +123,26 @@ extension Prefs {
         /// Reads the key's current value and delivers it if it is new. Reading inside the lock keeps
         /// deliveries in commit order: a later reader never delivers an older value.
         func update(from prefs: Prefs) {
+            UserCallbacks.deferring { update(locked: prefs) }
+        }
+
+        private func update(locked prefs: Prefs) {
             progress.withLock { progress in
                 let (value, generation) = prefs.currentStored(key)
                 guard generation >= progress.generation else { return }
                 progress.generation = generation
-                if case .some(let last) = progress.last, last == value { return }
+                let isFirst: Bool
+                switch progress.last {
+                case .some(let last):
+                    if last == value { return }
+                    isFirst = false
+                case .none:
+                    isFirst = true
+                }
                 progress.last = .some(value)
+                if isFirst && !deliversInitialValue { return }
                 deliver(value)
             }
-        }
-    }
-}
-
-/// One key of a ``Prefs`` store as an `Observable` object, for UI binding.
-///
-/// `value` reads through the store's cache and is tracked by the Observation framework; a change from
-/// this or another process calls the `onChange` of every `withObservationTracking` that read it.
-/// Change notifications are delivered on a serial queue of this object, never under the store's locks,
-/// so an `onChange` may use the store freely.
-public final class ObservableValue<Value: PrefsStorable>: Observable, Sendable {
-    public let prefs: Prefs
-    public let key: Prefs.Key<Value>
-    private let registrar = ObservationRegistrar()
-    private let queue = DispatchQueue(label: "Prefs.ObservableValue")
-    private let subscription = Locked<Prefs.Observer?>(nil)
-
-    init(prefs: Prefs, key: Prefs.Key<Value>) {
-        self.prefs = prefs
-        self.key = key
-        let observer = Prefs.Observer(key: key) { [weak self] _ in
-            guard let self else { return }
-            self.queue.async {
-                self.registrar.withMutation(of: self, keyPath: \.value) {}
-            }
-        }
-        subscription.withLock { $0 = observer }
-        prefs.register(observer)
-        observer.update(from: prefs)
-    }
-
-    deinit {
-        if let observer = subscription.withLock({ $0 }) { prefs.unregister(observer) }
-    }
-
-    /// The key's current value; setting writes it through the store (a failure becomes a ``Prefs/Diagnostic``).
-    public var value: Value {
-        get {
-            registrar.access(self, keyPath: \.value)
-            return prefs[key]
-        }
-        set {
-            prefs[key] = newValue
         }
     }
 }

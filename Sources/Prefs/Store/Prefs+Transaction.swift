@@ -8,8 +8,14 @@ extension Prefs {
     ///     t[.lastLaunch] = Date()
     /// }
     /// ```
-    /// Do not call the store from inside `body`; use `transaction`. In a JSON store's coalesced mode,
-    /// a transaction writes the file at once, with everything pending.
+    /// Read and write through the transaction (`t[key]`) inside `body`. Reading the store itself there
+    /// (`prefs[key]`) works, and sees the committed state without the transaction's staged writes; writing the store
+    /// itself there (`prefs[key] = …`, `update`, a nested `transaction`, `reset`) would wait for the transaction's own
+    /// lock, so it throws ``PrefsError/reentrantCall(store:operation:)`` at once (a subscript setter reports it as a
+    /// diagnostic). In a JSON store's coalesced mode, a transaction writes the file at once, with everything pending.
+    ///
+    /// A key with `formerNames` reads the value stored under a former name while its own name holds none, and a
+    /// write or reset of the key removes the former names' values in the same commit.
     public struct Transaction: ~Copyable {
         let backend: any PrefsBackend
         let reportMismatch: (ValueMismatch, String) -> Void
@@ -34,9 +40,10 @@ extension Prefs {
             }
         }
 
-        /// The value of `key` as this transaction sees it, or the initial value (a mismatch is reported).
+        /// The value of `key` as this transaction sees it (under a former name when its own name holds none),
+        /// or the initial value (a mismatch is reported).
         public func value<Value>(for key: Key<Value>) throws -> Value {
-            guard let stored = try storedValue(forKey: key.name) else { return key.initial }
+            guard let stored = try storedValue(forKey: key.name) ?? formerValue(of: key) else { return key.initial }
             do {
                 return try stored.decode(Value.self)
             } catch {
@@ -45,7 +52,15 @@ extension Prefs {
             }
         }
 
-        /// Stages a write of `value` for `key` (`nil` removes).
+        /// The value stored under the first of `key`'s former names that holds one, staged writes included.
+        func formerValue(of key: Keys) throws -> StoredValue? {
+            for former in key.formerNames {
+                if let value = try storedValue(forKey: former) { return value }
+            }
+            return nil
+        }
+
+        /// Stages a write of `value` for `key` (`nil` removes), and the removal of its former names' values.
         public mutating func set<Value>(_ value: Value, for key: Key<Value>) throws {
             let json: JSON
             do { json = try value.storedJSON() } catch { throw PrefsError.encodingFailed(key: key.name, reason: encodingFailureReason(error)) }
@@ -56,6 +71,7 @@ extension Prefs {
                 try Prefs.checkLimits(stored, key: key.name)
                 changes.values[key.name] = .set(stored)
             }
+            for former in key.formerNames { changes.values[former] = .remove }
         }
 
         /// Stages the removal of `key`'s stored value (and its former names').
@@ -100,7 +116,12 @@ extension Prefs {
     /// Runs `body` as one atomic transaction; see ``Transaction``.
     @discardableResult
     public func transaction<Result>(_ body: (inout Transaction) throws -> Result) throws -> Result {
-        let (result, changed) = try io.withBackend { backend throws -> (Result, Changeset?) in
+        try runTransaction(operation: "transaction(_:)", body)
+    }
+
+    /// `operation` names the public call, for the error when it is made from inside a transaction body.
+    private func runTransaction<Result>(operation: String, _ body: (inout Transaction) throws -> Result) throws -> Result {
+        let (result, changed) = try io.withBackend(operation) { backend throws -> (Result, Changeset?) in
             let external = try backend.refresh()
             try backend.beginTransaction()
             var transaction = Transaction(backend: backend, reportMismatch: { [self] in reportMismatch($0, key: $1) })
@@ -139,7 +160,7 @@ extension Prefs {
     /// Across threads, and across processes for file stores (except a JSON store's coalesced mode, where it is atomic within the process).
     @discardableResult
     public func update<Value, Result>(_ key: Key<Value>, _ body: (inout Value) throws -> Result) throws -> Result {
-        try transaction { transaction in
+        try runTransaction(operation: "update(_:_:)") { transaction in
             var value = try transaction.value(for: key)
             let result = try body(&value)
             try transaction.set(value, for: key)
@@ -149,7 +170,7 @@ extension Prefs {
 
     /// Writes many values in one transaction (SQLite) or one file replace (JSON). Same as ``transaction(_:)``.
     public func batch(_ body: (inout Transaction) throws -> Void) throws {
-        try transaction(body)
+        try runTransaction(operation: "batch(_:)", body)
     }
 
     func invalidateCache() {

@@ -32,6 +32,8 @@ public final class Prefs: Sendable {
     /// The backend, used by one thread at a time. Lock order: `io` before `state`, never the reverse.
     let io: BackendLock
     let state: Locked<State>
+    /// The serial queue of ``write(_:for:)``: writes that must not block their caller, in call order.
+    let writer = DispatchQueue(label: "Prefs.writer")
 
     struct State: ~Copyable {
         /// A cached key: its stored value (nil: nothing stored) and, once read, its decoded form.
@@ -72,6 +74,10 @@ public final class Prefs: Sendable {
         var flushScheduled = false
         var closed = false
         var diagnostics: [Diagnostic] = []
+        /// The last poll's failure, reported once until a poll succeeds or fails differently.
+        var lastPollFailure: String?
+        /// Poll ticks run so far (for tests that need several polls to have happened).
+        var pollTicks = 0
         var reportedMismatches: Set<ValueMismatch> = []
     }
 
@@ -100,17 +106,20 @@ public final class Prefs: Sendable {
 
     deinit {
         finishObservers()
+        ExitFlush.forget(ObjectIdentifier(self))
         let pending = takePendingDeclarations()
-        io.close { backend in
-            let unrecorded = Self.unrecorded(pending, in: backend)
-            if !unrecorded.isEmpty {
-                do { try backend.apply(Changeset(declarations: unrecorded)) } catch {
-                    report(Diagnostic(key: nil, kind: .writeFailed("recording key declarations on release: \(error)"), store: storage.description))
+        do {
+            try io.close { backend in
+                let unrecorded = Self.unrecorded(pending, in: backend)
+                if !unrecorded.isEmpty {
+                    do { try backend.apply(Changeset(declarations: unrecorded)) } catch {
+                        report(Diagnostic(key: nil, kind: .writeFailed("recording key declarations on release: \(error)"), store: storage.description))
+                    }
                 }
+                try backend.flush()
             }
-            do { try backend.flush() } catch {
-                report(Diagnostic(key: nil, kind: .writeFailed("flush on release: \(error)"), store: storage.description))
-            }
+        } catch {
+            report(Diagnostic(key: nil, kind: .writeFailed("flush on release: \(error)"), store: storage.description))
         }
     }
 
@@ -171,27 +180,41 @@ public final class Prefs: Sendable {
     }
 
     /// Loads a key from the backend and caches it unless a write raced with the load.
+    /// Called from inside a transaction body of this store, it reads with the backend the transaction holds
+    /// (the committed state, without the transaction's staged writes) and moves nothing.
     private func loadEntry(for key: Keys) -> State.Entry {
         let generation = state.withLock { $0.generation }
         var entry: State.Entry = .absent
         do {
-            entry = try io.withBackend { backend throws -> State.Entry in
-                    if let stored = try backend.value(forKey: key.name) { return .stored(stored) }
+            entry = try io.withBackendAllowingReentry { backend, reentrant throws -> State.Entry in
+                if let stored = try backend.value(forKey: key.name) { return .stored(stored) }
+                if reentrant { return try Self.formerValue(of: key, in: backend).map { .stored($0) } ?? .absent }
                 return try moveFromFormerName(key, backend: backend) ?? .absent
             }
+        } catch PrefsError.closed {
+            return .absent  // a closed store reads initial values
         } catch {
             report(Diagnostic(key: key.name, kind: .refreshFailed("\(error)"), store: storage.description))
             return .absent
         }
         state.withLock { state in
-            if state.generation == generation { state.cache[key.name] = entry }
+            if state.generation == generation, !state.closed { state.cache[key.name] = entry }
         }
         return entry
     }
 
+    /// The value stored under the first of `key`'s former names that holds one (the list is read in order, so list
+    /// the most recent name first).
+    static func formerValue(of key: Keys, in backend: any PrefsBackend) throws -> StoredValue? {
+        for former in key.formerNames {
+            if let value = try backend.value(forKey: former) { return value }
+        }
+        return nil
+    }
+
     /// Moves a value stored under one of `key`'s former names to its name, once, in one transaction.
     private func moveFromFormerName(_ key: Keys, backend: any PrefsBackend) throws -> State.Entry? {
-        guard try key.formerNames.contains(where: { try backend.value(forKey: $0) != nil }) else { return nil }
+        guard try Self.formerValue(of: key, in: backend) != nil else { return nil }
         try backend.beginTransaction()
         do {
             // Under the writer lock: another process may have moved it already.
@@ -227,9 +250,13 @@ public final class Prefs: Sendable {
 
     /// Writes `value` for `key`; `nil` for an optional key removes the stored value.
     /// When this returns, the value is as durable as the storage promises.
+    ///
+    /// The write removes any value still stored under the key's former names in the same step, so an old value
+    /// never comes back after the key is removed or reset.
     public func set<Value>(_ value: Value, for key: Key<Value>) throws {
         var changes = Changeset()
         changes.values[key.name] = try change(for: value, key: key.name)
+        for former in key.formerNames { changes.values[former] = .remove }
         if !state.withLock({ $0.declared.contains(key.name) }) {
             // The first write of a key in this process records its declaration in the same step.
             // When the recorded declaration cannot be read, recording it again is harmless.
@@ -237,7 +264,9 @@ public final class Prefs: Sendable {
             if recorded != .some(key.declaration) { changes.declarations[key.name] = key.declaration }
             state.withLock { _ = $0.declared.insert(key.name) }
         }
-        try commit(changes, decoded: (key.name, DecodedBox(value)))
+        // The written value is not cached as given: the next read decodes what was stored, so it reads exactly what
+        // another process or the next launch reads (a URL relative to a base comes back in its absolute form).
+        try commit(changes)
     }
 
     /// Removes the stored values of `keys` (and of their former names), so they read their initial values.
@@ -256,9 +285,13 @@ public final class Prefs: Sendable {
     }
 
     /// Removes every stored value except those of `kept`: every key reads its initial value again.
+    /// A kept key whose value is still stored under a former name keeps it, moved to the key's name.
     public func resetAll(keeping kept: [Keys] = []) throws {
         let keep = Set(kept.map(\.name))
         try transaction { transaction in
+            for key in kept where try transaction.storedValue(forKey: key.name) == nil {
+                if let former = try transaction.formerValue(of: key) { transaction.changes.values[key.name] = .set(former) }
+            }
             for name in try transaction.storedKeys() where !keep.contains(name) {
                 transaction.changes.values[name] = .remove
             }
@@ -296,10 +329,11 @@ public final class Prefs: Sendable {
     }
 
     /// Applies `changes` through the backend, then updates the cache and tells observers.
-    func commit(_ changes: Changeset, decoded: (name: String, box: any AnyObject & Sendable)? = nil) throws {
+    /// `operation` names the public call, for the error when it is made from inside a transaction body.
+    func commit(_ changes: Changeset, operation: String = #function) throws {
         let pending = takePendingDeclarations()
         guard !changes.isEmpty || !pending.isEmpty else { return }
-        let flushInterval = try io.withBackend { backend throws -> Duration? in
+        let flushInterval = try io.withBackend(operation) { backend throws -> Duration? in
             var changes = changes
             changes.declarations.merge(Self.unrecorded(pending, in: backend)) { explicit, _ in explicit }
             guard !changes.isEmpty else { return nil }
@@ -313,7 +347,7 @@ public final class Prefs: Sendable {
                 state.generation &+= 1
                 for (name, change) in changes.values {
                     switch change {
-                    case .set(let value): state.cache[name] = .stored(value, decoded: decoded?.name == name ? decoded?.box : nil)
+                    case .set(let value): state.cache[name] = .stored(value)
                     case .remove: state.cache[name] = .absent
                     }
                 }
@@ -331,12 +365,15 @@ public final class Prefs: Sendable {
         state.withLock { $0.diagnostics }
     }
 
+    /// Records a diagnostic and calls `onDiagnostic` with it: at once, or, when this thread holds one of the store's
+    /// locks (inside a transaction, or delivering to an observer), as soon as it releases it, so a handler may call the store.
     func report(_ diagnostic: Diagnostic) {
         state.withLock { state in
             state.diagnostics.append(diagnostic)
             if state.diagnostics.count > 256 { state.diagnostics.removeFirst(state.diagnostics.count - 256) }
         }
-        onDiagnostic?(diagnostic)
+        guard let onDiagnostic else { return }
+        UserCallbacks.run { onDiagnostic(diagnostic) }
     }
 
     /// Reports a write that could not throw to its caller, for code built on the store (DialogGate).

@@ -91,16 +91,26 @@ extension Prefs {
             throw .corruptStore(path: url.path, reason: "neither a JSON store nor an SQLite database")
         }
 
-        /// The documented default: an SQLite store at ``defaultURL(identifier:)``.
-        public static func `default`(identifier: String) -> Storage {
-            .sqlite(defaultURL(identifier: identifier))
+        /// The documented default: an SQLite store at ``defaultURL(identifier:environment:)``.
+        public static func `default`(identifier: String) throws(PrefsError) -> Storage {
+            .sqlite(try defaultURL(identifier: identifier))
         }
 
         /// Where apps that do not choose keep their store.
         ///
         /// On Linux and other XDG systems: `$XDG_CONFIG_HOME/prefs/IDENTIFIER.sqlite`, where `XDG_CONFIG_HOME`
-        /// defaults to `~/.config`. On Apple platforms: `Application Support/IDENTIFIER/prefs.sqlite`.
-        public static func defaultURL(identifier: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+        /// defaults to `~/.config` (a relative `XDG_CONFIG_HOME` is ignored, as the XDG specification says). On Apple
+        /// platforms: `Application Support/IDENTIFIER/prefs.sqlite`.
+        ///
+        /// Throws ``PrefsError/invalidIdentifier(_:reason:)`` for an identifier that is not a reverse-DNS style name
+        /// (letters, digits, `.`, `-` and `_`, starting with a letter or digit, no `..`), so it can never name a path
+        /// outside the folder, and when neither `XDG_CONFIG_HOME` nor `HOME` nor the user database gives an absolute
+        /// home directory (a relative one would put the store under whatever the current directory is).
+        public static func defaultURL(
+            identifier: String,
+            environment: [String: String] = ProcessInfo.processInfo.environment
+        ) throws(PrefsError) -> URL {
+            if let problem = identifierProblem(identifier) { throw .invalidIdentifier(identifier, reason: problem) }
             #if canImport(Darwin)
             let support = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
             return support.appendingPathComponent(identifier).appendingPathComponent("prefs.sqlite")
@@ -108,12 +118,34 @@ extension Prefs {
             let base: URL
             if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
                 base = URL(fileURLWithPath: config)
-            } else {
-                let home = environment["HOME"] ?? NSHomeDirectory()
+            } else if let home = environment["HOME"], home.hasPrefix("/") {
                 base = URL(fileURLWithPath: home).appendingPathComponent(".config")
+            } else if let home = homeDirectoryFromUserDatabase(), home.hasPrefix("/") {
+                base = URL(fileURLWithPath: home).appendingPathComponent(".config")
+            } else {
+                let home = environment["HOME"].map { JSON.string($0).serialized() } ?? "unset"
+                throw .invalidIdentifier(identifier, reason: "no absolute home directory to keep the store in (HOME is \(home), XDG_CONFIG_HOME is not absolute, and the user database has none)")
             }
             return base.appendingPathComponent("prefs").appendingPathComponent(identifier + ".sqlite")
             #endif
+        }
+
+        /// Why `identifier` cannot name a store file, or nil.
+        static func identifierProblem(_ identifier: String) -> String? {
+            let bytes = Array(identifier.utf8)
+            guard let first = bytes.first else { return "empty" }
+            guard bytes.count <= 200 else { return "\(bytes.count) bytes long; the limit is 200" }
+            func isAlphanumeric(_ byte: UInt8) -> Bool {
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+            }
+            guard isAlphanumeric(first) else { return "must start with a letter or digit" }
+            if let bad = bytes.first(where: { !isAlphanumeric($0) && !"._-".utf8.contains($0) }) {
+                return bad < 0x80
+                    ? "\(JSON.string(String(UnicodeScalar(bad))).serialized()) is not allowed (use letters, digits, '.', '-' and '_', as in com.example.app)"
+                    : "only ASCII letters, digits, '.', '-' and '_' are allowed (as in com.example.app)"
+            }
+            if identifier.contains("..") { return "'..' is not allowed" }
+            return nil
         }
 
         /// A backend of your own.
@@ -149,3 +181,16 @@ extension Prefs {
         }
     }
 }
+
+#if !canImport(Darwin)
+/// The current user's home directory from the user database (`getpwuid_r`), for when `HOME` is unset or relative.
+private func homeDirectoryFromUserDatabase() -> String? {
+    var entry = passwd()
+    var result: UnsafeMutablePointer<passwd>?
+    var buffer = [CChar](repeating: 0, count: 16_384)
+    guard getpwuid_r(getuid(), &entry, &buffer, buffer.count, &result) == 0, result != nil, let directory = entry.pw_dir else {
+        return nil
+    }
+    return String(cString: directory)
+}
+#endif

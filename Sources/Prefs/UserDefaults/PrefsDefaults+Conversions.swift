@@ -186,7 +186,7 @@ extension PrefsDefaults {
         }
     }
 
-    private func decoded(_ stored: StoredValue, key: String) -> Any? {
+    func decoded(_ stored: StoredValue, key: String) -> Any? {
         do {
             return try PropertyListValue.decode(stored)
         } catch {
@@ -197,7 +197,10 @@ extension PrefsDefaults {
 
     /// A double as `NSNumber.description` writes it on Apple platforms: `1.5`, `2` (not `2.0`), `1e+20`.
     static func numberText(_ double: Double) -> String {
+        // A Float stored as the double it converts to prints as the Float (`12.34`, not `12.34000015258789`), as
+        // Apple's NSNumber of a float does. A double that happens to be exactly a Float prints the same way.
         var text = double.description
+        if let float = Float(exactly: double), float.description.count < text.count { text = float.description }
         if text.hasSuffix(".0") { text.removeLast(2) }
         return text
     }

@@ -23,8 +23,14 @@ public final class PrefsDefaults: Sendable {
     /// The store the values live in; typed keys and `prefs-tool` see the same values.
     public let prefs: Prefs
 
+    /// The name of this instance's persistent domain (``persistentDomain(forName:)``): the suite name it was opened
+    /// with, else the store file's name without its extension (`com.example.app` for `…/com.example.app.sqlite`).
+    public let domainName: String?
+
     /// Values from ``register(defaults:)``: this instance's registration domain, never written to the store.
-    private let registered = Locked<[String: StoredValue]>([:])
+    let registered = Locked<[String: StoredValue]>([:])
+    /// The volatile domains set by ``setVolatileDomain(_:forName:)``, in this instance's memory only.
+    let volatileDomains = Locked<[String: [String: StoredValue]]>([:])
     /// The live streams of ``changedKeys()``.
     private let subscribers = Locked<[UUID: AsyncStream<String>.Continuation]>([:])
 
@@ -50,8 +56,22 @@ public final class PrefsDefaults: Sendable {
     /// ```swift
     /// let defaults = PrefsDefaults(prefs)
     /// ```
-    public init(_ prefs: Prefs) {
+    public init(_ prefs: Prefs, domainName: String? = nil) {
         self.prefs = prefs
+        self.domainName = domainName ?? prefs.storage.path.map { ($0 as NSString).lastPathComponent }.map { ($0 as NSString).deletingPathExtension }
+    }
+
+    /// `UserDefaults(suiteName:)`: the store at the default location for `suiteName`
+    /// (``Prefs/Storage/default(identifier:)``), or for the app's bundle identifier (the process name without a bundle)
+    /// when nil. Unlike `UserDefaults`, which returns nil for a name it refuses, this throws why
+    /// (``PrefsError/invalidIdentifier(_:reason:)``, or the store's open error).
+    ///
+    /// ```swift
+    /// let shared = try PrefsDefaults(suiteName: "group.com.example.app")
+    /// ```
+    public convenience init(suiteName: String?) throws {
+        let name = suiteName ?? Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
+        self.init(try Prefs(.default(identifier: name)), domainName: name)
     }
 
     /// Opens a store and gives UserDefaults' API over it.
@@ -121,13 +141,14 @@ public final class PrefsDefaults: Sendable {
         store(StoredValue(type: .int, json: .int(value)), forKey: defaultName)
     }
 
-    /// Stores a `Float` as a double by its shortest decimal form (`0.1` reads back as `0.1` from `double(forKey:)`).
+    /// Stores a `Float` as the double it converts to exactly, as Apple's `UserDefaults` does: `double(forKey:)` then
+    /// reads `Double(Float(12.34))`, `12.34000015258789`, `float(forKey:)` the same `Float`, and `string(forKey:)` `"12.34"`.
     ///
     /// ```swift
     /// defaults.set(Float(0.5), forKey: "volume")
     /// ```
     public func set(_ value: Float, forKey defaultName: String) {
-        store(StoredValue(type: .double, json: PropertyListValue.decimalDouble(value).storedJSON()), forKey: defaultName)
+        store(StoredValue(type: .double, json: PropertyListValue.floatDouble(value).storedJSON()), forKey: defaultName)
     }
 
     /// Stores a double.

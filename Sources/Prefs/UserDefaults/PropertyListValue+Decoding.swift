@@ -16,6 +16,7 @@ extension PropertyListValue {
         switch stored.type {
         case .bool: return NSNumber(value: try Bool(storedJSON: stored.json))
         case .int: return NSNumber(value: try Int(storedJSON: stored.json))
+        case .uint: return NSNumber(value: try UInt64(storedJSON: stored.json))
         case .double: return NSNumber(value: try Double(storedJSON: stored.json))
         case .string: return try String(storedJSON: stored.json)
         case .date: return try Date(storedJSON: stored.json)

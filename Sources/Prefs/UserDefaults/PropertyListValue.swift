@@ -79,7 +79,7 @@ public enum PropertyListValue {
             if let double = Double(exactly: integer) { return StoredValue(type: .double, json: double.storedJSON()) }
             throw Unsupported(path: path, reason: "integer \(integer) is outside Int's range and no double holds it exactly")
         case let float as Float:
-            return StoredValue(type: .double, json: decimalDouble(float).storedJSON())
+            return StoredValue(type: .double, json: floatDouble(float).storedJSON())
         case let double as Double:
             return StoredValue(type: .double, json: double.storedJSON())
         case let floating as any BinaryFloatingPoint:
@@ -148,7 +148,7 @@ public enum PropertyListValue {
         if isBoolean(number) { return StoredValue(type: .bool, json: .bool(number.boolValue)) }
         switch String(cString: number.objCType) {
         case "f":
-            return StoredValue(type: .double, json: decimalDouble(number.floatValue).storedJSON())
+            return StoredValue(type: .double, json: floatDouble(number.floatValue).storedJSON())
         case "d":
             return StoredValue(type: .double, json: number.doubleValue.storedJSON())
         case "C", "S", "I", "L", "Q":
@@ -181,9 +181,10 @@ public enum PropertyListValue {
         #endif
     }
 
-    /// A `Float` as the double its shortest decimal form names: `Float(0.1)` → `0.1`, not `0.10000000149011612`.
-    static func decimalDouble(_ float: Float) -> Double {
-        Double(float.description) ?? Double(float)
+    /// A `Float` as the double it converts to exactly, as Apple's `UserDefaults` keeps it: `double(forKey:)` of
+    /// `Float(12.34)` is `12.34000015258789`, and `string(forKey:)` is still `"12.34"` (see `numberText`).
+    static func floatDouble(_ float: Float) -> Double {
+        Double(float)
     }
 
     // MARK: - The tagged JSON form

@@ -26,13 +26,19 @@ public struct StoredValue: Sendable, Hashable, CustomStringConvertible {
     /// Decodes the value as `Value`, or throws a ``ValueMismatch`` saying what was stored and what was expected.
     public func decode<Value: PrefsStorable>(_: Value.Type = Value.self) throws(ValueMismatch) -> Value {
         guard Value.valueType.canDecode(from: type) else {
-            throw ValueMismatch(stored: self, expected: Value.valueType, reason: "stored as \(type)")
+            throw ValueMismatch(stored: self, expected: Value.valueType, reason: "stored as \(type)", swiftType: Self.swiftName(Value.self))
         }
         do {
             return try Value(storedJSON: json)
         } catch {
-            throw ValueMismatch(stored: self, expected: Value.valueType, reason: error.reason)
+            throw ValueMismatch(stored: self, expected: Value.valueType, reason: error.reason, swiftType: Self.swiftName(Value.self))
         }
+    }
+
+    /// The Swift name of `Value` for messages, or nil where it says no more than its stored type's name (`Int`, `String`).
+    static func swiftName<Value: PrefsStorable>(_: Value.Type) -> String? {
+        let name = String(describing: Value.self)
+        return name.lowercased() == Value.valueType.description.lowercased() ? nil : name
     }
 
     /// The JSON form, compact, cut to `limit` characters for messages.
@@ -49,9 +55,19 @@ public struct ValueMismatch: Error, Sendable, Hashable, CustomStringConvertible 
     public var stored: StoredValue
     public var expected: ValueType
     public var reason: String
+    /// The Swift type the value was read as (`Theme`, `Frame`), when a typed read failed.
+    public var swiftType: String?
+
+    public init(stored: StoredValue, expected: ValueType, reason: String, swiftType: String? = nil) {
+        self.stored = stored
+        self.expected = expected
+        self.reason = reason
+        self.swiftType = swiftType
+    }
 
     public var description: String {
-        "stored \(stored.type) \(stored.preview()) cannot be read as \(expected): \(reason)"
+        let target = swiftType.map { "\($0) (stored form \(expected))" } ?? "\(expected)"
+        return "stored \(stored.type) \(stored.preview()) cannot be read as \(target): \(reason)"
     }
 }
 
@@ -86,6 +102,7 @@ extension StoredValue {
         switch type {
         case .bool: return decodes(Bool.self)
         case .int: return decodes(Int.self)
+        case .uint: return decodes(UInt64.self)
         case .double: return decodes(Double.self)
         case .string: return decodes(String.self)
         case .date: return decodes(Date.self)

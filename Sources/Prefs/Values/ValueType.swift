@@ -3,7 +3,8 @@ import Foundation
 /// The type of a stored value, as recorded beside it in every backend.
 ///
 /// Its text form is what a reader sees in the JSON file, in the `sqlite3` shell and in `prefs-tool list`:
-/// `bool`, `int`, `double`, `string`, `date`, `data`, `url`, `json` (any `Codable` value),
+/// `bool`, `int`, `uint` (`UInt`, `UInt64`: a JSON integer, or a decimal string above `Int.max`), `double`, `string`,
+/// `date`, `data`, `url`, `json` (any `Codable` value),
 /// `[int]` for arrays and `[string: date]` for string-keyed dictionaries.
 ///
 /// ```swift
@@ -11,7 +12,7 @@ import Foundation
 /// ValueType.array(.int).description   // "[int]"
 /// ```
 public indirect enum ValueType: Sendable, Hashable, CustomStringConvertible, LosslessStringConvertible {
-    case bool, int, double, string, date, data, url
+    case bool, int, uint, double, string, date, data, url
     /// A `Codable` value stored as its JSON document.
     case json
     case array(ValueType)
@@ -23,6 +24,7 @@ public indirect enum ValueType: Sendable, Hashable, CustomStringConvertible, Los
         switch self {
         case .bool: "bool"
         case .int: "int"
+        case .uint: "uint"
         case .double: "double"
         case .string: "string"
         case .date: "date"
@@ -104,6 +106,7 @@ public indirect enum ValueType: Sendable, Hashable, CustomStringConvertible, Los
         switch name {
         case "bool": .bool
         case "int": .int
+        case "uint": .uint
         case "double": .double
         case "string": .string
         case "date": .date
@@ -148,7 +151,7 @@ public indirect enum ValueType: Sendable, Hashable, CustomStringConvertible, Los
         switch (self, stored) {
         case _ where self == stored: true
         case (_, .json), (.json, _): true
-        case (.double, .int): true
+        case (.double, .int), (.double, .uint), (.int, .uint), (.uint, .int): true  // the value decides whether it fits
         case (.date, .string), (.url, .string), (.data, .string): true
         case (.array(let mine), .array(let theirs)): mine.canDecode(from: theirs)
         case (.dictionary(let mine), .dictionary(let theirs)): mine.canDecode(from: theirs)

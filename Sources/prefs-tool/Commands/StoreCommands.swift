@@ -122,7 +122,8 @@ enum StoreCommands {
         var unknown: [String] = []
         var removals: [String: StoredValue?] = [:]
         for name in arguments.positionals {
-            if stored[name] != nil { removals[name] = .some(nil) }
+            // A declared key is reset even when nothing is stored under its name: its former names may hold its value.
+            if stored[name] != nil || declared[name] != nil { removals[name] = .some(nil) }
             if stored[name] == nil && declared[name] == nil { unknown.append(name) }
         }
         try prefs.setStoredValues(removals)

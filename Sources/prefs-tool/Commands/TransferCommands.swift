@@ -90,7 +90,7 @@ enum TransferCommands {
         let values = try source.snapshot()
         do { try StoreArchive.validate(values, source: context.store.path) } catch { throw ToolError(error) }
         let declarations = try source.declaredKeys()
-        let locator = StoreLocator(option: targetPath, environment: context.environment)
+        let locator = try StoreLocator(option: targetPath, environment: context.environment)
         // A new target that the copy then fails to fill (a value the target refuses, an I/O error) is removed again.
         let created = NewStoreFiles(path: locator.path)
         var target: Prefs?

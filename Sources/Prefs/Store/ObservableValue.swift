@@ -1,0 +1,82 @@
+import Foundation
+import Observation
+
+/// One key of a ``Prefs`` store as an `Observable` object, for UI binding, and the projected value of ``Pref``.
+///
+/// `value` reads through the store's cache and is tracked by the Observation framework; a change from
+/// this or another process calls the `onChange` of every `withObservationTracking` that read it, once per change.
+/// Notifications arrive on the main actor (the main queue) when the object was made there (as a view model's is), and
+/// on a serial queue of its own otherwise; never under the store's locks, so an `onChange` may use the store freely.
+///
+/// ```swift
+/// let count = prefs.observable(.launchCount)
+/// withObservationTracking { _ = count.value } onChange: { print("changed") }
+/// try count.set(3)           // throws where `count.value = 3` reports a diagnostic
+/// try await count.write(4)   // does its I/O off the caller's actor
+/// count.lookup.isStored      // true
+/// ```
+public final class ObservableValue<Value: PrefsStorable>: Observable, Sendable {
+    public let prefs: Prefs
+    public let key: Prefs.Key<Value>
+    private let registrar = ObservationRegistrar()
+    /// Where change notifications are delivered: the main queue, or a serial queue of this object.
+    let queue: DispatchQueue
+    private let subscription = Locked<Prefs.Observer?>(nil)
+
+    init(prefs: Prefs, key: Prefs.Key<Value>, onMainActor: Bool) {
+        self.prefs = prefs
+        self.key = key
+        queue = onMainActor ? .main : DispatchQueue(label: "Prefs.ObservableValue")
+        let observer = Prefs.Observer(key: key, deliversInitialValue: false) { [weak self] _ in
+            guard let self else { return }
+            self.queue.async {
+                self.registrar.withMutation(of: self, keyPath: \.value) {}
+            }
+        }
+        subscription.withLock { $0 = observer }
+        prefs.register(observer)
+        observer.update(from: prefs)
+    }
+
+    deinit {
+        if let observer = subscription.withLock({ $0 }) { prefs.unregister(observer) }
+    }
+
+    /// The key's current value; setting writes it through the store (a failure becomes a ``Prefs/Diagnostic``).
+    public var value: Value {
+        get {
+            registrar.access(self, keyPath: \.value)
+            return prefs[key]
+        }
+        set {
+            prefs[key] = newValue
+        }
+    }
+
+    /// The key's value, telling a stored value apart from the initial value (see ``Prefs/lookup(_:)``).
+    public var lookup: Prefs.Lookup<Value> {
+        registrar.access(self, keyPath: \.value)
+        return prefs.lookup(key)
+    }
+
+    /// Writes `newValue`, throwing what ``value``'s setter reports (see ``Prefs/set(_:for:)``).
+    public func set(_ newValue: Value) throws {
+        try prefs.set(newValue, for: key)
+    }
+
+    /// Writes `newValue` off the caller's thread or actor; see ``Prefs/write(_:for:)``.
+    public func write(_ newValue: Value) async throws {
+        try await prefs.write(newValue, for: key)
+    }
+
+    /// Changes the value atomically; see ``Prefs/update(_:_:)``.
+    @discardableResult
+    public func update<Result>(_ body: (inout Value) throws -> Result) throws -> Result {
+        try prefs.update(key, body)
+    }
+
+    /// Removes the stored value, so the key reads its initial value.
+    public func reset() throws {
+        try prefs.reset(key)
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+
+extension Prefs {
+    private static let standardStore = Locked<Prefs?>(nil)
+
+    /// The store that ``Pref`` wrappers use when given none. Set it once at launch; tests swap it for a memory store.
+    ///
+    /// ```swift
+    /// Prefs.standard = try Prefs(.default(identifier: "com.example.app"))   // at launch
+    /// Prefs.standard = try Prefs(.memory)                                    // in a test
+    /// ```
+    ///
+    /// Until it is set, the first use opens `.default(identifier:)` with the app's bundle identifier (or, without a
+    /// bundle, the process name), as `UserDefaults.standard` does; if that cannot be opened, an in-memory store, with
+    /// a diagnostic saying why (and written to standard error), so nothing is silently lost without a word.
+    public static var standard: Prefs {
+        get {
+            standardStore.withLock { current in
+                if let current { return current }
+                let made = openDefaultStandard()
+                current = made
+                return made
+            }
+        }
+        set {
+            standardStore.withLock { $0 = newValue }
+        }
+    }
+
+    private static func openDefaultStandard() -> Prefs {
+        let identifier = Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
+        do {
+            return try Prefs(.default(identifier: identifier))
+        } catch {
+            let fallback = Prefs(memory: ())
+            let diagnostic = Diagnostic(key: nil, kind: .writeFailed("Prefs.standard could not open its default store for \(PrefsError.quoted(identifier)) (\(error)); values are kept in memory only. Set Prefs.standard at launch"), store: fallback.storage.description)
+            fallback.report(diagnostic)
+            FileHandle.standardError.write(Data("Prefs: \(diagnostic)\n".utf8))
+            return fallback
+        }
+    }
+
+    /// An empty memory store, which cannot fail to open.
+    convenience init(memory: Void) {
+        do { try self.init(.memory) } catch { preconditionFailure("a memory store cannot fail to open: \(error)") }
+    }
+
+    /// Writes `value` for `key` without blocking the caller: the write runs on the store's writer queue (in the order
+    /// the calls were made) and this returns when it is done, with its error. Use it from the main actor, where
+    /// ``set(_:for:)`` or the subscript would wait for another process's lock (up to the lock or busy timeout, 5 s by
+    /// default) on the main thread.
+    public func write<Value>(_ value: Value, for key: Key<Value>) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            writer.async {
+                do {
+                    try self.set(value, for: key)
+                    continuation.resume()
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+}

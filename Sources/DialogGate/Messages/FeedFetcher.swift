@@ -15,7 +15,8 @@ import Prefs
 ///   seconds up to ``Options/maximumBackoff``); no request is made before the retry date, forced or not.
 /// - A clock set back does not freeze fetching: a stored fetch date in the future is not fresh, and a
 ///   stored retry date further ahead than ``Options/maximumBackoff`` is ignored.
-/// - Bodies over ``Options/maximumBytes`` are refused; the timeout is enforced here as well as in the
+/// - Bodies over ``Options/maximumBytes`` once decoded are refused (the loader stops reading there; see
+///   ``FeedLoader``); redirects to loopback only from a loopback feed; the timeout is enforced here as well as in the
 ///   request (URLSession on Linux rounds request timeouts down to whole seconds).
 /// - On any failure the last good feed is used while it is younger than ``Options/maximumCacheAge``.
 ///
@@ -38,7 +39,7 @@ public actor FeedFetcher {
     public struct Options: Sendable, Hashable {
         /// How long a request may take in all. Default 10 s.
         public var timeout: Duration
-        /// The largest accepted body. Default 1 MiB.
+        /// The largest accepted body, counted after any content decoding. Default 1 MiB.
         public var maximumBytes: Int
         /// Allows `http` to public hosts (and redirects there). Default false; loopback is always allowed.
         public var allowInsecureHTTP: Bool

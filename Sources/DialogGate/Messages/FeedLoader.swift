@@ -65,8 +65,9 @@ public struct FeedLoadLimits: Sendable, Hashable {
 /// with their own networking can supply another.
 ///
 /// A loader returns every status as a response (it does not throw for 404 or 500), refuses redirects that
-/// ``FeedURLPolicy`` refuses with ``FeedFetchError/insecureRedirect(to:)``, and stops reading a body that
-/// exceeds the limit with ``FeedFetchError/tooLarge(bytes:limit:)``. It should honour task cancellation;
+/// ``FeedURLPolicy/redirectRefusal(from:to:allowInsecureHTTP:)`` refuses with ``FeedFetchError/insecureRedirect(to:)``,
+/// and stops reading a body whose decoded size exceeds the limit with ``FeedFetchError/tooLarge(bytes:limit:)``
+/// (or refuses an encoded body it cannot bound, with ``FeedFetchError/encodedBody(contentEncoding:)``). It should honour task cancellation;
 /// the fetcher enforces its timeout either way.
 ///
 /// ```swift

@@ -4,6 +4,7 @@
 //   prefs-test-child batch   json|sqlite PATH PREFIX COUNT   COUNT keys in one batch; prints "ack" after it returns
 //   prefs-test-child update  json|sqlite PATH KEY COUNT      COUNT atomic increments of KEY
 //   prefs-test-child watch   json|sqlite PATH KEY            prints each value of the Int KEY, one per line, until stdin closes
+//   prefs-test-child set     json|sqlite PATH KEY TYPE JSON  writes one raw value (TYPE as prefs-tool lists it); prints "ack"
 //   prefs-test-child standard KEY VALUE                     sets the Int KEY through a @Pref on Prefs.standard (never set, so
 //                                                            the default location), prints the store's path
 //   prefs-test-child suite NAME KEY VALUE                   sets the Int KEY through PrefsDefaults(suiteName: NAME), prints
@@ -148,6 +149,10 @@ do {
         let key = try Prefs.Key(validating: arguments[3], initial: 0)
         for _ in 0..<count { try prefs.update(key) { $0 += 1 } }
         say("done")
+    case "set":
+        guard arguments.count == 6, let type = ValueType(arguments[4]) else { fail("set needs KEY TYPE JSON") }
+        try prefs.setStoredValue(StoredValue(type: type, json: try JSON.parse(arguments[5])), forKey: arguments[3])
+        say("ack")
     case "watch":
         let key = try Prefs.Key(validating: arguments[3], initial: 0)
         let task = Task.detached {

@@ -8,10 +8,27 @@ struct CommandSpec: Sendable {
     var options: [String] = []
     var flags: [String] = []
     var positionals: ClosedRange<Int> = 0...0
+    /// One-letter spellings of flags: `["q": "quiet"]` reads `-q` as `--quiet`.
+    var shortFlags: [Character: String] = [:]
+    /// A command's actions, each with its own options (`feed lint`, `feed explain`): named `COMMAND ACTION`,
+    /// chosen by the first argument.
+    var actions: [CommandSpec] = []
+    /// The action when the first argument is an option or missing (`dialogs` and `dialogs --json` list).
+    var defaultAction: String?
+
+    /// The action named `word`, for a command with actions.
+    func action(_ word: String) -> CommandSpec? {
+        actions.first { $0.name == "\(name) \(word)" }
+    }
+
+    /// The actions' last words: `lint`, `explain`, `fetch`.
+    var actionNames: [String] { actions.map { String($0.name.split(separator: " ").last ?? "") } }
 }
 
 /// Arguments after parsing against a ``CommandSpec``.
 struct ParsedArguments {
+    /// The action's last word (`lint`), for a command with actions.
+    var action: String?
     var positionals: [String] = []
     var options: [String: String] = [:]
     var flags: Set<String> = []
@@ -28,6 +45,34 @@ enum ArgumentParser {
         guard argument.count > 1, let second = argument.dropFirst().first, second.isASCII,
               second.isNumber || second == "." else { return false }
         return Double(argument) != nil
+    }
+
+    /// Parses a command's arguments: for a command with actions, picks the action from the first argument and
+    /// parses the rest against its spec, so an option of another action is refused (`feed lint --json`).
+    static func parseCommand(_ arguments: [String], for spec: CommandSpec) throws(ToolError) -> ParsedArguments {
+        guard !spec.actions.isEmpty else { return try parse(arguments, for: spec) }
+        let first = arguments.first
+        if first == "-h" || first == "--help" {
+            var parsed = ParsedArguments()
+            parsed.flags.insert("help")
+            return parsed
+        }
+        let chosen: String
+        let rest: [String]
+        if let first, spec.action(first) != nil {
+            (chosen, rest) = (first, Array(arguments.dropFirst()))
+        } else if let name = spec.defaultAction, first == nil || first?.hasPrefix("-") == true {
+            (chosen, rest) = (name, arguments)
+        } else if let first {
+            let hint = Suggestion.nearest(to: first, in: spec.actionNames).map { "; did you mean '\($0)'?" } ?? ""
+            throw .usage("unknown \(spec.name) action '\(first)'\(hint)", "usage: \(spec.usage)")
+        } else {
+            throw .usage("missing action (\(spec.actionNames.joined(separator: ", ")))", "usage: \(spec.usage)")
+        }
+        guard let action = spec.action(chosen) else { throw .usage("unknown \(spec.name) action '\(chosen)'", "usage: \(spec.usage)") }
+        var parsed = try parse(rest, for: action)
+        parsed.action = chosen
+        return parsed
     }
 
     /// Parses `arguments` for `spec`. Unknown options are usage errors with a "did you mean" when one is close.
@@ -54,6 +99,10 @@ enum ArgumentParser {
             }
             if argument == "-h" || argument == "--help" {
                 parsed.flags.insert("help")
+                continue
+            }
+            if argument.count == 2, let letter = argument.last, let flag = spec.shortFlags[letter] {
+                parsed.flags.insert(flag)
                 continue
             }
             guard argument.hasPrefix("--") else {
@@ -121,19 +170,43 @@ enum Suggestion {
         return best.1 <= max(2, word.count / 3) ? best.0 : nil
     }
 
-    /// Levenshtein distance.
+    /// The name `name` was most likely meant to be, when it looks like a typo of one of `names`: the same but for
+    /// case, or one edit away (two for names of ten characters or more). Stricter than ``nearest(to:in:)``, since
+    /// it warns about names that may well be meant: a name shorter than four characters, or one that differs only
+    /// in its digits (`item1`, `item2`), is never a typo.
+    static func likelyTypo(of name: String, among names: [String]) -> String? {
+        let lowered = name.lowercased()
+        let allowed = name.count >= 10 ? 2 : 1
+        let withoutDigits = lowered.filter { !$0.isNumber }
+        var best: (name: String, distance: Int)?
+        for candidate in Set(names).sorted() where candidate != name {
+            let other = candidate.lowercased()
+            if other == lowered { return candidate }
+            guard name.count >= 4, candidate.count >= 4, other.filter({ !$0.isNumber }) != withoutDigits else { continue }
+            let distance = distance(lowered, other)
+            if distance <= allowed, distance < (best?.distance ?? .max) { best = (candidate, distance) }
+        }
+        return best?.name
+    }
+
+    /// Edit distance counting an insertion, a deletion, a substitution or a swap of two neighbours as one edit
+    /// (optimal string alignment), so `cuont` is one edit from `count`.
     static func distance(_ a: String, _ b: String) -> Int {
         let a = Array(a), b = Array(b)
         if a.isEmpty { return b.count }
         if b.isEmpty { return a.count }
+        var beforePrevious = [Int](repeating: 0, count: b.count + 1)
         var previous = Array(0...b.count)
         var current = [Int](repeating: 0, count: b.count + 1)
         for i in 1...a.count {
             current[0] = i
             for j in 1...b.count {
                 current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                    current[j] = min(current[j], beforePrevious[j - 2] + 1)
+                }
             }
-            swap(&previous, &current)
+            (beforePrevious, previous, current) = (previous, current, beforePrevious)
         }
         return previous[b.count]
     }

@@ -4,6 +4,7 @@ import Prefs
 /// What every command gets: the environment and the store it works on.
 struct ToolContext {
     var environment: [String: String]
+    var options: GlobalOptions
     var store: StoreLocator
     /// Whether stdin is a terminal (the demo asks nothing otherwise).
     var interactive: Bool
@@ -20,9 +21,9 @@ struct Command: Sendable {
 enum PrefsTool {
     static let version = "0.1.0"
 
-    static let commands: [Command] = StoreCommands.all + TransferCommands.all + [WatchCommand.command, CheckCommand.command, DialogsCommand.command, FeedCommand.command, DemoCommand.command]
+    static let commands: [Command] = StoreCommands.all + [StoresCommand.command] + TransferCommands.all + [WatchCommand.command, CheckCommand.command, DialogsCommand.command, FeedCommand.command, DemoCommand.command]
 
-    static var usage: String { "usage: prefs-tool [--store PATH] COMMAND [ARGUMENTS…]" }
+    static var usage: String { "usage: prefs-tool [--store PATH | --app ID] COMMAND [ARGUMENTS…]" }
 
     /// The default store's path for the help text, or why there is none (no absolute home directory).
     static var defaultStoreDescription: String {
@@ -43,7 +44,7 @@ enum PrefsTool {
 
     private static func dispatch(_ arguments: [String], environment: [String: String]) async throws -> Int32 {
         var arguments = arguments
-        let storePath = try extractStoreOption(&arguments)
+        let options = try extractGlobalOptions(&arguments)
         if arguments.first == "--" { arguments.removeFirst() }  // `prefs-tool --store S -- list`: options end before the command
         guard let first = arguments.first else {
             Terminal.note(overview)
@@ -62,45 +63,77 @@ enum PrefsTool {
             break
         }
         guard let command = commands.first(where: { $0.spec.name == first }) else {
-            let candidates = first.hasPrefix("-") ? ["--store", "--help", "--version"] : commands.map(\.spec.name) + ["help"]
-            let hint = Suggestion.nearest(to: first, in: candidates).map { "; did you mean '\($0)'?" } ?? ""
+            let candidates = first.hasPrefix("-") ? ["--store", "--app", "--create-dirs", "--help", "--version"] : commands.map(\.spec.name) + ["help"]
+            let hint = (synonyms[first] ?? synonyms[first.lowercased()]).map { "; did you mean \($0)" }
+                ?? Suggestion.nearest(to: first, in: candidates).map { "; did you mean '\($0)'?" } ?? ""
             let what = first.hasPrefix("-") ? "unknown option '\(first)'" : "unknown command '\(first)'"
             throw ToolError.usage("\(what)\(hint)", usage + "\n(see 'prefs-tool help')")
         }
-        let parsed = try ArgumentParser.parse(Array(arguments.dropFirst()), for: command.spec)
+        let parsed = try ArgumentParser.parseCommand(Array(arguments.dropFirst()), for: command.spec)
         if parsed.flag("help") {
             Terminal.print(helpText(for: command.spec))
             return 0
         }
         let context = ToolContext(
             environment: environment,
-            store: try StoreLocator(option: storePath, environment: environment),
+            options: options,
+            store: try StoreLocator(options, environment: environment),
             interactive: isatty(STDIN_FILENO) == 1,
-            usage: "usage: \(command.spec.usage)"
+            usage: "usage: \((parsed.action.flatMap(command.spec.action) ?? command.spec).usage)"
         )
         return try await command.run(parsed, context)
     }
 
-    /// Takes `--store PATH` / `--store=PATH` out of the arguments, wherever it stands before `--`.
-    private static func extractStoreOption(_ arguments: inout [String]) throws(ToolError) -> String? {
-        var path: String?
+    /// The words of `defaults`, `git config` and neighbouring tools, and what prefs-tool calls them.
+    static let synonyms: [String: String] = [
+        "read": "'get'? ('defaults read DOMAIN KEY' is 'prefs-tool --app DOMAIN get KEY'; without KEY, 'list')",
+        "write": "'set'? ('defaults write DOMAIN KEY VALUE' is 'prefs-tool --app DOMAIN set KEY VALUE')",
+        "delete": "'reset'? (it removes stored values; 'reset --all' removes them all)",
+        "rm": "'reset'? (it removes stored values; 'reset --all' removes them all)",
+        "remove": "'reset'? (it removes stored values; 'reset --all' removes them all)",
+        "unset": "'reset'? (it removes stored values; 'reset --all' removes them all)",
+        "domains": "'stores'? (the stores in the default location, by bundle identifier)",
+        "ls": "'list'?", "show": "'list'?", "dump": "'export'?", "restore": "'import'?", "verify": "'check'?",
+        "lint": "'feed lint'?", "explain": "'feed explain'?", "fetch": "'feed fetch'?",
+        "version": "'--version'?", "-v": "'--version'?", "-V": "'--version'?",
+    ]
+
+    /// Takes the global options (`--store PATH`, `--app ID`, `--create-dirs`; `--opt=value` too) out of the
+    /// arguments, wherever they stand before `--`.
+    private static func extractGlobalOptions(_ arguments: inout [String]) throws(ToolError) -> GlobalOptions {
+        var options = GlobalOptions()
         var index = 0
         while index < arguments.count, arguments[index] != "--" {
             let argument = arguments[index]
-            if argument == "--store" {
-                guard index + 1 < arguments.count else { throw .usage("option '--store' needs a value", usage) }
-                path = arguments[index + 1]
-                arguments.removeSubrange(index...index + 1)
-            } else if argument.hasPrefix("--store=") {
-                path = String(argument.dropFirst("--store=".count))
+            if argument == "--create-dirs" {
+                options.createDirectories = true
                 arguments.remove(at: index)
-            } else {
-                index += 1
+                continue
             }
+            guard let name = ["store", "app"].first(where: { argument == "--" + $0 || argument.hasPrefix("--\($0)=") }) else {
+                index += 1
+                continue
+            }
+            let value: String
+            if argument == "--" + name {
+                guard index + 1 < arguments.count else { throw .usage("option '--\(name)' needs a value", usage) }
+                value = arguments[index + 1]
+                arguments.removeSubrange(index...index + 1)
+            } else {
+                value = String(argument.dropFirst("--\(name)=".count))
+                arguments.remove(at: index)
+            }
+            if name == "store" { options.store = value } else { options.app = value }
         }
         // `--store "$UNSET"` must not fall back to the default store: that would write to the real one.
-        if path?.isEmpty == true { throw .usage("option '--store' needs a path, not an empty value", usage) }
-        return path
+        if options.store?.isEmpty == true { throw .usage("option '--store' needs a path, not an empty value", usage) }
+        if let app = options.app {
+            guard !app.isEmpty, !app.contains("/"), app != ".", app != "..", !app.hasPrefix("-") else {
+                throw .usage("option '--app' needs a bundle identifier such as com.example.app, not \(ValueText.quoted(app))", usage)
+            }
+            if options.store != nil { throw .usage("give --store or --app, not both", usage) }
+        }
+        return options
     }
 
     private static func help(_ arguments: [String]) throws -> Int32 {
@@ -117,25 +150,77 @@ enum PrefsTool {
     }
 
     static func helpText(for spec: CommandSpec) -> String {
-        "usage: \(spec.usage)\n\n\(spec.summary)\n\n\(spec.help)"
+        wrapped("usage: \(spec.usage)\n\n\(spec.summary)\n\n\(spec.help)")
+    }
+
+    /// Help text fitted to `width` columns. Lines are gathered into paragraphs and each is filled again: an item
+    /// (a line starting with an option, `WORD:`, `usage:` or `prefs-tool`) starts a paragraph whose later lines are
+    /// indented two more spaces; another line, indented at least as much, continues the paragraph before it; an
+    /// empty line ends it. Text that already fits is kept as written only where it is one line.
+    static func wrapped(_ text: String, width: Int = 80) -> String {
+        var output: [String] = []
+        var paragraph: (indent: Int, hanging: Int, words: [Substring])?
+        func flush() {
+            guard let current = paragraph else { return }
+            var line = String(repeating: " ", count: current.indent)
+            var lineHasWords = false
+            for word in current.words {
+                if lineHasWords, line.count + 1 + word.count > width {
+                    output.append(line)
+                    line = String(repeating: " ", count: current.hanging)
+                    lineHasWords = false
+                }
+                line += (lineHasWords ? " " : "") + word
+                lineHasWords = true
+            }
+            output.append(line)
+            paragraph = nil
+        }
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            let indent = line.prefix { $0 == " " }.count
+            let content = line.dropFirst(indent)
+            guard !content.isEmpty else {
+                flush()
+                output.append("")
+                continue
+            }
+            let words = content.split(separator: " ")
+            let first = words.first ?? ""
+            let startsItem = first.hasPrefix("-") || first == "usage:" || first == "prefs-tool"
+                || (first.hasSuffix(":") && first.dropLast().allSatisfy { $0.isLetter || $0 == "-" })
+            if let current = paragraph, !startsItem, indent >= current.indent {
+                paragraph?.words += words
+            } else {
+                flush()
+                paragraph = (indent, startsItem ? indent + 2 : indent, words)
+            }
+        }
+        flush()
+        return output.joined(separator: "\n")
     }
 
     static var overview: String {
         let width = commands.map(\.spec.name.count).max() ?? 0
         let lines = commands.map { "  \($0.spec.name.padding(toLength: width + 2, withPad: " ", startingAt: 0))\($0.spec.summary)" }
         return """
-            prefs-tool: inspect and reset Prefs stores, DialogGate dialogs and remote-message feeds.
+            prefs-tool: inspect and reset Prefs stores, DialogGate dialogs and feeds.
 
             \(usage)
 
-            The store: --store PATH, else $PREFS_STORE, else \(defaultStoreDescription).
-            A .json path is a JSON store; .sqlite, .sqlite3 and .db are SQLite; other files are recognized by content.
+            The store: --store PATH, or --app ID for an app's store in the default
+            location (as defaults' domains; 'prefs-tool stores' lists them), else
+            $PREFS_STORE, else the default store:
+              \(defaultStoreDescription)
+            A .json path is a JSON store; .sqlite, .sqlite3 and .db are SQLite; other
+            files are recognized by content. A new store is created where its folder
+            exists; --create-dirs creates missing folders too.
 
             Commands:
             \(lines.joined(separator: "\n"))
 
-            Options: --store PATH, -h/--help, --version. '--' ends options.
-            Exit codes: 0 success, 1 key not found, 64 usage error, 65 bad data, 74 I/O or network error.
+            Options: --store PATH, --app ID, --create-dirs, -h/--help, --version.
+            '--' ends options. Exit codes: 0 success, 1 not found (or a difference,
+            or no message selected), 64 usage error, 65 bad data, 74 I/O or network.
             See 'prefs-tool help COMMAND'.
             """
     }

@@ -1,23 +1,55 @@
 import Foundation
 import Prefs
 
-/// Which store a command works on: `--store PATH`, else `$PREFS_STORE`, else the library's default location.
-struct StoreLocator {
-    var path: String
-    /// Whether the store was named (by --store or $PREFS_STORE) rather than defaulted.
-    var isExplicit: Bool
+/// The options every command takes, before or after its name: which store, and whether a new store's folders
+/// may be created.
+struct GlobalOptions {
+    /// `--store PATH`
+    var store: String?
+    /// `--app ID`: the store of the app with that bundle identifier, in the default location.
+    var app: String?
+    /// `--create-dirs`: a new store given by path may create the folders it needs.
+    var createDirectories = false
+}
 
-    init(option: String?, environment: [String: String]) throws {
-        if let option, !option.isEmpty {
+/// Which store a command works on: `--store PATH` or `--app ID`, else `$PREFS_STORE`, else the library's default
+/// location.
+struct StoreLocator {
+    enum Origin: Equatable {
+        /// `--store PATH` or `$PREFS_STORE`.
+        case path
+        /// `--app ID`: the default location of that app's store.
+        case app(String)
+        /// Nothing named a store: the default location's `default` store.
+        case defaultLocation
+    }
+
+    var path: String
+    var origin: Origin
+    /// Whether a new store may create missing folders: asked for with `--create-dirs`, and always in the default
+    /// location, which the library creates for an app too.
+    var createsDirectories: Bool
+    var environment: [String: String]
+
+    /// Whether the store was named (by --store, --app or $PREFS_STORE) rather than defaulted.
+    var isExplicit: Bool { origin != .defaultLocation }
+
+    init(_ options: GlobalOptions, environment: [String: String]) throws {
+        self.environment = environment
+        if let option = options.store, !option.isEmpty {
             path = option
-            isExplicit = true
+            origin = .path
+        } else if let app = options.app {
+            path = try Prefs.Storage.defaultURL(identifier: app, environment: environment).path
+            origin = .app(app)
         } else if let variable = environment["PREFS_STORE"], !variable.isEmpty {
             path = variable
-            isExplicit = true
+            origin = .path
         } else {
             path = try Prefs.Storage.defaultURL(identifier: "default", environment: environment).path
-            isExplicit = false
+            origin = .defaultLocation
         }
+        createsDirectories = options.createDirectories || origin != .path
     }
 
     var url: URL { URL(fileURLWithPath: path) }
@@ -31,8 +63,21 @@ struct StoreLocator {
     /// SQLite's `quick_check`), because a write can succeed on a file whose damaged pages it does not touch, and
     /// would then change a store that `list`, `export` and `check` already refuse.
     func open(create: Bool = false, checked: Bool = false) throws -> Prefs {
-        guard create || exists else {
-            throw ToolError.io("no store at \(path)" + (isExplicit ? "" : " (give --store PATH or set PREFS_STORE)"))
+        guard create || exists else { throw ToolError.io(missingStoreMessage()) }
+        if create, !exists {
+            let directory = (FilePaths.canonical(path) as NSString).deletingLastPathComponent
+            var info = stat()
+            if stat(directory, &info) != 0 {
+                guard createsDirectories else {
+                    throw ToolError.io("no folder \(directory) for a new store at \(path) (give --create-dirs to create it); nothing was written")
+                }
+                // Here rather than left to the library: a JSON store takes its lock file in the folder first.
+                do {
+                    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                } catch {
+                    throw ToolError.io("cannot create the folder \(directory) for a new store: \(error.localizedDescription)")
+                }
+            }
         }
         let prefs: Prefs
         do {

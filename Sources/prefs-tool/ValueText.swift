@@ -4,20 +4,46 @@ import Prefs
 /// Stored values as plain text and back.
 enum ValueText {
     /// Plain text: `true`/`false`, numbers as written, dates as ISO-8601, URLs whole, strings raw,
-    /// arrays, dictionaries and JSON values as compact JSON.
+    /// arrays, dictionaries and JSON values as compact JSON. Timestamps (a date, or an ISO-8601 string inside a
+    /// collection such as a dialog record) show at most milliseconds; `--json` and `export` keep every digit.
     static func plain(_ value: StoredValue) -> String {
         switch value.json {
-        case .string(let text): return text
+        case .string(let text): return value.type == .date ? toMilliseconds(text) : text
         case .bool(let flag): return flag ? "true" : "false"
         case .int(let number): return String(number)
         case .double(let number): return String(number)
         case .null: return "null"
-        case .array, .object: return value.json.serialized()
+        case .array, .object: return timestampsToMilliseconds(value.json).serialized()
         }
     }
 
-    /// The type names `set --type` accepts.
+    /// An ISO-8601 timestamp with more than three fraction digits cut to three (never rounded up into the next
+    /// second); any other text as it is.
+    static func toMilliseconds(_ text: String) -> String {
+        guard text.hasSuffix("Z"), let dot = text.lastIndex(of: "."), text.distance(from: dot, to: text.endIndex) > 5,
+              text[text.index(after: dot)..<text.index(before: text.endIndex)].allSatisfy(\.isASCII),
+              (try? ISO8601.parse(text)) != nil else { return text }
+        return String(text[...text.index(dot, offsetBy: 3)]) + "Z"
+    }
+
+    private static func timestampsToMilliseconds(_ json: JSON) -> JSON {
+        switch json {
+        case .string(let text): .string(toMilliseconds(text))
+        case .array(let elements): .array(elements.map(timestampsToMilliseconds))
+        case .object(let members): .object(members.mapValues(timestampsToMilliseconds))
+        case .bool, .int, .double, .null: json
+        }
+    }
+
+    /// The scalar type names; `set --type` also takes every collection of them that `list` prints (`[int]`, `[string: date]`).
     static let typeNames = ["bool", "int", "uint", "double", "string", "date", "data", "url", "json"]
+
+    /// The type `--type NAME` names: any type this release can write, spelled as `list` prints it. Nil for
+    /// anything else, including a type name only a newer release knows.
+    static func type(named name: String) -> ValueType? {
+        guard let type = ValueType(name), !type.containsUnknownType else { return nil }
+        return type
+    }
 
     /// Parses `text` as a value of `type`, or infers one (true/false, integer, decimal, otherwise string).
     static func parse(_ text: String, as type: ValueType?) throws(ToolError) -> StoredValue {
@@ -75,10 +101,15 @@ enum ValueText {
         return word == "nan" || word == "inf" || word == "infinity"
     }
 
+    /// The value `text` spells when no type is known: `true`/`false`, an integer, a decimal number, else a string.
+    /// A number is inferred only when it prints back exactly as written, so no text is lost: `007`, `+5` and
+    /// `1.10` stay strings.
     static func infer(_ text: String) -> StoredValue {
         if text == "true" || text == "false" { return StoredValue(type: .bool, json: .bool(text == "true")) }
-        if let number = Int(text) { return StoredValue(type: .int, json: .int(number)) }
-        if text.contains("."), let number = Double(text), number.isFinite { return StoredValue(type: .double, json: .double(number)) }
+        if let number = Int(text), String(number) == text { return StoredValue(type: .int, json: .int(number)) }
+        if text.contains("."), let number = Double(text), number.isFinite, String(number) == text {
+            return StoredValue(type: .double, json: .double(number))
+        }
         return StoredValue(type: .string, json: .string(text))
     }
 

@@ -1,3 +1,4 @@
+import DialogGate
 import Foundation
 import Prefs
 import PrefsTestSupport
@@ -36,23 +37,24 @@ struct FeedCommandTests {
         let typo = try write(#"[{"id": 1, "bundleId": "a", "title": "t", "text": "x", "confirmLabel": "OK", "appVersion": ["1.0"]}]"#, directory, "typo.json")
         let warned = try await tool("feed", "lint", typo)
         #expect(warned.status == 0)
-        #expect(warned.stderr.contains(#"\#(typo):1:78: warning: $[0].appVersion: unknown key "appVersion" is ignored; did you mean "appVersions"?"#), "\(warned.stderr)")
+        #expect(warned.stdout == #"\#(typo):1:78: warning: $[0].appVersion: unknown key "appVersion" is ignored; did you mean "appVersions"?"# + "\n", "findings on stdout, for a pipe: \(warned)")
+        #expect(warned.stderr == "\(typo): 0 errors, 1 warning\n")
         #expect(try await tool("feed", "lint", typo, "--strict").status == 65)
 
         // Only the case differs (the seed's "appversions"): an error, the message would be skipped.
         let wrongCase = try write(#"[{"id": 1, "bundleId": "a", "title": "t", "text": "x", "confirmLabel": "OK", "appversions": ["0"]}]"#, directory, "case.json")
         let caseError = try await tool("feed", "lint", wrongCase)
         #expect(caseError.status == 65)
-        #expect(caseError.stderr.contains(#"\#(wrongCase):1:78: error: $[0].appversions: unknown key "appversions" skips the message"#), "\(caseError.stderr)")
+        #expect(caseError.stdout.contains(#"\#(wrongCase):1:78: error: $[0].appversions: unknown key "appversions" skips the message"#), "\(caseError.stdout)")
 
         let broken = try write("[\n  {\"id\": \"1\", \"bundleId\": \"a\", \"title\": \"t\", \"text\": \"x\", \"confirmLabel\": \"OK\"},\n  {\"id\": 2,", directory, "broken.json")
         let failed = try await tool("feed", "lint", broken)
         #expect(failed.status == 65)
-        #expect(failed.stderr.contains("\(broken):3:12: error: $: invalid JSON: expected a string key, found end of input"), "\(failed.stderr)")
+        #expect(failed.stdout.contains("\(broken):3:12: error: $: invalid JSON: expected a string key, found end of input"), "\(failed.stdout)")
         let wrongType = try write(#"[{"id": "1", "bundleId": "a", "title": "t", "text": "x", "confirmLabel": "OK"}]"#, directory, "type.json")
         let typeError = try await tool("feed", "lint", wrongType)
         #expect(typeError.status == 65)
-        #expect(typeError.stderr.contains("\(wrongType):1:9: error: $[0].id: expected an integer, found string"), "\(typeError.stderr)")
+        #expect(typeError.stdout.contains("\(wrongType):1:9: error: $[0].id: expected an integer, found string"), "\(typeError.stdout)")
     }
 
     @Test("explain: every check of every message and the selected one, in text and JSON; --last-id and the store's lastMessageId")
@@ -147,6 +149,111 @@ struct FeedCommandTests {
         #expect(refused.stderr.hasPrefix("prefs-tool: error: refusing http://example.invalid/messages.json: only https is allowed"), "\(refused.stderr)")
         #expect(refused.stderr.contains("(pass --allow-http to allow it)"), "\(refused.stderr)")
         #expect(!FileManager.default.fileExists(atPath: newStore))
+    }
+
+    @Test("explain -q: no output, exit 0 when the app would show a message and 1 when none, as grep -q")
+    func explainQuiet() async throws {
+        let directory = try TemporaryDirectory()
+        let feed = try write(Self.seedFeed, directory)
+        let common = ["feed", "explain", feed, "--bundle-id", "com.createchsol.AppAlertExample", "--app-version", "1.0", "--os-version", "17.0", "-q"]
+        let shown = try await tool(common + ["--last-id", "0"])
+        #expect(shown.status == 0 && shown.stdout.isEmpty, "\(shown)")
+        let none = try await tool(common + ["--last-id", "1"])
+        #expect(none.status == 1 && none.stdout.isEmpty, "\(none)")
+        #expect(try await tool(common + ["--json"]).status == 64)
+    }
+
+    @Test("explain shows failed checks first, --failures-only shows only them; --context reads a saved explain --json; --app gives the bundle id")
+    func explainQuickAnswer() async throws {
+        let directory = try TemporaryDirectory()
+        let feed = try write(Self.seedFeed, directory)
+        let common = ["feed", "explain", feed, "--last-id", "0", "--date", "2026-11-29T10:00:00Z"]
+        let full = try await tool(common + ["--bundle-id", "com.createchsol.AppAlertExample", "--app-version", "1.0", "--os-version", "17.0"])
+        let message2 = try #require(full.stdout.components(separatedBy: "message 2 ").last)
+        #expect(message2.hasPrefix("\"New\" for com.createchsol.AppAlertExample: not eligible\n  fail: appVersions"), "failed checks first: \(full.stdout)")
+        let failures = try await tool(common + ["--bundle-id", "com.createchsol.AppAlertExample", "--app-version", "1.0", "--os-version", "17.0", "--failures-only"])
+        #expect(!failures.stdout.contains("  pass: "), "\(failures.stdout)")
+        #expect(failures.stdout.contains("  fail: appVersions"))
+        #expect(failures.stdout.hasSuffix("selected: message 1 \"App Alert\"\n"))
+
+        // The --json output of one explain is the saved context of the next; options given still win.
+        let saved = directory.file("context.json")
+        let json = try await tool(common + ["--bundle-id", "com.createchsol.AppAlertExample", "--app-version", "1.0", "--os-version", "17.0", "--json"])
+        try Data(json.stdout.utf8).write(to: saved)
+        let fromContext = try await tool(common + ["--context", saved.path, "--json"])
+        #expect(fromContext.status == 0, "\(fromContext)")
+        #expect(try JSON.parse(fromContext.stdout) == JSON.parse(json.stdout))
+        let overridden = try JSON.parse(try await tool(common + ["--context", saved.path, "--app-version", "2.0", "--json"]).stdout)
+        #expect(overridden["context"]?["appVersion"] == .string("2.0"))
+        #expect(overridden["selected"] == .int(2))
+
+        let store = directory.file("prefs/com.createchsol.AppAlertExample.sqlite").path
+        let environment = ["XDG_CONFIG_HOME": directory.url.path]
+        #expect(try await tool(["--app", "com.createchsol.AppAlertExample", "set", "lastMessageId", "1"], environment: environment).status == 0)
+        #expect(FileManager.default.fileExists(atPath: store))
+        let byApp = try await tool(["--app", "com.createchsol.AppAlertExample", "feed", "explain", feed, "--app-version", "1.0", "--os-version", "17.0", "--json"],
+                                   environment: environment)
+        #expect(try JSON.parse(byApp.stdout)["context"]?["bundleId"] == .string("com.createchsol.AppAlertExample"), "\(byApp)")
+        let missing = try await tool("feed", "explain", feed, "--app-version", "1.0", "--os-version", "17.0")
+        #expect(missing.stderr.hasPrefix("prefs-tool: error: feed explain needs --bundle-id (or --context FILE: a saved 'feed explain --json')\n"), "\(missing.stderr)")
+    }
+
+    @Test("explain --cached uses the feed the store keeps; when the server is down, that feed is used with a warning")
+    func explainCached() async throws {
+        let server = try TestHTTPServer { request in
+            request.path == "/messages.json" ? .ok(Self.seedFeed, headers: ["ETag": "\"v1\""]) : .status(503)
+        }
+        defer { server.stop() }
+        let directory = try TemporaryDirectory()
+        let store = directory.file("app.sqlite").path
+        let url = server.url("/messages.json").absoluteString
+        #expect(try await tool("--store", store, "feed", "fetch", url).status == 0)
+        let explain = ["--store", store, "feed", "explain", "--bundle-id", "com.createchsol.AppAlertExample", "--app-version", "1.0", "--os-version", "17.0", "--json"]
+        let cached = try await tool(explain + [url, "--cached"])
+        #expect(cached.status == 0, "\(cached)")
+        #expect(try JSON.parse(cached.stdout)["selected"] == .int(1))
+        #expect(cached.stderr.hasPrefix("explaining the feed kept in the store (fetched "), "\(cached.stderr)")
+        server.stop()
+        let down = try await tool(explain + [url])
+        #expect(down.status == 0, "\(down)")
+        #expect(try JSON.parse(down.stdout)["selected"] == .int(1))
+        #expect(down.stderr.contains("; explaining the feed kept in the store instead (fetched "), "\(down.stderr)")
+        let never = try await tool(explain + ["https://example.invalid/other.json", "--cached"])
+        #expect(never.status == 1)
+        #expect(never.stderr.hasPrefix("prefs-tool: error: \(store) keeps no feed for https://example.invalid/other.json;"), "\(never.stderr)")
+    }
+
+    @Test("a first fetch of a mistyped URL leaves no key, no declaration and no new store behind; backing off names --force")
+    func fetchLeavesNothing() async throws {
+        let server = try TestHTTPServer { request in
+            request.path == "/messages.json" ? .ok(Self.seedFeed) : .status(503)
+        }
+        defer { server.stop() }
+        let directory = try TemporaryDirectory()
+        let newStore = directory.file("new.sqlite").path
+        let typo = server.url("/mesages.json").absoluteString
+        let failed = try await tool("--store", newStore, "feed", "fetch", typo)
+        #expect(failed.status == 74)
+        #expect(!FileManager.default.fileExists(atPath: newStore), "no store created")
+        let store = directory.file("app.json").path
+        #expect(try await tool("--store", store, "set", "lastMessageId", "1").status == 0)
+        let before = try await tool("--store", store, "export").stdout
+        #expect(try await tool("--store", store, "feed", "fetch", typo).status == 74)
+        #expect(try await tool("--store", store, "export").stdout == before, "no junk key or declaration")
+
+        // A feed the store keeps, then a server error: the backoff is kept, and its message names --force.
+        let good = server.url("/messages.json").absoluteString
+        #expect(try await tool("--store", store, "feed", "fetch", good).status == 0)
+        let prefs = try Prefs(.jsonFile(URL(fileURLWithPath: store)))
+        let key = FeedCache.key(for: URL(string: good)!).name
+        var cache = try #require(try prefs.storedValue(forKey: key)?.decode(FeedCache.self))
+        cache.body = nil
+        cache.nextRetryAt = Date().addingTimeInterval(600)
+        cache.consecutiveFailures = 2
+        try prefs.setStoredValue(try StoredValue(cache), forKey: key)
+        let backingOff = try await tool("--store", store, "feed", "fetch", good)
+        #expect(backingOff.status == 74)
+        #expect(backingOff.stderr.contains("not fetching before ") && backingOff.stderr.hasSuffix("(--force to request it now)\n"), "\(backingOff.stderr)")
     }
 
     @Test("fetch --force when the answer is an invalid feed and an older one is cached: says it did request")

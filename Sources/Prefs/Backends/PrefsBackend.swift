@@ -77,13 +77,17 @@ public struct Changeset: Sendable, Hashable {
     public var values: [String: Change] = [:]
     /// Declarations to record (they replace earlier ones under the same key).
     public var declarations: [String: KeyDeclaration] = [:]
+    /// Declarations to forget (a tool restoring a snapshot exactly, or removing what it recorded by mistake).
+    /// Applied before ``declarations``: a key in both ends up declared.
+    public var removedDeclarations: Set<String> = []
 
-    public init(values: [String: Change] = [:], declarations: [String: KeyDeclaration] = [:]) {
+    public init(values: [String: Change] = [:], declarations: [String: KeyDeclaration] = [:], removedDeclarations: Set<String> = []) {
         self.values = values
         self.declarations = declarations
+        self.removedDeclarations = removedDeclarations
     }
 
-    public var isEmpty: Bool { values.isEmpty && declarations.isEmpty }
+    public var isEmpty: Bool { values.isEmpty && declarations.isEmpty && removedDeclarations.isEmpty }
 
     /// Applies the changes to a dictionary of values (used by the memory and JSON backends).
     func apply(to stored: inout [String: StoredValue], declarations recorded: inout [String: KeyDeclaration]) {
@@ -93,12 +97,15 @@ public struct Changeset: Sendable, Hashable {
             case .remove: stored.removeValue(forKey: key)
             }
         }
+        for name in removedDeclarations { recorded.removeValue(forKey: name) }
         recorded.merge(declarations) { _, new in new }
     }
 
     /// Adds `later` on top of these changes, in place.
     mutating func merge(_ later: Changeset) {
         values.merge(later.values) { _, new in new }
+        for name in later.removedDeclarations { declarations.removeValue(forKey: name) }
+        removedDeclarations.formUnion(later.removedDeclarations)
         declarations.merge(later.declarations) { _, new in new }
     }
 }

@@ -380,7 +380,7 @@ final class SQLiteBackend: PrefsBackend {
 
     func apply(_ changes: Changeset) throws {
         try reopenIfMoved()
-        if changes.declarations.isEmpty, changes.values.count == 1, let (key, change) = changes.values.first,
+        if changes.declarations.isEmpty, changes.removedDeclarations.isEmpty, changes.values.count == 1, let (key, change) = changes.values.first,
            otherSpellings(of: Self.canonicalName(key)).isEmpty {
             // One change under one spelling: a single statement in autocommit mode is already atomic.
             try sqlite { () throws(SQLiteError) in try write(key, change) }
@@ -415,6 +415,12 @@ final class SQLiteBackend: PrefsBackend {
         try sqlite { () throws(SQLiteError) in
             var statements = WriteStatements()
             for (key, change) in changes.values { try write(key, change, using: &statements) }
+            for key in changes.removedDeclarations {
+                let statement = try connection.statement("DELETE FROM prefs_declared WHERE key = ?1")
+                defer { statement.reset() }
+                try statement.bind(.text(Self.canonicalName(key)))
+                _ = try statement.step()
+            }
             for (key, declaration) in changes.declarations {
                 let statement = try connection.statement(
                     "INSERT INTO prefs_declared (key, type, initial) VALUES (?1, ?2, ?3) ON CONFLICT (key) DO UPDATE SET type = excluded.type, initial = excluded.initial")

@@ -89,4 +89,22 @@ public struct KeyDeclaration: Sendable, Hashable {
 
     /// The initial value as a ``StoredValue``, if there is one.
     public var initialValue: StoredValue? { initial.map { StoredValue(type: type, json: $0) } }
+
+    /// Why `value` cannot be read as this key's type, as a typed key of that type reads it (the app then reads
+    /// the initial value), or nil when it can. Tools check what they write or import with it.
+    ///
+    /// ```swift
+    /// let declaration = KeyDeclaration(type: .int, initial: .int(0))
+    /// declaration.mismatch(with: StoredValue(type: .string, json: .string("three")))?.reason   // "a string is never read as int"
+    /// declaration.mismatch(with: StoredValue(type: .int, json: .int(3)))                      // nil
+    /// ```
+    package func mismatch(with value: StoredValue) -> ValueMismatch? {
+        guard type.canDecode(from: value.type) else {
+            return ValueMismatch(stored: value, expected: type, reason: "a \(value.type) is never read as \(type)")
+        }
+        if let problem = StoredValue(type: type, json: value.json).shapeProblem() {
+            return ValueMismatch(stored: value, expected: type, reason: problem)
+        }
+        return nil
+    }
 }

@@ -31,6 +31,18 @@ extension Prefs {
         try commit(Changeset(declarations: declarations))
     }
 
+    /// Forgets recorded declarations (for tools removing what they recorded by mistake). A key this process uses
+    /// is recorded again by its next use.
+    package func removeDeclarations(_ names: [String]) throws {
+        state.withLock { state in
+            for name in names {
+                state.declared.remove(name)
+                state.pendingDeclarations.removeValue(forKey: name)
+            }
+        }
+        try commit(Changeset(removedDeclarations: Set(names)))
+    }
+
     /// Every declaration recorded in the store, by any process, read fresh from the backend.
     public func declaredKeys() throws -> [String: KeyDeclaration] {
         try io.withBackend { backend in try backend.declarations() }

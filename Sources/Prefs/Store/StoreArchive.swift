@@ -1,6 +1,7 @@
 import Foundation
 
-/// Every stored value with its type, as one JSON document: what `prefs-tool export` writes and `import` reads.
+/// Every stored value with its type, and every key declaration, as one JSON document: what `prefs-tool export`
+/// writes and `import` reads.
 ///
 /// The document has the JSON store's format, so an export is itself a valid JSON store:
 /// ```swift
@@ -8,26 +9,49 @@ import Foundation
 /// let values = try StoreArchive.decode(data, source: "backup.json")   // validated: names, types, shapes
 /// ```
 public enum StoreArchive {
-    /// The archive of `values` (pretty, sorted keys, trailing newline).
-    public static func encode(_ values: [String: StoredValue]) -> Data {
+    /// What an archive holds: values and declarations, by key.
+    package struct Contents: Sendable, Hashable {
+        package var values: [String: StoredValue]
+        package var declarations: [String: KeyDeclaration]
+
+        package init(values: [String: StoredValue] = [:], declarations: [String: KeyDeclaration] = [:]) {
+            self.values = values
+            self.declarations = declarations
+        }
+    }
+
+    /// The archive of `values` and `declarations` (pretty, sorted keys, trailing newline).
+    public static func encode(_ values: [String: StoredValue], declarations: [String: KeyDeclaration] = [:]) -> Data {
         var document = JSONStoreDocument()
         document.values = values
+        document.declarations = declarations
         return document.encoded()
     }
 
-    /// The archive of every value stored in `prefs`. Throws, writing nothing, when a value could not be read back
-    /// by ``decode(_:source:)`` (see ``validate(_:source:)``): an export is only as good as its import.
+    /// The archive of every value and declaration in `prefs`. Throws, writing nothing, when a value could not be
+    /// read back by ``decode(_:source:)`` (see ``validate(_:source:)``): an export is only as good as its import.
     public static func export(_ prefs: Prefs) throws -> Data {
         let values = try prefs.snapshot()
         try validate(values, source: prefs.storage.path ?? prefs.storage.description)
-        return encode(values)
+        return encode(values, declarations: try prefs.declaredKeys())
     }
 
-    /// Reads an archive and checks every entry (``validate(_:source:)``).
+    /// Reads an archive's values and checks every entry (``validate(_:source:)``).
     public static func decode(_ data: Data, source: String) throws(PrefsError) -> [String: StoredValue] {
+        try contents(of: data, source: source).values
+    }
+
+    /// Reads an archive's values and declarations, checking every value (``validate(_:source:)``) and every
+    /// declared key's name.
+    package static func contents(of data: Data, source: String) throws(PrefsError) -> Contents {
         let document = try JSONStoreDocument(data: data, path: source)
         try validate(document.values, source: source)
-        return document.values
+        for key in document.declarations.keys.sorted() {
+            if let problem = KeyName.problem(with: key) {
+                throw .corruptStore(path: source, reason: "$.declared\(JSONPath.member(key)): \(problem)")
+            }
+        }
+        return Contents(values: document.values, declarations: document.declarations)
     }
 
     /// Checks every entry: a valid key name, a known type, a value of that type's shape. Throws
@@ -43,6 +67,41 @@ public enum StoreArchive {
             }
             if let problem = value.shapeProblem() {
                 throw .corruptStore(path: source, reason: "$.values\(JSONPath.member(key)).value: \(problem)")
+            }
+        }
+    }
+}
+
+extension Prefs {
+    /// Writes an archive's values and declarations in one atomic step, under the store's writer lock.
+    ///
+    /// Every value is checked against its key's declaration (the archive's, else the store's) as a typed key would
+    /// read it; one that does not fit throws ``PrefsError/typeMismatch(key:_:)`` and nothing is written, unless
+    /// `checkingDeclarations` is false (to reproduce a store whose app reads such a value as its initial value). With
+    /// `replacing`, every other stored value and declaration is removed, so the store then holds exactly the
+    /// archive; otherwise the archive's keys replace the store's and other keys stay.
+    package func importArchive(_ archive: StoreArchive.Contents, replacing: Bool = false, checkingDeclarations: Bool = true) throws {
+        for (name, value) in archive.values {
+            try KeyName.validate(name)
+            try Self.checkLimits(value, key: name)
+        }
+        for name in archive.declarations.keys { try KeyName.validate(name) }
+        try transaction { transaction in
+            var declarations = archive.declarations
+            if !replacing { declarations.merge(try transaction.backend.declarations()) { archived, _ in archived } }
+            for name in archive.values.keys.sorted() where checkingDeclarations {
+                guard let value = archive.values[name], let declaration = declarations[name] else { continue }
+                if let mismatch = declaration.mismatch(with: value) { throw PrefsError.typeMismatch(key: name, mismatch) }
+            }
+            if replacing {
+                for name in try transaction.storedKeys() where archive.values[name] == nil {
+                    transaction.changes.values[name] = .remove
+                }
+            }
+            for (name, value) in archive.values { transaction.changes.values[name] = .set(value) }
+            transaction.changes.declarations = archive.declarations
+            if replacing {
+                transaction.changes.removedDeclarations = Set(try transaction.backend.declarations().keys).subtracting(archive.declarations.keys)
             }
         }
     }

@@ -10,15 +10,35 @@ enum DialogsCommand {
         help: """
             list: one line per dialog with stored state: ID, presentations, last answer, never-remind and snooze dates.
             --json prints {"ID": {"presentations", "lastPresented", "lastResponse", "lastResponseDate", "neverRemindSince", "snoozedUntil", …}}.
-            reset: forgets the dialogs' state (and a policy's never-remind key), so they show again.
+            reset: forgets the dialogs' state (and a policy's never-remind key), so they show again. As 'reset' does
+            for keys, it exits 0 when nothing is left to show them less, whether or not something was stored; an ID
+            with no stored state is named on stderr, with the nearest stored one.
             """,
-        flags: ["json", "all"], positionals: 0...Int.max)
+        actions: [
+            CommandSpec(name: "dialogs list", summary: "", usage: "prefs-tool [--store PATH] dialogs [list] [--json]", help: "", flags: ["json"]),
+            CommandSpec(name: "dialogs reset", summary: "", usage: "prefs-tool [--store PATH] dialogs reset ID…|--all", help: "",
+                        flags: ["all"], positionals: 0...Int.max),
+        ],
+        defaultAction: "list")
     ) { arguments, context in
-        let action = arguments.positionals.first ?? "list"
-        let rest = Array(arguments.positionals.dropFirst())
-        switch action {
-        case "list":
-            guard rest.isEmpty, !arguments.flag("all") else { throw ToolError.usage("'dialogs list' takes no arguments", context.usage) }
+        let rest = arguments.positionals
+        switch arguments.action {
+        case "reset":
+            let gate = DialogGate(prefs: try context.store.open(checked: true), session: DialogSession(), overrides: DialogOverrides())
+            if arguments.flag("all") {
+                guard rest.isEmpty else { throw ToolError.usage("give dialog ids or --all, not both", context.usage) }
+                try gate.resetAll()
+                return 0
+            }
+            guard !rest.isEmpty else { throw ToolError.usage("missing dialog ID (or --all)", context.usage) }
+            let known = Set(try gate.states().map(\.id))
+            try gate.reset(rest.filter(known.contains))
+            for id in rest where !known.contains(id) {
+                let hint = Suggestion.nearest(to: id, in: Array(known)).map { "; did you mean \(ValueText.quoted($0))?" } ?? ""
+                Terminal.warning("no dialog \(ValueText.quoted(id)) has stored state: nothing to reset\(hint)")
+            }
+            return 0
+        default:
             let gate = DialogGate(prefs: try context.store.open(), session: DialogSession(), overrides: DialogOverrides())
             let states = try gate.states()
             if arguments.flag("json") {
@@ -31,25 +51,6 @@ enum DialogsCommand {
                 for state in states { Terminal.printData(line(for: state)) }
             }
             return 0
-        case "reset":
-            let gate = DialogGate(prefs: try context.store.open(checked: true), session: DialogSession(), overrides: DialogOverrides())
-            if arguments.flag("all") {
-                guard rest.isEmpty else { throw ToolError.usage("give dialog ids or --all, not both", context.usage) }
-                try gate.resetAll()
-                return 0
-            }
-            guard !rest.isEmpty else { throw ToolError.usage("missing dialog ID (or --all)", context.usage) }
-            let known = Set(try gate.states().map(\.id))
-            let unknown = rest.filter { !known.contains($0) }
-            try gate.reset(rest.filter(known.contains))
-            for id in unknown {
-                let hint = Suggestion.nearest(to: id, in: Array(known)).map { "; did you mean \(ValueText.quoted($0))?" } ?? ""
-                Terminal.error("no dialog \(ValueText.quoted(id)) has stored state\(hint)")
-            }
-            return unknown.isEmpty ? 0 : ToolError.Code.notFound.rawValue
-        default:
-            let hint = Suggestion.nearest(to: action, in: ["list", "reset"]).map { "; did you mean '\($0)'?" } ?? ""
-            throw ToolError.usage("unknown dialogs action '\(action)'\(hint)", context.usage)
         }
     }
 

@@ -7,36 +7,56 @@ import FoundationNetworking
 
 /// `feed lint`, `feed explain`, `feed fetch`: DialogGate's remote-message feeds.
 enum FeedCommand {
+    static let lintUsage = "prefs-tool feed lint FILE|URL [--strict] [--allow-http]"
+    static let explainUsage = """
+        prefs-tool [--store PATH | --app ID] feed explain FILE|URL [--context FILE] --bundle-id ID --app-version V
+                 --os-version V [--locale L] [--date ISO-8601] [--last-id N] [--installation-id ID] [--cached]
+                 [--json | -q | --failures-only] [--allow-http]
+        """
+    static let fetchUsage = "prefs-tool [--store PATH] feed fetch URL [--force] [--allow-http]"
+
     static let command = Command(spec: CommandSpec(
-        name: "feed", summary: "Lint a messages.json feed, explain which message an app would show, or fetch it.",
+        name: "feed", summary: "Lint a feed, explain which message an app would show, or fetch it.",
         usage: """
-            prefs-tool feed lint FILE|URL [--strict]
-                   prefs-tool [--store PATH] feed explain FILE|URL --bundle-id ID --app-version V --os-version V [--locale L] [--date ISO-8601] [--last-id N] [--installation-id ID] [--json]
-                   prefs-tool [--store PATH] feed fetch URL [--force] [--allow-http]
+            \(lintUsage)
+                   \(explainUsage.replacingOccurrences(of: "\n", with: "\n       "))
+                   \(fetchUsage)
             """,
         help: """
-            lint: errors (invalid JSON with line:column, wrong types with JSON paths, duplicate ids, bad versions or dates)
-              exit 65; warnings (unknown keys with a did-you-mean, http links, messages that can never match) go to
-              stderr and exit 0, or 65 with --strict.
-            explain: every message's checks, pass or fail and why, and the message the app would select. Without
-              --last-id, the store's lastMessageId (0 without a store). --json prints {"selected": ID|null, "messages": […]}.
+            lint: errors (invalid JSON with line:column, wrong types with JSON paths, duplicate ids, bad versions or
+              dates) exit 65; warnings (unknown keys with a did-you-mean, http links, messages that can never match)
+              exit 0, or 65 with --strict. Each finding is a line on stdout, FILE:LINE:COLUMN: SEVERITY: PATH: TEXT,
+              so a pipe can read them; the count goes to stderr.
+            explain: every message's checks, pass or fail and why (failed checks first; --failures-only shows
+              only those), and the message the app would select. The store's lastMessageId is used unless --last-id
+              is given (0 without a store). The context comes from the options, else from --context FILE (a saved
+              'feed explain --json' output, or its "context" object), else the bundle id from --app ID. --json
+              prints {"selected": ID|null, "messages": […]}. -q (--quiet) prints nothing: the exit status says
+              whether the app would show a message (0) or none (1), as grep -q does. --cached explains the feed
+              the store keeps for URL (what the app shows offline); when URL cannot be read, that feed is used
+              with a warning, as the app would use it.
             fetch: the app's conditional fetch (If-None-Match, If-Modified-Since, max-age, backoff, size cap, timeout),
               with its cache kept in the store (a memory store without one): status, validators, cache age, messages.
               Failures (404, refused connection, timeout, oversized body) exit 74 with the reason; an invalid feed 65.
+              A first fetch of a URL that fails leaves nothing in the store (no record of the failure, and no
+              store when the fetch created it), so a mistyped URL leaves no key behind.
             Sources: a file path, - for stdin, or an http(s) or file URL (http only to loopback without --allow-http).
+            Each action takes only its own options.
             """,
-        options: ["bundle-id", "app-version", "os-version", "locale", "date", "last-id", "installation-id"],
-        flags: ["strict", "json", "force", "allow-http"], positionals: 1...2)
+        actions: [
+            CommandSpec(name: "feed lint", summary: "", usage: lintUsage, help: "", flags: ["strict", "allow-http"], positionals: 1...1),
+            CommandSpec(
+                name: "feed explain", summary: "", usage: explainUsage, help: "",
+                options: ["bundle-id", "app-version", "os-version", "locale", "date", "last-id", "installation-id", "context"],
+                flags: ["json", "quiet", "failures-only", "cached", "allow-http"], positionals: 1...1, shortFlags: ["q": "quiet"]),
+            CommandSpec(name: "feed fetch", summary: "", usage: fetchUsage, help: "", flags: ["force", "allow-http"], positionals: 1...1),
+        ])
     ) { arguments, context in
-        let action = arguments.positionals[0]
-        let source = arguments.positionals.count > 1 ? arguments.positionals[1] : nil
-        switch action {
+        let source = arguments.positionals.first
+        switch arguments.action {
         case "lint": return try await lint(source, arguments, context)
         case "explain": return try await explain(source, arguments, context)
-        case "fetch": return try await fetch(source, arguments, context)
-        default:
-            let hint = Suggestion.nearest(to: action, in: ["lint", "explain", "fetch"]).map { "; did you mean '\($0)'?" } ?? ""
-            throw ToolError.usage("unknown feed action '\(action)'\(hint)", context.usage)
+        default: return try await fetch(source, arguments, context)
         }
     }
 
@@ -46,7 +66,7 @@ enum FeedCommand {
         let (data, name) = try await read(source, arguments, context)
         let issues = FeedLinter.lint(data, now: Date())
         for issue in issues {
-            Terminal.note("\(name):\(issue.location): \(issue.severity.rawValue): \(issue.path): \(issue.message)")
+            Terminal.printData(Terminal.oneLine("\(name):\(issue.location): \(issue.severity.rawValue): \(issue.path): \(issue.message)"))
         }
         let errors = issues.filter { $0.severity == .error }.count
         let warnings = issues.count - errors
@@ -57,13 +77,19 @@ enum FeedCommand {
     // MARK: - explain
 
     static func explain(_ source: String?, _ arguments: ParsedArguments, _ context: ToolContext) async throws -> Int32 {
-        func required(_ name: String) throws -> String {
-            guard let value = arguments.option(name), !value.isEmpty else { throw ToolError.usage("feed explain needs --\(name)", context.usage) }
-            return value
+        if arguments.flag("json"), arguments.flag("quiet") { throw ToolError.usage("give --json or -q, not both", context.usage) }
+        // Each part of the context: the option, else the saved context, else (the bundle id) the app --app names.
+        let saved = try arguments.option("context").map { try savedContext(at: $0) } ?? [:]
+        func part(_ option: String, _ member: String) throws -> String {
+            if let value = arguments.option(option), !value.isEmpty { return value }
+            if let value = saved[member], !value.isEmpty { return value }
+            if option == "bundle-id", case .app(let identifier) = context.store.origin { return identifier }
+            if option == "locale" { return "en" }
+            throw ToolError.usage("feed explain needs --\(option) (or --context FILE: a saved 'feed explain --json')", context.usage)
         }
         let messageContext = MessageContext(
-            bundleIdentifier: try required("bundle-id"), appVersion: try required("app-version"),
-            osVersion: try required("os-version"), localeIdentifier: arguments.option("locale") ?? "en")
+            bundleIdentifier: try part("bundle-id", "bundleId"), appVersion: try part("app-version", "appVersion"),
+            osVersion: try part("os-version", "osVersion"), localeIdentifier: try part("locale", "locale"))
         var now = Date()
         if let text = arguments.option("date") {
             do { now = try ISO8601.parse(text, allowDateOnly: true) } catch {
@@ -86,7 +112,7 @@ enum FeedCommand {
         }
         let installationId = try arguments.option("installation-id")
             ?? prefs?.storedValue(forKey: MessageCenter.installationIdKey.name).flatMap { try? String(storedJSON: $0.json) } ?? ""
-        let (data, name) = try await read(source, arguments, context)
+        let (data, name) = try await explainedFeed(source, prefs: prefs, arguments, context)
         let feed: DecodedFeed
         do {
             feed = try FeedDecoder.decode(data)
@@ -95,7 +121,9 @@ enum FeedCommand {
         }
         for issue in feed.issues { Terminal.note("\(name):\(issue.location): \(issue.severity.rawValue): \(issue.path): \(issue.message)") }
         let report = MessageTargeting.explain(feed.messages, context: messageContext, now: now, lastMessageId: lastMessageId, installationId: installationId)
-        if arguments.flag("json") {
+        if arguments.flag("quiet") {
+            return report.selected == nil ? 1 : 0
+        } else if arguments.flag("json") {
             Output.json(.object([
                 "selected": report.selected.map { .int($0.id) } ?? .null,
                 "context": .object([
@@ -120,11 +148,56 @@ enum FeedCommand {
             for evaluation in report.evaluations {
                 let message = evaluation.message
                 Terminal.printData("message \(message.id) \(ValueText.quoted(message.title)) for \(message.bundleId): \(evaluation.isEligible ? "eligible" : "not eligible")")
-                for check in evaluation.checks { Terminal.printData("  \(check)") }
+                // The checks that failed first: they are the answer to "why not".
+                let checks = evaluation.failedChecks + (arguments.flag("failures-only") ? [] : evaluation.checks.filter(\.passed))
+                for check in checks { Terminal.printData("  \(check)") }
             }
             Terminal.printData("selected: \(report.selected.map { "message \($0.id) \(ValueText.quoted($0.title))" } ?? "none")")
         }
         return 0
+    }
+
+    /// The context members of a saved `feed explain --json` output (or of its `context` object alone).
+    static func savedContext(at path: String) throws -> [String: String] {
+        guard case .object(let document)? = try? JSON.parse(try TransferCommands.read(path)) else {
+            throw ToolError.data("\(path): not a JSON object; --context reads what 'feed explain --json' writes")
+        }
+        let members: [String: JSON]
+        if case .object(let inner)? = document["context"] { members = inner } else { members = document }
+        return members.compactMapValues { if case .string(let text) = $0 { text } else { nil } }
+    }
+
+    /// The feed to explain: the source, or the feed the store keeps for a URL source (with --cached, or when the
+    /// URL cannot be read: what the app would then show).
+    static func explainedFeed(_ source: String?, prefs: Prefs?, _ arguments: ParsedArguments, _ context: ToolContext) async throws -> (Data, String) {
+        let url = source.flatMap(URL.init(string:)).flatMap { ["http", "https", "file"].contains($0.scheme?.lowercased() ?? "") ? $0 : nil }
+        func cached() throws -> (body: String, fetchedAt: Date?)? {
+            guard let url, let stored = try prefs?.storedValue(forKey: FeedCache.key(for: url).name) else { return nil }
+            guard let cache = try? stored.decode(FeedCache.self), cache.url == url.absoluteString, let body = cache.body else { return nil }
+            return (body, cache.fetchedAt)
+        }
+        func described(_ fetchedAt: Date?) -> String {
+            guard let fetchedAt else { return "fetch date unknown" }
+            let limit = FeedFetcher.Options().maximumCacheAge.components.seconds
+            let stale = Date().timeIntervalSince(fetchedAt) >= Double(limit)
+            return "fetched \(ISO8601.format(fetchedAt, fractionDigits: 0))"
+                + (stale ? "; older than the \(limit / 86_400) days the app uses a kept feed for, so the app shows none of it" : "")
+        }
+        if arguments.flag("cached") {
+            guard url != nil else { throw ToolError.usage("--cached explains the feed the store keeps for a URL; give the feed's URL", context.usage) }
+            guard let (body, fetchedAt) = try cached() else {
+                throw ToolError(code: .notFound, message: "\(context.store.path) keeps no feed for \(source ?? ""); 'prefs-tool feed fetch URL' fetches it as the app does")
+            }
+            Terminal.note("explaining the feed kept in the store (\(described(fetchedAt)))")
+            return (Data(body.utf8), "\(source ?? "") (cached)")
+        }
+        do {
+            return try await read(source, arguments, context)
+        } catch let error as ToolError where error.code == .io {
+            guard let (body, fetchedAt) = try cached() else { throw error }
+            Terminal.warning("\(error.message); explaining the feed kept in the store instead (\(described(fetchedAt))), as the app would show it")
+            return (Data(body.utf8), "\(source ?? "") (cached)")
+        }
     }
 
     // MARK: - fetch
@@ -138,10 +211,23 @@ enum FeedCommand {
             let hint = if case .insecureURL = refusal { " (pass --allow-http to allow it)" } else { "" }
             throw ToolError.usage("\(refusal)\(hint)", context.usage)
         }
-        let prefs = context.store.isExplicit || context.store.exists ? try context.store.open(create: true, checked: true) : try Prefs(.memory)
+        let created = NewStoreFiles(path: context.store.path)
+        let onDisk = context.store.isExplicit || context.store.exists
+        let prefs = onDisk ? try context.store.open(create: true, checked: true) : try Prefs(.memory)
         let options = FeedFetcher.Options(allowInsecureHTTP: arguments.flag("allow-http"))
         let fetcher = FeedFetcher(url: url, prefs: prefs, options: options)
+        let keptBefore = try prefs.storedValue(forKey: fetcher.cacheKey.name) != nil
         let result = await fetcher.fetch(force: arguments.flag("force"))
+        if result.feed == nil, result.error != nil, !keptBefore, onDisk {
+            // A first fetch that failed (a mistyped URL, most often) leaves nothing behind: no failure record
+            // or declaration under a key for that URL, and no store when the fetch created it.
+            try prefs.setStoredValue(nil, forKey: fetcher.cacheKey.name)
+            try prefs.removeDeclarations([fetcher.cacheKey.name])
+            if try prefs.snapshot().isEmpty, try prefs.declaredKeys().isEmpty {
+                try prefs.close()
+                created.remove()
+            }
+        }
         let now = Date()
         switch result.source {
         case .network: Terminal.print("status: 200 OK (fetched)")
@@ -173,6 +259,7 @@ enum FeedCommand {
             return ToolError.Code.io.rawValue
         }
         if case .invalidFeed = error { throw ToolError.data("\(url.absoluteString): \(error)") }
+        if case .backingOff = error { throw ToolError.io("\(url.absoluteString): \(error) (--force to request it now)") }
         throw ToolError.io("\(url.absoluteString): \(error)")
     }
 

@@ -6,18 +6,29 @@ enum StoreCommands {
     static let all = [list, get, set, reset]
 
     static let list = Command(spec: CommandSpec(
-        name: "list", summary: "List every stored and every declared key.",
-        usage: "prefs-tool [--store PATH] list [--json]",
+        name: "list", summary: "List stored and declared keys, all or those matching patterns.",
+        usage: "prefs-tool [--store PATH] list [PATTERN…] [--json]",
         help: """
-            Plain output: one line per key, KEY<TAB>TYPE<TAB>VALUE, with "(initial)" after keys that hold no stored value.
+            In a pipe: one line per key, KEY<TAB>TYPE<TAB>VALUE, with a fourth field "(initial)" for keys that hold
+            no stored value. A backslash, newline, carriage return or tab inside a field is written \\\\, \\n, \\r
+            or \\t, so every line is one key. On a terminal: aligned columns, values cut to the width with "…"
+            (COLUMNS sets the width), newlines shown as \\n and other control characters escaped.
+            PATTERN: shell wildcards (*, ?, [...]) matched against the whole key, as in list 'dialog*'; several
+            patterns list the keys matching any of them. No key matching exits 1.
             --json prints one object: {"KEY": {"type", "value", "initial", "stored"}}, value and initial in their JSON form.
             """,
-        flags: ["json"])
+        flags: ["json"], positionals: 0...Int.max)
     ) { arguments, context in
         let prefs = try context.store.open()
         let stored = try prefs.snapshot()
         let declared = try prefs.declaredKeys()
-        let names = Set(stored.keys).union(declared.keys).sorted()
+        let patterns = arguments.positionals
+        let all = Set(stored.keys).union(declared.keys)
+        let names = all.filter { name in patterns.isEmpty || patterns.contains { fnmatch($0, name, 0) == 0 } }.sorted()
+        if names.isEmpty, !patterns.isEmpty {
+            let hint = patterns.count == 1 ? Suggestion.nearest(to: patterns[0], in: Array(all)).map { "; did you mean \(ValueText.quoted($0))?" } ?? "" : ""
+            throw ToolError(code: .notFound, message: "no key matches \(patterns.map(ValueText.quoted).joined(separator: " or "))\(hint)")
+        }
         if arguments.flag("json") {
             var object: [String: JSON] = [:]
             for name in names {
@@ -31,14 +42,16 @@ enum StoreCommands {
             }
             Output.json(.object(object))
         } else {
+            var table = KeyTable()
             for name in names {
                 if let value = stored[name] {
-                    Terminal.printData("\(name)\t\(value.type)\t\(ValueText.plain(value))")
+                    table.rows.append(.init(fields: [name, value.type.description], value: ValueText.plain(value)))
                 } else if let declaration = declared[name] {
                     let initial = declaration.initialValue.map(ValueText.plain) ?? "null"
-                    Terminal.printData("\(name)\t\(declaration.type)\t\(initial)\t(initial)")
+                    table.rows.append(.init(fields: [name, declaration.type.description], value: initial, note: "(initial)"))
                 }
             }
+            table.print(environment: context.environment)
         }
         return 0
     }
@@ -71,12 +84,16 @@ enum StoreCommands {
 
     static let set = Command(spec: CommandSpec(
         name: "set", summary: "Write one key's value (creates a missing store, mode 0600).",
-        usage: "prefs-tool [--store PATH] set KEY VALUE [--type bool|int|double|string|date|data|url|json]",
+        usage: "prefs-tool [--store PATH] set KEY VALUE [--type TYPE]",
         help: """
-            The type comes from the key's declaration when the app declared it, else from --type, else it is inferred:
-            true/false, an integer, a decimal number, otherwise a string. A value that does not parse as its type exits 65
-            and writes nothing. A negative number is a VALUE as it is (set n -5); any other VALUE that starts with '-'
-            goes after '--': prefs-tool set s -- -x.
+            The type comes from the key's declaration when the app declared it, else from --type, else from the
+            value already stored (a key keeps its type), else it is inferred: true/false, an integer, a decimal
+            number, otherwise a string. A number is inferred only when it prints back exactly as written, so 007,
+            +5 and 1.10 stay strings. TYPE is any type 'list' prints: bool, int, uint, double, string, date, data,
+            url, json, [T] or [string: T] ('[int]', '[string: date]'); --type is how a stored key changes type.
+            A value that does not parse as its type exits 65 and writes nothing. A new key whose name is close to a
+            stored or declared one is written with a warning naming that key. A negative number is a VALUE as it is
+            (set n -5); any other VALUE that starts with '-' goes after '--': prefs-tool set s -- -x.
             """,
         options: ["type"], positionals: 2...2)
     ) { arguments, context in
@@ -84,20 +101,51 @@ enum StoreCommands {
         if let problem = KeyName.problem(with: name) { throw ToolError.data("invalid key name \(ValueText.quoted(name)): \(problem)") }
         var requested: ValueType?
         if let typeName = arguments.option("type") {
-            guard ValueText.typeNames.contains(typeName), let type = ValueType(typeName) else {
+            guard let type = ValueText.type(named: typeName) else {
                 let hint = Suggestion.nearest(to: typeName, in: ValueText.typeNames).map { "; did you mean '\($0)'?" } ?? ""
-                throw ToolError.usage("unknown type '\(typeName)'\(hint)", context.usage)
+                throw ToolError.usage("unknown type '\(typeName)'\(hint) (types: \(ValueText.typeNames.joined(separator: ", ")), [T], [string: T])", context.usage)
             }
             requested = type
         }
         let prefs = try context.store.open(create: true, checked: true)
-        let declared = try prefs.declaredKeys()[name]?.type
+        let declarations = try prefs.declaredKeys()
+        let declared = declarations[name]?.type
         if let declared, let requested, requested != declared, !(requested == .json && declared.isCollection) {
             throw ToolError.data("key \(ValueText.quoted(name)) is declared as \(declared), not \(requested)")
         }
-        let value = try ValueText.parse(text, as: declared ?? requested)
-        try prefs.setStoredValue(value, forKey: name)
+        // Read and written in one transaction, so the type kept is the type stored at the moment of the write.
+        let created = try prefs.transaction { transaction throws -> Bool in
+            let stored = try transaction.storedValue(forKey: name)
+            let value: StoredValue
+            if let type = declared ?? requested {
+                value = try ValueText.parse(text, as: type)
+            } else if let stored {
+                do {
+                    value = try ValueText.parse(text, as: stored.type)
+                } catch {
+                    let other = ValueText.infer(text).type
+                    let hint = other == stored.type ? "" : " (to store \(article(other)) instead, give --type \(ArgumentParser.shellQuoted(other.description)))"
+                    throw ToolError.data("\(ToolError(error).message); key \(ValueText.quoted(name)) holds \(article(stored.type))\(hint)")
+                }
+            } else {
+                value = ValueText.infer(text)
+            }
+            try transaction.setStoredValue(value, forKey: name)
+            return stored == nil
+        }
+        if created, declared == nil {
+            let stored = try prefs.snapshot().keys.filter { $0 != name }
+            if let near = Suggestion.likelyTypo(of: name, among: stored + Array(declarations.keys)) {
+                Terminal.warning("\(ValueText.quoted(name)) is a new key; did you mean \(ValueText.quoted(near))? (prefs-tool reset \(ArgumentParser.shellQuoted(name)) removes it)")
+            }
+        }
         return 0
+    }
+
+    /// "an int", "a string", "a [string: date]": a type named in a sentence.
+    static func article(_ type: ValueType) -> String {
+        let name = type.description
+        return (["a", "e", "i", "o", "u"].contains(name.prefix(1)) ? "an " : "a ") + name
     }
 
     static let reset = Command(spec: CommandSpec(
@@ -105,7 +153,9 @@ enum StoreCommands {
         usage: "prefs-tool [--store PATH] reset KEY… | --all",
         help: """
             prefs-tool reset lastMessageId   makes the app show its latest remote message again.
-            --all removes every stored value. A key that is neither stored nor declared is reported (exit 1); the others are reset.
+            --all removes every stored value. Exits 0 when the keys hold no stored value afterwards, whether or not
+            they held one before (as 'dialogs reset' does); a key that is neither stored nor declared is named on
+            stderr, with the nearest known key.
             """,
         flags: ["all"], positionals: 0...Int.max)
     ) { arguments, context in
@@ -128,9 +178,9 @@ enum StoreCommands {
         }
         try prefs.setStoredValues(removals)
         for name in unknown {
-            Terminal.error("key \(ValueText.quoted(name)) not found\(try suggestion(for: name, in: prefs))")
+            Terminal.warning("key \(ValueText.quoted(name)) is neither stored nor declared: nothing to reset\(try suggestion(for: name, in: prefs))")
         }
-        return unknown.isEmpty ? 0 : ToolError.Code.notFound.rawValue
+        return 0
     }
 
     /// "; did you mean 'X'?" for a key name close to a stored or declared one.
@@ -140,14 +190,27 @@ enum StoreCommands {
     }
 }
 
-/// Writing JSON documents to stdout: sorted keys, a trailing newline, control characters escaped by the serializer.
+/// Writing JSON documents to stdout: sorted keys, a trailing newline, control characters escaped by the serializer
+/// (and, on a terminal, every character ``Terminal/isUnsafeOnTerminal(_:)`` names).
 enum Output {
     static func json(_ value: JSON) {
-        Terminal.print(value.serialized(.pretty))
+        Terminal.printJSON(value.serialized(.pretty))
     }
 }
 
 extension ValueType {
+    /// Whether the type is, or holds, a type only a newer release knows (`.other`).
+    var containsUnknownType: Bool {
+        var type = self
+        while true {
+            switch type {
+            case .array(let inner), .dictionary(let inner): type = inner
+            case .other: return true
+            default: return false
+            }
+        }
+    }
+
     var isCollection: Bool {
         switch self {
         case .array, .dictionary, .json: true

@@ -3,10 +3,10 @@ import Prefs
 
 /// `export`, `import`, `migrate`: moving every value with its type.
 enum TransferCommands {
-    static let all = [export, importCommand, migrate]
+    static let all = [export, importCommand, diff, migrate]
 
     static let export = Command(spec: CommandSpec(
-        name: "export", summary: "Write every stored value with its type as one JSON document.",
+        name: "export", summary: "Write every value and declaration as one JSON document.",
         usage: "prefs-tool [--store PATH] export [FILE|-]",
         help: """
             The document has the JSON store's format (an export is itself a JSON store). Without FILE, or with -,
@@ -21,7 +21,9 @@ enum TransferCommands {
             throw ToolError.usage("refusing to export to \(destination): it is \(context.store.describeOwnFile(suffix)); nothing was written", context.usage)
         }
         let data = try StoreArchive.export(context.store.open())
-        if destination == "-" {
+        if destination == "-", Terminal.standardOutputIsTerminal {
+            FileHandle.standardOutput.write(Data(Terminal.escapingJSON(String(decoding: data, as: UTF8.self)).utf8))
+        } else if destination == "-" {
             FileHandle.standardOutput.write(data)
         } else {
             try write(data, to: destination)
@@ -30,17 +32,22 @@ enum TransferCommands {
     }
 
     static let importCommand = Command(spec: CommandSpec(
-        name: "import", summary: "Read values from an export document (all or nothing), or a UserDefaults property list.",
-        usage: "prefs-tool [--store PATH] import FILE|- | import --plist FILE",
+        name: "import", summary: "Read an export (all or nothing), or a UserDefaults property list.",
+        usage: "prefs-tool [--store PATH] import FILE|- [--replace] [--unchecked] | import --plist FILE",
         help: """
-            Every entry is checked first (key name, type, value); a bad document exits 65 and changes nothing.
-            Imported values replace stored values of the same keys; other keys are kept. Creates a missing store.
+            Every entry is checked first (key name, type, value, and the type its key is declared with, in the
+            document or in the store, as 'set' checks it); a bad document exits 65 and changes nothing.
+            Imported values and declarations replace those of the same keys; other keys are kept. With --replace the
+            store holds exactly the document afterwards: every other value and declaration is removed, in the same
+            step ('prefs-tool diff FILE' then finds no difference). --unchecked imports values that do not fit their
+            declared type as they are, to reproduce a store whose app reads them as initial values. Creates a
+            missing store.
             --plist reads a UserDefaults property list (XML or binary, e.g. ~/.config/NAME.plist, or
-            Library/Preferences/BUNDLE-ID.plist from an app container) in one transaction; values Prefs cannot hold are
-            listed by key on stderr. A file that is not a property list exits 65 and changes nothing. FILE cannot be
-            the store itself or one of its files (exit 64).
+            Library/Preferences/BUNDLE-ID.plist from an app container) in one transaction; values Prefs cannot hold
+            are listed by key on stderr. A file that is not a property list exits 65 and changes nothing. FILE cannot
+            be the store itself or one of its files (exit 64).
             """,
-        flags: ["plist"], positionals: 1...1)
+        flags: ["plist", "replace", "unchecked"], positionals: 1...1)
     ) { arguments, context in
         let source = arguments.positionals[0]
         // Reading the store's own file beside its open connection would also drop SQLite's locks on it.
@@ -49,6 +56,9 @@ enum TransferCommands {
         }
         if arguments.flag("plist") {
             guard source != "-" else { throw ToolError.usage("--plist reads a file, not stdin", context.usage) }
+            if arguments.flag("replace") || arguments.flag("unchecked") {
+                throw ToolError.usage("--plist imports into the store as it is; --replace and --unchecked are for export documents", context.usage)
+            }
             let report: PrefsDefaults.ImportReport
             do {
                 report = try PrefsDefaults(context.store.open(create: true, checked: true)).importPropertyList(at: URL(fileURLWithPath: source))
@@ -60,15 +70,72 @@ enum TransferCommands {
             return 0
         }
         let data = try read(source)
-        let values: [String: StoredValue]
+        let name = source == "-" ? "<stdin>" : source
+        let archive: StoreArchive.Contents
         do {
-            values = try StoreArchive.decode(data, source: source == "-" ? "<stdin>" : source)
+            archive = try StoreArchive.contents(of: data, source: name)
         } catch {
+            if let hint = ImportHint.forDocument(data, source: source, usage: context.usage) { throw hint }
             throw ToolError(error)
         }
-        try context.store.open(create: true, checked: true).setStoredValues(values.mapValues { .some($0) })
-        Terminal.note("imported \(values.count) value\(values.count == 1 ? "" : "s")")
+        do {
+            try context.store.open(create: true, checked: true)
+                .importArchive(archive, replacing: arguments.flag("replace"), checkingDeclarations: !arguments.flag("unchecked"))
+        } catch PrefsError.typeMismatch(let key, let mismatch) {
+            let value = mismatch.stored
+            throw ToolError.data("""
+                \(name): \(JSONPath.root / "values" / key): key \(ValueText.quoted(key)) is declared as \(mismatch.expected), \
+                and \(value.type) \(value.preview()) cannot be read as one (\(mismatch.reason)); nothing was written \
+                (--unchecked imports it as it is)
+                """)
+        }
+        let counts = "\(archive.values.count) value\(archive.values.count == 1 ? "" : "s") and \(archive.declarations.count) declaration\(archive.declarations.count == 1 ? "" : "s")"
+        Terminal.note("imported \(counts)\(arguments.flag("replace") ? ", replacing the store's contents" : "")")
         return 0
+    }
+
+    static let diff = Command(spec: CommandSpec(
+        name: "diff", summary: "Compare the store with a snapshot written by 'export'.",
+        usage: "prefs-tool [--store PATH] diff FILE|-",
+        help: """
+            Prints what differs, one line per value in the format of 'list': lines starting with - are the
+            snapshot's, lines starting with + the store's; a key whose value changed has one of each. Declarations
+            that differ are listed the same way, marked (declared). Exits 0 when the store holds exactly the
+            snapshot, 1 when something differs (as diff(1) does), 65 for a document that is not a snapshot.
+            """,
+        positionals: 1...1)
+    ) { arguments, context in
+        let source = arguments.positionals[0]
+        if source != "-", let suffix = context.store.ownFile(source) {
+            throw ToolError.usage("refusing to compare with \(source): it is \(context.store.describeOwnFile(suffix))", context.usage)
+        }
+        let data = try read(source)
+        let snapshot: StoreArchive.Contents
+        do {
+            snapshot = try StoreArchive.contents(of: data, source: source == "-" ? "<stdin>" : source)
+        } catch {
+            if let hint = ImportHint.forDocument(data, source: source, usage: context.usage) { throw hint }
+            throw ToolError(error)
+        }
+        let prefs = try context.store.open()
+        let store = StoreArchive.Contents(values: try prefs.snapshot(), declarations: try prefs.declaredKeys())
+        var table = KeyTable()
+        for name in Set(snapshot.values.keys).union(store.values.keys).sorted() where snapshot.values[name] != store.values[name] {
+            for (sign, value) in [("-", snapshot.values[name]), ("+", store.values[name])] {
+                guard let value else { continue }
+                table.rows.append(.init(fields: [sign, name, value.type.description], value: ValueText.plain(value)))
+            }
+        }
+        for name in Set(snapshot.declarations.keys).union(store.declarations.keys).sorted()
+        where snapshot.declarations[name] != store.declarations[name] {
+            for (sign, declaration) in [("-", snapshot.declarations[name]), ("+", store.declarations[name])] {
+                guard let declaration else { continue }
+                let initial = declaration.initialValue.map(ValueText.plain) ?? "null"
+                table.rows.append(.init(fields: [sign, name, declaration.type.description], value: initial, note: "(declared)"))
+            }
+        }
+        table.print(environment: context.environment)
+        return table.rows.isEmpty ? 0 : 1  // as diff(1) does
     }
 
     static let migrate = Command(spec: CommandSpec(
@@ -90,7 +157,7 @@ enum TransferCommands {
         let values = try source.snapshot()
         do { try StoreArchive.validate(values, source: context.store.path) } catch { throw ToolError(error) }
         let declarations = try source.declaredKeys()
-        let locator = try StoreLocator(option: targetPath, environment: context.environment)
+        let locator = try StoreLocator(GlobalOptions(store: targetPath, createDirectories: context.options.createDirectories), environment: context.environment)
         // A new target that the copy then fails to fill (a value the target refuses, an I/O error) is removed again.
         let created = NewStoreFiles(path: locator.path)
         var target: Prefs?
@@ -102,8 +169,9 @@ enum TransferCommands {
             if !conflicts.isEmpty && !arguments.flag("overwrite") {
                 throw ToolError.data("the target already holds other values for \(conflicts.map(ValueText.quoted).joined(separator: ", ")); nothing was written (use --overwrite)")
             }
-            try opened.setStoredValues(values.mapValues { .some($0) })
-            try opened.recordDeclarations(declarations)
+            // Values and declarations in one step, as the source holds them (a value that does not fit its
+            // declaration is copied as it is: the copy reads as the source does).
+            try opened.importArchive(StoreArchive.Contents(values: values, declarations: declarations), checkingDeclarations: false)
         } catch {
             try? target?.close()  // the failure being reported is the one that matters
             created.remove()
@@ -138,5 +206,26 @@ enum TransferCommands {
         } catch let error as PrefsError {
             throw ToolError.io("cannot write \(path): \(error)")
         }
+    }
+}
+
+/// What a document that is not an export most likely is, and the command that reads it.
+enum ImportHint {
+    /// A usage error pointing to the right command, for a property list or `list --json` output given to `import`.
+    static func forDocument(_ data: Data, source: String, usage: String) -> ToolError? {
+        let start = data.prefix(512)
+        let text = String(decoding: start, as: UTF8.self).drop { $0.isWhitespace || $0 == "\u{FEFF}" }
+        let xmlPropertyList = (text.hasPrefix("<?xml") || text.hasPrefix("<!DOCTYPE")) && text.contains("<plist") || text.hasPrefix("<plist")
+        if start.starts(with: Data("bplist".utf8)) || xmlPropertyList {
+            let file = source == "-" ? "FILE" : ArgumentParser.shellQuoted(source)
+            return .usage("\(source == "-" ? "<stdin>" : source) is a property list; did you mean 'prefs-tool import --plist \(file)'?", usage)
+        }
+        guard case .object(let members)? = try? JSON.parse(data), !members.isEmpty,
+              members["formatVersion"] == nil,
+              members.values.allSatisfy({ entry in
+                  guard case .object(let fields) = entry else { return false }
+                  return Set(fields.keys) == ["type", "value", "initial", "stored"]
+              }) else { return nil }
+        return .data("\(source == "-" ? "<stdin>" : source) is the output of 'prefs-tool list --json', which 'import' does not read; write a snapshot to import with 'prefs-tool export FILE'")
     }
 }

@@ -24,6 +24,7 @@ let package = Package(
         .target(name: "PrefsTestSupport", dependencies: ["Prefs"]),
         .executableTarget(name: "prefs-tool", dependencies: ["Prefs", "DialogGate"]),
         .executableTarget(name: "prefs-test-child", dependencies: ["Prefs"]),
+        .executableTarget(name: "dialoggate-test-child", dependencies: ["Prefs", "DialogGate"]),
         .executableTarget(
             name: "prefs-bench",
             dependencies: ["Prefs", "DialogGate", "CSQLite"],
@@ -31,7 +32,7 @@ let package = Package(
         ),
         .executableTarget(name: "prefs-torture", dependencies: ["Prefs", "DialogGate", "PrefsTestSupport"], path: "Torture/prefs-torture"),
         .testTarget(name: "PrefsTests", dependencies: ["Prefs", "PrefsTestSupport", "prefs-test-child"]),
-        .testTarget(name: "DialogGateTests", dependencies: ["DialogGate", "Prefs", "PrefsTestSupport"]),
+        .testTarget(name: "DialogGateTests", dependencies: ["DialogGate", "Prefs", "PrefsTestSupport", "dialoggate-test-child", "prefs-tool"]),
         .testTarget(name: "ReadmeTests", dependencies: ["Prefs", "DialogGate", "PrefsTestSupport"]),
         .testTarget(name: "PrefsToolTests", dependencies: ["Prefs", "DialogGate", "PrefsTestSupport", "prefs-tool"]),
     ]

@@ -20,8 +20,7 @@ extension Bench {
             contenders.append(Contender(name: "DialogGate on " + backend.contenderName, role: .subject, maxOps: 1_000_000, adaptive: true) {
                 let store = try OpenStore(backend)
                 let gate = DialogGate(prefs: store.prefs, session: DialogSession(), appVersion: "2.1", overrides: DialogOverrides())
-                try gate.recordPresentation(of: dialog)
-                try gate.record(.dismiss, for: dialog)
+                try gate.claim(dialog).presentation?.finish(.dismiss)
                 return .init(run: { _, ops in timed(ops: ops) { for _ in 0..<ops { blackHole(gate.decision(for: dialog)) } } },
                              finish: { store.close() })
             })

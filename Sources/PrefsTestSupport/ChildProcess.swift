@@ -79,6 +79,21 @@ public struct ChildProcess: Sendable {
         return await offPool { finishBlocking(parts.value.0, parts.value.1, parts.value.2) }
     }
 
+    /// Reads one line from `pipe` (a running child's output), without the newline; nil at the end of output.
+    /// Reads a byte at a time, so what follows the line stays in the pipe for ``finish(_:_:_:)``.
+    public static func readLine(_ pipe: Pipe) async -> String? {
+        let descriptor = pipe.fileHandleForReading.fileDescriptor
+        return await offPool {
+            var bytes: [UInt8] = []
+            var byte: UInt8 = 0
+            while read(descriptor, &byte, 1) == 1 {
+                if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
+                bytes.append(byte)
+            }
+            return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
+        }
+    }
+
     /// Runs blocking `body` (a wait, a pipe read) on a new thread and awaits its result.
     public static func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in

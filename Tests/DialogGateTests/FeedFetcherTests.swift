@@ -94,27 +94,32 @@ struct FeedFetcherTests {
 
     // MARK: - Failures
 
-    @Test("404: an error, the last good feed still used, no backoff")
-    func notFound() async throws {
+    @Test("404 and 410: the feed was removed; the last good feed is dropped at once and not used after a later failure",
+          arguments: [404, 410])
+    func removedFeed(status: Int) async throws {
         let prefs = try Prefs(.memory)
-        let scenario = Scenario(.ok(Feeds.seed))
+        let scenario = Scenario(.ok(Feeds.seed, headers: ["ETag": #""v1""#]))
         let server = try TestHTTPServer { _ in scenario.current }
         defer { server.stop() }
         let url = server.url("/messages.json")
         let fetcher = fetcher(url, prefs: prefs)
-        _ = await fetcher.fetch()
-        scenario.set(.status(404))
+        #expect(await fetcher.fetch().feed?.messages.map(\.id) == [1])
+        scenario.set(.status(status))
         clock.advance(by: 60)
         let result = await fetcher.fetch()
-        #expect(result.error == .httpStatus(404, url: url))
-        #expect(result.error?.description == "HTTP status 404 from \(url.absoluteString)")
-        #expect(result.source == .cache)
-        #expect(result.feed?.messages.map(\.id) == [1])
-        #expect(result.fetchedAt == feedEpoch)
-        #expect(fetcher.cache?.consecutiveFailures == 1)
+        #expect(result.error == .feedRemoved(status: status, url: url))
+        #expect(result.error?.description == "HTTP status \(status) from \(url.absoluteString): the feed was removed, so no message is shown")
+        #expect(result.source == .none && result.feed == nil)
+        #expect(fetcher.cache?.body == nil && fetcher.cache?.etag == nil)
         #expect(fetcher.cache?.nextRetryAt == nil)
-        _ = await fetcher.fetch()
-        #expect(server.requests.count == 3)
+        #expect(server.requests.last?.header("If-None-Match") == #""v1""#)
+
+        scenario.set(.status(503))  // a later failure does not bring the removed feed back
+        clock.advance(by: 60)
+        #expect(await fetcher.fetch().feed == nil)
+        scenario.set(.ok(Feeds.seed))
+        clock.advance(by: 3_600)
+        #expect(await fetcher.fetch(force: true).feed?.messages.map(\.id) == [1], "a feed published again is used")
     }
 
     @Test("500: exponential backoff with jitter from the injected clock; no request before the retry date")
@@ -226,7 +231,7 @@ struct FeedFetcherTests {
         defer { server.stop() }
         let fetcher = fetcher(server.url("/messages.json"), prefs: prefs)
         _ = await fetcher.fetch()
-        scenario.set(.status(404))
+        scenario.set(.status(403))
         clock.advance(by: 7 * 86_400 - 1)
         #expect(await fetcher.fetch().feed != nil)
         clock.advance(by: 1)

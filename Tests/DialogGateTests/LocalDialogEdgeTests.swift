@@ -157,7 +157,8 @@ struct LocalDialogEdgeTests {
         }
         #expect(!second.shouldPresent)
         #expect(second.description == "welcome: not presented: already being presented")
-        #expect(gate.decision(for: dialog).shouldPresent, "the stored rules are unaffected")
+        #expect(gate.decision(for: dialog).reasons == [.alreadyPresenting], "a decision sees the presentation on screen")
+        #expect(try gate.states().first?.record?.presentations == 0, "counted when answered")
         releaseContinuation.yield()
         #expect(try await first.value.shouldPresent)
         #expect(presentations.withLock { $0 } == 1)
@@ -174,6 +175,27 @@ struct LocalDialogEdgeTests {
         let dialog = Dialog("welcome")
         await #expect(throws: Interrupted.self) { try await gate.presentIfNeeded(dialog) { _ in throw Interrupted() } }
         #expect(try await gate.presentIfNeeded(dialog) { _ in .ok }.shouldPresent)
+    }
+
+    @Test("DIALOGGATE_OVERRIDE: modes in any case; a quoted id keeps its commas, semicolons and spaces", arguments: [
+        ("SHOW-ALL", DialogOverrides(mode: .showAll), nil),
+        ("Hide-All ; force=a, b", DialogOverrides(mode: .hideAll, forced: ["a", "b"]), nil),
+        (#"force="msg:Hello, world""#, DialogOverrides(forced: ["msg:Hello, world"]), nil),
+        (#"FORCE="a;b",  " padded " ,"say \"hi\"";show-all"#, DialogOverrides(mode: .showAll, forced: ["a;b", " padded ", #"say "hi""#]), nil),
+        ("show-all;bogus", DialogOverrides(mode: .showAll), "bogus"),
+    ] as [(String, DialogOverrides, String?)])
+    func overridesFromEnvironment(value: String, expected: DialogOverrides, unrecognized: String?) {
+        let (overrides, rest) = DialogOverrides.fromEnvironment(["DIALOGGATE_OVERRIDE": value])
+        #expect(overrides == expected)
+        #expect(rest == unrecognized)
+    }
+
+    @Test("the version reset reads versions as feed targeting does: a build number or a suffix is no new version",
+          arguments: [("2.0 (145)", "2.0 (146)", false), ("2.0-beta", "2.0", false), ("2.0", "2.0.0", false), ("2.0", "2.1 (1)", true)])
+    func versionResetParsing(old: String, new: String, resets: Bool) throws {
+        let dialog = Dialog("whatsnew", policy: DialogPolicy(resetsOnAppVersionChange: true))
+        try launch(appVersion: old).record(.neverRemind, for: dialog)
+        #expect(try launch(appVersion: new).shouldPresent(dialog) == resets)
     }
 
     @Test("reset of no ids changes nothing: other dialogs' OK in this session stays")

@@ -43,7 +43,7 @@ struct MessageCenterTests {
         #expect(first.lastError == nil)
         let message = try #require(first.pendingMessage)
         #expect(message.id == 1 && message.title == "App Alert" && message.confirmLabel == "OK")
-        #expect(first.acknowledge(.confirm) == nil)
+        #expect(first.acknowledge(.confirm, for: message) == nil)
         #expect(first.pendingMessage == nil)
         #expect(first.lastMessageId == 1)
 
@@ -93,8 +93,9 @@ struct MessageCenterTests {
 
         let next = center(url, prefs: try Prefs(.sqlite(storeURL)))
         await next.refresh()
-        #expect(next.pendingMessage?.id == 1)
-        #expect(next.acknowledge(.link) == nil)  // no link in the seed's message
+        let again = try #require(next.pendingMessage)
+        #expect(again.id == 1)
+        #expect(next.acknowledge(.link, for: again) == nil)  // no link in the seed's message
         #expect(next.lastMessageId == 1)
     }
 
@@ -138,9 +139,11 @@ struct MessageCenterTests {
         try Data(Feeds.multipleApplications.utf8).write(to: file)
         let center = center(file, prefs: try Prefs(.memory))
         await center.refresh()
-        #expect(center.acknowledge(.link) == URL(string: "https://www.createchsol.com"))
+        let message = try #require(center.pendingMessage)
+        #expect(center.acknowledge(.link, for: message) == URL(string: "https://www.createchsol.com"))
         #expect(center.lastMessageId == 3)
-        #expect(center.acknowledge(.confirm) == nil)  // nothing pending any more
+        #expect(center.pendingMessage == nil)
+        #expect(center.acknowledge(.confirm, for: message) == nil)
     }
 
     @Test("a UI that holds the presented message acknowledges it even after the pending message was cleared")
@@ -158,6 +161,96 @@ struct MessageCenterTests {
         #expect(center.pendingMessage == nil)
     }
 
+    @Test("a refresh while message 5 is on screen does not swap it for 7: the user acknowledges 5, and 7 shows next")
+    func noSwapUnderPresentation() async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.file("messages.json")
+        try Data(Feeds.of(Feeds.message(id: 5)).utf8).write(to: file)
+        let center = center(file, prefs: try Prefs(.memory))
+        await center.refresh()
+        let presented = try #require(center.pendingMessage)
+        #expect(presented.id == 5)
+        try Data(Feeds.of(Feeds.message(id: 5), Feeds.message(id: 7)).utf8).write(to: file)
+        await center.refresh(force: true)
+        #expect(center.pendingMessage?.id == 5, "still the message on screen")
+        center.acknowledge(.confirm, for: presented)
+        #expect(center.lastMessageId == 5)
+        await center.refresh(force: true)
+        #expect(center.pendingMessage?.id == 7, "7 was never acknowledged: it shows next")
+
+        // A pending message the publisher removed is not kept.
+        try Data(Feeds.of(Feeds.message(id: 8)).utf8).write(to: file)
+        await center.refresh(force: true)
+        #expect(center.pendingMessage?.id == 8)
+    }
+
+    @Test("a removed feed (410, or 404 as static hosting answers for a deleted file) stops showing its cached message at once",
+          arguments: [404, 410])
+    func removedFeed(status: Int) async throws {
+        let scenario = Scenario(.ok(Feeds.seed))
+        let server = try TestHTTPServer { _ in scenario.current }
+        defer { server.stop() }
+        let prefs = try Prefs(.memory)
+        let center = center(server.url("/messages.json"), prefs: prefs)
+        await center.refresh()
+        #expect(center.pendingMessage?.id == 1)
+        scenario.set(.status(status))
+        await center.refresh(force: true)
+        #expect(center.pendingMessage == nil)
+        #expect(center.lastError == .feedRemoved(status: status, url: center.feedURL))
+        let nextLaunch = self.center(server.url("/messages.json"), prefs: prefs)
+        scenario.set(.status(503))
+        await nextLaunch.refresh()
+        #expect(nextLaunch.pendingMessage == nil, "not from the cache either")
+    }
+
+    /// Refreshes, acknowledges whatever is pending, and returns its id (nil when nothing is).
+    private func showAndAcknowledge(_ center: MessageCenter) async -> Int? {
+        await center.refresh(force: true)
+        guard let message = center.pendingMessage else { return nil }
+        center.acknowledge(.confirm, for: message)
+        return message.id
+    }
+
+    @Test("no eligible lower id is lost: acknowledging a higher id (or a higher priority) passes the lower ones over, and they show next",
+          arguments: [
+              ([Feeds.message(id: 3), Feeds.message(id: 5)], [5, 3]),
+              ([Feeds.message(id: 5, #""priority": 0"#), Feeds.message(id: 7, #""priority": 10"#)], [7, 5]),
+              ([Feeds.message(id: 2), Feeds.message(id: 9), Feeds.message(id: 4)], [9, 4, 2]),
+          ])
+    func lowerIdsAreNotLost(messages: [String], order: [Int]) async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.file("messages.json")
+        try Data(Feeds.of(messages).utf8).write(to: file)
+        let prefs = try Prefs(.sqlite(directory.file("app.sqlite")))
+        var shown: [Int] = []
+        for _ in 0...order.count {
+            // Each launch a new center, as a new app process has.
+            if let id = await showAndAcknowledge(center(file, prefs: prefs)) { shown.append(id) }
+        }
+        #expect(shown == order)
+        #expect(prefs[Prefs.Key<Int>("lastMessageId", initial: 0)] == order.max(), "lastMessageId keeps its seed meaning: the highest acknowledged")
+        #expect(prefs[Prefs.Key<[Int]>("lastMessageId.passedOver", initial: [0])] == [])
+
+        try prefs.reset(Prefs.Key<Int>("lastMessageId", initial: 0))  // QA: prefs-tool reset lastMessageId
+        #expect(await showAndAcknowledge(center(file, prefs: prefs)) == order.first, "a reset shows the messages again")
+    }
+
+    @Test("a lower id that starts after a higher one was acknowledged shows when it starts")
+    func lowerIdStartingLater() async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.file("messages.json")
+        let starts = ISO8601.format(feedEpoch.addingTimeInterval(86_400))
+        try Data(Feeds.of(Feeds.message(id: 6, #""startsAt": "\#(starts)""#), Feeds.message(id: 7)).utf8).write(to: file)
+        let prefs = try Prefs(.memory)
+        #expect(await showAndAcknowledge(center(file, prefs: prefs)) == 7)
+        #expect(await showAndAcknowledge(center(file, prefs: prefs)) == nil)
+        clock.advance(by: 86_400)
+        let center = center(file, prefs: prefs)
+        #expect(await showAndAcknowledge(center) == 6)
+        #expect(center.lastReport?.evaluations.first?.check(.id)?.summary == "id > lastMessageId (6 is not > 7, but was passed over unacknowledged)")
+    }
+
     @Test("acknowledging never lowers lastMessageId; the key name is configurable")
     func monotonic() async throws {
         let directory = try TemporaryDirectory()
@@ -166,9 +259,10 @@ struct MessageCenterTests {
         let prefs = try Prefs(.memory)
         let center = center(file, prefs: prefs, lastMessageIdKey: "alerts.lastId")
         await center.refresh()
-        #expect(center.pendingMessage?.id == 3)
+        let message = try #require(center.pendingMessage)
+        #expect(message.id == 3)
         try prefs.set(5, for: Prefs.Key<Int>("alerts.lastId", initial: 0))  // another process acknowledged 5 meanwhile
-        center.acknowledge(.confirm)
+        center.acknowledge(.confirm, for: message)
         #expect(center.lastMessageId == 5)
         #expect(!prefs.isStored(Prefs.Key<Int>("lastMessageId", initial: 0)))
     }
@@ -260,15 +354,15 @@ struct MessageCenterTests {
         let center = center(url, prefs: prefs)
         await center.refresh()
         #expect(center.pendingMessage?.id == 1)
-        scenario.set(.status(404))
+        scenario.set(.status(403))
         clock.advance(by: 86_400)
         await center.refresh()
-        #expect(center.lastError == .httpStatus(404, url: url))
+        #expect(center.lastError == .httpStatus(403, url: url))
         #expect(center.lastFetch?.source == .cache)
         #expect(center.pendingMessage?.id == 1)  // the last good feed is still used
         clock.advance(by: 6 * 86_400)
         await center.refresh()
-        #expect(center.lastError == .httpStatus(404, url: url))
+        #expect(center.lastError == .httpStatus(403, url: url))
         #expect(center.lastFetch?.source == FeedFetchResult.Source.none)
         #expect(center.pendingMessage == nil)
         #expect(center.lastReport == nil)

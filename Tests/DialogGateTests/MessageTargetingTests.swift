@@ -88,7 +88,9 @@ struct MessageTargetingTests {
     @Test("locales match by language-tag prefix, case-insensitively, with _ and - alike", arguments: [
         ("en", "en_GB", true), ("en", "en-US", true), ("EN", "en", true), ("en", "eng", false), ("en-GB", "en_GB", true),
         ("en-US", "en_GB", false), ("pt_BR", "pt-br", true), ("de", "de_DE@calendar=gregorian", true), ("de", "C", false),
-        ("zh-Hant", "zh_Hant_TW", true),
+        ("zh-Hant", "zh_Hant_TW", true), ("zh-TW", "zh-Hant_TW", true), ("zh-Hant", "zh_TW", true), ("zh-Hant-TW", "zh_TW", true),
+        ("zh-Hans", "zh_TW", false), ("zh-TW", "zh_CN", false), ("zh-Hans", "zh-Hans_CN", true), ("zh-Hans", "zh", true),
+        ("zh-HK", "zh-Hant_HK", true), ("sr-Latn", "sr_RS", false), ("en-US-posix", "en_US_POSIX", true),
     ])
     func locales(tag: String, locale: String, shown: Bool) throws {
         let feed = try messages(Feeds.of(Feeds.message(id: 1, #""locales": ["\#(tag)"]"#)))
@@ -97,12 +99,13 @@ struct MessageTargetingTests {
 
     // MARK: - Rollout
 
-    @Test("rollout buckets are FNV-1a 64 of \"installationId:messageId\" mod 100")
+    @Test("rollout buckets are SHA-256 of \"messageId:installationId\", first 8 bytes big-endian, mod 100")
     func rolloutBucketIsStable() {
-        #expect(MessageTargeting.rolloutBucket(installationId: "installation-1", messageId: 7) == 76)
-        #expect(MessageTargeting.rolloutBucket(installationId: "A", messageId: 1) == 17)
+        // Values from Python: int.from_bytes(hashlib.sha256(b"7:installation-1").digest()[:8], "big") % 100
+        #expect(MessageTargeting.rolloutBucket(installationId: "installation-1", messageId: 7) == 82)
+        #expect(MessageTargeting.rolloutBucket(installationId: "A", messageId: 1) == 63)
         for _ in 0..<3 {  // the same answer every time, in every process
-            #expect(MessageTargeting.rolloutBucket(installationId: "installation-1", messageId: 7) == 76)
+            #expect(MessageTargeting.rolloutBucket(installationId: "installation-1", messageId: 7) == 82)
         }
     }
 
@@ -141,14 +144,14 @@ struct MessageTargetingTests {
             #"pass: appVersions (1.0 matches [">=1.0 <2"])"#,
             #"pass: osVersions (17.2 matches ["17.*"])"#,
             #"pass: locales (en_US matches "en")"#,
-            "pass: rolloutPercent (bucket 32 < 80)",
+            "pass: rolloutPercent (bucket 6 < 80)",
         ])
         #expect(report.evaluations[1].failedChecks.map(\.summary) == [
             #"bundleId ("other" == "com.createchsol.AppAlertExample")"#.replacingOccurrences(of: "==", with: "!="),
             "id > lastMessageId (2 is not > 2)",
             "cancelled (cancelled in the feed)",
             #"appVersions (1.0 matches none of ["0"])"#,
-            "rolloutPercent (bucket 43 is not < 10)",
+            "rolloutPercent (bucket 86 is not < 10)",
         ])
         #expect(report.description.hasSuffix("selected: message 3 at $[0]"))
         #expect(report.description.contains("message 2 at $[1]: not eligible\n  fail: bundleId"))

@@ -19,6 +19,10 @@ struct FeedCommandTests {
         ]
         """
 
+    enum Feeds {
+        static let twoMessages = #"[{"id": 3, "bundleId": "a", "title": "t", "text": "x", "confirmLabel": "OK"}, {"id": 5, "bundleId": "a", "title": "t", "text": "y", "confirmLabel": "OK"}]"#
+    }
+
     func write(_ text: String, _ directory: TemporaryDirectory, _ name: String = "messages.json") throws -> String {
         let url = directory.file(name)
         try Data(text.utf8).write(to: url)
@@ -83,6 +87,22 @@ struct FeedCommandTests {
         let missing = try await tool(["feed", "explain", feed, "--bundle-id", "x"])
         #expect(missing.status == 64)
         #expect(missing.stderr.hasPrefix("prefs-tool: error: feed explain needs --app-version"))
+    }
+
+    @Test("explain decides as the app does: an id passed over when a higher one was acknowledged is still selected")
+    func explainPassedOver() async throws {
+        let directory = try TemporaryDirectory()
+        let feed = try write(Feeds.twoMessages, directory)
+        let store = directory.file("app.sqlite").path
+        try Prefs(.sqlite(URL(fileURLWithPath: store))).setStoredValues([
+            "lastMessageId": StoredValue(type: .int, json: .int(5)),
+            "lastMessageId.passedOver": StoredValue(type: .json, json: .array([.int(3)])),
+        ])
+        let arguments = ["--store", store, "feed", "explain", feed, "--bundle-id", "a", "--app-version", "1.0", "--os-version", "17.0", "--json"]
+        let report = try JSON.parse(try await tool(arguments).stdout)
+        #expect(report["selected"] == .int(3))
+        #expect(report["messages"]?[0]?["checks"]?[1]?["detail"] == .string("3 is not > 5, but was passed over unacknowledged"))
+        #expect(try JSON.parse(try await tool(arguments + ["--last-id", "5"]).stdout)["selected"] == .null, "--last-id alone: a what-if")
     }
 
     @Test("explain reads lastMessageId and the installation id from the store and writes nothing to it, not even declarations")

@@ -36,7 +36,7 @@ enum AppKey: String, PrefsKeyEnum {
 
 /// Stands in for the app's own alert UI in the seed 000 example.
 func showAlert(title: String?, message: String, dontRemind: Bool) async -> DialogResponse {
-    dontRemind ? .neverRemind : .ok
+    dontRemind ? .neverRemind : .dismiss
 }
 
 @Suite("README examples")
@@ -108,25 +108,29 @@ struct ReadmeExamples {
         let prefs = try Prefs(.memory)
         let gate = DialogGate(prefs: prefs, session: DialogSession(), appVersion: "2.1", overrides: DialogOverrides())
         let welcome = Dialog("welcome")
-        if gate.shouldPresent(welcome) {
-            try gate.recordPresentation(of: welcome)
-            try gate.record(.ok, for: welcome)       // or .neverRemind, .remindLaterAfter(.seconds(86_400)), .dismiss
+        if let presentation = try gate.claim(welcome).presentation {   // decides and claims in one transaction
+            try presentation.finish(.ok)       // or .neverRemind, .remindLaterAfter(.seconds(86_400)), .dismiss
         }
         #expect(gate.decision(for: welcome).description == "welcome: not presented: suppressed for this session (OK)")
 
         let dialog = Dialog("dialog", policy: DialogPolicy(neverRemindKey: "dialog_neverAgain"))
-        if gate.shouldPresent(dialog) {
-            try gate.recordPresentation(of: dialog)
-            try gate.record(.neverRemind, for: dialog)
+        if let presentation = try gate.claim(dialog).presentation {
+            try presentation.finish(.neverRemind)
         }
         #expect(prefs[AppKey.dialogNoMore] as Bool)
 
         func displayMsg(title: String?, msg: String, dontRemindKey: String? = nil) async throws {
-            let dialog = Dialog(dontRemindKey ?? "msg:\(msg)", policy: DialogPolicy(neverRemindKey: dontRemindKey))
-            try await gate.presentIfNeeded(dialog) { _ in
-                await showAlert(title: title, message: msg, dontRemind: dontRemindKey != nil)
+            guard let key = dontRemindKey else {
+                _ = await showAlert(title: title, message: msg, dontRemind: false)   // no key: every time, nothing stored
+                return
+            }
+            try await gate.presentIfNeeded(Dialog(key, policy: DialogPolicy(neverRemindKey: key))) { _ in
+                await showAlert(title: title, message: msg, dontRemind: true)   // your UI: [OK] → .dismiss, [Don't Remind] → .neverRemind
             }
         }
+        let before = try prefs.snapshot()
+        try await displayMsg(title: "Title", msg: "Some text for a message")
+        #expect(try prefs.snapshot() == before, "no key: nothing stored")
         try await displayMsg(title: "Title", msg: "Some text for a message", dontRemindKey: "UserHasSeenMsg")
         #expect(prefs[Prefs.Key("UserHasSeenMsg", initial: false)])
         #expect(!gate.shouldPresent(Dialog("UserHasSeenMsg", policy: DialogPolicy(neverRemindKey: "UserHasSeenMsg"))))

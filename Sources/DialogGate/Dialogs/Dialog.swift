@@ -30,18 +30,53 @@ public struct DialogPolicy: Sendable, Hashable {
     /// A store key holding `true` once the user chose never-remind, for stores written by older code:
     /// seed 000 passes any key (`"UserHasSeenMsg"`), seed 001 uses `"dialog_neverAgain"`. DialogGate reads it and writes it.
     public var neverRemindKey: String?
+    /// How long "never remind" holds before the dialog may be asked again ("ask again in 6 months"); nil for ever.
+    /// It runs from the recorded answer; a never-remind only a legacy key records has no date and does not expire.
+    public var neverRemindExpiry: Duration?
+    /// Whether the gate's ``DialogGate/displayFrequency`` leaves this dialog alone (a critical notice).
+    public var ignoresDisplayFrequency: Bool
 
     public init(
         maximumPresentations: Int? = nil,
         minimumInterval: Duration? = nil,
         resetsOnAppVersionChange: Bool = false,
-        neverRemindKey: String? = nil
+        neverRemindKey: String? = nil,
+        neverRemindExpiry: Duration? = nil,
+        ignoresDisplayFrequency: Bool = false
     ) {
         self.maximumPresentations = maximumPresentations
         self.minimumInterval = minimumInterval
         self.resetsOnAppVersionChange = resetsOnAppVersionChange
         self.neverRemindKey = neverRemindKey
+        self.neverRemindExpiry = neverRemindExpiry
+        self.ignoresDisplayFrequency = ignoresDisplayFrequency
     }
+}
+
+/// How often any dialog of a gate may be presented, as TipKit's `displayFrequency`: an app never shows two nags
+/// in one launch, or in one day. Dialogs whose policy ``DialogPolicy/ignoresDisplayFrequency`` are exempt.
+///
+/// ```swift
+/// let gate = DialogGate(prefs: prefs, displayFrequency: .oncePerSession)
+/// let daily = DialogGate(prefs: prefs, displayFrequency: .every(.seconds(86_400)))
+/// ```
+public struct DisplayFrequency: Sendable, Hashable {
+    /// At most one presentation per ``DialogSession`` (the launch, by default).
+    public var oncePerSession: Bool
+    /// The shortest time between two presentations of any dialogs on the store, across processes; nil for none.
+    public var minimumInterval: Duration?
+
+    public init(oncePerSession: Bool = false, minimumInterval: Duration? = nil) {
+        self.oncePerSession = oncePerSession
+        self.minimumInterval = minimumInterval
+    }
+
+    /// No limit across dialogs (the default).
+    public static let unlimited = DisplayFrequency()
+    /// One dialog per session.
+    public static let oncePerSession = DisplayFrequency(oncePerSession: true)
+    /// One dialog per `interval`, across the processes on the store.
+    public static func every(_ interval: Duration) -> DisplayFrequency { DisplayFrequency(minimumInterval: interval) }
 }
 
 /// The user's answer to a presented dialog.

@@ -24,8 +24,11 @@ public enum DialogReason: Sendable, Hashable, CustomStringConvertible {
     case eligible(shown: Int, limit: Int?)
     /// "OK" was chosen in this session.
     case suppressedForSession
-    /// "Never remind" was chosen (the date is unknown when only a legacy key says so).
+    /// "Never remind" was chosen (the date is nil in no record DialogGate writes).
     case neverRemind(since: Date?)
+    /// The policy's never-remind key, written by older code, reads as true (as `UserDefaults.bool(forKey:)`
+    /// reads it: `true`, `"YES"`, `"true"`, `1`, `1.0`).
+    case legacyNeverRemind(key: String)
     /// "Remind later" until this date.
     case snoozed(until: Date)
     /// Presented as many times as the policy allows.
@@ -34,11 +37,18 @@ public enum DialogReason: Sendable, Hashable, CustomStringConvertible {
     case tooSoon(lastPresented: Date, nextAllowed: Date)
     /// The app version changed, so earlier answers no longer count.
     case resetByAppVersionChange(from: String, to: String)
+    /// "Never remind" was chosen, but longer ago than the policy's ``DialogPolicy/neverRemindExpiry``: asked again.
+    case neverRemindExpired(since: Date)
+    /// A dialog was presented in this session already (``DisplayFrequency/oncePerSession``).
+    case anotherDialogThisSession
+    /// A dialog was presented too recently (``DisplayFrequency/minimumInterval``).
+    case displayFrequency(lastPresented: Date, nextAllowed: Date)
     /// A QA override decided (see ``DialogOverrides``).
     case overridden(DialogOverrides.Mode)
     /// A QA override forces this dialog id.
     case forced
-    /// ``DialogGate/presentIfNeeded(_:present:)`` is presenting this dialog already (a concurrent call).
+    /// The dialog is on screen already: another call, gate or process holds a presentation of it
+    /// (see ``DialogGate/claim(_:)``).
     case alreadyPresenting
 
     public var description: String {
@@ -47,11 +57,16 @@ public enum DialogReason: Sendable, Hashable, CustomStringConvertible {
             limit.map { "eligible (shown \(shown) of \($0) times)" } ?? "eligible (shown \(shown) times)"
         case .suppressedForSession: "suppressed for this session (OK)"
         case .neverRemind(let since): since.map { "never remind since \(ISO8601.format($0, fractionDigits: 0))" } ?? "never remind"
+        case .legacyNeverRemind(let key): "never remind (legacy key \(key))"
         case .snoozed(let until): "snoozed until \(ISO8601.format(until, fractionDigits: 0))"
         case .presentationLimitReached(let shown, let limit): "shown \(shown) of \(limit) times"
         case .tooSoon(let last, let next):
             "last shown \(ISO8601.format(last, fractionDigits: 0)); not again before \(ISO8601.format(next, fractionDigits: 0))"
         case .resetByAppVersionChange(let from, let to): "answers reset by the app version change \(from) → \(to)"
+        case .neverRemindExpired(let since): "never remind since \(ISO8601.format(since, fractionDigits: 0)) has expired"
+        case .anotherDialogThisSession: "a dialog was presented in this session already"
+        case .displayFrequency(let last, let next):
+            "a dialog was presented at \(ISO8601.format(last, fractionDigits: 0)); none again before \(ISO8601.format(next, fractionDigits: 0))"
         case .overridden(let mode): "QA override: \(mode)"
         case .forced: "QA override: forced"
         case .alreadyPresenting: "already being presented"
@@ -64,21 +79,32 @@ public enum DialogRules {
     /// The inputs the rules read.
     public struct Input: Sendable, Hashable {
         public var record: DialogRecord?
-        /// `true` stored under the policy's ``DialogPolicy/neverRemindKey`` (written by older code).
-        public var legacyNeverRemind: Bool
+        /// The policy's ``DialogPolicy/neverRemindKey`` when the value stored under it (by older code) reads as true.
+        public var legacyNeverRemindKey: String?
         public var suppressedForSession: Bool
+        /// Whether a presentation of the dialog is on screen now (a live ``DialogRecord/claim``).
+        public var beingPresented: Bool
         public var appVersion: String?
         public var now: Date
         public var overrides: DialogOverrides
+        /// The gate's limit across dialogs, with whether this session presented one and when any was last presented.
+        public var displayFrequency: DisplayFrequency
+        public var sessionPresentedAny: Bool
+        public var lastPresentationOfAny: Date?
 
-        public init(record: DialogRecord?, legacyNeverRemind: Bool = false, suppressedForSession: Bool = false,
-                    appVersion: String? = nil, now: Date, overrides: DialogOverrides = DialogOverrides()) {
+        public init(record: DialogRecord?, legacyNeverRemindKey: String? = nil, suppressedForSession: Bool = false,
+                    beingPresented: Bool = false, appVersion: String? = nil, now: Date, overrides: DialogOverrides = DialogOverrides(),
+                    displayFrequency: DisplayFrequency = .unlimited, sessionPresentedAny: Bool = false, lastPresentationOfAny: Date? = nil) {
             self.record = record
-            self.legacyNeverRemind = legacyNeverRemind
+            self.legacyNeverRemindKey = legacyNeverRemindKey
             self.suppressedForSession = suppressedForSession
+            self.beingPresented = beingPresented
             self.appVersion = appVersion
             self.now = now
             self.overrides = overrides
+            self.displayFrequency = displayFrequency
+            self.sessionPresentedAny = sessionPresentedAny
+            self.lastPresentationOfAny = lastPresentationOfAny
         }
     }
 
@@ -91,9 +117,10 @@ public enum DialogRules {
         return (record, nil)
     }
 
-    /// Versions compare numerically when both parse ("2.1" is "2.1.0"), else as text.
+    /// Versions compare as feed targeting reads a running version (``Version/init(lenient:)``: "2.1" is "2.1.0",
+    /// "2.1 (145)" and "2.1-beta" are 2.1), else as text.
     static func sameVersion(_ a: String, _ b: String) -> Bool {
-        if let x = Version(a), let y = Version(b) { return x == y }
+        if let x = Version(lenient: a), let y = Version(lenient: b) { return x == y }
         return a == b
     }
 
@@ -139,11 +166,18 @@ public enum DialogRules {
         let (stored, versionNote) = effectiveRecord(input.record, policy: dialog.policy, appVersion: input.appVersion)
         let record = reanchored(stored, now: input.now)
         var blocking: [DialogReason] = []
+        if input.beingPresented { blocking.append(.alreadyPresenting) }
         if input.suppressedForSession { blocking.append(.suppressedForSession) }
+        var notes = versionNote.map { [$0] } ?? []
         if let since = record.neverRemindSince {
-            blocking.append(.neverRemind(since: since))
-        } else if input.legacyNeverRemind && versionNote == nil {
-            blocking.append(.neverRemind(since: nil))
+            // The legacy key, written with the answer, expires with it: only a record without an answer date defers to it.
+            if let expiry = dialog.policy.neverRemindExpiry, input.now >= since.addingTimeInterval(expiry.timeInterval) {
+                notes.append(.neverRemindExpired(since: since))
+            } else {
+                blocking.append(.neverRemind(since: since))
+            }
+        } else if let key = input.legacyNeverRemindKey, versionNote == nil {
+            blocking.append(.legacyNeverRemind(key: key))
         }
         if let until = snoozeEnd(record, now: input.now), input.now < until { blocking.append(.snoozed(until: until)) }
         if let limit = dialog.policy.maximumPresentations, record.presentations >= limit {
@@ -154,7 +188,13 @@ public enum DialogRules {
             let nextAllowed = (input.now < last ? record.lastPresentedReanchoredAt ?? input.now : last).addingTimeInterval(interval.timeInterval)
             if input.now < nextAllowed { blocking.append(.tooSoon(lastPresented: last, nextAllowed: nextAllowed)) }
         }
-        let notes = versionNote.map { [$0] } ?? []
+        if !dialog.policy.ignoresDisplayFrequency {
+            if input.displayFrequency.oncePerSession && input.sessionPresentedAny { blocking.append(.anotherDialogThisSession) }
+            if let interval = input.displayFrequency.minimumInterval, let last = input.lastPresentationOfAny, last <= input.now {
+                let next = last.addingTimeInterval(interval.timeInterval)
+                if input.now < next { blocking.append(.displayFrequency(lastPresented: last, nextAllowed: next)) }
+            }
+        }
         if blocking.isEmpty {
             return decision(true, notes + [.eligible(shown: record.presentations, limit: dialog.policy.maximumPresentations)])
         }

@@ -3,42 +3,55 @@ import Prefs
 
 /// Decides whether to present local dialogs, and records what happened, in a ``Prefs`` store.
 ///
-/// The app asks, presents with its own UI, then reports:
+/// The app claims a presentation, presents with its own UI, then reports the answer:
 /// ```swift
 /// let gate = DialogGate(prefs: prefs, appVersion: "2.1")
 /// let welcome = Dialog("welcome")
-/// if gate.shouldPresent(welcome) {
-///     try gate.recordPresentation(of: welcome)
+/// if let presentation = try gate.claim(welcome).presentation {
 ///     // … show the alert; when the user answers:
-///     try gate.record(.neverRemind, for: welcome)
+///     try presentation.finish(.neverRemind)
 /// }
 /// ```
-/// Suppression starts with the answer, not the presentation: a dialog interrupted before an answer shows again.
+/// Claiming decides and records in one transaction of the store, so two gates, two threads or two processes
+/// on one store never both present a dialog, and a limit is never exceeded. A presentation counts when it is
+/// answered: a dialog interrupted before an answer (a crash) shows again.
 public final class DialogGate: Sendable {
     public let prefs: Prefs
     public let session: DialogSession
     public let appVersion: String?
-    private let clock: @Sendable () -> Date
+    /// How often any of this gate's dialogs may be presented (TipKit's `displayFrequency`).
+    public let displayFrequency: DisplayFrequency
+    /// Called after a presentation is claimed, answered or cancelled, for the app's analytics; never under a lock.
+    let onEvent: (@Sendable (DialogEvent) -> Void)?
+    let clock: @Sendable () -> Date
     private let overridesState: Locked<DialogOverrides>
-    /// Ids of the dialogs ``presentIfNeeded(_:present:)`` is presenting now.
-    private let presenting = Locked<Set<String>>([])
+
+    /// How long a presentation held by a process on another host (a store on a shared disk) binds: such a
+    /// holder cannot be asked whether it still runs. A holder on this host binds for as long as it runs.
+    public static let remoteClaimLifetime: Duration = .seconds(3_600)
 
     /// - Parameters:
     ///   - prefs: where dialog state lives (under `dialogs.ID`, plus any policy's never-remind key).
     ///   - session: the scope of "OK" answers; the process by default.
     ///   - appVersion: the running app version, for ``DialogPolicy/resetsOnAppVersionChange``.
     ///   - overrides: QA overrides; by default read from `DIALOGGATE_OVERRIDE`.
+    ///   - displayFrequency: how often any of the gate's dialogs may be presented; no limit by default.
+    ///   - onEvent: called after a presentation is claimed, answered or cancelled (for analytics).
     ///   - clock: the current date (injected in tests).
     public init(
         prefs: Prefs,
         session: DialogSession = .process,
         appVersion: String? = nil,
         overrides: DialogOverrides = DialogOverrides.fromEnvironment().0,
+        displayFrequency: DisplayFrequency = .unlimited,
+        onEvent: (@Sendable (DialogEvent) -> Void)? = nil,
         clock: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.prefs = prefs
         self.session = session
         self.appVersion = appVersion
+        self.displayFrequency = displayFrequency
+        self.onEvent = onEvent
         self.clock = clock
         self.overridesState = Locked(overrides)
     }
@@ -51,22 +64,21 @@ public final class DialogGate: Sendable {
 
     // MARK: - Deciding
 
-    /// Whether to present `dialog` now, with the reasons.
+    /// Whether to present `dialog` now, with the reasons, from the latest committed state (other processes'
+    /// writes included). To present, use ``claim(_:)``: a decision may be out of date by the time it is used.
     public func decision(for dialog: Dialog) -> DialogDecision {
+        prefs.refreshReportingErrors()
         let now = clock()
+        let overrides = overrides
         let stored = record(for: dialog.id)
-        if let stored, DialogRules.reanchored(stored, now: now) != stored {
-            // The clock moved past a recorded time: keep the anchor, so a wait does not restart at every decision.
-            storeAnchors(of: dialog, now: now)
+        let legacy = dialog.policy.neverRemindKey.flatMap { try? prefs.storedValue(forKey: $0) }
+        let input = input(for: dialog, record: stored, legacyValue: legacy, lastOfAny: prefs[Self.lastPresentationKey], now: now, overrides: overrides)
+        if !overrides.decides(dialog.id), observed(dialog, stored, input) != stored {
+            // Keep what this decision saw: the clock anchors (so a wait does not restart at every decision) and
+            // a never-remind written by older code (so tools list it and resets clear it).
+            storeObservations(of: dialog, now: now)
         }
-        return DialogRules.decide(dialog, DialogRules.Input(
-            record: stored,
-            legacyNeverRemind: legacyNeverRemind(dialog),
-            suppressedForSession: session.isSuppressed(dialog.id),
-            appVersion: appVersion,
-            now: now,
-            overrides: overrides
-        ))
+        return DialogRules.decide(dialog, input)
     }
 
     /// `decision(for:).shouldPresent`.
@@ -74,29 +86,132 @@ public final class DialogGate: Sendable {
         decision(for: dialog).shouldPresent
     }
 
-    // MARK: - Recording
+    // MARK: - Presenting
 
-    /// Records that `dialog` was shown (counts toward limits and intervals; suppresses nothing by itself).
-    public func recordPresentation(of dialog: Dialog) throws {
+    /// Decides and, when the rules allow, claims a presentation of `dialog`, in one transaction of the store.
+    ///
+    /// While the presentation is held, every other claim of the dialog, from any gate or process on the store,
+    /// is declined with ``DialogReason/alreadyPresenting``. End it with ``DialogPresentation/finish(_:)``
+    /// once the user answered (it counts then), or ``DialogPresentation/cancel()`` if it was not shown after all.
+    /// A process that ends without doing either (a crash) leaves nothing that blocks: the dialog may be
+    /// claimed again at once.
+    ///
+    /// ```swift
+    /// switch try gate.claim(welcome) {
+    /// case .granted(let presentation):
+    ///     let answer = await showAlert(for: welcome)   // your UI: .ok, .neverRemind, .dismiss…
+    ///     try presentation.finish(answer)
+    /// case .declined(let decision):
+    ///     print(decision)   // "welcome: not presented: already being presented"
+    /// }
+    /// ```
+    public func claim(_ dialog: Dialog) throws -> DialogClaim {
+        let key = try DialogRecord.storeKey(for: dialog.id)
+        let legacyName = try dialog.policy.neverRemindKey.map { try KeyName.validate($0); return $0 }
         let now = clock()
-        try update(dialog) { record in
-            record.presentations += 1
-            record.firstPresented = record.firstPresented ?? now
-            record.lastPresented = now
-            record.lastPresentedReanchoredAt = nil
+        let overrides = overrides
+        let token = UUID().uuidString
+        let appVersion = appVersion
+        DialogPresentation.activeTokens.withLock { _ = $0.insert(token) }  // before the commit: see ``binds(_:now:)``
+        do {
+            let decision = try prefs.transaction { transaction -> DialogDecision in
+                let stored = DialogRecord.belonging(to: dialog.id, try transaction.value(for: key))
+                let legacy = try legacyName.map { try transaction.storedValue(forKey: $0) } ?? nil
+                let lastOfAny = try transaction.value(for: Self.lastPresentationKey)
+                let input = input(for: dialog, record: stored, legacyValue: legacy, lastOfAny: lastOfAny, now: now, overrides: overrides)
+                let decision = DialogRules.decide(dialog, input)
+                if decision.shouldPresent {
+                    try transaction.set(now, for: Self.lastPresentationKey)
+                    var (record, versionReset) = DialogRules.effectiveRecord(stored, policy: dialog.policy, appVersion: appVersion)
+                    record = DialogRules.reanchored(record, now: now)
+                    Self.stamp(&record, dialog, appVersion: appVersion)
+                    record.claim = DialogRecord.Claim(token: token, claimedAt: now, expiresAt: Self.remoteClaimExpiry(now),
+                                                      holder: .current)
+                    try transaction.set(record, for: key)
+                    if versionReset != nil, let legacyName { try transaction.setStoredValue(nil, forKey: legacyName) }
+                } else if !overrides.decides(dialog.id) {
+                    let observed = observed(dialog, stored, input)
+                    if observed != stored { try transaction.set(observed, for: key) }
+                }
+                return decision
+            }
+            guard decision.shouldPresent else {
+                DialogPresentation.activeTokens.withLock { _ = $0.remove(token) }
+                return .declined(decision)
+            }
+            session.notePresentation()
+            onEvent?(.presented(dialog.id))
+            return .granted(DialogPresentation(dialog: dialog, decision: decision, token: token, claimedAt: now, gate: self))
+        } catch {
+            DialogPresentation.activeTokens.withLock { _ = $0.remove(token) }
+            throw error
         }
     }
 
-    /// Records the user's answer to `dialog`.
-    public func record(_ response: DialogResponse, for dialog: Dialog) throws {
-        let now = clock()
-        switch response {
-        case .ok:
-            session.suppress(dialog.id)
-        case .neverRemind, .remindLater, .remindLaterAfter, .dismiss:
-            break
+    /// Presents `dialog` through the app's own UI when the rules allow: claims it, awaits the answer and
+    /// records it. While it is on screen, another call (two scenes launching together, another process)
+    /// returns "not presented" with ``DialogReason/alreadyPresenting``. A presenter that throws cancels the
+    /// presentation: nothing is counted.
+    ///
+    /// ```swift
+    /// try await gate.presentIfNeeded(welcome) { dialog in await showAlert(for: dialog) }
+    /// ```
+    @discardableResult
+    public func presentIfNeeded(_ dialog: Dialog, present: (Dialog) async throws -> DialogResponse) async throws -> DialogDecision {
+        let presentation: DialogPresentation
+        switch try claim(dialog) {
+        case .declined(let decision): return decision
+        case .granted(let granted): presentation = granted
         }
-        try update(dialog, legacyFlag: response == .neverRemind ? true : nil) { record in
+        let response: DialogResponse
+        do {
+            response = try await present(dialog)
+        } catch {
+            try? presentation.cancel()  // the presenter's error is the one to report
+            throw error
+        }
+        try presentation.finish(response)
+        return presentation.decision
+    }
+
+    // MARK: - Recording
+
+    /// Records that `dialog` is being shown, if the rules still allow it, in one transaction: the two-step form
+    /// of ``claim(_:)`` for code that decided with ``shouldPresent(_:)``. It counts at once (so a presentation
+    /// interrupted before an answer counts too) and holds nothing: prefer ``claim(_:)``.
+    ///
+    /// - Throws: ``DialogGateError/notPresentable(_:)`` when another gate, thread or process presented or
+    ///   answered since the decision (the limit is never exceeded), or a store error.
+    public func recordPresentation(of dialog: Dialog) throws {
+        let now = clock()
+        let overrides = overrides
+        try update(dialog) { record, stored, legacy, transaction in
+            let lastOfAny = try transaction.value(for: Self.lastPresentationKey)
+            let input = input(for: dialog, record: stored, legacyValue: legacy, lastOfAny: lastOfAny, now: now, overrides: overrides)
+            let decision = DialogRules.decide(dialog, input)
+            guard decision.shouldPresent else { throw DialogGateError.notPresentable(decision) }
+            record = DialogRules.reanchored(record, now: now)
+            Self.count(&record, shownAt: now)
+            try transaction.set(now, for: Self.lastPresentationKey)
+        }
+        session.notePresentation()
+        onEvent?(.presented(dialog.id))
+    }
+
+    /// Records the user's answer to `dialog` outside a presentation (a settings screen's "never remind me");
+    /// to answer a presentation, use ``DialogPresentation/finish(_:)``, which also counts it.
+    public func record(_ response: DialogResponse, for dialog: Dialog) throws {
+        try record(response, for: dialog, ending: nil)
+    }
+
+    /// Records `response`; when it ends `presentation`, counts it and releases its claim, in the same transaction.
+    func record(_ response: DialogResponse, for dialog: Dialog, ending presentation: DialogPresentation?) throws {
+        let now = clock()
+        try update(dialog, legacyFlag: response == .neverRemind ? true : nil) { record, _, _, _ in
+            if let presentation {
+                Self.count(&record, shownAt: presentation.claimedAt)
+                if record.claim?.token == presentation.token { record.claim = nil }
+            }
             record.lastResponse = response.kind
             record.lastResponseDate = now
             switch response {
@@ -114,79 +229,87 @@ public final class DialogGate: Sendable {
                 break
             }
         }
+        if response == .ok { session.suppress(dialog.id) }
+        if presentation != nil { onEvent?(.answered(dialog.id, response)) }
     }
 
-    /// Presents `dialog` through the app's own UI when the rules allow, recording the presentation and the answer.
-    ///
-    /// A dialog is presented once at a time: a call made while another call on this gate is presenting the same id
-    /// (two scenes launching together) returns "not presented" with ``DialogReason/alreadyPresenting``.
-    ///
-    /// ```swift
-    /// try await gate.presentIfNeeded(welcome) { dialog in await showAlert(for: dialog) }
-    /// ```
-    @discardableResult
-    public func presentIfNeeded(_ dialog: Dialog, present: (Dialog) async throws -> DialogResponse) async throws -> DialogDecision {
-        guard presenting.withLock({ $0.insert(dialog.id).inserted }) else {
-            return DialogDecision(dialogID: dialog.id, shouldPresent: false, reasons: [.alreadyPresenting])
+    /// Releases `presentation`'s claim without counting it.
+    func release(_ presentation: DialogPresentation) throws {
+        let key = try DialogRecord.storeKey(for: presentation.dialog.id)
+        try prefs.transaction { transaction in
+            guard var record = DialogRecord.belonging(to: presentation.dialog.id, try transaction.value(for: key)),
+                  record.claim?.token == presentation.token else { return }
+            record.claim = nil
+            try transaction.set(record, for: key)
         }
-        defer { _ = presenting.withLock { $0.remove(dialog.id) } }
-        let decision = decision(for: dialog)
-        guard decision.shouldPresent else { return decision }
-        try recordPresentation(of: dialog)
-        let response = try await present(dialog)
-        try record(response, for: dialog)
-        return decision
+        onEvent?(.cancelled(presentation.dialog.id))
     }
 
-    // MARK: - Listing and resetting
+    // MARK: - Rules input
 
-    /// Every dialog with stored state, sorted by id. A dialog whose id is not a valid key name is listed
-    /// under its key's name (`h.` and a hash; see ``DialogRecord/storeKeyName(for:)``), with its id in
-    /// ``DialogState/dialogID``.
-    public func states() throws -> [DialogState] {
-        try prefs.snapshot().compactMap { name, stored -> DialogState? in
-            guard name.hasPrefix(DialogRecord.keyPrefix) else { return nil }
-            let id = String(name.dropFirst(DialogRecord.keyPrefix.count))
-            do {
-                var state = DialogState(id: id, record: try stored.decode(DialogRecord.self), suppressedForSession: false)
-                state.suppressedForSession = session.isSuppressed(state.dialogID)
-                return state
-            } catch {
-                return DialogState(id: id, record: nil, suppressedForSession: session.isSuppressed(id), problem: "\(error)")
+    /// What the rules read about `dialog`, from its stored record and the value under its never-remind key.
+    private func input(for dialog: Dialog, record: DialogRecord?, legacyValue: StoredValue?, lastOfAny: Date?, now: Date,
+                       overrides: DialogOverrides) -> DialogRules.Input {
+        DialogRules.Input(
+            record: record,
+            legacyNeverRemindKey: PrefsDefaults.bool(from: legacyValue) ? dialog.policy.neverRemindKey : nil,
+            suppressedForSession: session.isSuppressed(dialog.id),
+            beingPresented: record?.claim.map { Self.binds($0, now: now) } ?? false,
+            appVersion: appVersion,
+            now: now,
+            overrides: overrides,
+            displayFrequency: displayFrequency,
+            sessionPresentedAny: session.hasPresented,
+            lastPresentationOfAny: lastOfAny
+        )
+    }
+
+    /// When any dialog on the store was last presented, for ``DisplayFrequency/minimumInterval``.
+    static let lastPresentationKey = Prefs.Key<Date?>("dialoggate.lastPresentation")
+
+    /// Whether a claim still binds: its token is live in this process, its holder still runs on this host, or,
+    /// for a holder on another host, it has not expired. A token is live from just before its claim commits,
+    /// so a claim of this process never looks abandoned to another gate of the process.
+    static func binds(_ claim: DialogRecord.Claim, now: Date) -> Bool {
+        let holder = claim.holder
+        if holder == .current { return DialogPresentation.activeTokens.withLock { $0.contains(claim.token) } }
+        return holder.isRunning() ?? (now < claim.expiresAt)
+    }
+
+    static func remoteClaimExpiry(_ now: Date) -> Date {
+        now.addingTimeInterval(remoteClaimLifetime.timeInterval)
+    }
+
+    /// The stored record as a decision leaves it: clock anchors brought up to `now`, and a never-remind that only
+    /// the legacy key records adopted (the record names the key, so `prefs-tool dialogs` lists it and resets
+    /// clear it). Equal to `stored` when there is nothing to keep.
+    private func observed(_ dialog: Dialog, _ stored: DialogRecord?, _ input: DialogRules.Input) -> DialogRecord? {
+        var record = stored.map { DialogRules.reanchored($0, now: input.now) }
+        if let key = input.legacyNeverRemindKey, record?.neverRemindKey != key {
+            var adopted = record ?? DialogRecord()
+            Self.stamp(&adopted, dialog, appVersion: appVersion)
+            record = adopted
+        }
+        return record
+    }
+
+    /// Stores what a decision observed, re-reading in a transaction so that an answer another process recorded
+    /// meanwhile is kept. A failure is reported as the store's diagnostic and otherwise ignored: deciding must not
+    /// fail, and what is lost is at most the time since this decision.
+    private func storeObservations(of dialog: Dialog, now: Date) {
+        do {
+            let key = try DialogRecord.storeKey(for: dialog.id)
+            let overrides = overrides
+            try prefs.transaction { transaction in
+                let stored = DialogRecord.belonging(to: dialog.id, try transaction.value(for: key))
+                let legacy = try dialog.policy.neverRemindKey.map { try transaction.storedValue(forKey: $0) } ?? nil
+                let input = input(for: dialog, record: stored, legacyValue: legacy, lastOfAny: nil, now: now, overrides: overrides)
+                let observed = observed(dialog, stored, input)
+                if observed != stored { try transaction.set(observed, for: key) }
             }
-        }.sorted { $0.id < $1.id }
-    }
-
-    /// Forgets everything about the dialogs `ids` (stored state, legacy never-remind keys, and "OK" in this session).
-    /// An id may also be a ``DialogState/id`` as listed (`h.` and a hash for an id that is not a valid key name).
-    /// No ids, no change (use ``resetAll()`` to forget every dialog).
-    public func reset(_ ids: [String]) throws {
-        guard !ids.isEmpty else { return }  // session.clear([]) would forget every "OK" of the session
-        var removals: [String: StoredValue?] = [:]
-        var sessionIDs = ids
-        for id in ids {
-            let key = try DialogRecord.storeKey(for: id)
-            removals[key.name] = .some(nil)
-            let stored = storedRecord(key)
-            if let legacy = stored?.neverRemindKey { removals[legacy] = .some(nil) }
-            if let recorded = stored?.id, recorded != id { sessionIDs.append(recorded) }
+        } catch {
+            prefs.reportWriteFailure(error, key: DialogRecord.storeKeyName(for: dialog.id))
         }
-        try prefs.setStoredValues(removals)
-        session.clear(sessionIDs)
-    }
-
-    /// Forgets everything about `dialogs`, including never-remind keys written by older code before any record existed.
-    public func reset(_ dialogs: [Dialog]) throws {
-        try reset(dialogs.map(\.id))
-        let legacy = Dictionary(dialogs.compactMap(\.policy.neverRemindKey).map { ($0, StoredValue?.none) }) { first, _ in first }
-        if !legacy.isEmpty { try prefs.setStoredValues(legacy) }
-    }
-
-    /// Forgets every dialog's state.
-    public func resetAll() throws {
-        let ids = try states().map(\.id)
-        if !ids.isEmpty { try reset(ids) }
-        session.clear()
     }
 
     // MARK: - Storage
@@ -199,56 +322,46 @@ public final class DialogGate: Sendable {
         return min(max(date, .distantPast), .distantFuture)
     }
 
+    /// Counts one presentation, shown at `date`.
+    private static func count(_ record: inout DialogRecord, shownAt date: Date) {
+        record.presentations += 1
+        record.firstPresented = record.firstPresented ?? date
+        record.lastPresented = date
+        record.lastPresentedReanchoredAt = nil
+    }
+
+    /// Names the dialog, its app version and its never-remind key in its record.
+    private static func stamp(_ record: inout DialogRecord, _ dialog: Dialog, appVersion: String?) {
+        record.id = dialog.id
+        record.appVersion = record.appVersion ?? appVersion
+        record.neverRemindKey = dialog.policy.neverRemindKey
+    }
+
     /// The record of dialog `id`; nil when none is stored, or when the one under its key belongs to
     /// another id (two ids that are not key names with the same hash).
-    private func record(for id: String) -> DialogRecord? {
+    func record(for id: String) -> DialogRecord? {
         guard let key = try? DialogRecord.storeKey(for: id) else { return nil }
-        return DialogRecord.belonging(to: id, storedRecord(key))
-    }
-
-    /// Whatever record is stored under `key`.
-    private func storedRecord(_ key: Prefs.Key<DialogRecord?>) -> DialogRecord? {
-        prefs[key]
-    }
-
-    private func legacyNeverRemind(_ dialog: Dialog) -> Bool {
-        guard let name = dialog.policy.neverRemindKey, let key = try? Prefs.Key(validating: name, initial: false) else { return false }
-        return prefs[key]
-    }
-
-    /// Stores the clock anchors of `dialog`'s record for `now`, re-reading it in a transaction so that an answer
-    /// another process recorded meanwhile is kept. A failure is reported as the store's diagnostic and otherwise
-    /// ignored: deciding must not fail, and the anchors lost are at most the time since this decision.
-    private func storeAnchors(of dialog: Dialog, now: Date) {
-        do {
-            let key = try DialogRecord.storeKey(for: dialog.id)
-            try prefs.transaction { transaction in
-                guard let stored = DialogRecord.belonging(to: dialog.id, try transaction.value(for: key)) else { return }
-                let anchored = DialogRules.reanchored(stored, now: now)
-                if anchored != stored { try transaction.set(anchored, for: key) }
-            }
-        } catch {
-            prefs.reportWriteFailure(error, key: DialogRecord.storeKeyName(for: dialog.id))
-        }
+        return DialogRecord.belonging(to: id, prefs[key])
     }
 
     /// Changes a dialog's record atomically, starting a fresh one when the app version reset it, and writes
-    /// the legacy never-remind key in the same transaction.
+    /// the legacy never-remind key in the same transaction. `change` gets the record to change, the stored
+    /// one and the value under the never-remind key; it may throw to write nothing.
     ///
     /// When the app version reset the record, the legacy key is removed with it (unless this change sets it):
     /// the never-remind it recorded belongs to the old version, and once the new record carries the new
     /// version nothing else would tell the rules to ignore it.
-    private func update(_ dialog: Dialog, legacyFlag: Bool? = nil, _ change: (inout DialogRecord) -> Void) throws {
+    private func update(_ dialog: Dialog, legacyFlag: Bool? = nil,
+                        _ change: (inout DialogRecord, _ stored: DialogRecord?, _ legacy: StoredValue?, inout Prefs.Transaction) throws -> Void) throws {
         let key = try DialogRecord.storeKey(for: dialog.id)
         let legacyKey = try dialog.policy.neverRemindKey.map { try Prefs.Key(validating: $0, initial: false) }
         let appVersion = appVersion
         try prefs.transaction { transaction in
             let stored = DialogRecord.belonging(to: dialog.id, try transaction.value(for: key))
+            let legacy = try legacyKey.map { try transaction.storedValue(forKey: $0.name) } ?? nil
             var (record, versionReset) = DialogRules.effectiveRecord(stored, policy: dialog.policy, appVersion: appVersion)
-            record.id = dialog.id
-            record.appVersion = record.appVersion ?? appVersion
-            record.neverRemindKey = dialog.policy.neverRemindKey
-            change(&record)
+            Self.stamp(&record, dialog, appVersion: appVersion)
+            try change(&record, stored, legacy, &transaction)
             try transaction.set(record, for: key)
             if let legacyKey {
                 if let legacyFlag {
@@ -261,20 +374,10 @@ public final class DialogGate: Sendable {
     }
 }
 
-/// A dialog's stored state, for listing (`prefs-tool dialogs`).
-public struct DialogState: Sendable, Hashable {
-    /// The name the state is stored under, after `dialogs.`: the dialog id, or `h.` and 16 hex digits for an
-    /// id that is not a valid key name. ``DialogGate/reset(_:)`` accepts it.
-    public var id: String
-    /// nil when the stored record cannot be read (see `problem`).
-    public var record: DialogRecord?
-    public var suppressedForSession: Bool
-    public var problem: String?
-
-    /// The dialog's id: the one its record keeps (for a hashed key), else ``id``.
-    public var dialogID: String {
-        guard let recorded = record?.id, DialogRecord.storeKeyName(for: recorded) == DialogRecord.keyPrefix + id else { return id }
-        return recorded
+extension DialogOverrides {
+    /// Whether the overrides decide `id` (forced, show-all or hide-all), so that nothing the rules saw is stored.
+    func decides(_ id: String) -> Bool {
+        mode != .none || forced.contains(id)
     }
 }
 

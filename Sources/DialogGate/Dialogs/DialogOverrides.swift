@@ -4,7 +4,9 @@ import Foundation
 /// ids, without touching stored state.
 ///
 /// Set them through the API (``DialogGate/overrides``) or the environment variable `DIALOGGATE_OVERRIDE`:
-/// `show-all`, `hide-all`, or `force=welcome,rate-app` (forced ids show even under `hide-all`).
+/// `show-all`, `hide-all` (in any case), or `force=welcome,rate-app` (forced ids show even under `hide-all`),
+/// parts separated by `;`. An id holding `,`, `;`, `"` or white space at either end is written in double quotes,
+/// with `\"` and `\\` inside: `force="msg:Hello, world"`.
 /// ```sh
 /// DIALOGGATE_OVERRIDE=show-all ./MyApp
 /// ```
@@ -32,15 +34,45 @@ public struct DialogOverrides: Sendable, Hashable {
         }
         var overrides = DialogOverrides()
         var unrecognized: [String] = []
-        for part in raw.split(separator: ";").map({ $0.trimmingCharacters(in: .whitespaces) }) {
-            if let mode = Mode(rawValue: part), mode != .none {
+        for part in split(raw, at: ";").map({ $0.trimmingCharacters(in: .whitespaces) }) where !part.isEmpty {
+            if let mode = Mode(rawValue: part.lowercased()), mode != .none {
                 overrides.mode = mode
-            } else if part.hasPrefix("force=") {
-                overrides.forced.formUnion(part.dropFirst(6).split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+            } else if part.lowercased().hasPrefix("force=") {
+                let ids = split(String(part.dropFirst(6)), at: ",").map(unquoted)
+                overrides.forced.formUnion(ids.filter { !$0.isEmpty })
             } else {
                 unrecognized.append(part)
             }
         }
         return (overrides, unrecognized.isEmpty ? nil : unrecognized.joined(separator: ";"))
+    }
+
+    /// `text` split at `separator` outside double quotes (the quotes are kept).
+    private static func split(_ text: String, at separator: Character) -> [String] {
+        var parts: [String] = [], current = "", quoted = false, escaped = false
+        for character in text {
+            if escaped { escaped = false } else if quoted && character == "\\" { escaped = true } else if character == "\"" { quoted.toggle() }
+            if character == separator && !quoted {
+                parts.append(current)
+                current = ""
+            } else {
+                current.append(character)
+            }
+        }
+        parts.append(current)
+        return parts
+    }
+
+    /// An id as written: trimmed, or, in double quotes, exactly what they hold with `\"` and `\\` unescaped.
+    private static func unquoted(_ text: String) -> String {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard trimmed.count >= 2, trimmed.hasPrefix("\""), trimmed.hasSuffix("\"") else { return trimmed }
+        var id = "", escaped = false
+        for character in trimmed.dropFirst().dropLast() {
+            if !escaped && character == "\\" { escaped = true; continue }
+            id.append(character)
+            escaped = false
+        }
+        return id
     }
 }

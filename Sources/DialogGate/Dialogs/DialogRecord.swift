@@ -7,7 +7,8 @@ public struct DialogRecord: Codable, Hashable, Sendable, PrefsStorable {
     /// The dialog's id, so a record stored under a hashed key can be listed and told apart from another
     /// id with the same hash. nil in records written before it was kept.
     public var id: String?
-    /// How many times the dialog was presented.
+    /// How many times the dialog was presented: counted when a presentation ends with an answer (see
+    /// ``DialogPresentation/finish(_:)``), so one interrupted by a crash is not counted and shows again.
     public var presentations = 0
     public var firstPresented: Date?
     public var lastPresented: Date?
@@ -29,8 +30,42 @@ public struct DialogRecord: Codable, Hashable, Sendable, PrefsStorable {
     public var appVersion: String?
     /// The policy's never-remind key when it has one, so a reset can clear it too.
     public var neverRemindKey: String?
+    /// The presentation on screen now, if any (see ``DialogGate/claim(_:)``): no other gate or process presents
+    /// the dialog while its holder runs.
+    public var claim: Claim?
 
     public init() {}
+
+    /// A presentation in progress: who holds it and since when.
+    ///
+    /// A claim binds while its holder process runs on this host (its id and start time name it), and until
+    /// ``expiresAt`` for a holder on another host (a store on a shared disk). A holder that crashed leaves a claim
+    /// that binds nothing: the dialog may be presented again at once.
+    public struct Claim: Codable, Hashable, Sendable {
+        /// Names this presentation; only its holder ends it.
+        public var token: String
+        /// When the dialog was put on screen; recorded as ``DialogRecord/lastPresented`` when it ends.
+        public var claimedAt: Date
+        /// Until when a holder on another host, which cannot be asked whether it still runs, keeps the claim.
+        public var expiresAt: Date
+        public var host: String
+        public var processID: Int32
+        /// The holder's start time, telling it from a later process given the same id; nil where it cannot be read.
+        public var processStarted: UInt64?
+
+        var holder: ProcessIdentity {
+            ProcessIdentity(host: host, processID: processID, started: processStarted)
+        }
+
+        init(token: String, claimedAt: Date, expiresAt: Date, holder: ProcessIdentity) {
+            self.token = token
+            self.claimedAt = claimedAt
+            self.expiresAt = expiresAt
+            host = holder.host
+            processID = holder.processID
+            processStarted = holder.started
+        }
+    }
 
     /// The store key of a dialog's record (see ``storeKeyName(for:)``); any id has one.
     public static func storeKey(for id: String) throws -> Prefs.Key<DialogRecord?> {

@@ -9,12 +9,23 @@ public final class DialogSession: Sendable {
     public static let process = DialogSession()
 
     private let suppressed = Locked<Set<String>>([])
+    /// Whether a dialog was presented in this session (for ``DisplayFrequency/oncePerSession``).
+    private let presentedAny = Locked(false)
 
     public init() {}
 
     /// Whether "OK" hid dialog `id` in this session.
     public func isSuppressed(_ id: String) -> Bool {
         suppressed.withLock { $0.contains(id) }
+    }
+
+    /// Whether any dialog was presented in this session.
+    public var hasPresented: Bool {
+        presentedAny.withLock { $0 }
+    }
+
+    func notePresentation() {
+        presentedAny.withLock { $0 = true }
     }
 
     func suppress(_ id: String) {

@@ -16,8 +16,10 @@ public enum FeedFetchError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The server redirected to a URL that the same rules refuse (such as `http` to a public host), or to a loopback
     /// host from a feed that is not on one.
     case insecureRedirect(to: URL)
-    /// A status other than 200 and 304. 429 and 5xx also start a backoff.
+    /// A status other than 200, 304, 404 and 410. 429 and 5xx also start a backoff.
     case httpStatus(Int, url: URL)
+    /// 404 or 410: the publisher removed the feed. The last good feed is dropped, so nothing is shown.
+    case feedRemoved(status: Int, url: URL)
     /// No complete response within the timeout.
     case timedOut(after: Duration)
     /// The body is larger than allowed: `bytes` is the declared `Content-Length` or what had arrived.
@@ -70,6 +72,8 @@ public enum FeedFetchError: Error, Sendable, Hashable, CustomStringConvertible {
             }
         case .httpStatus(let code, let url):
             "HTTP status \(code) from \(url.absoluteString)"
+        case .feedRemoved(let code, let url):
+            "HTTP status \(code) from \(url.absoluteString): the feed was removed, so no message is shown"
         case .timedOut(let duration):
             "timed out after \(Self.seconds(duration)) seconds"
         case .tooLarge(let bytes, let limit):

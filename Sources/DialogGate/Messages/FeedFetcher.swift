@@ -18,7 +18,9 @@ import Prefs
 /// - Bodies over ``Options/maximumBytes`` once decoded are refused (the loader stops reading there; see
 ///   ``FeedLoader``); redirects to loopback only from a loopback feed; the timeout is enforced here as well as in the
 ///   request (URLSession on Linux rounds request timeouts down to whole seconds).
-/// - On any failure the last good feed is used while it is younger than ``Options/maximumCacheAge``.
+/// - On any other failure the last good feed is used while it is younger than ``Options/maximumCacheAge``.
+/// - A 404 or 410 means the publisher removed the feed: the last good feed is dropped at once and nothing is
+///   shown until the URL serves a feed again.
 ///
 /// Concurrent calls share one fetch. The clock and the jitter are injected, so tests never sleep.
 ///
@@ -189,6 +191,8 @@ public actor FeedFetcher {
             return accept(response, now: now, requestSent: true)
         case 304:
             return revalidate(response, stored: stored, now: now)
+        case 404, 410:
+            return removed(status: response.statusCode, now: now)
         default:
             let retryAfter = response.header("Retry-After").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
             return recordFailure(.httpStatus(response.statusCode, url: url), retryAfter: retryAfter, now: now, requestSent: true)
@@ -237,6 +241,27 @@ public actor FeedFetcher {
         var result = fallback(refreshed, now: now, error: storeError, requestSent: true)
         if result.feed != nil { result.source = .notModified }
         return result
+    }
+
+    /// A 404 or 410: the publisher removed the feed (deleting `messages.json` from static hosting gives a 404).
+    /// The last good feed is dropped at once, so no message it held is shown again, even when a later fetch
+    /// fails; the next 200 brings a feed back. A 404 that was a hosting glitch costs one launch without a message.
+    private func removed(status: Int, now: Date) -> FeedFetchResult {
+        let failure = FeedFetchError.feedRemoved(status: status, url: url)
+        let storeError = write { cache in
+            cache.body = nil
+            cache.etag = nil
+            cache.lastModified = nil
+            cache.fetchedAt = now
+            cache.maxAge = nil
+            cache.consecutiveFailures = 0
+            cache.nextRetryAt = nil
+            cache.lastFailure = failure.description
+        }
+        if let storeError {  // the removal is the error to show; the store's failure goes to its diagnostics
+            prefs.reportWriteFailure(storeError, key: cacheKey.name)
+        }
+        return FeedFetchResult(source: .none, feed: nil, fetchedAt: nil, error: failure, requestSent: true)
     }
 
     /// A `file://` feed: read directly, size-capped, validated and stored like a 200.

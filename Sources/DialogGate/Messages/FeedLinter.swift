@@ -13,8 +13,8 @@ import Prefs
 /// Warnings: other unknown keys (with the nearest known key: `appVersion` → did you mean `appVersions`),
 /// control characters in texts, dropped links, `http` links, and messages that can never match: cancelled,
 /// `endsAt` not after `startsAt`, `endsAt` in the past (when `now` is given), an empty version or locale
-/// list, a version list that is the `["0"]` cancel idiom, `rolloutPercent` 0, and a message that starts after one
-/// with a higher id for the same app (acknowledging the higher id first hides it for good).
+/// list, a version list that is the `["0"]` cancel idiom, `rolloutPercent` 0, and a message placed after a higher
+/// id for the same app (added after that one was acknowledged, it is never shown).
 ///
 /// Issues come sorted by location (errors first at the same place), so output is stable; after the first
 /// ``FeedDecoder/maximumIssues``, one last issue counts the others.
@@ -99,24 +99,21 @@ public enum FeedLinter {
         return issues
     }
 
-    /// Messages that a user may never see because a message with a higher id for the same app goes live first:
-    /// an app shows only ids above its `lastMessageId`, so acknowledging the higher one hides the lower one.
+    /// Messages a user can miss: an app shows ids above its `lastMessageId`, and lower ids that were in the feed,
+    /// unacknowledged, when a higher one was acknowledged. A lower id added to the feed after an installation
+    /// acknowledged a higher one is never shown there. The feed does not say when a message was added; a message
+    /// placed after a higher live id of its app (feeds grow at the end) is taken to have been added after it.
     private static func orderWarnings(_ messages: [RemoteMessage], in root: LocatedJSON) -> [FeedIssue] {
         let live = messages.filter(canEverShow)
         var issues: [FeedIssue] = []
         for message in live {
-            guard let startsAt = message.startsAt else { continue }
-            // The earliest-starting higher id for the same app that is live before this one.
-            let earlier = live
-                .filter { $0.bundleId == message.bundleId && $0.id > message.id && ($0.startsAt ?? .distantPast) < startsAt }
-                .min { ($0.startsAt ?? .distantPast, $0.id) < ($1.startsAt ?? .distantPast, $1.id) }
-            guard let earlier else { continue }
-            let path = JSONPath.root / message.feedIndex / "startsAt"
+            guard let higher = live.filter({ $0.bundleId == message.bundleId && $0.feedIndex < message.feedIndex && $0.id > message.id })
+                .max(by: { $0.id < $1.id }) else { continue }
+            let path = JSONPath.root / message.feedIndex / "id"
             let location = root[path]?.location ?? root.location
-            let since = earlier.startsAt.map { "from \(ISO8601.format($0))" } ?? "at once"
             issues.append(FeedIssue(.warning, at: path, location,
-                "message \(message.id) starts after message \(earlier.id), which is live \(since): a user who acknowledges "
-                    + "\(earlier.id) first never sees \(message.id), since only ids above lastMessageId are shown; give it an id above \(earlier.id)"))
+                "message \(message.id) comes after message \(higher.id) for the same app but has a lower id: if it was added after "
+                    + "\(higher.id), an installation that acknowledged \(higher.id) first never sees it; give a new message an id above \(higher.id)"))
         }
         return issues
     }

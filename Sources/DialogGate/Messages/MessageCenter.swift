@@ -2,6 +2,28 @@ import Foundation
 import Observation
 import Prefs
 
+/// What happened to a message, for ``MessageCenter/onEvent``.
+///
+/// ```swift
+/// MessageEvent.impression(message).description   // "impression 7"
+/// ```
+public enum MessageEvent: Sendable, Hashable, CustomStringConvertible {
+    /// The message became pending: the app presents it.
+    case impression(RemoteMessage)
+    /// The user acknowledged it (confirm or link).
+    case acknowledged(RemoteMessage, MessageCenter.Acknowledgement)
+    /// It was put away without an acknowledgement (``MessageCenter/dismissWithoutAcknowledging()``).
+    case dismissed(RemoteMessage)
+
+    public var description: String {
+        switch self {
+        case .impression(let message): "impression \(message.id)"
+        case .acknowledged(let message, let action): "acknowledged \(message.id) (\(action == .link ? "link" : "confirm"))"
+        case .dismissed(let message): "dismissed \(message.id)"
+        }
+    }
+}
+
 /// The app-facing service: fetches the feed, decides which message to show, and remembers which one
 /// the user acknowledged. The shape of the original `AlertService`, made safe.
 ///
@@ -35,12 +57,12 @@ public final class MessageCenter {
     /// How the user left a message; both store its id as `lastMessageId`.
     ///
     /// ```swift
-    /// center.acknowledge(.confirm)
+    /// center.acknowledge(.confirm, for: message)
     /// ```
     public enum Acknowledgement: Sendable, Hashable {
         /// The confirm button (`confirmLabel`).
         case confirm
-        /// The link button; ``MessageCenter/acknowledge(_:)`` returns the link's URL.
+        /// The link button; ``MessageCenter/acknowledge(_:for:)`` returns the link's URL.
         case link
     }
 
@@ -51,11 +73,13 @@ public final class MessageCenter {
     /// ```
     public nonisolated static let installationIdKey = Prefs.Key<String?>("dialoggate.installationId")
 
-    /// The message to present, or nil. Cleared by ``acknowledge(_:)`` and ``dismissWithoutAcknowledging()``.
+    /// The message to present, or nil. Cleared by ``acknowledge(_:for:)`` and ``dismissWithoutAcknowledging()``.
+    /// A refresh never swaps it for another message while it is still to be shown (it may be on screen): it
+    /// changes only when the message is no longer eligible (acknowledged elsewhere, cancelled, removed).
     public private(set) var pendingMessage: RemoteMessage?
     /// What went wrong during the last refresh or acknowledgement, or nil. The last good feed may still
     /// have been used (see ``lastFetch``).
-    public private(set) var lastError: FeedFetchError?
+    public internal(set) var lastError: FeedFetchError?
     /// The feed's issues from the last refresh: skipped messages, dropped links, unknown keys.
     public private(set) var diagnostics: [FeedIssue] = []
     /// Every targeting check of the last decision, for a debug screen.
@@ -73,6 +97,26 @@ public final class MessageCenter {
     public let prefs: Prefs
     /// The key holding the id of the last acknowledged message.
     public let lastMessageIdKey: Prefs.Key<Int>
+    /// The key holding the ids passed over: messages that were in the feed, unacknowledged, when a higher id was
+    /// acknowledged (`lastMessageId.passedOver`). They stay eligible although their id is not above `lastMessageId`,
+    /// so acknowledging a higher id (a higher priority, a lower id that starts later) never hides a lower one.
+    ///
+    /// ```swift
+    /// prefs[center.passedOverKey]   // [3]
+    /// ```
+    public let passedOverKey: Prefs.Key<[Int]>
+    /// How often a message not yet acknowledged is shown again.
+    public let impressionPolicy: ImpressionPolicy
+    /// The key holding each message's impressions (`lastMessageId.impressions`), written when
+    /// ``impressionPolicy`` limits them.
+    let impressionsKey: Prefs.Key<MessageImpressions>
+    /// Called on the main actor when a message becomes pending (an impression), when one is acknowledged, and
+    /// when one is dismissed without acknowledging: for the app's analytics.
+    ///
+    /// ```swift
+    /// center.onEvent = { event in analytics.log("\(event)") }   // "impression 7", "acknowledged 7 (confirm)"
+    /// ```
+    @ObservationIgnored public var onEvent: (@MainActor (MessageEvent) -> Void)?
     /// The fetcher, for inspecting its cache.
     public let fetcher: FeedFetcher
     private let clock: @Sendable () -> Date
@@ -85,6 +129,7 @@ public final class MessageCenter {
     ///   - lastMessageIdKey: the key name of the last acknowledged id; `"lastMessageId"` as in the original
     ///     service (a programming error, stopping here, if the name is not a valid key name).
     ///   - options: timeouts, size cap, cache age, backoff, allowed link schemes.
+    ///   - impressions: how often a message not yet acknowledged is shown again (by default at every refresh).
     ///   - loader: performs HTTP requests; nil for ``FeedLoaders/standard()``.
     ///   - clock: the current date, for targeting, max-age, backoff and cache age.
     ///   - random: a number in `0..<1` for the backoff jitter.
@@ -99,6 +144,7 @@ public final class MessageCenter {
         context: MessageContext,
         lastMessageIdKey: String = "lastMessageId",
         options: FeedFetcher.Options = FeedFetcher.Options(),
+        impressions: ImpressionPolicy = ImpressionPolicy(),
         loader: (any FeedLoader)? = nil,
         clock: @escaping @Sendable () -> Date = { Date() },
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
@@ -107,6 +153,9 @@ public final class MessageCenter {
         self.prefs = prefs
         self.context = context
         self.lastMessageIdKey = Prefs.Key<Int>(lastMessageIdKey, initial: 0)
+        passedOverKey = Prefs.Key<[Int]>(lastMessageIdKey + ".passedOver", initial: [])
+        impressionPolicy = impressions
+        impressionsKey = Prefs.Key<MessageImpressions>(lastMessageIdKey + ".impressions", initial: MessageImpressions())
         // Reads go through the stored value (to read "3" as UserDefaults would), which declares nothing: declare the
         // key here, so `prefs-tool list` shows it, and `reset lastMessageId` finds it, before the first acknowledgement.
         prefs.declareOnFirstUse(self.lastMessageIdKey)
@@ -138,39 +187,33 @@ public final class MessageCenter {
             pendingMessage = nil
             return
         }
-        let lastMessageId: Int
-        switch readLastMessageId() {
-        case .success(let value): lastMessageId = value
+        let lastMessageId: Int, passedOver: Set<Int>
+        switch readAcknowledged() {
+        case .success(let value): (lastMessageId, passedOver) = value
         case .failure(let error):
             lastError = error
-            lastMessageId = .max  // fail closed: every message may have an id at or below the value not read
+            (lastMessageId, passedOver) = (.max, [])  // fail closed: every message may have an id at or below the value not read
         }
+        let now = clock()
         let report = MessageTargeting.explain(
-            feed.messages, context: context, now: clock(), lastMessageId: lastMessageId, installationId: installationId()
+            feed.messages, context: context, now: now, lastMessageId: lastMessageId, passedOver: passedOver,
+            installationId: installationId()
         )
         lastReport = report
-        pendingMessage = report.selected
+        // Keep the message that may be on screen while it is still eligible: the user acknowledges what they saw.
+        if let pending = pendingMessage, report.evaluations.contains(where: { $0.isEligible && $0.message.id == pending.id }) { return }
+        pendingMessage = selectRespectingImpressions(report, now: now)
+        if let pendingMessage { onEvent?(.impression(pendingMessage)) }
     }
 
-    /// Records that the user acknowledged the pending message: stores its id as `lastMessageId` (never
-    /// lowering the stored value) and clears ``pendingMessage``.
-    ///
-    /// - Returns: the link's URL for `.link` (nil for `.confirm`, for a message without a link, or when
-    ///   nothing is pending).
-    ///
-    /// ```swift
-    /// if let url = center.acknowledge(.link) { openURL(url) }
-    /// ```
-    @discardableResult
-    public func acknowledge(_ action: Acknowledgement) -> URL? {
-        guard let message = pendingMessage else { return nil }
-        return acknowledge(action, for: message)
-    }
-
-    /// Records that the user acknowledged `message`, whether or not it is still pending: for UI that
-    /// holds the presented message itself (SwiftUI's `alert(_:isPresented:presenting:)` may clear its
-    /// binding before the button action runs). Clears ``pendingMessage`` if it is that message.
+    /// Records that the user acknowledged `message`, the one presented: stores its id as `lastMessageId`
+    /// (never lowering the stored value) and clears ``pendingMessage`` if it is that message. It takes the
+    /// message, not "whatever is pending", so that a refresh can never make it acknowledge one the user did not
+    /// see; it works whether or not the message is still pending (SwiftUI's `alert(_:isPresented:presenting:)`
+    /// may clear its binding before the button action runs).
     /// A stored `lastMessageId` that cannot be read is left alone (it might be higher) and reported.
+    ///
+    /// - Returns: the link's URL for `.link` (nil for `.confirm`, or for a message without a link).
     ///
     /// ```swift
     /// Button(message.confirmLabel) { center.acknowledge(.confirm, for: message) }
@@ -178,12 +221,22 @@ public final class MessageCenter {
     @discardableResult
     public func acknowledge(_ action: Acknowledgement, for message: RemoteMessage) -> URL? {
         if pendingMessage?.id == message.id { pendingMessage = nil }
-        let key = lastMessageIdKey
+        let key = lastMessageIdKey, passedOverKey = passedOverKey, impressionsKey = impressionsKey
+        // The lower ids of this app in the feed: those not acknowledged yet are passed over, not lost.
+        let lower = (lastFetch?.feed?.messages ?? []).filter { $0.bundleId == message.bundleId && $0.id < message.id }.map(\.id)
         do {
             let unreadable = try prefs.transaction { transaction -> FeedFetchError? in
                 switch Self.lastMessageId(from: try transaction.storedValue(forKey: key.name), key: key.name) {
                 case .success(let current):
+                    var passedOver = Set(try transaction.value(for: passedOverKey))
+                    passedOver.formUnion(lower.filter { $0 > current })
+                    passedOver.remove(message.id)
                     try transaction.set(max(current, message.id), for: key)
+                    try transaction.set(Array(passedOver.sorted().suffix(Self.passedOverLimit)), for: passedOverKey)
+                    if try transaction.storedValue(forKey: impressionsKey.name) != nil {
+                        var impressions = try transaction.value(for: impressionsKey)
+                        if impressions.messages.removeValue(forKey: String(message.id)) != nil { try transaction.set(impressions, for: impressionsKey) }
+                    }
                     return nil
                 case .failure(let error):
                     return error
@@ -193,6 +246,7 @@ public final class MessageCenter {
         } catch {
             lastError = .storeFailed("\(error)")
         }
+        onEvent?(.acknowledged(message, action))
         return action == .link ? message.link?.url : nil
     }
 
@@ -203,7 +257,9 @@ public final class MessageCenter {
     /// center.dismissWithoutAcknowledging()
     /// ```
     public func dismissWithoutAcknowledging() {
+        guard let message = pendingMessage else { return }
         pendingMessage = nil
+        onEvent?(.dismissed(message))
     }
 
     /// The id of the last acknowledged message; 0 before any; `Int.max` when the stored value cannot be read
@@ -242,14 +298,18 @@ public final class MessageCenter {
         }
     }
 
-    /// `lastMessageId` as committed now, including other processes' writes.
-    private func readLastMessageId() -> Result<Int, FeedFetchError> {
-        let key = lastMessageIdKey
+    /// The most passed-over ids kept (the highest): a feed holds a handful of messages per app.
+    static let passedOverLimit = 100
+
+    /// `lastMessageId` and the passed-over ids as committed now, including other processes' writes.
+    private func readAcknowledged() -> Result<(Int, Set<Int>), FeedFetchError> {
+        let key = lastMessageIdKey, passedOverKey = passedOverKey
         do {
-            return Self.lastMessageId(from: try prefs.transaction { try $0.storedValue(forKey: key.name) }, key: key.name)
+            let (stored, passedOver) = try prefs.transaction { (try $0.storedValue(forKey: key.name), Set(try $0.value(for: passedOverKey))) }
+            return Self.lastMessageId(from: stored, key: key.name).map { ($0, passedOver) }
         } catch {
             lastError = .storeFailed("\(error)")
-            return .success(prefs[key])
+            return .success((prefs[key], Set(prefs[passedOverKey])))
         }
     }
 

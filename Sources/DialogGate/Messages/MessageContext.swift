@@ -67,17 +67,56 @@ public struct MessageContext: Sendable, Hashable, CustomStringConvertible {
         return base.lowercased().replacingOccurrences(of: "_", with: "-")
     }
 
-    /// Whether the locale falls under `tag` (case-insensitive, `_` and `-` equivalent, prefix by
-    /// whole subtags): `en` covers `en`, `en-GB` and `en_US`, but not `eng`.
+    /// Whether the locale falls under `tag` (case-insensitive, `_` and `-` equivalent): the same language, and the
+    /// tag's script and region when it names them. A script the identifier leaves out is inferred from its region
+    /// where that is unambiguous (Chinese: `TW`, `HK`, `MO` are Hant; `CN`, `SG` and none are Hans), so Apple's
+    /// `zh-Hant_TW` and Linux's `zh_TW` are both covered by `zh-TW` and by `zh-Hant`. `en` covers `en`, `en-GB` and
+    /// `en_US`, but not `eng`.
     ///
     /// ```swift
-    /// MessageContext.locale("en_GB", isCoveredBy: "en")      // true
-    /// MessageContext.locale("en_GB", isCoveredBy: "en-US")   // false
+    /// MessageContext.locale("en_GB", isCoveredBy: "en")          // true
+    /// MessageContext.locale("en_GB", isCoveredBy: "en-US")       // false
+    /// MessageContext.locale("zh-Hant_TW", isCoveredBy: "zh-TW")  // true
+    /// MessageContext.locale("zh_TW", isCoveredBy: "zh-Hant")     // true
     /// ```
     public static func locale(_ identifier: String, isCoveredBy tag: String) -> Bool {
-        let locale = normalizedLanguageTag(identifier)
-        let prefix = normalizedLanguageTag(tag)
-        guard !prefix.isEmpty else { return false }
-        return locale == prefix || locale.hasPrefix(prefix + "-")
+        let locale = LanguageTag(normalizedLanguageTag(identifier)), wanted = LanguageTag(normalizedLanguageTag(tag))
+        guard !wanted.language.isEmpty, locale.language == wanted.language else { return false }
+        if !wanted.others.isEmpty {  // variants and extensions: compare as a prefix, subtag by subtag
+            let full = normalizedLanguageTag(identifier), prefix = normalizedLanguageTag(tag)
+            return full == prefix || full.hasPrefix(prefix + "-")
+        }
+        if let script = wanted.script, locale.script ?? locale.inferredScript != script { return false }
+        if let region = wanted.region, locale.region != region { return false }
+        return true
+    }
+}
+
+/// A normalized language tag's parts: `zh-hant-tw` is language `zh`, script `hant`, region `tw`.
+private struct LanguageTag {
+    var language: String
+    var script: String?
+    var region: String?
+    /// Any other subtags (variants, extensions).
+    var others: [String] = []
+
+    init(_ normalized: String) {
+        var parts = normalized.split(separator: "-", omittingEmptySubsequences: false).map(String.init)
+        language = parts.isEmpty ? "" : parts.removeFirst()
+        if let first = parts.first, first.count == 4, first.allSatisfy(\.isLetter) { script = parts.removeFirst() }
+        if let first = parts.first, (first.count == 2 && first.allSatisfy(\.isLetter)) || (first.count == 3 && first.allSatisfy(\.isNumber)) {
+            region = parts.removeFirst()
+        }
+        others = parts
+    }
+
+    /// The script the region implies, where it is unambiguous.
+    var inferredScript: String? {
+        guard language == "zh" else { return nil }
+        switch region {
+        case "tw", "hk", "mo": return "hant"
+        case "cn", "sg", "my", nil: return "hans"
+        default: return nil
+        }
     }
 }

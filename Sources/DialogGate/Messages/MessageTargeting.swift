@@ -5,7 +5,8 @@ import Prefs
 /// context, the date, the last acknowledged id and the installation id.
 ///
 /// A message is eligible when every rule passes: it is for this app, its id is greater than
-/// `lastMessageId`, it is not cancelled, the date is within `startsAt ..< endsAt`, the app and OS versions
+/// `lastMessageId` or it was passed over (in the feed, unacknowledged, when a higher id was acknowledged), it is
+/// not cancelled, the date is within `startsAt ..< endsAt`, the app and OS versions
 /// match their lists (a list with no matching entry matches nothing, so `["0"]` cancels), the locale falls
 /// under one of `locales`, and the installation's rollout bucket is below `rolloutPercent`. Among eligible
 /// messages the highest `priority` wins, then the highest id.
@@ -24,10 +25,11 @@ public enum MessageTargeting {
     ///                                       lastMessageId: 0, installationId: "A1B2…")
     /// ```
     public static func explain(
-        _ messages: [RemoteMessage], context: MessageContext, now: Date, lastMessageId: Int, installationId: String
+        _ messages: [RemoteMessage], context: MessageContext, now: Date, lastMessageId: Int, passedOver: Set<Int> = [],
+        installationId: String
     ) -> TargetingReport {
         let evaluations = messages.map {
-            evaluate($0, context: context, now: now, lastMessageId: lastMessageId, installationId: installationId)
+            evaluate($0, context: context, now: now, lastMessageId: lastMessageId, passedOver: passedOver, installationId: installationId)
         }
         let selected = evaluations.filter(\.isEligible).map(\.message).min(by: isPreferred)
         return TargetingReport(evaluations: evaluations, selected: selected)
@@ -39,9 +41,10 @@ public enum MessageTargeting {
     /// let message = MessageTargeting.select(messages, context: context, now: now, lastMessageId: 0, installationId: id)
     /// ```
     public static func select(
-        _ messages: [RemoteMessage], context: MessageContext, now: Date, lastMessageId: Int, installationId: String
+        _ messages: [RemoteMessage], context: MessageContext, now: Date, lastMessageId: Int, passedOver: Set<Int> = [],
+        installationId: String
     ) -> RemoteMessage? {
-        explain(messages, context: context, now: now, lastMessageId: lastMessageId, installationId: installationId).selected
+        explain(messages, context: context, now: now, lastMessageId: lastMessageId, passedOver: passedOver, installationId: installationId).selected
     }
 
     /// Every check of one message, in ``TargetingCheck/Rule`` order; all are made even after one fails.
@@ -51,7 +54,8 @@ public enum MessageTargeting {
     /// evaluation.failedChecks.map(\.summary)
     /// ```
     public static func evaluate(
-        _ message: RemoteMessage, context: MessageContext, now: Date, lastMessageId: Int, installationId: String
+        _ message: RemoteMessage, context: MessageContext, now: Date, lastMessageId: Int, passedOver: Set<Int> = [],
+        installationId: String
     ) -> MessageEvaluation {
         let nowText = ISO8601.format(now)
         var checks: [TargetingCheck] = []
@@ -62,8 +66,13 @@ public enum MessageTargeting {
         let sameApp = message.bundleId == context.bundleIdentifier
         add(.bundleId, sameApp, "\"\(message.bundleId)\" \(sameApp ? "==" : "!=") \"\(context.bundleIdentifier)\"")
 
-        let newer = message.id > lastMessageId
-        add(.id, newer, newer ? "\(message.id) > \(lastMessageId)" : "\(message.id) is not > \(lastMessageId)")
+        if message.id > lastMessageId {
+            add(.id, true, "\(message.id) > \(lastMessageId)")
+        } else if passedOver.contains(message.id) {
+            add(.id, true, "\(message.id) is not > \(lastMessageId), but was passed over unacknowledged")
+        } else {
+            add(.id, false, "\(message.id) is not > \(lastMessageId)")
+        }
 
         add(.cancelled, !message.cancelled, message.cancelled ? "cancelled in the feed" : "not cancelled")
 
@@ -107,15 +116,18 @@ public enum MessageTargeting {
         return MessageEvaluation(message: message, checks: checks)
     }
 
-    /// The installation's bucket, 0 to 99, for a message: FNV-1a 64 of `"<installationId>:<messageId>"`
-    /// modulo 100. The same installation and message always give the same bucket, in every process; a
-    /// different message id reshuffles installations, so the same users are not always first.
+    /// The installation's bucket, 0 to 99, for a message: the first 8 bytes of SHA-256 of
+    /// `"<messageId>:<installationId>"`, big-endian, modulo 100. The same installation and message always give the
+    /// same bucket, in every process and release; the buckets of one installation for two messages are independent,
+    /// so two 10% rollouts overlap in about 1% of installations, not in all or none of them.
     ///
     /// ```swift
     /// MessageTargeting.rolloutBucket(installationId: "A1B2C3", messageId: 7)   // always the same value
     /// ```
     public static func rolloutBucket(installationId: String, messageId: Int) -> Int {
-        Int(StableHash.fnv1a64("\(installationId):\(messageId)") % 100)
+        let digest = SHA256.hash(Array("\(messageId):\(installationId)".utf8))
+        let prefix = digest.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        return Int(prefix % 100)
     }
 
     // MARK: - Internals

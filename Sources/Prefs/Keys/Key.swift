@@ -78,7 +78,7 @@ public struct KeyDeclaration: Sendable, Hashable {
     public var type: ValueType
     /// The initial value's JSON form; nil for an optional key whose initial value is nil.
     public var initial: JSON?
-    /// The names the key had before (``Prefs/Key/formerNames``), so tools read and reset a renamed value as the app does.
+    /// The names the key had before (``Prefs/Keys/formerNames``), so tools read and reset a renamed value as the app does.
     public var formerNames: [String]
 
     public init(type: ValueType, initial: JSON?, formerNames: [String] = []) {

@@ -59,7 +59,7 @@ public final class ObservableValue<Value: PrefsStorable>: Observable, Sendable {
         return prefs.lookup(key)
     }
 
-    /// Writes `newValue`, throwing what ``value``'s setter reports (see ``Prefs/set(_:for:)``).
+    /// Writes `newValue`, throwing what ``value``'s setter reports (see ``Prefs/set(_:for:)-(_,Prefs.Key<Value>)``).
     public func set(_ newValue: Value) throws {
         try prefs.set(newValue, for: key)
     }

@@ -10,7 +10,7 @@ extension Prefs {
         try declare(keys)
     }
 
-    /// Records `keys`; see ``declare(_:)-(Keys...)``.
+    /// Records `keys`; see ``declare(_:)-(Prefs.Keys...)``.
     public func declare(_ keys: [Keys]) throws {
         var changes = Changeset()
         for key in keys where try recordedDeclaration(for: key.name) != key.declaration {

@@ -65,8 +65,10 @@ extension Prefs {
         }
     }
 
-    /// One poll tick: a failure is reported once, not again on every tick while it stays the same.
-    func refreshReportingErrors() {
+    /// ``refresh()``, reporting a failure as a ``Diagnostic`` (`refreshFailed`) instead of throwing: for poll ticks and
+    /// for readers that must answer anyway, from what they have. A failure is reported once, not again on every call
+    /// while it stays the same.
+    package func refreshReportingErrors() {
         do {
             try refresh()
             state.withLock { $0.lastPollFailure = nil }

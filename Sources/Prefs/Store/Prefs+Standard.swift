@@ -47,7 +47,7 @@ extension Prefs {
 
     /// Writes `value` for `key` without blocking the caller: the write runs on the store's writer queue (in the order
     /// the calls were made) and this returns when it is done, with its error. Use it from the main actor, where
-    /// ``set(_:for:)`` or the subscript would wait for another process's lock (up to the lock or busy timeout, 5 s by
+    /// ``set(_:for:)-(_,Prefs.Key<Value>)`` or the subscript would wait for another process's lock (up to the lock or busy timeout, 5 s by
     /// default) on the main thread.
     public func write<Value>(_ value: Value, for key: Key<Value>) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in

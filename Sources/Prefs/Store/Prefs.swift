@@ -126,7 +126,7 @@ public final class Prefs: Sendable {
     // MARK: - Reading
 
     /// The value for `key`: the stored value, or the initial value when nothing readable is stored.
-    /// Setting writes through the backend; a failure is reported as a ``Diagnostic`` (use ``set(_:for:)`` to catch it).
+    /// Setting writes through the backend; a failure is reported as a ``Diagnostic`` (use ``set(_:for:)-(_,Prefs.Key<Value>)`` to catch it).
     public subscript<Value>(key: Key<Value>) -> Value {
         get {
             if let hit = state.withLock({ $0.cache[key.name] }) {  // the hot path: one lock, one reference

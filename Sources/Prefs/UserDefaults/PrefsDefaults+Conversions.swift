@@ -120,7 +120,22 @@ extension PrefsDefaults {
     /// if defaults.bool(forKey: "dialog_neverAgain") { return }
     /// ```
     public func bool(forKey defaultName: String) -> Bool {
-        switch scalar(forKey: defaultName) {
+        Self.bool(scalar(forKey: defaultName))
+    }
+
+    /// A stored value read as ``bool(forKey:)`` reads it, for code that reads raw values (inside a transaction):
+    /// DialogGate's never-remind keys written by older code. A value that is not a property-list value is false.
+    ///
+    /// ```swift
+    /// PrefsDefaults.bool(from: StoredValue(type: .string, json: .string("YES")))   // true
+    /// ```
+    package static func bool(from stored: StoredValue?) -> Bool {
+        guard let stored, let object = try? PropertyListValue.decode(stored) else { return false }
+        return bool(scalar(of: object))
+    }
+
+    private static func bool(_ scalar: Scalar?) -> Bool {
+        switch scalar {
         case .bool(let bool)?: return bool
         case .int(let int)?: return int != 0
         case .double(let double)?: return double != 0
@@ -176,7 +191,10 @@ extension PrefsDefaults {
     }
 
     func scalar(forKey defaultName: String) -> Scalar? {
-        guard let object = object(forKey: defaultName) else { return nil }
+        object(forKey: defaultName).flatMap(Self.scalar(of:))
+    }
+
+    static func scalar(of object: Any) -> Scalar? {
         if let string = object as? String { return .string(string) }
         guard type(of: object) is NSNumber.Type, let number = object as? NSNumber else { return nil }
         if PropertyListValue.isBoolean(number) { return .bool(number.boolValue) }

@@ -122,23 +122,30 @@ struct Demo {
         Terminal.print("")
         Terminal.print("2. A \"Don't Remind\" key chosen by the caller: displayMsg(…, dontRemindKey: \"UserHasSeenMsg\") (seed 000)")
         let dialog = Dialog("UserHasSeenMsg", policy: DialogPolicy(neverRemindKey: "UserHasSeenMsg"))
+        let title = "Title — Some text for a message"
         Terminal.print("  launch 1")
-        try answer(try newLaunch(), dialog, title: "Title — Some text for a message", with: .neverRemind, label: "Don't Remind")
+        let gate = try newLaunch()
+        // The seed's OK only closes the alert: it hides nothing, so it is recorded as a dismissal.
+        try answer(gate, dialog, title: title, with: .dismiss, label: "OK")
+        Terminal.print("    the same call again in this launch → \(gate.decision(for: dialog).summary)")
+        try answer(gate, dialog, title: title, with: .neverRemind, label: "Don't Remind")
         pause()
         Terminal.print("  launch 2")
         Terminal.print("    \(try newLaunch().decision(for: dialog).summary)")
     }
 
     private func answer(_ gate: DialogGate, _ dialog: Dialog, title: String, with response: DialogResponse, label: String) throws {
-        let decision = gate.decision(for: dialog)
-        guard decision.shouldPresent else {
+        let presentation: DialogPresentation
+        switch try gate.claim(dialog) {
+        case .declined(let decision):
             Terminal.print("    \(decision.summary)")
             return
+        case .granted(let granted):
+            presentation = granted
         }
-        try gate.recordPresentation(of: dialog)
         let buttons = dialog.policy.neverRemindKey == "dialog_neverAgain" ? ["OK", "Never remind me"] : ["OK", "Don't Remind"]
         show(title, buttons: buttons, tapped: label)
-        try gate.record(response, for: dialog)
+        try presentation.finish(response)
     }
 }
 

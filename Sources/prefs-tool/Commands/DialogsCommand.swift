@@ -8,11 +8,12 @@ enum DialogsCommand {
         name: "dialogs", summary: "List or reset DialogGate's state per dialog id.",
         usage: "prefs-tool [--store PATH] dialogs [list] [--json] | dialogs reset ID…|--all",
         help: """
-            list: one line per dialog with stored state: ID, presentations, last answer, never-remind and snooze dates.
-            --json prints {"ID": {"presentations", "lastPresented", "lastResponse", "lastResponseDate", "neverRemindSince", "snoozedUntil", …}}.
-            reset: forgets the dialogs' state (and a policy's never-remind key), so they show again. As 'reset' does
-            for keys, it exits 0 when nothing is left to show them less, whether or not something was stored; an ID
-            with no stored state is named on stderr, with the nearest stored one.
+            list: one line per dialog with stored state: ID, presentations, last answer, never-remind and snooze dates,
+            and a never-remind key written by older code ("UserHasSeenMsg" = "YES") with the value it holds.
+            --json prints {"ID": {"presentations", "lastPresented", "lastResponse", "lastResponseDate", "neverRemindSince", "snoozedUntil", "neverRemindKey", "neverRemindKeyValue", …}}.
+            reset: forgets the dialogs' state (and the never-remind key their record names), so they show again. As
+            'reset' does for keys, it exits 0 when nothing is left to show them less, whether or not something was
+            stored; an ID with no stored state is named on stderr, with the nearest stored one.
             """,
         actions: [
             CommandSpec(name: "dialogs list", summary: "", usage: "prefs-tool [--store PATH] dialogs [list] [--json]", help: "", flags: ["json"]),
@@ -44,7 +45,12 @@ enum DialogsCommand {
             if arguments.flag("json") {
                 var object: [String: JSON] = [:]
                 for state in states {
-                    object[state.id] = try state.record.map { try $0.storedJSON() } ?? .object(["problem": .string(state.problem ?? "unreadable")])
+                    var entry = try state.record.map { try $0.storedJSON() } ?? .object(["problem": .string(state.problem ?? "unreadable")])
+                    if case .object(var members) = entry, let legacy = state.legacyValue {
+                        members["neverRemindKeyValue"] = legacy.json
+                        entry = .object(members)
+                    }
+                    object[state.id] = entry
                 }
                 Output.json(.object(object))
             } else {
@@ -61,6 +67,11 @@ enum DialogsCommand {
         if let response = record.lastResponse { parts.append("answered \(response)") }
         if let since = record.neverRemindSince { parts.append("never remind since \(ISO8601.format(since, fractionDigits: 0))") }
         if let until = record.snoozedUntil { parts.append("snoozed until \(ISO8601.format(until, fractionDigits: 0))") }
+        if let key = record.neverRemindKey, let legacy = state.legacyValue {
+            // The key older code reads: QA sees why a dialog with no answer recorded here stays hidden.
+            let value = if case .string(let text) = legacy.json { ValueText.quoted(text) } else { ValueText.plain(legacy) }
+            parts.append("legacy key \(ValueText.quoted(key)) = \(value)" + (state.legacyNeverRemind ? " (never remind)" : ""))
+        }
         return parts.joined(separator: "\t")
     }
 }

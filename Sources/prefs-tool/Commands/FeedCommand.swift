@@ -110,6 +110,9 @@ enum FeedCommand {
             case .failure(let error): throw ToolError.data("\(context.store.path): \(error)")
             }
         }
+        // The ids passed over when a higher one was acknowledged: still shown (none with --last-id, a what-if).
+        let passedOver = arguments.option("last-id") != nil ? [] : Set(
+            try prefs?.storedValue(forKey: "lastMessageId.passedOver").flatMap { try? [Int](storedJSON: $0.json) } ?? [])
         let installationId = try arguments.option("installation-id")
             ?? prefs?.storedValue(forKey: MessageCenter.installationIdKey.name).flatMap { try? String(storedJSON: $0.json) } ?? ""
         let (data, name) = try await explainedFeed(source, prefs: prefs, arguments, context)
@@ -120,7 +123,8 @@ enum FeedCommand {
             throw ToolError.data("\(name):\(error.location): \(error.path): \(error.message)")
         }
         for issue in feed.issues { Terminal.note("\(name):\(issue.location): \(issue.severity.rawValue): \(issue.path): \(issue.message)") }
-        let report = MessageTargeting.explain(feed.messages, context: messageContext, now: now, lastMessageId: lastMessageId, installationId: installationId)
+        let report = MessageTargeting.explain(feed.messages, context: messageContext, now: now, lastMessageId: lastMessageId, passedOver: passedOver,
+                                              installationId: installationId)
         if arguments.flag("quiet") {
             return report.selected == nil ? 1 : 0
         } else if arguments.flag("json") {

@@ -1,0 +1,100 @@
+import Foundation
+import Prefs
+
+extension DialogGate {
+    // MARK: - Listing and resetting
+
+    /// Every dialog with stored state, sorted by id, from the latest committed state. A dialog whose id is not
+    /// a valid key name is listed under its key's name (`h.` and a hash; see ``DialogRecord/storeKeyName(for:)``),
+    /// with its id in ``DialogState/dialogID``. A record that names a never-remind key written by older code
+    /// carries that key's stored value (``DialogState/legacyValue``).
+    public func states() throws -> [DialogState] {
+        prefs.refreshReportingErrors()
+        let values = try prefs.snapshot()  // one read: each record beside the key it names
+        return values.compactMap { name, stored -> DialogState? in
+            guard name.hasPrefix(DialogRecord.keyPrefix) else { return nil }
+            let id = String(name.dropFirst(DialogRecord.keyPrefix.count))
+            do {
+                let record = try stored.decode(DialogRecord.self)
+                var state = DialogState(id: id, record: record, suppressedForSession: false)
+                state.suppressedForSession = session.isSuppressed(state.dialogID)
+                state.legacyValue = record.neverRemindKey.flatMap { values[$0] }
+                return state
+            } catch {
+                return DialogState(id: id, record: nil, suppressedForSession: session.isSuppressed(id), problem: "\(error)")
+            }
+        }.sorted { $0.id < $1.id }
+    }
+
+    /// Forgets everything about the dialogs `ids` (stored state, the never-remind key its record names, and "OK"
+    /// in this session), in one transaction. An id may also be a ``DialogState/id`` as listed (`h.` and a hash for
+    /// an id that is not a valid key name). No ids, no change (use ``resetAll()`` to forget every dialog).
+    public func reset(_ ids: [String]) throws {
+        try reset(ids, legacyKeys: [])
+    }
+
+    /// Forgets everything about `dialogs`, including never-remind keys written by older code before any record existed.
+    public func reset(_ dialogs: [Dialog]) throws {
+        try reset(dialogs.map(\.id), legacyKeys: dialogs.compactMap(\.policy.neverRemindKey))
+    }
+
+    /// Forgets every dialog's state, when any dialog was last presented (``DisplayFrequency``), and every "OK" of
+    /// the session.
+    public func resetAll() throws {
+        try reset(try states().map(\.id), legacyKeys: [])
+        try prefs.reset(Self.lastPresentationKey)
+        session.clear()
+    }
+
+    private func reset(_ ids: [String], legacyKeys: [String]) throws {
+        guard !ids.isEmpty else { return }  // session.clear([]) would forget every "OK" of the session
+        let sessionIDs = try prefs.transaction { transaction -> [String] in
+            var sessionIDs = ids
+            for name in legacyKeys where KeyName.problem(with: name) == nil { try transaction.setStoredValue(nil, forKey: name) }
+            for id in ids {
+                let key = try DialogRecord.storeKey(for: id)
+                let stored = try transaction.value(for: key)  // a record that does not decode reads as nil: removed all the same
+                transaction.reset(key)
+                if let legacy = stored?.neverRemindKey, KeyName.problem(with: legacy) == nil {
+                    try transaction.setStoredValue(nil, forKey: legacy)
+                }
+                if let recorded = stored?.id, recorded != id { sessionIDs.append(recorded) }
+            }
+            return sessionIDs
+        }
+        session.clear(sessionIDs)
+    }
+}
+
+/// A dialog's stored state, for listing (`prefs-tool dialogs`).
+public struct DialogState: Sendable, Hashable {
+    /// The name the state is stored under, after `dialogs.`: the dialog id, or `h.` and 16 hex digits for an
+    /// id that is not a valid key name. ``DialogGate/reset(_:)-(String)`` accepts it.
+    public var id: String
+    /// nil when the stored record cannot be read (see `problem`).
+    public var record: DialogRecord?
+    public var suppressedForSession: Bool
+    public var problem: String?
+    /// The value stored under the record's ``DialogRecord/neverRemindKey`` (by older code, or by DialogGate
+    /// alongside its own record), or nil.
+    public var legacyValue: StoredValue?
+
+    public init(id: String, record: DialogRecord?, suppressedForSession: Bool, problem: String? = nil, legacyValue: StoredValue? = nil) {
+        self.id = id
+        self.record = record
+        self.suppressedForSession = suppressedForSession
+        self.problem = problem
+        self.legacyValue = legacyValue
+    }
+
+    /// Whether the never-remind key reads as true, as `UserDefaults.bool(forKey:)` reads it (`true`, `"YES"`, `1`…).
+    public var legacyNeverRemind: Bool {
+        PrefsDefaults.bool(from: legacyValue)
+    }
+
+    /// The dialog's id: the one its record keeps (for a hashed key), else ``id``.
+    public var dialogID: String {
+        guard let recorded = record?.id, DialogRecord.storeKeyName(for: recorded) == DialogRecord.keyPrefix + id else { return id }
+        return recorded
+    }
+}

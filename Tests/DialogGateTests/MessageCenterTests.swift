@@ -62,13 +62,17 @@ struct MessageCenterTests {
         #expect(server.requests.count == 3)
     }
 
-    @Test("the center declares lastMessageId, so prefs-tool lists it, and finds it to reset, before any acknowledgement")
-    func declaresLastMessageId() throws {
+    @Test("the center's first refresh declares lastMessageId, so prefs-tool lists it, and finds it to reset, before any acknowledgement; making a center writes nothing")
+    func declaresLastMessageId() async throws {
         let directory = try TemporaryDirectory()
         let prefs = try Prefs(.sqlite(directory.file("prefs.sqlite")))
-        _ = center(URL(string: "https://example.com/messages.json")!, prefs: prefs, lastMessageIdKey: "seenId")
-        try prefs.flush()
+        let server = try jsonServer(Feeds.seed)
+        defer { server.stop() }
+        let center = center(server.url("/messages.json"), prefs: prefs, lastMessageIdKey: "seenId")
+        #expect(try prefs.declaredKeys().isEmpty, "a center that has not refreshed has written nothing")
+        await center.refresh()
         #expect(try prefs.declaredKeys()["seenId"] == KeyDeclaration(type: .int, initial: .int(0)))
+        #expect(try prefs.storedValue(forKey: "seenId") == nil)
     }
 
     @Test("a message presented but not acknowledged shows again")

@@ -78,7 +78,8 @@ struct RealAppCoreTests {
         let prefs = try Prefs(.memory(["oldName": StoredValue(type: .int, json: .int(1)), "olderName": StoredValue(type: .int, json: .int(2))]))
         #expect(try prefs.transaction { t in t[.renamed] } == 1)
         #expect(prefs[.renamed] == 1)
-        #expect(try prefs.snapshot().keys.sorted() == ["newName"])
+        try prefs.update(.renamed) { $0 += 1 }
+        #expect(try prefs.snapshot() == ["newName": StoredValue(type: .int, json: .int(2))])
     }
 
     // MARK: - Calling the store from inside its own locks
@@ -341,6 +342,57 @@ struct RealAppCoreTests {
             } catch {
                 #expect("\(error)".contains("held the store's write lock past the busy timeout (`busyTimeout:`"), "\(error)")
             }
+        }
+    }
+}
+
+/// A process that only reads leaves the store as it found it: the JSON document byte for byte, the SQLite database's
+/// contents as `sqlite3 .dump` prints them.
+@Suite("A read never writes")
+struct ReadNeverWritesTests {
+    @Test("reads, lookups, observation, tools' reads and a release change nothing in the store", arguments: [Backend.json, .sqlite])
+    func readOnlySession(backend: Backend) async throws {
+        let directory = try TemporaryDirectory()
+        let storage = backend.storage(directory)
+        let path = try #require(storage.path)
+        do {
+            let writer = try Prefs(storage)
+            try writer.set(3, for: .launchCount)
+            try writer.setStoredValue(StoredValue(type: .int, json: .int(7)), forKey: "olderName")   // a value under a former name
+            try writer.setStoredValue(StoredValue(type: .string, json: .string("x")), forKey: "ratio")  // a mismatch
+            try writer.close()
+        }
+        let before = try await contents(of: path, backend: backend)
+        do {
+            let reader = try Prefs(storage, pollInterval: .milliseconds(10))
+            _ = (reader[.launchCount], reader[.renamed], reader[.ratio], reader[.name], reader.lookup(.frame))
+            _ = reader.isStored(.nickname)
+            let greeting: String? = reader[AppKey.greeting]
+            _ = greeting
+            var values = reader.values(for: .launchCount).makeAsyncIterator()
+            _ = await values.next()
+            let observable = reader.observable(.renamed)
+            _ = observable.value
+            let ticks = reader.state.withLock { $0.pollTicks }
+            #expect(await eventually { reader.state.withLock { $0.pollTicks } >= ticks + 3 })
+            _ = (try reader.snapshot(), try reader.declaredKeys(), try reader.storedValue(forKey: "newName"))
+            let defaults = PrefsDefaults(reader)
+            _ = (defaults.integer(forKey: "launchCount"), defaults.dictionaryRepresentation())
+            try reader.refresh()
+            try reader.flush()
+        }
+        #expect(try await contents(of: path, backend: backend) == before)
+    }
+
+    /// The JSON file's bytes, or the database's contents as the sqlite3 shell dumps them.
+    private func contents(of path: String, backend: Backend) async throws -> Data {
+        switch backend {
+        case .sqlite:
+            let result = try await ChildProcess.runSystem("/usr/bin/sqlite3", [path, ".dump"])
+            #expect(result.status == 0, "\(result.stderr)")
+            return Data(result.stdout.utf8)
+        default:
+            return try Data(contentsOf: URL(fileURLWithPath: path))
         }
     }
 }

@@ -39,7 +39,7 @@ public enum DialogReason: Sendable, Hashable, CustomStringConvertible {
     case resetByAppVersionChange(from: String, to: String)
     /// "Never remind" was chosen, but longer ago than the policy's ``DialogPolicy/neverRemindExpiry``: asked again.
     case neverRemindExpired(since: Date)
-    /// A dialog was presented in this session already (``DisplayFrequency/oncePerSession``).
+    /// A dialog was presented in this session already (``DisplayFrequency/oncePerSession-type.property``).
     case anotherDialogThisSession
     /// A dialog was presented too recently (``DisplayFrequency/minimumInterval``).
     case displayFrequency(lastPresented: Date, nextAllowed: Date)

@@ -69,7 +69,7 @@ extension DialogGate {
 /// A dialog's stored state, for listing (`prefs-tool dialogs`).
 public struct DialogState: Sendable, Hashable {
     /// The name the state is stored under, after `dialogs.`: the dialog id, or `h.` and 16 hex digits for an
-    /// id that is not a valid key name. ``DialogGate/reset(_:)-(String)`` accepts it.
+    /// id that is not a valid key name. ``DialogGate/reset(_:)-([String])`` accepts it.
     public var id: String
     /// nil when the stored record cannot be read (see `problem`).
     public var record: DialogRecord?

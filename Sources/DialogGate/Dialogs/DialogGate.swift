@@ -1,7 +1,7 @@
 import Foundation
 import Prefs
 
-/// Decides whether to present local dialogs, and records what happened, in a ``Prefs`` store.
+/// Decides whether to present local dialogs, and records what happened, in a `Prefs` store.
 ///
 /// The app claims a presentation, presents with its own UI, then reports the answer:
 /// ```swift

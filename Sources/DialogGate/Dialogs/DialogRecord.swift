@@ -1,7 +1,7 @@
 import Foundation
 import Prefs
 
-/// What DialogGate keeps about one dialog, stored as JSON under `dialogs.ID` in the app's ``Prefs`` store
+/// What DialogGate keeps about one dialog, stored as JSON under `dialogs.ID` in the app's `Prefs` store
 /// (or `dialogs.h.HASH` for an id that is not a valid key name; see ``storeKeyName(for:)``).
 public struct DialogRecord: Codable, Hashable, Sendable, PrefsStorable {
     /// The dialog's id, so a record stored under a hashed key can be listed and told apart from another

@@ -93,7 +93,11 @@ public actor FeedFetcher {
     /// Creates a fetcher.
     ///
     /// - Parameters:
-    ///   - loader: performs HTTP requests; nil for ``FeedLoaders/standard()``.
+    ///   - url: the feed, `messages.json` on static hosting.
+    ///   - prefs: the store that keeps the fetched feed and the fetch state (ETag, backoff).
+    ///   - options: timeouts, size cap, cache age, backoff, allowed link schemes.
+    ///   - loader: performs HTTP requests; nil for the standard loader (on Linux one that drives libcurl itself, so
+    ///     that the size cap bounds decoded bytes; elsewhere a ``URLSessionFeedLoader``).
     ///   - clock: the current date, for max-age, backoff and cache age.
     ///   - random: a number in `0..<1` for the backoff jitter.
     ///

@@ -28,6 +28,7 @@ public enum FeedLinter {
     /// Lints a feed document.
     ///
     /// - Parameters:
+    ///   - data: the feed document's bytes.
     ///   - now: when given, an `endsAt` at or before it is reported as past.
     ///   - options: the decoding options the app uses (its allowed link schemes).
     ///

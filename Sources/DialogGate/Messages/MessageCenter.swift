@@ -121,16 +121,21 @@ public final class MessageCenter {
     public let fetcher: FeedFetcher
     private let clock: @Sendable () -> Date
     @ObservationIgnored private var generation = 0
+    /// Whether the first refresh recorded the `lastMessageId` declaration.
+    @ObservationIgnored private var declaredLastMessageId = false
     @ObservationIgnored private var processInstallationId: String?
 
     /// Creates a message center. Nothing is fetched until ``refresh(force:)``.
     ///
     /// - Parameters:
+    ///   - feedURL: the feed, `messages.json` on static hosting.
+    ///   - prefs: the app's store: the last acknowledged id, the cached feed and the fetch state live there.
+    ///   - context: the running app (bundle identifier, versions, locale) that messages are targeted at.
     ///   - lastMessageIdKey: the key name of the last acknowledged id; `"lastMessageId"` as in the original
     ///     service (a programming error, stopping here, if the name is not a valid key name).
     ///   - options: timeouts, size cap, cache age, backoff, allowed link schemes.
     ///   - impressions: how often a message not yet acknowledged is shown again (by default at every refresh).
-    ///   - loader: performs HTTP requests; nil for ``FeedLoaders/standard()``.
+    ///   - loader: performs HTTP requests; nil for the standard loader, as in ``FeedFetcher/init(url:prefs:options:loader:clock:random:)``.
     ///   - clock: the current date, for targeting, max-age, backoff and cache age.
     ///   - random: a number in `0..<1` for the backoff jitter.
     ///
@@ -156,9 +161,6 @@ public final class MessageCenter {
         passedOverKey = Prefs.Key<[Int]>(lastMessageIdKey + ".passedOver", initial: [])
         impressionPolicy = impressions
         impressionsKey = Prefs.Key<MessageImpressions>(lastMessageIdKey + ".impressions", initial: MessageImpressions())
-        // Reads go through the stored value (to read "3" as UserDefaults would), which declares nothing: declare the
-        // key here, so `prefs-tool list` shows it, and `reset lastMessageId` finds it, before the first acknowledgement.
-        prefs.declareOnFirstUse(self.lastMessageIdKey)
         self.clock = clock
         fetcher = FeedFetcher(url: feedURL, prefs: prefs, options: options, loader: loader, clock: clock, random: random)
     }
@@ -173,6 +175,13 @@ public final class MessageCenter {
     /// if let message = center.pendingMessage { present(message) }
     /// ```
     public func refresh(force: Bool = false) async {
+        if !declaredLastMessageId {
+            // Reads go through the stored value (to read "3" as UserDefaults would), and a read never writes: the
+            // first refresh, which writes the fetch state anyway, records the key, so `prefs-tool list` shows it and
+            // `reset lastMessageId` finds it before the first acknowledgement.
+            declaredLastMessageId = true
+            do { try prefs.declare(lastMessageIdKey) } catch { prefs.reportWriteFailure(error, key: lastMessageIdKey.name) }
+        }
         generation += 1
         let current = generation
         isRefreshing = true

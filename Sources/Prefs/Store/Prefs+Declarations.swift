@@ -1,6 +1,7 @@
 extension Prefs {
-    /// Records keys in the store with their type and initial value, so that `prefs-tool` in another process
-    /// can list them. Keys are also recorded on their first use; declare them up front to list them before.
+    /// Records keys in the store with their type, initial value and former names, so that `prefs-tool` in another
+    /// process can list them. A key is also recorded by its first write in a process; a read never writes, so declare
+    /// keys up front (at launch) for `prefs-tool` to list them before they are written.
     ///
     /// ```swift
     /// try prefs.declare(.launchCount, .username)
@@ -35,10 +36,7 @@ extension Prefs {
     /// is recorded again by its next use.
     package func removeDeclarations(_ names: [String]) throws {
         state.withLock { state in
-            for name in names {
-                state.declared.remove(name)
-                state.pendingDeclarations.removeValue(forKey: name)
-            }
+            for name in names { state.declared.remove(name) }
         }
         try commit(Changeset(removedDeclarations: Set(names)))
     }
@@ -48,64 +46,17 @@ extension Prefs {
         try io.withBackend { backend in try backend.declarations() }
     }
 
-    /// The declaration the store holds for `name`, counting those waiting to be written.
+    /// The declaration the store holds for `name`.
     func recordedDeclaration(for name: String) throws -> KeyDeclaration? {
-        if let pending = state.withLock({ $0.pendingDeclarations[name] }) { return pending }
-        return try io.withBackend { backend in try backend.declaration(forKey: name) }
+        try io.withBackend { backend in try backend.declaration(forKey: name) }
     }
 
-    /// Notes `key` the first time this process reads it. Nothing is read or written here: the declaration is
-    /// compared with the store's and written, if it differs, with the next write, on `flush()` or `close()`, or by a
-    /// background write shortly after. A read never waits for a declaration.
-    package func declareOnFirstUse(_ key: Keys) {
-        let schedule = state.withLock { state -> Bool in
-            state.declared.insert(key.name)
-            state.pendingDeclarations[key.name] = key.declaration
-            guard !state.declarationWriteScheduled else { return false }
-            state.declarationWriteScheduled = true
-            return true
-        }
-        if schedule { scheduleDeclarationWrite() }
-    }
-
-    /// The pending declarations the store does not already hold. Called with the backend, under its lock.
+    /// Of `declarations`, those the store does not already hold. Called with the backend, under its lock.
     /// A declaration whose recorded form cannot be read is written again: harmless.
-    static func unrecorded(_ pending: [String: KeyDeclaration], in backend: any PrefsBackend) -> [String: KeyDeclaration] {
-        pending.filter { name, declaration in
+    static func unrecorded(_ declarations: [String: KeyDeclaration], in backend: any PrefsBackend) -> [String: KeyDeclaration] {
+        declarations.filter { name, declaration in
             let recorded: KeyDeclaration?? = try? backend.declaration(forKey: name)
             return recorded != .some(declaration)
-        }
-    }
-
-    /// Takes the declarations waiting to be written (the caller writes them or puts them back).
-    func takePendingDeclarations() -> [String: KeyDeclaration] {
-        state.withLock { state in
-            defer { state.pendingDeclarations = [:] }
-            return state.pendingDeclarations
-        }
-    }
-
-    func restorePendingDeclarations(_ declarations: [String: KeyDeclaration]) {
-        guard !declarations.isEmpty else { return }
-        state.withLock { $0.pendingDeclarations.merge(declarations) { current, _ in current } }
-    }
-
-    /// Writes pending declarations now; a failure is reported and they stay pending.
-    func writePendingDeclarations() {
-        do {
-            try commit(Changeset())
-        } catch {
-            report(Diagnostic(key: nil, kind: .writeFailed("recording key declarations: \(error)"), store: storage.description))
-        }
-    }
-
-    private func scheduleDeclarationWrite() {
-        Background.after(.milliseconds(500)) { [weak self] in
-            guard let self, self.state.withLock({ state in
-                state.declarationWriteScheduled = false
-                return !state.closed
-            }) else { return }
-            self.writePendingDeclarations()
         }
     }
 }

@@ -13,7 +13,6 @@ extension Prefs {
 
     /// Writes pending coalesced changes now. A no-op for stores whose writes are durable on return.
     public func flush() throws {
-        try commit(Changeset())  // pending key declarations
         try io.withBackend { backend in try backend.flush() }
     }
 

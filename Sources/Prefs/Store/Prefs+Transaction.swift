@@ -20,6 +20,8 @@ extension Prefs {
         let backend: any PrefsBackend
         let reportMismatch: (ValueMismatch, String) -> Void
         var changes = Changeset()
+        /// The declarations of the typed keys this transaction writes, recorded with it when this process has not yet.
+        var writtenDeclarations: [String: KeyDeclaration] = [:]
         /// The first error met by a subscript; the transaction throws it instead of committing.
         var failure: (any Error)?
 
@@ -72,6 +74,7 @@ extension Prefs {
                 changes.values[key.name] = .set(stored)
             }
             for former in key.formerNames { changes.values[former] = .remove }
+            writtenDeclarations[key.name] = key.declaration
         }
 
         /// Stages the removal of `key`'s stored value (and its former names').
@@ -126,14 +129,17 @@ extension Prefs {
             try backend.beginTransaction()
             var transaction = Transaction(backend: backend, reportMismatch: { [self] in reportMismatch($0, key: $1) })
             let result: Result
-            let pending = takePendingDeclarations()
+            var declared: [String] = []
             do {
                 result = try body(&transaction)
                 if let failure = transaction.failure { throw failure }
-                transaction.changes.declarations.merge(Self.unrecorded(pending, in: backend)) { explicit, _ in explicit }
+                // The first write of a typed key in this process records its declaration, in the same commit.
+                let known = state.withLock { $0.declared }
+                let first = transaction.writtenDeclarations.filter { !known.contains($0.key) }
+                declared = Array(first.keys)
+                transaction.changes.declarations.merge(Self.unrecorded(first, in: backend)) { explicit, _ in explicit }
                 try backend.commitTransaction(transaction.changes)
             } catch {
-                restorePendingDeclarations(pending)
                 backend.rollbackTransaction()
                 if external { invalidateCache() }
                 throw error
@@ -141,6 +147,7 @@ extension Prefs {
             let changes = transaction.changes
             state.withLock { state in
                 state.generation &+= 1
+                state.declared.formUnion(declared)
                 if external { state.cache.removeAll(keepingCapacity: true) }
                 for (name, change) in changes.values {
                     switch change {

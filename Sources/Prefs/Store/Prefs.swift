@@ -64,9 +64,6 @@ public final class Prefs: Sendable {
         var generation: UInt64 = 0
         /// Keys whose declaration this process has checked or recorded.
         var declared: Set<String> = []
-        /// Declarations noted by reads, written with the next write or by a scheduled write.
-        var pendingDeclarations: [String: KeyDeclaration] = [:]
-        var declarationWriteScheduled = false
         var observers: [ObjectIdentifier: Observer] = [:]
         /// While something observes the store, the generation of the running poll (a new one on each start).
         var polling: UInt64?
@@ -107,17 +104,8 @@ public final class Prefs: Sendable {
     deinit {
         finishObservers()
         ExitFlush.forget(ObjectIdentifier(self))
-        let pending = takePendingDeclarations()
         do {
-            try io.close { backend in
-                let unrecorded = Self.unrecorded(pending, in: backend)
-                if !unrecorded.isEmpty {
-                    do { try backend.apply(Changeset(declarations: unrecorded)) } catch {
-                        report(Diagnostic(key: nil, kind: .writeFailed("recording key declarations on release: \(error)"), store: storage.description))
-                    }
-                }
-                try backend.flush()
-            }
+            try io.close { backend in try backend.flush() }
         } catch {
             report(Diagnostic(key: nil, kind: .writeFailed("flush on release: \(error)"), store: storage.description))
         }
@@ -150,7 +138,6 @@ public final class Prefs: Sendable {
             if let value = hit.decoded(for: key) { return .stored(value) }
             entry = hit
         } else {
-            if !state.withLock({ $0.declared.contains(key.name) }) { declareOnFirstUse(key) }
             entry = loadEntry(for: key)
         }
         guard let stored = entry.stored else { return .initial(key.initial) }
@@ -179,17 +166,17 @@ public final class Prefs: Sendable {
         return loadEntry(for: key)
     }
 
-    /// Loads a key from the backend and caches it unless a write raced with the load.
-    /// Called from inside a transaction body of this store, it reads with the backend the transaction holds
-    /// (the committed state, without the transaction's staged writes) and moves nothing.
+    /// Loads a key from the backend (under a former name while its own name holds none) and caches it unless a write
+    /// raced with the load. A read never writes: a value under a former name moves to the key's name with the key's
+    /// next write. Called from inside a transaction body of this store, it reads with the backend the transaction holds
+    /// (the committed state, without the transaction's staged writes).
     private func loadEntry(for key: Keys) -> State.Entry {
         let generation = state.withLock { $0.generation }
         var entry: State.Entry = .absent
         do {
-            entry = try io.withBackendAllowingReentry { backend, reentrant throws -> State.Entry in
+            entry = try io.withBackendAllowingReentry { backend, _ throws -> State.Entry in
                 if let stored = try backend.value(forKey: key.name) { return .stored(stored) }
-                if reentrant { return try Self.formerValue(of: key, in: backend).map { .stored($0) } ?? .absent }
-                return try moveFromFormerName(key, backend: backend) ?? .absent
+                return try Self.formerValue(of: key, in: backend).map { .stored($0) } ?? .absent
             }
         } catch PrefsError.closed {
             return .absent  // a closed store reads initial values
@@ -210,40 +197,6 @@ public final class Prefs: Sendable {
             if let value = try backend.value(forKey: former) { return value }
         }
         return nil
-    }
-
-    /// Moves a value stored under one of `key`'s former names to its name, once, in one transaction.
-    private func moveFromFormerName(_ key: Keys, backend: any PrefsBackend) throws -> State.Entry? {
-        guard try Self.formerValue(of: key, in: backend) != nil else { return nil }
-        try backend.beginTransaction()
-        do {
-            // Under the writer lock: another process may have moved it already.
-            if let current = try backend.value(forKey: key.name) {
-                backend.rollbackTransaction()
-                return .stored(current)
-            }
-            var changes = Changeset()
-            var moved: StoredValue?
-            for former in key.formerNames {
-                guard let value = try backend.value(forKey: former) else { continue }
-                moved = moved ?? value
-                changes.values[former] = .remove
-            }
-            guard let moved else {
-                backend.rollbackTransaction()
-                return nil
-            }
-            changes.values[key.name] = .set(moved)
-            try backend.commitTransaction(changes)
-            state.withLock { state in
-                state.generation &+= 1
-                for former in key.formerNames { state.cache[former] = .absent }
-            }
-            return .stored(moved)
-        } catch {
-            backend.rollbackTransaction()
-            throw error
-        }
     }
 
     // MARK: - Writing
@@ -331,18 +284,9 @@ public final class Prefs: Sendable {
     /// Applies `changes` through the backend, then updates the cache and tells observers.
     /// `operation` names the public call, for the error when it is made from inside a transaction body.
     func commit(_ changes: Changeset, operation: String = #function) throws {
-        let pending = takePendingDeclarations()
-        guard !changes.isEmpty || !pending.isEmpty else { return }
+        guard !changes.isEmpty else { return }
         let flushInterval = try io.withBackend(operation) { backend throws -> Duration? in
-            var changes = changes
-            changes.declarations.merge(Self.unrecorded(pending, in: backend)) { explicit, _ in explicit }
-            guard !changes.isEmpty else { return nil }
-            do {
-                try backend.apply(changes)
-            } catch {
-                restorePendingDeclarations(pending)
-                throw error
-            }
+            try backend.apply(changes)
             state.withLock { state in
                 state.generation &+= 1
                 for (name, change) in changes.values {

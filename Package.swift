@@ -18,7 +18,9 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
         .target(name: "Prefs", dependencies: ["CSQLite"]),
-        .target(name: "DialogGate", dependencies: ["Prefs"]),
+        // libcurl through dlopen, for the feed loader on Linux (see Sources/CCurlShim/include/CCurlShim.h).
+        .target(name: "CCurlShim", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
+        .target(name: "DialogGate", dependencies: ["Prefs", "CCurlShim"]),
         .target(name: "PrefsTestSupport", dependencies: ["Prefs"]),
         // Test support in C: a pass-through SQLite VFS reporting syncs, for the simulated power cuts.
         .target(name: "CSQLiteCrashVFS", dependencies: ["CSQLite"]),
@@ -39,7 +41,8 @@ let package = Package(
 )
 
 // One place for the settings every target shares (swift-log's pattern).
-for target in package.targets where target.type != .system && target.name != "CSQLiteCrashVFS" {
+// The C targets (CSQLiteCrashVFS, CCurlShim) take no Swift settings.
+for target in package.targets where target.type != .system && !["CSQLiteCrashVFS", "CCurlShim"].contains(target.name) {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     target.swiftSettings = settings

@@ -18,6 +18,9 @@ public enum PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
     case sqlite(SQLiteError)
     /// A file-system call failed.
     case io(path: String, operation: String, errno: Int32)
+    /// A symbolic link that another user (`owner`) planted in a shared sticky directory such as /tmp: not followed,
+    /// since they, not the store's user, chose its target.
+    case untrustedLink(path: String, owner: UInt32)
     /// The store's writer lock was held longer than the timeout: by another process, or (`heldInThisProcess`) by
     /// another store open on the same file in this process.
     case lockTimeout(path: String, seconds: Double, heldInThisProcess: Bool = false)
@@ -53,6 +56,8 @@ public enum PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
             error.description
         case .io(let path, let operation, let code):
             "\(path): \(operation) failed: \(String(cString: strerror(code))) (errno \(code))"
+        case .untrustedLink(let path, let owner):
+            "\(path): refusing to follow a symbolic link owned by another user (uid \(owner)) in a shared sticky directory"
         case .lockTimeout(let path, let seconds, let heldInThisProcess):
             heldInThisProcess
                 ? "\(path): another store on this file in this process held the store's lock for more than \(seconds) s"

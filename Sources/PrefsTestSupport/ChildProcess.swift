@@ -162,3 +162,68 @@ public struct UncheckedSendable<Value>: @unchecked Sendable {
 private func readOneByte(_ descriptor: Int32, _ byte: inout UInt8) -> Int {
     read(descriptor, &byte, 1)
 }
+
+#if os(Linux)
+extension ChildProcess {
+    /// A finished child with its peak resident memory.
+    public struct MeasuredResult: Sendable {
+        public var result: Result
+        /// The child's peak resident set size in bytes (`wait4`'s `ru_maxrss`).
+        public var peakResidentBytes: Int
+    }
+
+    /// Runs the product `name` to completion, as ``run(_:_:environment:stdin:)`` does, and reports its peak memory.
+    ///
+    /// Spawned with `posix_spawn` and reaped with `wait4`, which reports the child's own `ru_maxrss` (Foundation's
+    /// `Process` reaps its children itself and keeps their usage to itself). Stdin is empty.
+    public static func runMeasured(_ name: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> MeasuredResult {
+        var merged = ProcessInfo.processInfo.environment
+        merged.merge(environment) { _, new in new }
+        let path = executable(name).path
+        var output: [Int32] = [0, 0], errors: [Int32] = [0, 0]
+        guard pipe(&output) == 0, pipe(&errors) == 0 else { throw POSIXError(.EMFILE) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, errors[1], 2)
+        for descriptor in output + errors { posix_spawn_file_actions_addclose(&actions, descriptor) }
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, path, &actions, nil, argv, envp)
+        close(output[1])
+        close(errors[1])
+        guard spawned == 0 else {
+            close(output[0])
+            close(errors[0])
+            throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO)
+        }
+        let descriptors = (output: output[0], errors: errors[0])
+        let child = pid
+        return await offPool {
+            let group = DispatchGroup()
+            let errorData = LockedData()
+            group.enter()
+            DispatchQueue.global().async {
+                errorData.set(FileHandle(fileDescriptor: descriptors.errors, closeOnDealloc: true).readDataToEndOfFile())
+                group.leave()
+            }
+            let outputData = FileHandle(fileDescriptor: descriptors.output, closeOnDealloc: true).readDataToEndOfFile()
+            group.wait()
+            var status: Int32 = 0
+            var usage = rusage()
+            while wait4(child, &status, 0, &usage) < 0, errno == EINTR {}
+            let signaled = status & 0x7F != 0
+            let result = Result(
+                status: signaled ? status & 0x7F : (status >> 8) & 0xFF,
+                stdout: String(decoding: outputData, as: UTF8.self),
+                stderr: String(decoding: errorData.get(), as: UTF8.self),
+                signaled: signaled)
+            return MeasuredResult(result: result, peakResidentBytes: Int(usage.ru_maxrss) * 1024)
+        }
+    }
+}
+#endif

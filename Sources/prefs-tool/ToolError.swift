@@ -40,7 +40,7 @@ struct ToolError: Error, CustomStringConvertible {
                 self.init(code: .data, message: error.description)
             case .sqlite(let sqlite) where sqlite.code == 26 || sqlite.code == 11:
                 self.init(code: .data, message: error.description)
-            case .sqlite, .io, .lockTimeout, .closed, .reentrantCall:
+            case .sqlite, .io, .untrustedLink, .lockTimeout, .closed, .reentrantCall:
                 self.init(code: .io, message: error.description)
             }
         default:

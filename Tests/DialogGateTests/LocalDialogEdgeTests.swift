@@ -21,6 +21,20 @@ struct LocalDialogEdgeTests {
                    appVersion: appVersion, overrides: DialogOverrides(), clock: clock.function)
     }
 
+    @Test("hashed ids in NFC and NFD spellings are one dialog: never remind on one hides the other", arguments: [
+        ("msg:Caf\u{E9}\nsecond line", "msg:Cafe\u{301}\nsecond line"),
+        (String(repeating: "x", count: 250) + "\u{E9}", String(repeating: "x", count: 250) + "e\u{301}"),
+    ])
+    func hashedIdsAcrossSpellings(composed: String, decomposed: String) throws {
+        #expect(DialogRecord.storeKeyName(for: composed) == DialogRecord.storeKeyName(for: decomposed))
+        #expect(DialogRecord.storeKeyName(for: composed).hasPrefix(DialogRecord.hashedKeyPrefix))
+        let gate = try launch()
+        try gate.recordPresentation(of: Dialog(composed))
+        try gate.record(.neverRemind, for: Dialog(composed))
+        #expect(!(try launch()).shouldPresent(Dialog(decomposed)))
+        #expect(try launch().states().count == 1)
+    }
+
     @Test("a version reset removes the legacy never-remind key, so the old answer does not come back after the next presentation")
     func versionResetClearsLegacyKey() throws {
         let dialog = Dialog("w", policy: DialogPolicy(resetsOnAppVersionChange: true, neverRemindKey: "w_never"))

@@ -269,12 +269,10 @@ struct FileStoreTests {
             #expect(blocked[.launchCount] == 1)
             #expect(blocked.diagnostics.map(\.description).contains { $0.contains("write failed: \(directory.file(sidecar).path): open lock file failed") })
         } else {
-            // SQLite cannot open a database whose WAL it cannot create: the store does not open.
-            #expect {
+            // A WAL that is not a regular file (a directory here, a planted link elsewhere) is refused by name before
+            // SQLite opens anything: the store does not open.
+            #expect(throws: PrefsError.io(path: directory.file(sidecar).path, operation: "open (not a regular file)", errno: EINVAL)) {
                 _ = try Prefs(backend.storage(directory))
-            } throws: { error in
-                guard case PrefsError.sqlite(let sqlite)? = error as? PrefsError else { return false }
-                return sqlite.code == 14  // SQLITE_CANTOPEN
             }
         }
         try FileManager.default.removeItem(at: directory.file(sidecar))

@@ -107,4 +107,14 @@ struct SQLiteSharedFileTests {
         #expect(second[key] == 2)
         #expect(try first.integrityProblems() == [])
     }
+
+    @Test("the 256-byte limit is measured in NFC: both spellings of a name are valid, or neither is")
+    func lengthInNFC() {
+        let fits = String(repeating: "k", count: 254)
+        #expect(KeyName.problem(with: fits + "\u{E9}") == nil)
+        #expect(KeyName.problem(with: fits + "e\u{301}") == nil, "257 bytes as given, 256 in NFC")
+        let over = String(repeating: "k", count: 255)
+        #expect(KeyName.problem(with: over + "\u{E9}") == "a key name is at most 256 bytes; this one is 257")
+        #expect(KeyName.problem(with: over + "e\u{301}") == "a key name is at most 256 bytes; this one is 257")
+    }
 }

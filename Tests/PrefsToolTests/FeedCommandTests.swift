@@ -275,4 +275,25 @@ struct FeedCommandTests {
         #expect(backingOff.status == 74)
         #expect(backingOff.stderr.contains("not fetching before ") && backingOff.stderr.hasSuffix("(--force to request it now)\n"), "\(backingOff.stderr)")
     }
+
+    @Test("fetch --force when the answer is an invalid feed and an older one is cached: says it did request")
+    func forcedFetchOfInvalidFeed() async throws {
+        let answers = Locked(0)
+        let body = Self.seedFeed
+        let server = try TestHTTPServer { _ in
+            answers.withLock { $0 += 1; return $0 } == 1 ? .ok(body, headers: ["Cache-Control": "max-age=3600"]) : .ok("[{\"id\": 1,")
+        }
+        defer { server.stop() }
+        let directory = try TemporaryDirectory()
+        let store = directory.file("app.sqlite").path
+        let url = server.url("/messages.json").absoluteString
+        #expect(try await tool("--store", store, "feed", "fetch", url).status == 0)
+        let fresh = try await tool("--store", store, "feed", "fetch", url)
+        #expect(fresh.stdout.hasPrefix("status: not requested (the stored feed is fresh; --force to request it now)\n"), "\(fresh.stdout)")
+        let forced = try await tool("--store", store, "feed", "fetch", url, "--force")
+        #expect(forced.status == 74, "\(forced.stderr)")
+        #expect(forced.stdout.hasPrefix("status: requested, and the answer was not used (invalid feed: "), "\(forced.stdout)")
+        #expect(!forced.stdout.contains("not requested"), "\(forced.stdout)")
+        #expect(server.requests.count == 2)
+    }
 }

@@ -287,6 +287,32 @@ struct ToolCommandTests {
         #expect(!result.signaled && result.status == 0, "an interrupt ends watch cleanly: \(result)")
     }
 
+    @Test("watch on a JSON store another program rewrites in place (briefly empty): reports it and keeps watching")
+    func watchThroughRewrite() async throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.file("w.json").path
+        #expect(try await tool("--store", store, "set", "a", "1").status == 0)
+        let next = try await tool("--store", directory.file("next.json").path, "set", "a", "2")
+        #expect(next.status == 0)
+        let (process, out, err) = try ChildProcess.start("prefs-tool", ["--store", store, "watch", "--interval", "20"])
+        try await Task.sleep(for: .milliseconds(500))
+        // `cat next.json > w.json`, with the truncated file held empty for several checks.
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: store))
+        try handle.truncate(atOffset: 0)
+        try await Task.sleep(for: .milliseconds(300))
+        try handle.write(contentsOf: Data(contentsOf: directory.file("next.json")))
+        try handle.close()
+        try await Task.sleep(for: .milliseconds(500))
+        kill(process.processIdentifier, SIGINT)
+        let result = try await ChildProcess.finish(process, out, err)
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
+        #expect(lines.map { Array($0.dropFirst()) } == [["a", "int", "2", "(was 1)"]], "\(result.stdout)")
+        #expect(result.stderr.contains("the file is empty"), "\(result.stderr)")
+        #expect(result.stderr.contains("; still watching\n"), "\(result.stderr)")
+        #expect(result.stderr.contains("the store can be read again"), "\(result.stderr)")
+    }
+
     @Test("dialogs list and reset")
     func dialogs() async throws {
         let directory = try TemporaryDirectory()

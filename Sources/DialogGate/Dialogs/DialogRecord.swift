@@ -74,8 +74,9 @@ public struct DialogRecord: Codable, Hashable, Sendable, PrefsStorable {
 
     /// The name of the key a dialog's record is stored under: ``keyPrefix`` and the id when that is a valid
     /// key name; otherwise (an id with a newline or another control character, white space at either end,
-    /// or too long) ``hashedKeyPrefix`` and 16 hex digits of the id's FNV-1a 64 hash, the same in every
-    /// process and release. The record keeps the id itself (``id``).
+    /// or too long) ``hashedKeyPrefix`` and 16 hex digits of the FNV-1a 64 hash of the id in Unicode NFC, the same in
+    /// every process and release and for every spelling of the id (`é` precomposed or as `e` and a combining accent,
+    /// as Swift compares strings). The record keeps the id itself (``id``).
     ///
     /// ```swift
     /// DialogRecord.storeKeyName(for: "welcome")         // "dialogs.welcome"
@@ -83,7 +84,7 @@ public struct DialogRecord: Codable, Hashable, Sendable, PrefsStorable {
     /// ```
     public static func storeKeyName(for id: String) -> String {
         let plain = keyPrefix + id
-        return KeyName.problem(with: plain) == nil ? plain : hashedKeyPrefix + StableHash.hex(id)
+        return KeyName.problem(with: plain) == nil ? plain : hashedKeyPrefix + StableHash.hex(id.precomposedStringWithCanonicalMapping)
     }
 
     public static let keyPrefix = "dialogs."

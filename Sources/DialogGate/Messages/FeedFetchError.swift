@@ -13,7 +13,8 @@ public enum FeedFetchError: Error, Sendable, Hashable, CustomStringConvertible {
     case insecureURL(URL)
     /// A scheme other than `https`, `http` and `file`.
     case unsupportedScheme(URL)
-    /// The server redirected to a URL that the same rules refuse (such as `http` to a public host).
+    /// The server redirected to a URL that the same rules refuse (such as `http` to a public host), or to a loopback
+    /// host from a feed that is not on one.
     case insecureRedirect(to: URL)
     /// A status other than 200, 304, 404 and 410. 429 and 5xx also start a backoff.
     case httpStatus(Int, url: URL)
@@ -23,6 +24,9 @@ public enum FeedFetchError: Error, Sendable, Hashable, CustomStringConvertible {
     case timedOut(after: Duration)
     /// The body is larger than allowed: `bytes` is the declared `Content-Length` or what had arrived.
     case tooLarge(bytes: Int, limit: Int)
+    /// The server encoded the body (`Content-Encoding`, such as `gzip`) although the request asked for `identity`:
+    /// refused before any of it is decoded, since a few kilobytes of gzip can decode to gigabytes.
+    case encodedBody(contentEncoding: String)
     /// The request failed below HTTP (connection refused, DNS, TLS…).
     case transport(String)
     /// The body is not JSON or not an array; the last good feed is kept.
@@ -61,7 +65,11 @@ public enum FeedFetchError: Error, Sendable, Hashable, CustomStringConvertible {
         case .unsupportedScheme(let url):
             "refusing \(url.absoluteString): the scheme is not https, http or file"
         case .insecureRedirect(let url):
-            "refusing the redirect to \(url.absoluteString): only https is allowed, except for loopback hosts or with allowInsecureHTTP"
+            if FeedURLPolicy.isLocalHost(url.host ?? "") {
+                "refusing the redirect to \(url.absoluteString): only a feed on a loopback host may redirect to one"
+            } else {
+                "refusing the redirect to \(url.absoluteString): only https is allowed, except for loopback hosts or with allowInsecureHTTP"
+            }
         case .httpStatus(let code, let url):
             "HTTP status \(code) from \(url.absoluteString)"
         case .feedRemoved(let code, let url):
@@ -70,6 +78,8 @@ public enum FeedFetchError: Error, Sendable, Hashable, CustomStringConvertible {
             "timed out after \(Self.seconds(duration)) seconds"
         case .tooLarge(let bytes, let limit):
             "the feed is \(bytes) bytes or more, larger than the limit of \(limit) bytes"
+        case .encodedBody(let encoding):
+            "refusing a body sent with Content-Encoding \(Self.quotedHeader(encoding)): the request asked for identity, and an encoded body's size is unknown until it is decoded"
         case .transport(let reason):
             "the request failed: \(reason)"
         case .invalidFeed(let issue):
@@ -85,6 +95,16 @@ public enum FeedFetchError: Error, Sendable, Hashable, CustomStringConvertible {
         case .unreadableState(let key, let reason):
             "the stored \(key) cannot be read: \(reason); no message is shown until it is reset"
         }
+    }
+
+    /// A header value as sent, in quotes, with control characters escaped and at most 64 characters.
+    static func quotedHeader(_ value: String) -> String {
+        var text = ""
+        for scalar in value.unicodeScalars.prefix(64) {
+            text += scalar.properties.generalCategory == .control || scalar == "\"" || scalar == "\\"
+                ? scalar.escaped(asASCII: true) : String(scalar)
+        }
+        return "\"\(text)\(value.unicodeScalars.count > 64 ? "…" : "")\""
     }
 
     /// A duration in seconds to the millisecond, without trailing zeros: `0.3`, `10`, `1.25`.

@@ -15,7 +15,8 @@ import Prefs
 ///   seconds up to ``Options/maximumBackoff``); no request is made before the retry date, forced or not.
 /// - A clock set back does not freeze fetching: a stored fetch date in the future is not fresh, and a
 ///   stored retry date further ahead than ``Options/maximumBackoff`` is ignored.
-/// - Bodies over ``Options/maximumBytes`` are refused; the timeout is enforced here as well as in the
+/// - Bodies over ``Options/maximumBytes`` once decoded are refused (the loader stops reading there; see
+///   ``FeedLoader``); redirects to loopback only from a loopback feed; the timeout is enforced here as well as in the
 ///   request (URLSession on Linux rounds request timeouts down to whole seconds).
 /// - On any other failure the last good feed is used while it is younger than ``Options/maximumCacheAge``.
 /// - A 404 or 410 means the publisher removed the feed: the last good feed is dropped at once and nothing is
@@ -40,7 +41,7 @@ public actor FeedFetcher {
     public struct Options: Sendable, Hashable {
         /// How long a request may take in all. Default 10 s.
         public var timeout: Duration
-        /// The largest accepted body. Default 1 MiB.
+        /// The largest accepted body, counted after any content decoding. Default 1 MiB.
         public var maximumBytes: Int
         /// Allows `http` to public hosts (and redirects there). Default false; loopback is always allowed.
         public var allowInsecureHTTP: Bool
@@ -95,7 +96,8 @@ public actor FeedFetcher {
     ///   - url: the feed, `messages.json` on static hosting.
     ///   - prefs: the store that keeps the fetched feed and the fetch state (ETag, backoff).
     ///   - options: timeouts, size cap, cache age, backoff, allowed link schemes.
-    ///   - loader: performs HTTP requests; nil for a ``URLSessionFeedLoader``.
+    ///   - loader: performs HTTP requests; nil for the standard loader (on Linux one that drives libcurl itself, so
+    ///     that the size cap bounds decoded bytes; elsewhere a ``URLSessionFeedLoader``).
     ///   - clock: the current date, for max-age, backoff and cache age.
     ///   - random: a number in `0..<1` for the backoff jitter.
     ///
@@ -113,7 +115,7 @@ public actor FeedFetcher {
         self.url = url
         self.options = options
         self.prefs = prefs
-        self.loader = loader ?? URLSessionFeedLoader()
+        self.loader = loader ?? FeedLoaders.standard()
         self.clock = clock
         self.random = random
         cacheKey = FeedCache.key(for: url)
@@ -170,8 +172,9 @@ public actor FeedFetcher {
                                  timeoutInterval: max(1, FeedFetchError.interval(options.timeout).rounded(.up)))
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         if stored?.body != nil {
-            if let etag = stored?.etag { request.setValue(etag, forHTTPHeaderField: "If-None-Match") }
-            if let lastModified = stored?.lastModified { request.setValue(lastModified, forHTTPHeaderField: "If-Modified-Since") }
+            // A validator stored by an earlier release (or by hand) is checked again before it is sent.
+            if let etag = Self.validator(stored?.etag) { request.setValue(etag, forHTTPHeaderField: "If-None-Match") }
+            if let lastModified = Self.validator(stored?.lastModified) { request.setValue(lastModified, forHTTPHeaderField: "If-Modified-Since") }
         }
         let response: FeedResponse
         do {
@@ -211,8 +214,8 @@ public actor FeedFetcher {
         let maxAge = Self.maxAge(response.header("Cache-Control"))
         let storeError = write { cache in
             cache.body = String(decoding: response.body, as: UTF8.self)  // valid UTF-8: it parsed
-            cache.etag = response.header("ETag")
-            cache.lastModified = response.header("Last-Modified")
+            cache.etag = Self.validator(response.header("ETag"))
+            cache.lastModified = Self.validator(response.header("Last-Modified"))
             cache.fetchedAt = now
             cache.maxAge = maxAge
             cache.consecutiveFailures = 0
@@ -231,8 +234,8 @@ public actor FeedFetcher {
             cache.fetchedAt = now
             // A 304 updates the stored header fields it carries and leaves the others (RFC 9111 §4.3.4).
             if let cacheControl = response.header("Cache-Control") { cache.maxAge = Self.maxAge(cacheControl) }
-            if let etag = response.header("ETag") { cache.etag = etag }
-            if let lastModified = response.header("Last-Modified") { cache.lastModified = lastModified }
+            if let etag = response.header("ETag") { cache.etag = Self.validator(etag) }
+            if let lastModified = response.header("Last-Modified") { cache.lastModified = Self.validator(lastModified) }
             cache.consecutiveFailures = 0
             cache.nextRetryAt = nil
             cache.lastFailure = nil
@@ -344,6 +347,15 @@ public actor FeedFetcher {
 
     private var decoderOptions: FeedDecoder.Options {
         FeedDecoder.Options(allowedLinkSchemes: options.allowedLinkSchemes)
+    }
+
+    /// A validator (`ETag`, `Last-Modified`) as it may be sent back, trimmed; nil when empty or holding a control
+    /// character (CR, LF, NUL, DEL…), which no header field may carry: such a value is not stored, so it can neither
+    /// break the next request nor stop the other validator from being sent.
+    static func validator(_ value: String?) -> String? {
+        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty,
+              !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return nil }
+        return value
     }
 
     /// `max-age` in seconds from a `Cache-Control` value; 0 for `no-cache` or `no-store`; nil without either.

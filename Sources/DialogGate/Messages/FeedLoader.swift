@@ -65,8 +65,9 @@ public struct FeedLoadLimits: Sendable, Hashable {
 /// with their own networking can supply another.
 ///
 /// A loader returns every status as a response (it does not throw for 404 or 500), refuses redirects that
-/// ``FeedURLPolicy`` refuses with ``FeedFetchError/insecureRedirect(to:)``, and stops reading a body that
-/// exceeds the limit with ``FeedFetchError/tooLarge(bytes:limit:)``. It should honour task cancellation;
+/// ``FeedURLPolicy/redirectRefusal(from:to:allowInsecureHTTP:)`` refuses with ``FeedFetchError/insecureRedirect(to:)``,
+/// and stops reading a body whose decoded size exceeds the limit with ``FeedFetchError/tooLarge(bytes:limit:)``
+/// (or refuses an encoded body it cannot bound, with ``FeedFetchError/encodedBody(contentEncoding:)``). It should honour task cancellation;
 /// the fetcher enforces its timeout either way.
 ///
 /// ```swift
@@ -108,7 +109,25 @@ public enum FeedURLPolicy {
         }
     }
 
-    /// Whether `host` is `localhost`, `::1` or an IPv4 address in 127.0.0.0/8.
+    /// Why a redirect from a request for `original` to `target` may not be followed, or nil when it may: `target`
+    /// must pass ``refusal(for:allowInsecureHTTP:allowFile:)`` (no `file`), and a loopback (or unspecified, such as
+    /// `0.0.0.0`) host is allowed only when `original` was on one: a public feed cannot send its clients to services
+    /// listening on their own machine.
+    ///
+    /// ```swift
+    /// FeedURLPolicy.redirectRefusal(from: URL(string: "https://example.com/m.json")!,
+    ///                               to: URL(string: "http://127.0.0.1:8080/admin")!, allowInsecureHTTP: false)   // .insecureRedirect
+    /// ```
+    public static func redirectRefusal(from original: URL, to target: URL, allowInsecureHTTP: Bool) -> FeedFetchError? {
+        if refusal(for: target, allowInsecureHTTP: allowInsecureHTTP, allowFile: false) != nil
+            || (isLocalHost(target.host ?? "") && !isLocalHost(original.host ?? "")) {
+            return .insecureRedirect(to: target)
+        }
+        return nil
+    }
+
+    /// Whether `host` is `localhost`, `::1` or an IPv4 address in 127.0.0.0/8, in any spelling the resolver
+    /// accepts (`127.1`, `2130706433`, `0x7f.0.0.1`, `::ffff:127.0.0.1`).
     ///
     /// ```swift
     /// FeedURLPolicy.isLoopback(host: "127.8.9.10")   // true
@@ -117,18 +136,50 @@ public enum FeedURLPolicy {
     public static func isLoopback(host: String) -> Bool {
         var name = host.lowercased()
         if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
-        if name == "localhost" || name == "::1" || name == "0:0:0:0:0:0:0:1" { return true }
-        let octets = name.split(separator: ".", omittingEmptySubsequences: false)
-        guard octets.count == 4,
-              octets.allSatisfy({ !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCII) && UInt8($0) != nil })
-        else { return false }
-        return octets[0] == "127"
+        if name.hasSuffix("."), !name.hasSuffix("..") { name.removeLast() }
+        if name == "localhost" { return true }
+        return numericAddress(name).map { $0.loopback } ?? false
+    }
+
+    /// Whether `host` is loopback (``isLoopback(host:)``) or an address that reaches this machine all the same:
+    /// 0.0.0.0/8 or `::` (connecting to the unspecified address reaches a local listener on Linux).
+    static func isLocalHost(_ host: String) -> Bool {
+        if isLoopback(host: host) { return true }
+        var name = host.lowercased()
+        if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
+        return numericAddress(name).map { $0.unspecified } ?? false
+    }
+
+    /// A numeric host as the resolver reads it (`inet_aton` for IPv4, `inet_pton` for IPv6; IPv4-mapped IPv6
+    /// addresses as their IPv4 address); nil for a name.
+    private static func numericAddress(_ name: String) -> (loopback: Bool, unspecified: Bool)? {
+        guard !name.isEmpty, name.allSatisfy({ $0.isASCII && ($0.isHexDigit || $0 == "." || $0 == ":" || $0 == "x") }) else { return nil }
+        var v4 = in_addr()
+        if !name.contains(":"), inet_aton(name, &v4) != 0 {
+            let first = UInt8(truncatingIfNeeded: UInt32(bigEndian: v4.s_addr) >> 24)
+            return (first == 127, first == 0)
+        }
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET6, name, &v6) == 1 else { return nil }
+        let bytes = withUnsafeBytes(of: &v6) { Array($0) }
+        if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF {
+            return (bytes[12] == 127, bytes[12] == 0)  // ::ffff:a.b.c.d
+        }
+        let allZero = bytes[0..<15].allSatisfy { $0 == 0 }
+        return (allZero && bytes[15] == 1, allZero && bytes[15] == 0)
     }
 }
 
 /// The default ``FeedLoader``: an ephemeral `URLSession` without a URL cache (on Linux, `URLCache` never
 /// revalidates), with a delegate that checks `Content-Length` up front and counts received bytes as they
-/// arrive (cancelling past the limit), and that refuses redirects to insecure URLs before they are followed.
+/// arrive (cancelling past the limit), and that refuses redirects that ``FeedURLPolicy/redirectRefusal(from:to:allowInsecureHTTP:)``
+/// refuses before they are followed.
+///
+/// It asks for `Accept-Encoding: identity` and refuses a response whose `Content-Encoding` is anything else
+/// (``FeedFetchError/encodedBody(contentEncoding:)``) before reading its body. URLSession decodes gzip, deflate,
+/// brotli and zstd by itself and hands over the decoded bytes only later, on the delegate queue, so counting them
+/// cannot stop the decoding in time: on Linux, a 1 MB gzip body expanding to 1 GiB took 1.1 GB of memory before
+/// the cap was noticed.
 ///
 /// ```swift
 /// let loader = URLSessionFeedLoader()
@@ -164,6 +215,8 @@ public final class URLSessionFeedLoader: FeedLoader {
     /// response.statusCode   // 200
     /// ```
     public func load(_ request: URLRequest, limits: FeedLoadLimits) async throws -> FeedResponse {
+        var request = request
+        request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         let task = session.dataTask(with: request)
         let delegate = delegate
         return try await withTaskCancellationHandler {
@@ -219,6 +272,12 @@ private final class LoaderDelegate: NSObject, URLSessionDataDelegate, Sendable {
             state[dataTask.taskIdentifier]?.response = response as? HTTPURLResponse
             return state[dataTask.taskIdentifier]?.limits.maximumBytes
         }
+        // The transfer is paused until the completion handler runs, so a refusal here stops it before the body.
+        if let http = response as? HTTPURLResponse, let encoding = Self.contentEncoding(http) {
+            fail(dataTask, .encodedBody(contentEncoding: encoding))
+            completionHandler(.cancel)
+            return
+        }
         if let limit, response.expectedContentLength > Int64(limit) {
             fail(dataTask, .tooLarge(bytes: Int(clamping: response.expectedContentLength), limit: limit))
             completionHandler(.cancel)
@@ -243,14 +302,28 @@ private final class LoaderDelegate: NSObject, URLSessionDataDelegate, Sendable {
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
         let allowInsecure = pending.withLock { $0[task.taskIdentifier]?.limits.allowInsecureHTTP } ?? false
-        if let target = request.url, FeedURLPolicy.refusal(for: target, allowInsecureHTTP: allowInsecure, allowFile: false) != nil {
+        let original = task.originalRequest?.url ?? response.url
+        if let target = request.url,
+           original.map({ FeedURLPolicy.redirectRefusal(from: $0, to: target, allowInsecureHTTP: allowInsecure) != nil }) ?? true {
             // Not followed: the redirect response completes the task, which then reports this failure.
             // (Cancelling here as well crashes swift-corelibs-foundation, which still awaits this handler.)
             pending.withLock { $0[task.taskIdentifier]?.failure = .insecureRedirect(to: target) }
             completionHandler(nil)
             return
         }
-        completionHandler(request)
+        var next = request
+        next.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+        completionHandler(next)
+    }
+
+    /// The response's content coding when it is not identity: any `Content-Encoding` value but `identity` (or none).
+    static func contentEncoding(_ response: HTTPURLResponse) -> String? {
+        for (name, value) in response.allHeaderFields {
+            guard let name = name as? String, name.lowercased() == "content-encoding", let value = value as? String else { continue }
+            let codings = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+            if codings.contains(where: { $0 != "identity" }) { return value }
+        }
+        return nil
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

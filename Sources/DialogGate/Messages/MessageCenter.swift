@@ -135,7 +135,7 @@ public final class MessageCenter {
     ///     service (a programming error, stopping here, if the name is not a valid key name).
     ///   - options: timeouts, size cap, cache age, backoff, allowed link schemes.
     ///   - impressions: how often a message not yet acknowledged is shown again (by default at every refresh).
-    ///   - loader: performs HTTP requests; nil for a ``URLSessionFeedLoader``.
+    ///   - loader: performs HTTP requests; nil for the standard loader, as in ``FeedFetcher/init(url:prefs:options:loader:clock:random:)``.
     ///   - clock: the current date, for targeting, max-age, backoff and cache age.
     ///   - random: a number in `0..<1` for the backoff jitter.
     ///

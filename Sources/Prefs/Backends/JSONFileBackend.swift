@@ -34,7 +34,7 @@ final class JSONFileBackend: PrefsBackend {
 
     init(path requestedPath: String, options: Options) throws(PrefsError) {
         self.requestedPath = requestedPath
-        self.path = FileSystem.resolvingLinks(requestedPath)
+        self.path = try FileSystem.resolvingLinks(requestedPath)
         self.options = options
         self.lock = FileLock(path: path + ".lock")
         do {

@@ -41,7 +41,7 @@ final class SQLiteBackend: PrefsBackend {
     init(path requestedPath: String, options: Options) throws(PrefsError) {
         self.requestedPath = requestedPath
         self.options = options
-        let path = FileSystem.resolvingLinks(requestedPath)
+        let path = try FileSystem.resolvingLinks(requestedPath)
         self.path = path
         do {
             connection = try Self.open(path: path, options: options)
@@ -62,6 +62,7 @@ final class SQLiteBackend: PrefsBackend {
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty, access(directory, F_OK) != 0 { try FileSystem.createDirectory(directory) }
         try checkFileBeforeOpening(path)
+        try checkSidecarsBeforeOpening(path)
         let connection = try sqlite { () throws(SQLiteError) in try SQLiteConnection(path: path, options: .init(busyTimeout: options.busyTimeout)) }
         do throws(PrefsError) {
             try configure(connection, options: options)
@@ -70,6 +71,23 @@ final class SQLiteBackend: PrefsBackend {
             throw error
         }
         return connection
+    }
+
+    /// Refuses a database whose `-wal`, `-shm` or `-journal` name holds a symbolic link or anything but a regular
+    /// file: SQLite opens those with `O_NOFOLLOW` and would fail later with a misleading `SQLITE_READONLY` or
+    /// `SQLITE_CANTOPEN`, after creating the database file; such a link is usually planted by another user in a
+    /// shared directory. Checked before anything is created.
+    private static func checkSidecarsBeforeOpening(_ path: String) throws(PrefsError) {
+        for suffix in ["-wal", "-shm", "-journal"] {
+            var info = stat()
+            guard lstat(path + suffix, &info) == 0 else { continue }
+            switch info.st_mode & S_IFMT {
+            case S_IFREG: continue
+            // Not corruptStore: recovery would move the database aside for a problem beside it.
+            case S_IFLNK: throw .io(path: path + suffix, operation: "open (a symbolic link, which SQLite does not follow)", errno: ELOOP)
+            default: throw .io(path: path + suffix, operation: "open (not a regular file)", errno: EINVAL)
+            }
+        }
     }
 
     /// Refuses what SQLite should not open: something other than a regular file (a FIFO would block the open), or

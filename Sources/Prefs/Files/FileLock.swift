@@ -5,7 +5,8 @@ import Glibc
 import Darwin
 #endif
 
-/// An exclusive advisory lock between processes, held on a sidecar file (`store.json.lock`, mode 0600).
+/// An exclusive advisory lock between processes, held on a sidecar file (`store.json.lock`, mode 0600, opened with
+/// `O_NOFOLLOW`: a symbolic link at its name fails with `ELOOP`).
 ///
 /// The lock lives on its own file because the store file is replaced by rename on every write,
 /// and a lock on a replaced inode would protect nothing. `flock` locks are released by the kernel
@@ -31,7 +32,8 @@ final class FileLock {
     func lock(timeout: Duration) throws(PrefsError) {
         if descriptor < 0 {
             // Never blocks, even on a FIFO put at the path; anything but a regular file is refused (it is only locked, never read).
-            let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0o600)
+            // Never follows a link either: one planted at the name would make a writer create the file it points to.
+            let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0o600)
             guard fd >= 0 else { throw .io(path: path, operation: "open lock file", errno: errno) }
             var info = stat()
             do throws(PrefsError) {

@@ -125,20 +125,25 @@ package enum FileSystem {
         return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
     }
 
-    /// Replaces `path` atomically: writes a temporary file beside it (mode 0600), optionally fsyncs it,
-    /// renames it over `path`, and optionally fsyncs the directory. Readers see the old or the new content, never a mix.
+    /// Replaces `path` atomically: writes a temporary file beside it, optionally fsyncs it, renames it over `path`,
+    /// and optionally fsyncs the directory. Readers see the old or the new content, never a mix.
+    ///
+    /// The temporary file is created with `O_CREAT | O_EXCL | O_NOFOLLOW` and mode 0600, so no other user can open
+    /// it, ever, and a link planted at its name is refused. With `keepingMode`, an existing file's mode is kept when
+    /// the current user owns it, less its group and other write bits (a store another user could rewrite is not
+    /// private); a file another user owned becomes 0600, as a new one is.
     @discardableResult
-    static func replace(_ path: String, with data: Data, sync: Bool) throws(PrefsError) -> Stamp {
+    package static func replace(_ path: String, with data: Data, sync: Bool, keepingMode: Bool = true) throws(PrefsError) -> Stamp {
         let directory = (path as NSString).deletingLastPathComponent
         let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: .min ... .max))"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw .io(path: temporary, operation: "create", errno: errno) }
         do throws(PrefsError) {
             defer { close(fd) }
-            // A new store is private (0600); an existing one keeps the mode its owner gave it, as SQLite's files do.
             var existing = stat()
-            if stat(path, &existing) == 0, existing.st_mode & 0o777 != 0o600, fchmod(fd, existing.st_mode & 0o777) != 0 {
-                throw PrefsError.io(path: temporary, operation: "fchmod", errno: errno)
+            if keepingMode, stat(path, &existing) == 0, existing.st_uid == geteuid() {
+                let mode = existing.st_mode & 0o755
+                if mode != 0o600, fchmod(fd, mode) != 0 { throw PrefsError.io(path: temporary, operation: "fchmod", errno: errno) }
             }
             try writeAll(fd, data, path: temporary)
             report(.wrote(path: temporary, data: data))
@@ -209,23 +214,49 @@ package enum FileSystem {
     }
 
     /// Follows symbolic links: a store at a link is the store at its target (the link stays a link). A cycle gives
-    /// `path` itself back, and opening it then reports `ELOOP`.
-    static func resolvingLinks(_ path: String) -> String {
-        resolvingLinksIfFinite(path) ?? path
+    /// `path` itself back, and opening it then reports `ELOOP`. A link that another user planted in a shared sticky
+    /// directory is refused (see ``checkLinkIsTrusted(_:)``).
+    static func resolvingLinks(_ path: String) throws(PrefsError) -> String {
+        try resolvingTrustedLinks(path) ?? path
     }
 
     /// Follows symbolic links until `path` names something that is not a link (or does not exist); nil for a cycle
     /// or a chain of more than 32 links.
     package static func resolvingLinksIfFinite(_ path: String) -> String? {
+        try? resolvingLinks(path, trusting: { _ throws(PrefsError) in })
+    }
+
+    /// ``resolvingLinksIfFinite(_:)``, refusing every link that ``checkLinkIsTrusted(_:)`` refuses.
+    package static func resolvingTrustedLinks(_ path: String) throws(PrefsError) -> String? {
+        try resolvingLinks(path, trusting: checkLinkIsTrusted)
+    }
+
+    private static func resolvingLinks(_ path: String, trusting check: (String) throws(PrefsError) -> Void) throws(PrefsError) -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         var current = path
         for _ in 0..<32 {
             let count = readlink(current, &buffer, buffer.count - 1)
             guard count > 0 else { return current }
+            try check(current)
             let target = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
             current = target.hasPrefix("/") ? target : ((current as NSString).deletingLastPathComponent as NSString).appendingPathComponent(target)
         }
         return nil
+    }
+
+    /// Throws unless the symbolic link at `link` may be followed. Prefs resolves a store's links itself (its
+    /// sidecar files go beside the target), so the kernel's `fs.protected_symlinks` never sees those links; this
+    /// applies its rule, whatever the setting: in a directory that is sticky and world-writable (such as /tmp),
+    /// only a link owned by the current user or by root is followed. Anyone can plant a link there, and following
+    /// it would let them choose which file a store, an export or a lock writes (as root: any file).
+    package static func checkLinkIsTrusted(_ link: String) throws(PrefsError) {
+        var info = stat(), parent = stat()
+        let directory = (link as NSString).deletingLastPathComponent
+        guard lstat(link, &info) == 0, info.st_mode & S_IFMT == S_IFLNK,
+              stat(directory.isEmpty ? "." : directory, &parent) == 0 else { return }
+        let shared = parent.st_mode & S_ISVTX != 0 && parent.st_mode & S_IWOTH != 0
+        guard shared, info.st_uid != geteuid(), info.st_uid != 0 else { return }
+        throw .untrustedLink(path: link, owner: info.st_uid)
     }
 
     /// Moves an unreadable file aside, byte for byte, as `NAME.corrupt-YYYYMMDDTHHMMSSZ`; returns the new path.

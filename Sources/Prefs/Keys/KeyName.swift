@@ -1,6 +1,9 @@
+import Foundation
+
 /// Rules for key names, checked when a key is declared.
 ///
-/// A name is 1 to ``maximumLength`` UTF-8 bytes of printable text: no control characters
+/// A name is 1 to ``maximumLength`` UTF-8 bytes of printable text, measured in Unicode NFC (the form Prefs stores and
+/// compares names in, so that both spellings of `é` are one key with one limit): no control characters
 /// (U+0000–U+001F, U+007F–U+009F), no line or paragraph separators, no leading or trailing white space.
 public enum KeyName {
     /// The longest name, in UTF-8 bytes.
@@ -9,7 +12,7 @@ public enum KeyName {
     /// Returns nil when `name` is valid, else the reason it is not.
     public static func problem(with name: String) -> String? {
         if name.isEmpty { return "a key name cannot be empty" }
-        let length = name.utf8.count
+        let length = name.utf8.allSatisfy({ $0 < 0x80 }) ? name.utf8.count : name.precomposedStringWithCanonicalMapping.utf8.count
         if length > maximumLength { return "a key name is at most \(maximumLength) bytes; this one is \(length)" }
         for scalar in name.unicodeScalars {
             switch scalar.value {

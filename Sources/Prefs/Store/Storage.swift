@@ -80,7 +80,7 @@ extension Prefs {
             case "sqlite", "sqlite3", "db": return .sqlite(url)
             default: break
             }
-            let path = FileSystem.resolvingLinks(url.path)
+            let path = try FileSystem.resolvingLinks(url.path)
             // Already open through SQLite in this process: reading it here would drop that connection's locks.
             if SQLiteConnection.isOpenInProcess(path) { return .sqlite(url) }
             guard let data = try FileSystem.prefix(of: path, count: 4096) else {

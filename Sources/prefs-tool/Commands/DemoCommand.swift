@@ -11,28 +11,38 @@ enum DemoCommand {
             Shows what a user would see at each simulated launch: a welcome dialog answered OK, then "never remind";
             a dialog with a caller-chosen Don't Remind key; a remote message from a bundled sample feed shown once,
             not again on the next launch, and again after `prefs-tool reset lastMessageId`.
-            Uses a new temporary store unless --store is given (the store must then be new or a SQLite store).
+            Uses a new temporary store unless --store is given (the store must then be new or a SQLite store). The
+            sample feed goes in a new private directory (mode 0700), never beside the store.
             Asks nothing when stdin is not a terminal; on a terminal it waits for Return between launches.
             """)
     ) { _, context in
-        let url: URL
-        if context.store.isExplicit {
-            if context.store.exists { _ = try context.store.open(checked: true) }  // a damaged store is refused, untouched
-            url = context.store.url
-        } else {
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("prefs-demo-\(UUID().uuidString.prefix(8))")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            url = directory.appendingPathComponent("demo.sqlite")
-        }
-        let demo = Demo(url: url, interactive: context.interactive)
+        if context.store.isExplicit, context.store.exists { _ = try context.store.open(checked: true) }  // a damaged store is refused, untouched
+        // Everything the demo writes besides the store goes in a directory it has just created and only this user
+        // can enter: nothing beside a --store PATH (another user's directory, a shared one) is written or followed.
+        let directory = try privateDirectory()
+        let url = context.store.isExplicit ? context.store.url : directory.appendingPathComponent("demo.sqlite")
+        let demo = Demo(url: url, directory: directory, interactive: context.interactive)
         try await demo.run()
         return 0
+    }
+}
+
+extension DemoCommand {
+    /// A new directory under the temporary directory that only this user can enter (`mkdtemp`, mode 0700).
+    static func privateDirectory() throws -> URL {
+        var template = Array((FileManager.default.temporaryDirectory.path as NSString).appendingPathComponent("prefs-demo-XXXXXX").utf8CString)
+        guard let created = mkdtemp(&template) else {
+            throw ToolError.io("cannot create a private directory for the demo: \(String(cString: strerror(errno)))")
+        }
+        return URL(fileURLWithPath: String(cString: created), isDirectory: true)
     }
 }
 
 /// The demo's script. Each "launch" opens the store anew with a new session, as a new app process would.
 struct Demo {
     let url: URL
+    /// The demo's private directory: the sample feed, and the store unless --store named one.
+    let directory: URL
     let interactive: Bool
 
     func run() async throws {
@@ -186,8 +196,12 @@ extension Demo {
     func remoteMessage() async throws {
         Terminal.print("")
         Terminal.print("3. A remote message from messages.json, shown once, and again after `reset lastMessageId` (seed 003)")
-        let feed = url.deletingLastPathComponent().appendingPathComponent("messages.json")
-        try Data(Self.sampleFeed.utf8).write(to: feed)
+        let feed = directory.appendingPathComponent("messages.json")
+        do {
+            try FileSystem.replace(feed.path, with: Data(Self.sampleFeed.utf8), sync: false, keepingMode: false)
+        } catch {
+            throw ToolError(error)
+        }
         Terminal.print("  feed: \(feed.absoluteString) (the bundled sample: 3 messages, one for this app, one cancelled)")
         let context = MessageContext(bundleIdentifier: Self.bundleIdentifier, appVersion: "1.0", osVersion: "17.0", localeIdentifier: "en_US")
 

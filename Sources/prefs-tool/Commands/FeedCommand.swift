@@ -236,6 +236,8 @@ enum FeedCommand {
         switch result.source {
         case .network: Terminal.print("status: 200 OK (fetched)")
         case .notModified: Terminal.print("status: 304 Not Modified (the stored feed is current)")
+        case .cache where result.requestSent:
+            Terminal.print("status: requested, and the answer was not used (\(result.error.map { "\($0)" } ?? "no reason given")); the last good feed is shown")
         case .cache: Terminal.print("status: not requested (\(result.error.map { "\($0)" } ?? "the stored feed is fresh"); --force to request it now)")
         case .none: break
         }
@@ -281,7 +283,7 @@ enum FeedCommand {
         var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 10)
         request.httpMethod = "GET"
         do {
-            let response = try await URLSessionFeedLoader().load(request, limits: FeedLoadLimits(maximumBytes: 1 << 20, allowInsecureHTTP: arguments.flag("allow-http")))
+            let response = try await FeedLoaders.standard().load(request, limits: FeedLoadLimits(maximumBytes: 1 << 20, allowInsecureHTTP: arguments.flag("allow-http")))
             guard (200...299).contains(response.statusCode) else { throw ToolError.io("\(source): HTTP \(response.statusCode)") }
             return (response.body, source)
         } catch let error as ToolError {

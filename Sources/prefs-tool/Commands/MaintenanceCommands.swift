@@ -13,8 +13,10 @@ enum WatchCommand {
             The store is checked every --interval milliseconds (default 200); changes from any process are seen, and
             several changes to one key between two checks show as the last. A KEY neither stored nor declared is
             named on stderr (with the nearest key) and watched for. A store that does not exist yet is waited for,
-            as tail -F waits for a file; its first values then show as new. Interrupt (Ctrl-C) or terminate
-            to stop: the lines of the current check are finished, and the exit status is 0.
+            as tail -F waits for a file; its first values then show as new. A check that cannot read the store
+            (another program rewriting a JSON file in place, so that it is briefly empty) is reported on stderr and
+            watching goes on. Interrupt (Ctrl-C) or terminate to stop: the lines of the current check are finished,
+            and the exit status is 0.
             """,
         options: ["interval"], positionals: 0...Int.max)
     ) { arguments, context in
@@ -46,10 +48,22 @@ enum WatchCommand {
             }
         }
         Terminal.note("watching \(context.store.path)\(keys.isEmpty ? "" : " for " + keys.sorted().joined(separator: ", ")); interrupt to stop")
+        var failure: String?
         while true {
             try await Task.sleep(for: .milliseconds(interval))
             if stop.isRequested { return 0 }
-            let now = try current()
+            let now: [String: StoredValue]
+            do {
+                now = try current()
+            } catch {
+                // Reported once per distinct failure; the next check reads the store again.
+                let message = ToolError(error).message
+                if message != failure { Terminal.warning("\(message); still watching") }
+                failure = message
+                continue
+            }
+            if failure != nil { Terminal.note("the store can be read again") }
+            failure = nil
             let time = ISO8601.format(Date(), fractionDigits: 3)
             var table = KeyTable()
             for name in Set(last.keys).union(now.keys).sorted() where last[name] != now[name] {

@@ -193,21 +193,18 @@ enum TransferCommands {
         }
     }
 
-    /// Replaces the file at `path` atomically (a temporary file beside it, then a rename). A `path` that is a
-    /// symbolic link is written through, as a shell's `>` and `cp` do: the link stays and its target is replaced.
+    /// Replaces the file at `path` atomically with mode 0600 (``FileSystem/replace(_:with:sync:keepingMode:)``: the
+    /// temporary file beside it is 0600 from its creation, so no other user can read the store while it is written).
+    /// A `path` that is a symbolic link is written through, as a shell's `>` and `cp` do: the link stays and its
+    /// target is replaced; but not a link another user planted in a shared sticky directory (exit 74).
     static func write(_ data: Data, to path: String) throws {
-        guard let target = FileSystem.resolvingLinksIfFinite(path) else {
-            throw ToolError.io("cannot write \(path): \(String(cString: strerror(ELOOP)))")
-        }
-        let url = URL(fileURLWithPath: target)
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).tmp-\(getpid())")
-        guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
-            throw ToolError.io("cannot write \(path)\(target == path ? "" : " (a link to \(target))")")
-        }
-        guard rename(temporary.path, target) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary.path)
-            throw ToolError.io("cannot write \(path): \(reason)")
+        do {
+            guard let target = try FileSystem.resolvingTrustedLinks(path) else {
+                throw ToolError.io("cannot write \(path): \(String(cString: strerror(ELOOP)))")
+            }
+            try FileSystem.replace(target, with: data, sync: false, keepingMode: false)
+        } catch let error as PrefsError {
+            throw ToolError.io("cannot write \(path): \(error)")
         }
     }
 }

@@ -1,0 +1,30 @@
+import Foundation
+import Prefs
+import PrefsTestSupport
+import Testing
+
+#if os(Linux)  // ChildProcess.runMeasured: wait4's ru_maxrss
+
+/// A feed host under an attacker's control, on loopback: what it sends must not take the tool (or an app) down.
+@Suite("prefs-tool: hostile feed servers")
+struct HostileServerTests {
+    /// 1 GiB of zeros in about 1 MB of gzip, sent whatever the request's Accept-Encoding says.
+    static let bombSize = 1 << 30
+
+    @Test("a gzip bomb sent regardless of Accept-Encoding: fetch and lint fail with little memory, and identity was asked for",
+          arguments: ["fetch", "lint"])
+    func gzipBomb(action: String) async throws {
+        let bomb = Gzip.zeros(count: Self.bombSize)
+        let server = try TestHTTPServer { _ in
+            .ok(bomb, headers: ["Content-Type": "application/json", "Content-Encoding": "gzip"])
+        }
+        defer { server.stop() }
+        let run = try await ChildProcess.runMeasured("prefs-tool", ["feed", action, server.url("/messages.json").absoluteString],
+                                                     environment: ["XDG_CONFIG_HOME": "/nonexistent-prefs-tool-test", "PREFS_STORE": ""])
+        #expect(run.result.status == 74, "\(run.result.stderr)")
+        #expect(run.result.stderr.contains("larger than the limit of 1048576 bytes"), "\(run.result.stderr)")
+        #expect(run.peakResidentBytes < 256 << 20, "peak memory \(run.peakResidentBytes >> 20) MiB")
+        #expect(server.requests.first?.header("Accept-Encoding") == "identity")
+    }
+}
+#endif

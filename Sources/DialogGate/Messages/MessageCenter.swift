@@ -241,7 +241,11 @@ public final class MessageCenter {
                     passedOver.formUnion(lower.filter { $0 > current })
                     passedOver.remove(message.id)
                     try transaction.set(max(current, message.id), for: key)
-                    try transaction.set(Array(passedOver.sorted().suffix(Self.passedOverLimit)), for: passedOverKey)
+                    if passedOver.isEmpty {
+                        transaction.reset(passedOverKey)   // nothing passed over: no key to show in prefs-tool
+                    } else {
+                        try transaction.set(Array(passedOver.sorted().suffix(Self.passedOverLimit)), for: passedOverKey)
+                    }
                     if try transaction.storedValue(forKey: impressionsKey.name) != nil {
                         var impressions = try transaction.value(for: impressionsKey)
                         if impressions.messages.removeValue(forKey: String(message.id)) != nil { try transaction.set(impressions, for: impressionsKey) }

@@ -80,6 +80,17 @@ public enum PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Whether the error says the store's content is damaged or not a store (as opposed to an I/O fault, a lock held
+    /// past its timeout, or a programming error): a corrupt file, a newer format, SQLite's `SQLITE_CORRUPT` and
+    /// `SQLITE_NOTADB`. Tools report these as bad data and never write to such a store.
+    public var isDamagedStore: Bool {
+        switch self {
+        case .corruptStore, .unsupportedFormatVersion: true
+        case .sqlite(let error): SQLiteError.corrupt ~= error || SQLiteError.notADatabase ~= error
+        default: false
+        }
+    }
+
     /// A name in quotes with control characters escaped, safe to print to a terminal.
     static func quoted(_ text: String) -> String {
         JSON.string(text).serialized()

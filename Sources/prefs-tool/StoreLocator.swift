@@ -96,17 +96,15 @@ struct StoreLocator {
             throw ToolError.data("\(failure.message); nothing was written")
         }
         guard !problems.isEmpty else { return prefs }
-        // SQLite heads its report with "*** in database main ***"; the lines after it are the problems.
-        let lines = problems.flatMap { $0.split(separator: "\n") }.filter { !$0.hasPrefix("*** in database") }
-        let first = lines.first.map(String.init) ?? problems[0]
-        let more = lines.count > 1 ? " and \(lines.count - 1) more problem\(lines.count == 2 ? "" : "s")" : ""
+        let first = problems[0]
+        let more = problems.count > 1 ? " and \(problems.count - 1) more problem\(problems.count == 2 ? "" : "s")" : ""
         throw ToolError.data("\(path): the store is damaged (\(first)\(more)); nothing was written (see 'prefs-tool check')")
     }
 }
 
 extension StoreLocator {
-    /// The files SQLite and the JSON store keep beside a store.
-    static let sidecarSuffixes = ["-wal", "-shm", "-journal", ".lock"]
+    /// The files SQLite and the JSON store keep beside a store (the library's list).
+    static let sidecarSuffixes = Prefs.Storage.sidecarSuffixes
 
     /// Which of the store's own files `other` is: `""` for the store itself, or a sidecar's suffix (`"-wal"`);
     /// nil for any other file. Symbolic links are followed, as the library follows them, and files that exist

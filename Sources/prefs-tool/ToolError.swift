@@ -38,7 +38,7 @@ struct ToolError: Error, CustomStringConvertible {
             case .corruptStore, .unsupportedFormatVersion, .typeMismatch, .invalidKeyName, .valueTooLarge, .valueTooDeep, .encodingFailed,
                 .invalidIdentifier:
                 self.init(code: .data, message: error.description)
-            case .sqlite(let sqlite) where sqlite.code == 26 || sqlite.code == 11:
+            case .sqlite where error.isDamagedStore:
                 self.init(code: .data, message: error.description)
             case .sqlite, .io, .untrustedLink, .lockTimeout, .closed, .reentrantCall:
                 self.init(code: .io, message: error.description)

@@ -6,6 +6,9 @@ import Foundation
 /// apply their own changes key by key, and replace the file atomically. Two processes writing different
 /// keys therefore both survive, and a stale copy never overwrites newer keys.
 final class JSONFileBackend: PrefsBackend {
+    /// The lock file beside the store: `store.json.lock`.
+    static let lockSuffix = ".lock"
+
     struct Options: Sendable, Hashable {
         var durability: Prefs.Durability
         var writeMode: Prefs.WriteMode
@@ -36,7 +39,7 @@ final class JSONFileBackend: PrefsBackend {
         self.requestedPath = requestedPath
         self.path = try FileSystem.resolvingLinks(requestedPath)
         self.options = options
-        self.lock = FileLock(path: path + ".lock")
+        self.lock = FileLock(path: path + Self.lockSuffix)
         do {
             _ = try reload()
         } catch PrefsError.corruptStore(let path, let reason) where options.recovery == .moveAsideAndStartEmpty && FileSystem.isRegularFile(path) {

@@ -12,6 +12,9 @@ import Foundation
 /// `PRAGMA application_id` 0x50726673 ("Prfs") and `PRAGMA user_version` 1 (the format version).
 /// Reads go to the database one key at a time: opening a large store loads nothing.
 final class SQLiteBackend: PrefsBackend {
+    /// The files SQLite keeps beside a database: its write-ahead log, its index, a rollback journal.
+    static let sidecarSuffixes = ["-wal", "-shm", "-journal"]
+
     struct Options: Sendable, Hashable {
         var durability: Prefs.Durability
         var busyTimeout: Duration
@@ -79,7 +82,7 @@ final class SQLiteBackend: PrefsBackend {
     /// `SQLITE_CANTOPEN`, after creating the database file; such a link is usually planted by another user in a
     /// shared directory. Checked before anything is created.
     private static func checkSidecarsBeforeOpening(_ path: String) throws(PrefsError) {
-        for suffix in ["-wal", "-shm", "-journal"] {
+        for suffix in sidecarSuffixes {
             var info = stat()
             guard lstat(path + suffix, &info) == 0 else { continue }
             switch info.st_mode & S_IFMT {

@@ -387,7 +387,9 @@ final class SQLiteConnection {
         let statement = try prepareUncached(pragma)
         var problems: [String] = []
         while try statement.step() {
-            problems.append(statement.columnText(0) ?? "")
+            // A row may hold several lines, headed "*** in database main ***": one problem per line, without the heading.
+            let text = statement.columnText(0) ?? ""
+            problems += text.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("*** in database") }
         }
         statement.reset()
         if problems == ["ok"] { return [] }

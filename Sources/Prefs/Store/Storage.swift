@@ -163,6 +163,10 @@ extension Prefs {
             }
         }
 
+        /// The endings of the files a file store keeps beside its file (SQLite's `-wal`, `-shm`, `-journal`; the JSON
+        /// store's `.lock`), for tools that must not treat them as anything else.
+        public static let sidecarSuffixes = SQLiteBackend.sidecarSuffixes + [JSONFileBackend.lockSuffix]
+
         /// The file path for file-backed stores.
         public var path: String? {
             switch kind {

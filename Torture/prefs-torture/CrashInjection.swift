@@ -56,7 +56,7 @@ enum CrashChild {
             if coalesced { try prefs.flush() }
             let other = try Prefs(storage)
             let renamed = try Prefs.Key<String?>(validating: to, initial: nil, formerNames: [from])
-            _ = other[renamed]
+            try other.update(renamed) { _ in }   // reads the former name's value while the new name holds none, writes it back
             if let problem = other.diagnostics.first { throw TortureError("rename \(from) → \(to): \(problem)") }
             try other.close()
         case .flush:

@@ -16,7 +16,8 @@ struct CrashWorkload {
         case update(key: String, tag: String)
         /// `transaction`: reads `read`, writes each of `writes` from what it read, and counts `read` up, atomically.
         case transaction(read: String, writes: [String], tag: String)
-        /// A second store instance reads `to`, declared with `formerNames: [from]`: the value moves once.
+        /// A second store instance updates `to`, declared with `formerNames: [from]`, leaving its value as it reads it:
+        /// a read never writes, so the value under `from` moves with that write (and `from` is settled).
         case rename(from: String, to: String)
         /// Coalesced mode only: `flush()`; what was acknowledged before it returned is promised.
         case flush
@@ -137,11 +138,10 @@ extension CrashWorkload.Operation {
             for key in writes { next[key] = CrashWorkload.derived(from: state[read], key: key, tag: tag) }
             next[read] = CrashWorkload.counted(state[read], tag: tag)
         case .rename(let from, let to):
-            // A value already under the new name wins; otherwise the former name's value moves.
-            if next[to] == nil, let moved = next[from] {
-                next[to] = moved
-                next[from] = nil
-            }
+            // A value already under the new name wins; otherwise the former name's value moves. Either way the write
+            // of the key removes the former name's value.
+            if next[to] == nil { next[to] = next[from] }
+            next[from] = nil
         case .flush:
             break
         }

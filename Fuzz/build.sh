@@ -7,7 +7,8 @@
 # SwiftPM cannot build a fuzzer (it would link libFuzzer's main into every product), so this compiles
 # the Prefs and DialogGate sources with swiftc directly: each module once, instrumented
 # (-sanitize=fuzzer,address adds coverage and ASan; with -c nothing is linked yet), then one small
-# executable per target linking both objects, libFuzzer's main and the system libsqlite3.
+# executable per target linking both objects (and DialogGate's C shim for libcurl), libFuzzer's main and the system
+# libsqlite3.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="${FUZZ_BUILD_DIR:-$root/.build/fuzz}"
@@ -33,13 +34,24 @@ build_module() {
 }
 
 build_module Prefs Sources/Prefs
+
+# DialogGate's feed loader calls libcurl through the C shim in Sources/CCurlShim: a module map for swiftc, and the C
+# file compiled once with the same instrumentation (the toolchain's clang).
+mkdir -p "$out/modules/CCurlShim"
+printf 'module CCurlShim {\n    header "%s"\n    export *\n}\n' "$root/Sources/CCurlShim/include/CCurlShim.h" \
+    > "$out/modules/CCurlShim/module.modulemap"
+common+=(-I "$out/modules/CCurlShim")
+clang="$(dirname "$(command -v swiftc)")/clang"
+"$clang" -c -fsanitize=fuzzer-no-link,address -O2 -g -I "$root/Sources/CCurlShim/include" \
+    "$root/Sources/CCurlShim/shim.c" -o "$out/CCurlShim.o"
+
 build_module DialogGate Sources/DialogGate
 
 for target in "$root"/Fuzz/Targets/*.swift; do
     name="$(basename "$target" .swift)"
     echo "fuzz build: target $name"
     # ld.gold warns about ASan's local symbols ("Cannot export local symbol"); harmless.
-    swiftc "${common[@]}" -module-name "Fuzz$name" "$target" "$out/Prefs.o" "$out/DialogGate.o" \
-        -lsqlite3 -o "$out/fuzz-$name" 2> >(grep -v "Cannot export local symbol" >&2)
+    swiftc "${common[@]}" -module-name "Fuzz$name" "$target" "$out/Prefs.o" "$out/DialogGate.o" "$out/CCurlShim.o" \
+        -lsqlite3 -ldl -o "$out/fuzz-$name" 2> >(grep -v "Cannot export local symbol" >&2)
 done
 echo "fuzz build: done, binaries in $out"

@@ -47,21 +47,24 @@ extension SQLiteBackend {
 
     /// Whether the store has the table of declared renames, created by the first declaration of a key with former names
     /// (stores written before it existed, and stores without renames, have none; older releases ignore it).
-    private func hasRenameTable() throws(SQLiteError) -> Bool {
+    func hasRenameTable() throws(SQLiteError) -> Bool {
         let statement = try connection.statement("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'prefs_renamed'")
         defer { statement.reset() }
         return try statement.step()
     }
 
     /// Records the former names of a declared key, replacing those recorded before. Inside the commit's transaction.
-    func recordRenames(_ key: String, _ formerNames: [String]) throws(SQLiteError) {
+    /// `tableExists` is what the caller last learned about the table (``hasRenameTable()`` once per commit), and what
+    /// this call leaves it.
+    func recordRenames(_ key: String, _ formerNames: [String], tableExists: inout Bool) throws(SQLiteError) {
         if formerNames.isEmpty {
-            guard try hasRenameTable() else { return }
-        } else {
+            guard tableExists else { return }
+        } else if !tableExists {
             try connection.execute("""
                 CREATE TABLE IF NOT EXISTS prefs_renamed (key TEXT NOT NULL, position INTEGER NOT NULL, former TEXT NOT NULL, \
                 PRIMARY KEY (key, position)) WITHOUT ROWID
                 """)
+            tableExists = true
         }
         let delete = try connection.statement("DELETE FROM prefs_renamed WHERE key = ?1")
         defer { delete.reset() }

@@ -347,6 +347,8 @@ final class SQLiteBackend: PrefsBackend {
                 try statement.bind(.text(Self.canonicalName(key)))
                 _ = try statement.step()
             }
+            // Whether the renames table exists, asked once per commit (it only ever appears, in a commit like this one).
+            var hasRenames = changes.declarations.isEmpty ? false : try hasRenameTable()
             for (key, declaration) in changes.declarations {
                 let statement = try connection.statement(
                     "INSERT INTO prefs_declared (key, type, initial) VALUES (?1, ?2, ?3) ON CONFLICT (key) DO UPDATE SET type = excluded.type, initial = excluded.initial")
@@ -354,7 +356,7 @@ final class SQLiteBackend: PrefsBackend {
                 try statement.bind(
                     .text(Self.canonicalName(key)), .text(declaration.type.description), declaration.initial.map { .text($0.serialized()) } ?? .null)
                 _ = try statement.step()
-                try recordRenames(Self.canonicalName(key), declaration.formerNames)
+                try recordRenames(Self.canonicalName(key), declaration.formerNames, tableExists: &hasRenames)
             }
             try connection.execute("COMMIT")
         }

@@ -1,7 +1,7 @@
 extension Prefs {
     /// Records keys in the store with their type, initial value and former names, so that `prefs-tool` in another
-    /// process can list them. A key is also recorded by its first write in a process; a read never writes, so declare
-    /// keys up front (at launch) for `prefs-tool` to list them before they are written.
+    /// process can list them. A key is also recorded by its first `set` in a process (not by a batch or transaction); a
+    /// read never writes, so declare keys up front (at launch) for `prefs-tool` to list them before they are written.
     ///
     /// ```swift
     /// try prefs.declare(.launchCount, .username)
@@ -54,7 +54,11 @@ extension Prefs {
     /// Of `declarations`, those the store does not already hold. Called with the backend, under its lock.
     /// A declaration whose recorded form cannot be read is written again: harmless.
     static func unrecorded(_ declarations: [String: KeyDeclaration], in backend: any PrefsBackend) -> [String: KeyDeclaration] {
-        declarations.filter { name, declaration in
+        // Many keys (a batch into a new store): one read of every declaration rather than one read per key.
+        if declarations.count > 16, let all = try? backend.declarations() {
+            return declarations.filter { name, declaration in all[name] != declaration }
+        }
+        return declarations.filter { name, declaration in
             let recorded: KeyDeclaration?? = try? backend.declaration(forKey: name)
             return recorded != .some(declaration)
         }

@@ -20,8 +20,6 @@ extension Prefs {
         let backend: any PrefsBackend
         let reportMismatch: (ValueMismatch, String) -> Void
         var changes = Changeset()
-        /// The declarations of the typed keys this transaction writes, recorded with it when this process has not yet.
-        var writtenDeclarations: [String: KeyDeclaration] = [:]
         /// The first error met by a subscript; the transaction throws it instead of committing.
         var failure: (any Error)?
 
@@ -66,7 +64,6 @@ extension Prefs {
         public mutating func set<Value>(_ value: Value, for key: Key<Value>) throws {
             changes.values[key.name] = try Prefs.change(for: value, key: key.name)
             for former in key.formerNames { changes.values[former] = .remove }
-            writtenDeclarations[key.name] = key.declaration
         }
 
         /// Stages the removal of `key`'s stored value (and its former names').
@@ -121,15 +118,9 @@ extension Prefs {
             try backend.beginTransaction()
             var transaction = Transaction(backend: backend, reportMismatch: { [self] in reportMismatch($0, key: $1) })
             let result: Result
-            var declared: [String] = []
             do {
                 result = try body(&transaction)
                 if let failure = transaction.failure { throw failure }
-                // The first write of a typed key in this process records its declaration, in the same commit.
-                let known = state.withLock { $0.declared }
-                let first = transaction.writtenDeclarations.filter { !known.contains($0.key) }
-                declared = Array(first.keys)
-                transaction.changes.declarations.merge(Self.unrecorded(first, in: backend)) { explicit, _ in explicit }
                 try backend.commitTransaction(transaction.changes)
             } catch {
                 backend.rollbackTransaction()
@@ -138,7 +129,6 @@ extension Prefs {
             }
             let changes = transaction.changes
             state.withLock { state in
-                state.declared.formUnion(declared)
                 if external { state.cache.removeAll(keepingCapacity: true) }
                 state.cacheCommitted(changes)
             }

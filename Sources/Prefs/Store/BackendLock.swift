@@ -54,12 +54,12 @@ final class BackendLock: @unchecked Sendable {
 
     /// Runs `body` with the open backend; from a thread that already holds the lock, with the backend it holds
     /// (for reads that are safe in the middle of that thread's transaction).
-    func withBackendAllowingReentry<Result>(_ body: (_ backend: any PrefsBackend, _ reentrant: Bool) throws -> Result) throws -> Result {
+    func withBackendAllowingReentry<Result>(_ body: (any PrefsBackend) throws -> Result) throws -> Result {
         if isHeldByCurrentThread {
             guard let backend else { throw PrefsError.closed(store: storage.description) }
-            return try body(backend, true)
+            return try body(backend)
         }
-        return try locked { backend in try body(backend, false) }
+        return try locked(body)
     }
 
     /// Runs `body` with the backend, then releases it; later calls throw ``PrefsError/closed(store:)``.

@@ -50,19 +50,6 @@ extension Prefs {
     func recordedDeclaration(for name: String) throws -> KeyDeclaration? {
         try io.withBackend { backend in try backend.declaration(forKey: name) }
     }
-
-    /// Of `declarations`, those the store does not already hold. Called with the backend, under its lock.
-    /// A declaration whose recorded form cannot be read is written again: harmless.
-    static func unrecorded(_ declarations: [String: KeyDeclaration], in backend: any PrefsBackend) -> [String: KeyDeclaration] {
-        // Many keys (a batch into a new store): one read of every declaration rather than one read per key.
-        if declarations.count > 16, let all = try? backend.declarations() {
-            return declarations.filter { name, declaration in all[name] != declaration }
-        }
-        return declarations.filter { name, declaration in
-            let recorded: KeyDeclaration?? = try? backend.declaration(forKey: name)
-            return recorded != .some(declaration)
-        }
-    }
 }
 
 // MARK: - Enum keys

@@ -185,7 +185,7 @@ public final class Prefs: Sendable {
         let generation = state.withLock { $0.generation }
         var entry: State.Entry = .absent
         do {
-            entry = try io.withBackendAllowingReentry { backend, _ throws -> State.Entry in
+            entry = try io.withBackendAllowingReentry { backend throws -> State.Entry in
                 if let stored = try backend.value(forKey: key.name) { return .stored(stored) }
                 return try Self.formerValue(of: key, in: backend).map { .stored($0) } ?? .absent
             }

@@ -95,10 +95,7 @@ extension Prefs {
     public func storedValue(forKey name: String) throws -> StoredValue? {
         try io.withBackendAllowingReentry { backend in
             if let value = try backend.value(forKey: name) { return value }
-            for former in try backend.declaration(forKey: name)?.formerNames ?? [] {
-                if let value = try backend.value(forKey: former) { return value }
-            }
-            return nil
+            return try Self.formerValue(backend.declaration(forKey: name)?.formerNames ?? [], in: backend)
         }
     }
 

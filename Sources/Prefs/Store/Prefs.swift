@@ -187,7 +187,7 @@ public final class Prefs: Sendable {
         do {
             entry = try io.withBackendAllowingReentry { backend throws -> State.Entry in
                 if let stored = try backend.value(forKey: key.name) { return .stored(stored) }
-                return try Self.formerValue(of: key, in: backend).map { .stored($0) } ?? .absent
+                return try Self.formerValue(key.formerNames, in: backend).map { .stored($0) } ?? .absent
             }
         } catch PrefsError.closed {
             return .absent  // a closed store reads initial values
@@ -201,10 +201,10 @@ public final class Prefs: Sendable {
         return entry
     }
 
-    /// The value stored under the first of `key`'s former names that holds one (the list is read in order, so list
-    /// the most recent name first).
-    static func formerValue(of key: Keys, in backend: any PrefsBackend) throws -> StoredValue? {
-        for former in key.formerNames {
+    /// The value stored under the first of `formerNames` that holds one (the list is read in order, so list the most
+    /// recent name first).
+    static func formerValue(_ formerNames: [String], in backend: any PrefsBackend) throws -> StoredValue? {
+        for former in formerNames {
             if let value = try backend.value(forKey: former) { return value }
         }
         return nil

@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "Prefs", targets: ["Prefs"]),
         .library(name: "DialogGate", targets: ["DialogGate"]),
+        .library(name: "PrefsPostgreSQL", targets: ["PrefsPostgreSQL"]),
         .library(name: "PrefsTestSupport", targets: ["PrefsTestSupport"]),
         .executable(name: "prefs-tool", targets: ["prefs-tool"]),
         .executable(name: "prefs-bench", targets: ["prefs-bench"]),
@@ -18,6 +19,14 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
         .target(name: "Prefs", dependencies: ["CSQLite"]),
+        // libpq, for the PostgreSQL store only: Prefs itself never links it.
+        .systemLibrary(
+            name: "CLibPQ",
+            path: "Sources/CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+        ),
+        .target(name: "PrefsPostgreSQL", dependencies: ["Prefs", "CLibPQ"]),
         // libcurl through dlopen, for the feed loader on Linux (see Sources/CCurlShim/include/CCurlShim.h).
         .target(name: "CCurlShim", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         .target(name: "DialogGate", dependencies: ["Prefs", "CCurlShim"]),
@@ -25,7 +34,7 @@ let package = Package(
         // Test support in C: a pass-through SQLite VFS reporting syncs, for the simulated power cuts.
         .target(name: "CSQLiteCrashVFS", dependencies: ["CSQLite"]),
         .executableTarget(name: "prefs-tool", dependencies: ["Prefs", "DialogGate"]),
-        .executableTarget(name: "prefs-test-child", dependencies: ["Prefs"]),
+        .executableTarget(name: "prefs-test-child", dependencies: ["Prefs", "PrefsPostgreSQL"]),
         .executableTarget(name: "dialoggate-test-child", dependencies: ["Prefs", "DialogGate"]),
         .executableTarget(
             name: "prefs-bench",
@@ -36,6 +45,7 @@ let package = Package(
         .testTarget(name: "PrefsTests", dependencies: ["Prefs", "PrefsTestSupport", "prefs-test-child", "CSQLiteCrashVFS"]),
         .testTarget(name: "DialogGateTests", dependencies: ["DialogGate", "Prefs", "PrefsTestSupport", "dialoggate-test-child", "prefs-tool"]),
         .testTarget(name: "ReadmeTests", dependencies: ["Prefs", "DialogGate", "PrefsTestSupport"]),
+        .testTarget(name: "PrefsPostgreSQLTests", dependencies: ["PrefsPostgreSQL", "Prefs", "PrefsTestSupport", "prefs-test-child"]),
         .testTarget(name: "PrefsToolTests", dependencies: ["Prefs", "DialogGate", "PrefsTestSupport", "prefs-tool"]),
     ]
 )

@@ -1,0 +1,302 @@
+import Foundation
+import Prefs
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A private PostgreSQL server for a test run: `initdb` into a fresh temporary directory, `pg_ctl start` listening on
+/// a Unix socket there and on 127.0.0.1 at a free port, trust authentication for the superuser `prefs`, `fsync` off.
+/// As root, the server programs run as the `postgres` user (`runuser`), which owns the directory.
+///
+/// ```swift
+/// let server = try TestPostgreSQLServer.shared()   // started once per test process, stopped at exit
+/// let prefs = try Prefs(.postgreSQL(server.url, namespace: "test-\(UUID())"))
+/// ```
+/// A test that kills or restarts the server makes one of its own (``init()``) and stops it (``stop()``).
+/// When the server programs are missing, starting throws ``Missing`` with how to install them: tests fail, they do not skip.
+public final class TestPostgreSQLServer: @unchecked Sendable {
+    /// The server programs are not installed.
+    public struct Missing: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// A server program failed.
+    public struct Failed: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// The directory holding `data/`, `socket/` and the server's log.
+    public let directory: String
+    public let dataDirectory: String
+    public let socketDirectory: String
+    public let port: Int
+    public let binDirectory: String
+    /// How long `initdb` plus the first `pg_ctl start` took.
+    public private(set) var startDuration: Duration = .zero
+    private let lock = NSLock()
+    private var stopped = false
+
+    /// The superuser, and the database the URLs name.
+    public static let user = "prefs"
+    public static let database = "postgres"
+
+    /// A libpq URL for the Unix socket.
+    public var url: String { url(database: Self.database) }
+
+    public func url(database: String) -> String {
+        let host = socketDirectory.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? socketDirectory
+        return "postgresql://\(Self.user)@/\(database)?host=\(host)&port=\(port)"
+    }
+
+    /// A libpq URL over TCP to 127.0.0.1, with `password` in it (trust authentication ignores it; the tests check
+    /// that it is never shown).
+    public func tcpURL(password: String? = nil, database: String = TestPostgreSQLServer.database) -> String {
+        let credentials = password.map { "\(Self.user):\($0)" } ?? Self.user
+        return "postgresql://\(credentials)@127.0.0.1:\(port)/\(database)"
+    }
+
+    // MARK: - The shared server
+
+    private static let sharedLock = NSLock()
+    nonisolated(unsafe) private static var sharedServer: Result<TestPostgreSQLServer, any Error>?
+
+    /// The server of this test process, started on first use and stopped when the process exits.
+    public static func shared() throws -> TestPostgreSQLServer {
+        sharedLock.lock()
+        defer { sharedLock.unlock() }
+        if let sharedServer { return try sharedServer.get() }
+        let result = Result { try TestPostgreSQLServer() }
+        sharedServer = result
+        return try result.get()
+    }
+
+    // MARK: - Starting and stopping
+
+    /// Creates a cluster in a new temporary directory and starts it.
+    public init() throws {
+        let started = ContinuousClock.now
+        binDirectory = try Self.findBinDirectory()
+        port = try Self.freePort()
+        directory = "/tmp/prefs-pg-\(UUID().uuidString.prefix(8))"
+        dataDirectory = directory + "/data"
+        socketDirectory = directory + "/socket"
+        try FileManager.default.createDirectory(atPath: socketDirectory, withIntermediateDirectories: true)
+        if getuid() == 0 {
+            guard let owner = getpwnam("postgres") else {
+                throw Missing(description: "running as root, PostgreSQL's server must run as the user 'postgres', which does not exist; install postgresql (apt-get install postgresql)")
+            }
+            for path in [directory, socketDirectory] { chown(path, owner.pointee.pw_uid, owner.pointee.pw_gid) }
+        }
+        Self.registerForExit(self)
+        try run("initdb", ["-D", dataDirectory, "-A", "trust", "-U", Self.user, "-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions"])
+        try start()
+        startDuration = ContinuousClock.now - started
+    }
+
+    deinit { stop() }
+
+    /// Starts the server (again, after ``kill()``), waiting until it accepts connections.
+    public func start() throws {
+        // fsync off (-F): a killed server loses nothing the operating system holds. synchronous_commit stays on: off,
+        // a commit returns before its WAL is written, and a killed server loses acknowledged commits.
+        let options = "-F -k \(socketDirectory) -p \(port) -c listen_addresses=127.0.0.1 -c unix_socket_permissions=0777 -c max_connections=200 -c full_page_writes=off"
+        try run("pg_ctl", ["-D", dataDirectory, "-l", directory + "/server.log", "-w", "-t", "60", "-o", options, "start"])
+        lock.withLock { stopped = false }
+    }
+
+    /// The server's process id (from `postmaster.pid`), while it runs.
+    public var postmasterPID: pid_t? {
+        guard let text = try? String(contentsOfFile: dataDirectory + "/postmaster.pid", encoding: .utf8),
+              let first = text.split(separator: "\n").first, let pid = pid_t(first.trimmingCharacters(in: .whitespaces)) else { return nil }
+        return sendSignal(pid, 0) == 0 && !Self.isZombie(pid) ? pid : nil
+    }
+
+    /// Kills the server and every process it started with SIGKILL, as a crash or a power cut of its machine would
+    /// (without losing what the operating system holds), and waits until they are gone.
+    public func kill() {
+        guard let pid = postmasterPID else { return }
+        let children = Self.children(of: pid)
+        _ = sendSignal(pid, SIGKILL)
+        for child in children { _ = sendSignal(child, SIGKILL) }
+        Self.waitUntilGone([pid] + children, timeout: .seconds(10))
+        // A killed server leaves its lock files. Whoever reaps orphans here may not (a container's first process),
+        // and the server takes a zombie for a running server: the files go, as an operator would remove it.
+        unlink(dataDirectory + "/postmaster.pid")
+        unlink(socketDirectory + "/.s.PGSQL.\(port).lock")
+        unlink(socketDirectory + "/.s.PGSQL.\(port)")
+    }
+
+    /// Stops the server at once (`SIGQUIT`: immediate shutdown) and removes its directory. Idempotent.
+    public func stop() {
+        let alreadyStopped = lock.withLock { () -> Bool in
+            defer { stopped = true }
+            return stopped
+        }
+        if !alreadyStopped, let pid = postmasterPID {
+            let children = Self.children(of: pid)
+            _ = sendSignal(pid, SIGQUIT)
+            Self.waitUntilGone([pid], timeout: .seconds(10))
+            for child in children where sendSignal(child, 0) == 0 { _ = sendSignal(child, SIGKILL) }
+        }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// The server's log so far (for a failing test's message).
+    public var log: String {
+        (try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? ""
+    }
+
+    /// Runs one SQL script through `psql` as the superuser; returns its output (unaligned, tuples only).
+    @discardableResult
+    public func psql(_ sql: String, database: String = TestPostgreSQLServer.database) throws -> String {
+        let output = try capture(binDirectory + "/psql", ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", url(database: database), "-c", sql], asServerUser: false)
+        return output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    // MARK: - Helpers
+
+    private func run(_ program: String, _ arguments: [String]) throws {
+        _ = try capture(binDirectory + "/" + program, arguments, asServerUser: true)
+    }
+
+    /// Runs a program to completion with its output in a file (the server inherits nothing that could keep a pipe
+    /// open). `posix_spawn` and `waitpid`, not `Process`: this blocks the calling thread only, and never waits on a
+    /// run loop.
+    private func capture(_ executable: String, _ arguments: [String], asServerUser: Bool) throws -> String {
+        var argv = [executable] + arguments
+        if asServerUser && getuid() == 0 {
+            let runuser = FileManager.default.isExecutableFile(atPath: "/usr/sbin/runuser") ? "/usr/sbin/runuser" : "/sbin/runuser"
+            argv = [runuser, "-u", "postgres", "--"] + argv
+        }
+        let outputPath = "/tmp/prefs-pg-output-\(UUID().uuidString)"
+        defer { unlink(outputPath) }
+        let status = try Self.spawnAndWait(argv, outputPath: outputPath)
+        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        guard status == 0 else {
+            throw Failed(description: "\((executable as NSString).lastPathComponent) \(arguments.joined(separator: " ")) failed with status \(status): \(text)\n\(log.suffix(2000))")
+        }
+        return text
+    }
+
+    /// Spawns `argv` with stdin from /dev/null and stdout and stderr to `outputPath`; returns its exit status.
+    static func spawnAndWait(_ argv: [String], outputPath: String) throws -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let cArguments = argv.map { strdup($0) } + [nil]
+        defer { cArguments.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, argv[0], &actions, nil, cArguments, environ)
+        guard spawned == 0 else { throw Failed(description: "cannot start \(argv[0]): errno \(spawned)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else { throw Failed(description: "waitpid: errno \(errno)") }
+        }
+        // WIFEXITED / WEXITSTATUS, which Swift does not import.
+        return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    }
+
+    /// The directory of `initdb` and `pg_ctl`: `pg_config --bindir`, else the newest /usr/lib/postgresql/N/bin.
+    static func findBinDirectory() throws -> String {
+        var candidates: [String] = []
+        if let environment = ProcessInfo.processInfo.environment["PREFS_PG_BINDIR"] { candidates.append(environment) }
+        for configPath in ["/usr/bin/pg_config", "/usr/local/bin/pg_config"] where FileManager.default.isExecutableFile(atPath: configPath) {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: configPath)
+            process.arguments = ["--bindir"]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = FileHandle.nullDevice
+            if (try? process.run()) != nil {
+                let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                if let text = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty {
+                    candidates.append(text)
+                }
+            }
+        }
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []).compactMap(Int.init).sorted(by: >)
+        candidates += versions.map { "/usr/lib/postgresql/\($0)/bin" }
+        for candidate in candidates
+        where FileManager.default.isExecutableFile(atPath: candidate + "/initdb") && FileManager.default.isExecutableFile(atPath: candidate + "/pg_ctl") {
+            return candidate
+        }
+        throw Missing(description: """
+            PostgreSQL's server programs (initdb, pg_ctl) were not found (looked in: \(candidates.isEmpty ? "pg_config --bindir, /usr/lib/postgresql/*/bin" : candidates.joined(separator: ", "))). \
+            Install them: apt-get install postgresql libpq-dev (.ci/run does)
+            """)
+    }
+
+    /// A TCP port on 127.0.0.1 nobody listens on now.
+    public static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw Failed(description: "socket: errno \(errno)") }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
+        }
+        guard bound else { throw Failed(description: "bind: errno \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// The processes whose parent is `pid` (from /proc).
+    static func children(of pid: pid_t) -> [pid_t] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap(pid_t.init).filter { candidate in
+            guard let stat = try? String(contentsOfFile: "/proc/\(candidate)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return false }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 1 && pid_t(fields[1]) == pid
+        }
+    }
+
+    static func waitUntilGone(_ pids: [pid_t], timeout: Duration) {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if pids.allSatisfy({ sendSignal($0, 0) != 0 || isZombie($0) }) { return }
+            usleep(10_000)
+        }
+    }
+
+    private static func isZombie(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return false }
+        return stat[stat.index(after: close)...].split(separator: " ").first == "Z"
+    }
+
+    // MARK: - Stopping at exit
+
+    nonisolated(unsafe) private static var running: [ObjectIdentifier: TestPostgreSQLServer] = [:]
+    nonisolated(unsafe) private static var exitHandlerInstalled = false
+
+    private static let exitLock = NSLock()
+
+    private static func registerForExit(_ server: TestPostgreSQLServer) {
+        exitLock.lock()
+        defer { exitLock.unlock() }
+        running[ObjectIdentifier(server)] = server
+        if !exitHandlerInstalled {
+            exitHandlerInstalled = true
+            atexit { TestPostgreSQLServer.stopAllAtExit() }
+        }
+    }
+
+    private static func stopAllAtExit() {
+        let servers = exitLock.withLock { Array(running.values) }
+        for server in servers { server.stop() }
+    }
+}
+
+/// `kill(2)`, under a name the server's ``TestPostgreSQLServer/kill()`` does not hide.
+private func sendSignal(_ pid: pid_t, _ signal: Int32) -> Int32 {
+    kill(pid, signal)
+}

@@ -1,5 +1,6 @@
 // A child process for Prefs' cross-process and crash tests.
 //
+//   (Where a mode takes json|sqlite PATH, postgresql:NAMESPACE URL opens a PostgreSQL store: PostgreSQLStorage.swift.)
 //   prefs-test-child write   json|sqlite PATH PREFIX COUNT   one durable set per key PREFIX-i = i; prints "ack i" after each returns
 //   prefs-test-child batch   json|sqlite PATH PREFIX COUNT   COUNT keys in one batch; prints "ack" after it returns
 //   prefs-test-child update  json|sqlite PATH KEY COUNT      COUNT atomic increments of KEY
@@ -131,7 +132,8 @@ if coalescedStore != nil {
 } else {
 guard arguments.count >= 4 else { fail("usage: prefs-test-child write|batch|update|watch json|sqlite PATH ARGS…") }
 let url = URL(fileURLWithPath: arguments[2])
-let storage: Prefs.Storage = arguments[1] == "json" ? .jsonFile(url, lockTimeout: .seconds(30)) : .sqlite(url, busyTimeout: .seconds(30))
+let storage: Prefs.Storage = postgreSQLStorage(kind: arguments[1], url: arguments[2])
+    ?? (arguments[1] == "json" ? .jsonFile(url, lockTimeout: .seconds(30)) : .sqlite(url, busyTimeout: .seconds(30)))
 
 do {
     let prefs = try Prefs(storage, pollInterval: .milliseconds(20))

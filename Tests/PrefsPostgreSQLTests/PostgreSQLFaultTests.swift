@@ -1,0 +1,125 @@
+import Foundation
+import Prefs
+import PrefsPostgreSQL
+import PrefsTestSupport
+import Testing
+
+/// Connection refused, a server killed and restarted mid-use, statement timeouts, and passwords never shown.
+@Suite("PostgreSQL faults")
+struct PostgreSQLFaultTests {
+    @Test("connection refused is a typed error naming the target, with the password hidden")
+    func connectionRefused() throws {
+        let port = try TestPostgreSQLServer.freePort()
+        let url = "postgresql://prefs:hunter2-secret@127.0.0.1:\(port)/postgres"
+        do {
+            _ = try Prefs(.postgreSQL(url, namespace: "n", options: PostgreSQLOptions(connectTimeout: .seconds(2))))
+            Issue.record("connected to a port nobody listens on")
+        } catch let error as PostgreSQLError {
+            #expect(error.kind == .connectionFailed)
+            #expect(error.isConnectionFailure)
+            #expect(error.target == "postgresql://prefs:***@127.0.0.1:\(port)/postgres")
+            #expect(error.message.lowercased().contains("refused"), "\(error.message)")
+            #expect(!"\(error)".contains("hunter2"), "\(error)")
+            #expect("\(error)".contains("127.0.0.1:\(port)"), "\(error)")
+        }
+    }
+
+    @Test("the password never appears in description, errors or diagnostics")
+    func passwordNeverShown() throws {
+        let server = try server()
+        let url = server.tcpURL(password: "hunter2-secret")
+        let log = DiagnosticLog()
+        let prefs = try Prefs(.postgreSQL(url, namespace: freshNamespace(), options: PostgreSQLOptions(statementTimeout: .milliseconds(200))),
+                              pollInterval: .milliseconds(20)) { log.append($0) }
+        #expect(!prefs.storage.description.contains("hunter2"))
+        // A failing statement: a key too long for nothing but… a value of a type the server cannot hold is impossible,
+        // so make the server refuse: drop the table under the store.
+        let database = "pw_\(UUID().uuidString.prefix(8).lowercased())"
+        try server.psql("CREATE DATABASE \(database)")
+        let broken = try Prefs(.postgreSQL(server.tcpURL(password: "hunter2-secret", database: database), namespace: "n"),
+                               pollInterval: .milliseconds(20)) { log.append($0) }
+        try server.psql("DROP TABLE prefs", database: database)
+        do {
+            try broken.set(1, for: .launchCount)
+            Issue.record("a write to a dropped table succeeded")
+        } catch {
+            #expect(!"\(error)".contains("hunter2"), "\(error)")
+            #expect("\(error)".contains("prefs:***@127.0.0.1"), "\(error)")
+            #expect((error as? PostgreSQLError)?.sqlState == "42P01", "\(error)")
+        }
+        _ = broken[.name]  // a failing read is a diagnostic
+        #expect(!log.all.isEmpty)
+        for diagnostic in log.all { #expect(!"\(diagnostic)".contains("hunter2"), "\(diagnostic)") }
+        #expect(try broken.integrityProblems().contains { $0.contains("prefs") })
+    }
+
+    @Test("statement timeout: a writer waiting too long for the namespace's lock gets SQLSTATE 57014, and nothing is written")
+    func statementTimeout() async throws {
+        let url = try server().url
+        let namespace = freshNamespace()
+        let holder = try Prefs(.postgreSQL(url, namespace: namespace))
+        let waiter = try Prefs(.postgreSQL(url, namespace: namespace, options: PostgreSQLOptions(statementTimeout: .milliseconds(300))))
+        let locked = Locked(false)
+        let holding = Task.detached {
+            try holder.transaction { transaction in
+                transaction[.name] = "holder"
+                locked.withLock { $0 = true }
+                Thread.sleep(forTimeInterval: 1.5)  // not usleep: it refuses a second or more
+            }
+        }
+        #expect(await eventually { locked.withLock { $0 } })
+        do {
+            try waiter.update(.launchCount) { $0 += 1 }
+            Issue.record("the update did not time out")
+        } catch let error as PostgreSQLError {
+            #expect(error.sqlState == "57014", "\(error)")
+            #expect(error.kind == .statementFailed)
+        }
+        try await holding.value
+        // The waiter's connection is still usable, and its update never happened.
+        #expect(waiter[.launchCount] == 0)
+        try waiter.refresh()
+        #expect(waiter[.name] == "holder")
+        try waiter.update(.launchCount) { $0 += 1 }
+        #expect(try holder.storedValue(forKey: "launchCount")?.json == .int(1))
+    }
+
+    @Test("server killed with SIGKILL mid-use and restarted: the next call reconnects, nothing acknowledged is lost, nothing half-applied")
+    func serverKilledAndRestarted() throws {
+        let server = try TestPostgreSQLServer()  // a server of its own: the others' tests keep theirs
+        defer { server.stop() }
+        let fixture = try PostgreSQLFixture(url: server.url)
+        let prefs = fixture.prefs
+        let keys = (0..<10).map { Prefs.Key<Int>("k\($0)", initial: -1) }
+        for (index, key) in keys.enumerated() { try prefs.set(index, for: key) }  // acknowledged
+
+        // Killed between transactions: the next call reconnects by itself (a read, or the start of a transaction,
+        // is safe to repeat on a new connection).
+        server.kill()
+        try server.start()
+        try prefs.update(.launchCount) { $0 += 1 }
+        #expect(try fixture.reopen()[.launchCount] == 1)
+
+        // Killed in the middle of a transaction: the commit fails with a typed error, and nothing of it is applied.
+        do {
+            try prefs.transaction { transaction in
+                for key in keys { transaction[key] = 1000 }
+                server.kill()
+            }
+            Issue.record("a transaction whose server was killed committed")
+        } catch let error as PostgreSQLError {
+            #expect(error.isConnectionFailure, "\(error)")
+        }
+        // While the server is down, calls fail with connection errors, and the store keeps serving its cache.
+        #expect(throws: PostgreSQLError.self) { try prefs.set(5, for: .launchCount) }
+        try server.start()
+        let other = try fixture.reopen()
+        for (index, key) in keys.enumerated() { #expect(other[key] == index, "acknowledged writes survive; the killed transaction left nothing") }
+        #expect(other[.launchCount] == 1, "the write refused while the server was down did not happen")
+        // The first store reconnects on its next call.
+        try prefs.update(.launchCount) { $0 += 1 }
+        #expect(try other.storedValue(forKey: "launchCount")?.json == .int(2))
+        try prefs.refresh()
+        #expect(prefs[keys[3]] == 3)
+    }
+}

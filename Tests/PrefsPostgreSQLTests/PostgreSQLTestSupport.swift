@@ -1,0 +1,54 @@
+import Foundation
+import Prefs
+import PrefsPostgreSQL
+import PrefsTestSupport
+import Testing
+
+/// The test process's server (started once, stopped at exit). A failure to start fails the test with the reason
+/// (missing server programs: install postgresql; .ci/run does): the PostgreSQL tests never skip.
+func server() throws -> TestPostgreSQLServer {
+    try TestPostgreSQLServer.shared()
+}
+
+/// A namespace no other test uses.
+func freshNamespace(_ label: String = #function) -> String {
+    "test-\(label.prefix(while: { $0 != "(" }))-\(UUID().uuidString.prefix(8))"
+}
+
+/// A store in a fresh namespace of the shared server; `reopen()` opens the namespace again, as another instance would.
+final class PostgreSQLFixture: Sendable {
+    let url: String
+    let namespace: String
+    let options: PostgreSQLOptions
+    let prefs: Prefs
+    let diagnostics = DiagnosticLog()
+
+    init(namespace: String = freshNamespace(), options: PostgreSQLOptions = .init(), url: String? = nil) throws {
+        self.url = try url ?? server().url
+        self.namespace = namespace
+        self.options = options
+        let log = diagnostics
+        prefs = try Prefs(.postgreSQL(self.url, namespace: namespace, options: options), pollInterval: .milliseconds(20)) { log.append($0) }
+    }
+
+    /// A second, independent store (its own connection) on the same namespace.
+    func reopen(pollInterval: Duration = .milliseconds(20)) throws -> Prefs {
+        try Prefs(.postgreSQL(url, namespace: namespace, options: options), pollInterval: pollInterval)
+    }
+}
+
+final class DiagnosticLog: Sendable {
+    private let entries = Locked<[Prefs.Diagnostic]>([])
+    func append(_ diagnostic: Prefs.Diagnostic) { entries.withLock { $0.append(diagnostic) } }
+    var all: [Prefs.Diagnostic] { entries.withLock { $0 } }
+}
+
+/// Waits (polling) until `condition` holds or `timeout` passes; returns whether it held.
+func eventually(timeout: Duration = .seconds(10), _ condition: () throws -> Bool) async rethrows -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try condition() { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return try condition()
+}

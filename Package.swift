@@ -33,7 +33,7 @@ let package = Package(
         .target(name: "PrefsTestSupport", dependencies: ["Prefs"]),
         // Test support in C: a pass-through SQLite VFS reporting syncs, for the simulated power cuts.
         .target(name: "CSQLiteCrashVFS", dependencies: ["CSQLite"]),
-        .executableTarget(name: "prefs-tool", dependencies: ["Prefs", "DialogGate"]),
+        .executableTarget(name: "prefs-tool", dependencies: ["Prefs", "DialogGate", "PrefsPostgreSQL"]),
         .executableTarget(name: "prefs-test-child", dependencies: ["Prefs", "PrefsPostgreSQL"]),
         .executableTarget(name: "dialoggate-test-child", dependencies: ["Prefs", "DialogGate"]),
         .executableTarget(
@@ -45,7 +45,7 @@ let package = Package(
         .testTarget(name: "PrefsTests", dependencies: ["Prefs", "PrefsTestSupport", "prefs-test-child", "CSQLiteCrashVFS"]),
         .testTarget(name: "DialogGateTests", dependencies: ["DialogGate", "Prefs", "PrefsTestSupport", "dialoggate-test-child", "prefs-tool"]),
         .testTarget(name: "ReadmeTests", dependencies: ["Prefs", "DialogGate", "PrefsTestSupport"]),
-        .testTarget(name: "PrefsPostgreSQLTests", dependencies: ["PrefsPostgreSQL", "Prefs", "PrefsTestSupport", "prefs-test-child"]),
+        .testTarget(name: "PrefsPostgreSQLTests", dependencies: ["PrefsPostgreSQL", "Prefs", "DialogGate", "PrefsTestSupport", "prefs-test-child", "prefs-tool"]),
         .testTarget(name: "PrefsToolTests", dependencies: ["Prefs", "DialogGate", "PrefsTestSupport", "prefs-tool"]),
     ]
 )

@@ -63,7 +63,7 @@ enum PrefsTool {
             break
         }
         guard let command = commands.first(where: { $0.spec.name == first }) else {
-            let candidates = first.hasPrefix("-") ? ["--store", "--app", "--create-dirs", "--help", "--version"] : commands.map(\.spec.name) + ["help"]
+            let candidates = first.hasPrefix("-") ? ["--store", "--app", "--namespace", "--create-dirs", "--help", "--version"] : commands.map(\.spec.name) + ["help"]
             let hint = (synonyms[first] ?? synonyms[first.lowercased()]).map { "; did you mean \($0)" }
                 ?? Suggestion.nearest(to: first, in: candidates).map { "; did you mean '\($0)'?" } ?? ""
             let what = first.hasPrefix("-") ? "unknown option '\(first)'" : "unknown command '\(first)'"
@@ -110,7 +110,7 @@ enum PrefsTool {
                 arguments.remove(at: index)
                 continue
             }
-            guard let name = ["store", "app"].first(where: { argument == "--" + $0 || argument.hasPrefix("--\($0)=") }) else {
+            guard let name = ["store", "app", "namespace"].first(where: { argument == "--" + $0 || argument.hasPrefix("--\($0)=") }) else {
                 index += 1
                 continue
             }
@@ -123,10 +123,15 @@ enum PrefsTool {
                 value = String(argument.dropFirst("--\(name)=".count))
                 arguments.remove(at: index)
             }
-            if name == "store" { options.store = value } else { options.app = value }
+            switch name {
+            case "store": options.store = value
+            case "app": options.app = value
+            default: options.namespace = value
+            }
         }
         // `--store "$UNSET"` must not fall back to the default store: that would write to the real one.
         if options.store?.isEmpty == true { throw .usage("option '--store' needs a path, not an empty value", usage) }
+        if options.namespace?.isEmpty == true { throw .usage("option '--namespace' needs a name, not an empty value", usage) }
         if let app = options.app {
             guard !app.isEmpty, !app.contains("/"), app != ".", app != "..", !app.hasPrefix("-") else {
                 throw .usage("option '--app' needs a bundle identifier such as com.example.app, not \(ValueText.quoted(app))", usage)
@@ -213,12 +218,15 @@ enum PrefsTool {
               \(defaultStoreDescription)
             A .json path is a JSON store; .sqlite, .sqlite3 and .db are SQLite; other
             files are recognized by content. A new store is created where its folder
-            exists; --create-dirs creates missing folders too.
+            exists; --create-dirs creates missing folders too. A postgresql:// URL is
+            a PostgreSQL store, one namespace of it: --namespace NAME (or
+            $PREFS_NAMESPACE); its password is never shown.
 
             Commands:
             \(lines.joined(separator: "\n"))
 
-            Options: --store PATH, --app ID, --create-dirs, -h/--help, --version.
+            Options: --store PATH, --app ID, --namespace NAME, --create-dirs, -h/--help,
+            --version.
             '--' ends options. Exit codes: 0 success, 1 not found (or a difference,
             or no message selected), 64 usage error, 65 bad data, 74 I/O or network.
             See 'prefs-tool help COMMAND'.

@@ -1,5 +1,6 @@
 import Foundation
 import Prefs
+import PrefsPostgreSQL
 
 /// The options every command takes, before or after its name: which store, and whether a new store's folders
 /// may be created.
@@ -10,6 +11,8 @@ struct GlobalOptions {
     var app: String?
     /// `--create-dirs`: a new store given by path may create the folders it needs.
     var createDirectories = false
+    /// `--namespace NAME`: the namespace of a PostgreSQL store (`--store postgresql://…`).
+    var namespace: String?
 }
 
 /// Which store a command works on: `--store PATH` or `--app ID`, else `$PREFS_STORE`, else the library's default
@@ -24,8 +27,12 @@ struct StoreLocator {
         case defaultLocation
     }
 
+    /// The store's file, or for a PostgreSQL store its connection string with the password hidden (for messages).
     var path: String
     var origin: Origin
+    /// A PostgreSQL store (`--store postgresql://…` or `$PREFS_STORE`): the connection string as given, and the namespace
+    /// (`--namespace`, else `$PREFS_NAMESPACE`). Nil for a file store.
+    var postgreSQL: (conninfo: String, namespace: String)?
     /// Whether a new store may create missing folders: asked for with `--create-dirs`, and always in the default
     /// location, which the library creates for an app too.
     var createsDirectories: Bool
@@ -50,11 +57,33 @@ struct StoreLocator {
             origin = .defaultLocation
         }
         createsDirectories = options.createDirectories || origin != .path
+        if origin == .path, Self.isPostgreSQL(path) {
+            guard let namespace = options.namespace ?? environment["PREFS_NAMESPACE"], !namespace.isEmpty else {
+                throw ToolError.usage(
+                    "a PostgreSQL store needs a namespace: give --namespace NAME (or set PREFS_NAMESPACE)",
+                    "usage: prefs-tool --store postgresql://USER@HOST/DATABASE --namespace NAME COMMAND")
+            }
+            postgreSQL = (path, namespace)
+            path = PostgreSQLRedaction.redact(path)
+        }
+    }
+
+    /// Whether `store` names a PostgreSQL database (a `postgresql://` or `postgres://` URL) rather than a file.
+    static func isPostgreSQL(_ store: String) -> Bool {
+        let lowered = store.lowercased()
+        return lowered.hasPrefix("postgresql://") || lowered.hasPrefix("postgres://")
     }
 
     var url: URL { URL(fileURLWithPath: path) }
 
-    var exists: Bool { FileManager.default.fileExists(atPath: path) }
+    /// A PostgreSQL store always exists: its schema and namespace are created when it is first opened.
+    var exists: Bool { postgreSQL != nil || FileManager.default.fileExists(atPath: path) }
+
+    /// Where the store is, for messages: its path, or the database (password hidden) and namespace.
+    var displayName: String {
+        guard let postgreSQL else { return path }
+        return "\(path) namespace \(ValueText.quoted(postgreSQL.namespace))"
+    }
 
     /// Opens the store. A missing store is created only when `create`; otherwise it is an error (exit 74).
     /// A corrupt file is reported (exit 65) and left exactly as it is: the tool never recovers by itself.
@@ -64,7 +93,7 @@ struct StoreLocator {
     /// would then change a store that `list`, `export` and `check` already refuse.
     func open(create: Bool = false, checked: Bool = false) throws -> Prefs {
         guard create || exists else { throw ToolError.io(missingStoreMessage()) }
-        if create, !exists {
+        if create, !exists, postgreSQL == nil {
             let directory = (FilePaths.canonical(path) as NSString).deletingLastPathComponent
             var info = stat()
             if stat(directory, &info) != 0 {
@@ -81,7 +110,8 @@ struct StoreLocator {
         }
         let prefs: Prefs
         do {
-            prefs = try Prefs(try Prefs.Storage.file(url), pollInterval: .milliseconds(100))
+            let storage = try postgreSQL.map { Prefs.Storage.postgreSQL($0.conninfo, namespace: $0.namespace) } ?? Prefs.Storage.file(url)
+            prefs = try Prefs(storage, pollInterval: .milliseconds(100))
         } catch {
             throw ToolError(error)
         }
@@ -110,6 +140,7 @@ extension StoreLocator {
     /// nil for any other file. Symbolic links are followed, as the library follows them, and files that exist
     /// are compared by device and inode, so another spelling of the path or a hard link is recognized too.
     func ownFile(_ other: String) -> String? {
+        guard postgreSQL == nil, !Self.isPostgreSQL(other) else { return nil }
         guard let store = FileSystem.resolvingLinksIfFinite(path).map(FilePaths.canonical),
               let candidate = FileSystem.resolvingLinksIfFinite(other).map(FilePaths.canonical) else { return nil }
         let candidateID = FileIdentity(path: candidate)

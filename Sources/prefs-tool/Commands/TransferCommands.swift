@@ -157,9 +157,12 @@ enum TransferCommands {
         let values = try source.snapshot()
         do { try StoreArchive.validate(values, source: context.store.path) } catch { throw ToolError(error) }
         let declarations = try source.declaredKeys()
-        let locator = try StoreLocator(GlobalOptions(store: targetPath, createDirectories: context.options.createDirectories), environment: context.environment)
-        // A new target that the copy then fails to fill (a value the target refuses, an I/O error) is removed again.
-        let created = NewStoreFiles(path: locator.path)
+        let locator = try StoreLocator(
+            GlobalOptions(store: targetPath, createDirectories: context.options.createDirectories, namespace: context.options.namespace),
+            environment: context.environment)
+        // A new target that the copy then fails to fill (a value the target refuses, an I/O error) is removed again
+        // (a file store: a PostgreSQL namespace is left as the failed transaction left it, unchanged).
+        let created = locator.postgreSQL == nil ? NewStoreFiles(path: locator.path) : nil
         var target: Prefs?
         do {
             let opened = try locator.open(create: true, checked: true)
@@ -174,10 +177,10 @@ enum TransferCommands {
             try opened.importArchive(StoreArchive.Contents(values: values, declarations: declarations), checkingDeclarations: false)
         } catch {
             try? target?.close()  // the failure being reported is the one that matters
-            created.remove()
+            created?.remove()
             throw error
         }
-        Terminal.note("copied \(values.count) value\(values.count == 1 ? "" : "s") and \(declarations.count) declaration\(declarations.count == 1 ? "" : "s") to \(targetPath)")
+        Terminal.note("copied \(values.count) value\(values.count == 1 ? "" : "s") and \(declarations.count) declaration\(declarations.count == 1 ? "" : "s") to \(locator.displayName)")
         return 0
     }
 

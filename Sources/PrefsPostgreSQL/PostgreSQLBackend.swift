@@ -45,6 +45,8 @@ public final class PostgreSQLBackend: PrefsBackend {
     private var reconnected = false
     /// The generation read by `beginTransaction` under the row lock.
     private var lockedGeneration: Int64?
+    /// A notification from another session for this namespace, read before the next `refresh()`.
+    private var notifiedSinceRefresh = false
 
     public var description: String {
         PostgreSQLOptions.storageDescription(target: target, namespace: namespace)
@@ -252,6 +254,9 @@ public final class PostgreSQLBackend: PrefsBackend {
             // Nothing external happened between the last refresh and the lock: the new generation is this commit's own.
             if let newGeneration, lockedGeneration == seenGeneration { seenGeneration = newGeneration }
             lockedGeneration = nil
+            // This session's own notification arrives with the COMMIT: take it now, so that a store that only
+            // writes (and never refreshes) does not pile them up in libpq's queue.
+            if options.listens { _ = try? takeNotifications(connection) }
         } catch {
             if error.kind == .connectionLost || error.kind == .commitOutcomeUnknown {
                 connection.close()
@@ -326,20 +331,23 @@ public final class PostgreSQLBackend: PrefsBackend {
     /// generation moved (the fallback when a notification was missed, or when the connection was replaced).
     public func refresh() throws -> Bool {
         try withConnection(retrying: true) { connection throws(PostgreSQLError) -> Bool in
-            var notified = false
-            if options.listens {
-                let own = connection.backendPID
-                for notification in try connection.notifications(operation: "reading notifications")
-                where notification.channel == Self.notificationChannel && notification.payload == namespace && notification.pid != own {
-                    notified = true
-                }
-            }
+            if options.listens { try takeNotifications(connection) }
             let generation = try readGeneration(connection)
             defer {
                 seenGeneration = generation
                 reconnected = false
+                notifiedSinceRefresh = false
             }
-            return notified || reconnected || generation != seenGeneration
+            return notifiedSinceRefresh || reconnected || generation != seenGeneration
+        }
+    }
+
+    /// Reads the notifications that arrived, noting one from another session for this namespace.
+    private func takeNotifications(_ connection: PostgreSQLConnection) throws(PostgreSQLError) {
+        let own = connection.backendPID
+        for notification in try connection.notifications(operation: "reading notifications")
+        where notification.channel == Self.notificationChannel && notification.payload == namespace && notification.pid != own {
+            notifiedSinceRefresh = true
         }
     }
 

@@ -38,7 +38,7 @@ let package = Package(
         .executableTarget(name: "dialoggate-test-child", dependencies: ["Prefs", "DialogGate"]),
         .executableTarget(
             name: "prefs-bench",
-            dependencies: ["Prefs", "DialogGate", "CSQLite"],
+            dependencies: ["Prefs", "DialogGate", "CSQLite", "PrefsPostgreSQL", "CLibPQ", "PrefsTestSupport"],
             path: "Benchmarks/prefs-bench"
         ),
         .executableTarget(name: "prefs-torture", dependencies: ["Prefs", "DialogGate", "PrefsTestSupport"], path: "Torture/prefs-torture"),

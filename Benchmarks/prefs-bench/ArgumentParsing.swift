@@ -16,7 +16,8 @@ let help = """
       --svg-out PATH     an SVG chart of the target ratios
       --sizes N,N,…      key counts (default 1000,10000,100000)
       --workloads 1,2,…  which workloads to run (default all: 1 get, 2 set, 3 batch, 4 coalesced JSON,
-                         5 cold start, 6 concurrent, 7 DialogGate, 8 peak memory)
+                         5 cold start, 6 concurrent, 7 DialogGate, 8 peak memory, 9 PostgreSQL
+                         against raw libpq on a private server, skipped when initdb is missing)
       --help             this text
 
     Run it with: swift run -c release prefs-bench
@@ -28,7 +29,7 @@ struct Options {
     var jsonOut = ".build/prefs-bench-results.json"
     var svgOut: String?
     var sizes: [Int]?
-    var workloads: Set<Int> = Set(1...8)
+    var workloads: Set<Int> = Set(1...9)
 }
 
 enum Command {
@@ -63,7 +64,7 @@ func parseArguments(_ arguments: [String]) throws(UsageError) -> Command {
         case "--sizes": options.sizes = try integers(for: argument)
         case "--workloads":
             options.workloads = Set(try integers(for: argument))
-            guard options.workloads.isSubset(of: 1...8) else { throw UsageError(message: "workloads are 1 to 8") }
+            guard options.workloads.isSubset(of: 1...9) else { throw UsageError(message: "workloads are 1 to 9") }
         case "--child-cold-start":
             guard rest.count == 3 || rest.count == 4 else { throw UsageError(message: "--child-cold-start KIND PATH KEY [int|string]") }
             let parts = Array(rest)

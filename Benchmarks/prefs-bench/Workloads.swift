@@ -60,6 +60,7 @@ final class Bench {
         try each(6) { n in try concurrent(data(n, Int.self)); try concurrent(data(n, String.self)) }
         if workloads.contains(7) { try dialogGate() }
         if workloads.contains(8) { try peakMemory(n: settings.quick ? 1_000 : 100_000) }
+        if workloads.contains(9) { try postgreSQL(n: sizes.min() ?? 1_000) }
         progress("done in \(Format.time((clock.now - started).nanoseconds))")
     }
 

@@ -44,7 +44,7 @@ let package = Package(
         .executableTarget(name: "prefs-torture", dependencies: ["Prefs", "DialogGate", "PrefsTestSupport"], path: "Torture/prefs-torture"),
         .testTarget(name: "PrefsTests", dependencies: ["Prefs", "PrefsTestSupport", "prefs-test-child", "CSQLiteCrashVFS"]),
         .testTarget(name: "DialogGateTests", dependencies: ["DialogGate", "Prefs", "PrefsTestSupport", "dialoggate-test-child", "prefs-tool"]),
-        .testTarget(name: "ReadmeTests", dependencies: ["Prefs", "DialogGate", "PrefsTestSupport"]),
+        .testTarget(name: "ReadmeTests", dependencies: ["Prefs", "DialogGate", "PrefsTestSupport", "PrefsPostgreSQL"]),
         .testTarget(name: "PrefsPostgreSQLTests", dependencies: ["PrefsPostgreSQL", "Prefs", "DialogGate", "PrefsTestSupport", "prefs-test-child", "prefs-tool"]),
         .testTarget(name: "PrefsToolTests", dependencies: ["Prefs", "DialogGate", "PrefsTestSupport", "prefs-tool"]),
     ]

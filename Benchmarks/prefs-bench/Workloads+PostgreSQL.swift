@@ -30,7 +30,7 @@ extension Bench {
         defer { raw.close() }
         let namespace = "bench-raw"
         try raw.exec("INSERT INTO prefs_namespaces (namespace) VALUES ($1) ON CONFLICT DO NOTHING", [namespace])
-        let statements = RawLibPQ.Statements(namespace: namespace)
+        let statements = RawLibPQ.Statements(namespace: namespace, channel: PostgreSQLBackend.notificationChannel(for: namespace))
         try raw.exec("BEGIN")
         try statements.upsert(raw, data.names, data.values(round: 0).map(String.init))
         try raw.exec("COMMIT")
@@ -48,7 +48,7 @@ extension Bench {
                         let values = data.values(round: round)
                         return try timed(ops: ops) {
                             for i in 0..<ops {
-                                try raw.exec("BEGIN")
+                                try statements.begin(raw)
                                 try statements.lock(raw)
                                 try statements.upsert(raw, [data.names[i]], [String(values[i])])
                                 try statements.bump(raw)
@@ -106,7 +106,7 @@ extension Bench {
                             for op in 0..<ops {
                                 let start = (op * batchSize) % (n - batchSize + 1)
                                 try statements.generation(raw)
-                                try raw.exec("BEGIN")
+                                try statements.begin(raw)
                                 try statements.lock(raw)
                                 try statements.upsert(raw, Array(data.names[start..<start + batchSize]), Array(values[start..<start + batchSize]))
                                 try statements.bump(raw)
@@ -141,7 +141,7 @@ extension Bench {
                         try timed(ops: ops) {
                             for i in 0..<ops {
                                 try statements.generation(raw)
-                                try raw.exec("BEGIN")
+                                try statements.begin(raw)
                                 try statements.lock(raw)
                                 let value = (try statements.get(raw, data.names[i])).flatMap { Int($0) } ?? 0
                                 try statements.upsert(raw, [data.names[i]], [String(value + 1)])
@@ -194,11 +194,26 @@ final class RawLibPQ {
         return String(cString: PQgetvalue(result, 0, 0))
     }
 
+    /// Runs statements without parameters in one round trip (`PQexec`).
+    func script(_ sql: String) throws {
+        let result = PQexec(connection, sql)
+        defer { PQclear(result) }
+        guard PQresultStatus(result) == PGRES_COMMAND_OK else {
+            throw Failure(description: "\(sql): \(String(cString: PQerrorMessage(connection)))")
+        }
+    }
+
     func close() { PQfinish(connection) }
 
     /// The store's statements for one namespace.
     struct Statements {
         var namespace: String
+        var channel: String
+
+        /// BEGIN with the store's default statement timeout, in one round trip (the simple protocol).
+        func begin(_ raw: RawLibPQ) throws {
+            try raw.script("BEGIN; SET LOCAL statement_timeout = 30000")
+        }
 
         func generation(_ raw: RawLibPQ) throws {
             try raw.exec("SELECT generation FROM prefs_namespaces WHERE namespace = $1", [namespace])
@@ -221,7 +236,7 @@ final class RawLibPQ {
                 WITH bumped AS (UPDATE prefs_namespaces SET generation = generation + 1, updated_at = now()
                                 WHERE namespace = $1 RETURNING generation)
                 SELECT generation, pg_notify($2, $1) FROM bumped
-                """, [namespace, "prefs_changes"])
+                """, [namespace, channel])
         }
         func get(_ raw: RawLibPQ, _ key: String) throws -> String? {
             try raw.exec("SELECT value, type FROM prefs WHERE namespace = $1 AND key = $2", [namespace, key])

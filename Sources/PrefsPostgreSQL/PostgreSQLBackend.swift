@@ -19,7 +19,7 @@ import Prefs
 ///
 /// Writes: every change is a transaction that first locks the namespace's row in `prefs_namespaces`
 /// (`SELECT … FOR UPDATE`), so `update` and `transaction` are atomic across every instance, without lost updates; the
-/// commit bumps the namespace's `generation` and sends `NOTIFY prefs_changes, 'NAMESPACE'`. ``refresh()`` reads the
+/// commit bumps the namespace's `generation` and notifies the namespace's channel (``notificationChannel(for:)``). ``refresh()`` reads the
 /// notifications that arrived and compares the generation (one round trip), so no change goes unseen when a
 /// notification is lost.
 ///
@@ -28,8 +28,18 @@ import Prefs
 public final class PostgreSQLBackend: PrefsBackend {
     /// The format this release writes; a database marked with a newer one is refused.
     public static let formatVersion = 1
-    /// The channel commits notify, with the namespace as payload.
-    public static let notificationChannel = "prefs_changes"
+    /// The channel a namespace's commits notify, with the namespace as payload: `prefs_` and a 64-bit FNV-1a hash of
+    /// the namespace in hex, so that a connection hears its own namespace's commits and not a whole fleet's (two
+    /// namespaces sharing a hash only cost each other a spurious refresh: the payload is checked).
+    public static func notificationChannel(for namespace: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in namespace.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return "prefs_" + String(repeating: "0", count: 16 - hex.count) + hex
+    }
     /// The longest namespace name, in bytes (it is a `NOTIFY` payload and part of every key).
     public static let maximumNamespaceBytes = 200
 
@@ -47,6 +57,11 @@ public final class PostgreSQLBackend: PrefsBackend {
     private var lockedGeneration: Int64?
     /// A notification from another session for this namespace, read before the next `refresh()`.
     private var notifiedSinceRefresh = false
+    /// This namespace's notification channel.
+    private let channel: String
+    /// What starts a transaction: `BEGIN`, and the statement timeout for it (`SET LOCAL`, which poolers in
+    /// transaction mode pass through, unlike a startup parameter).
+    private let begin: String
 
     public var description: String {
         PostgreSQLOptions.storageDescription(target: target, namespace: namespace)
@@ -58,6 +73,13 @@ public final class PostgreSQLBackend: PrefsBackend {
         self.namespace = namespace
         self.options = options
         target = PostgreSQLRedaction.redact(conninfo)
+        channel = Self.notificationChannel(for: namespace)
+        if let timeout = options.statementTimeout {
+            let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+            begin = "BEGIN; SET LOCAL statement_timeout = \(max(1, milliseconds))"
+        } else {
+            begin = "BEGIN"
+        }
         guard !namespace.isEmpty, namespace.utf8.count <= Self.maximumNamespaceBytes, !namespace.utf8.contains(0) else {
             throw PostgreSQLError(
                 kind: .statementFailed, message: "a namespace is 1 to \(Self.maximumNamespaceBytes) bytes, without NUL",
@@ -76,17 +98,13 @@ public final class PostgreSQLBackend: PrefsBackend {
     // MARK: - Connection
 
     private func connect() throws(PostgreSQLError) -> PostgreSQLConnection {
-        var parameters: [(String, String)] = [
+        let parameters: [(String, String)] = [
             ("connect_timeout", String(max(1, Int(options.connectTimeout.components.seconds)))),
             ("application_name", options.applicationName),
         ]
-        if let timeout = options.statementTimeout {
-            let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
-            parameters.append(("options", "-c statement_timeout=\(max(1, milliseconds))"))
-        }
         let connection = try PostgreSQLConnection(conninfo: conninfo, parameters: parameters, target: target)
         if options.listens {
-            try connection.execute("LISTEN \(connection.quotedIdentifier(Self.notificationChannel))", operation: "listening for changes")
+            try connection.execute("LISTEN \(connection.quotedIdentifier(channel))", operation: "listening for changes")
         }
         return connection
     }
@@ -196,7 +214,7 @@ public final class PostgreSQLBackend: PrefsBackend {
     /// namespace, in any process on any machine, waits here for the one before it to commit.
     public func beginTransaction() throws {
         lockedGeneration = try withConnection(retrying: true) { connection throws(PostgreSQLError) -> Int64 in
-            try connection.execute("BEGIN", operation: "beginning a transaction in namespace \(Self.quoted(namespace))")
+            try connection.executeScript(begin, operation: "beginning a transaction in namespace \(Self.quoted(namespace))")
             do throws(PostgreSQLError) {
                 return try lockNamespace(connection)
             } catch {
@@ -234,7 +252,7 @@ public final class PostgreSQLBackend: PrefsBackend {
                     WITH bumped AS (UPDATE prefs_namespaces SET generation = generation + 1, updated_at = now()
                                     WHERE namespace = $1 RETURNING generation)
                     SELECT generation, pg_notify($2, $1) FROM bumped
-                    """, [namespace, Self.notificationChannel], operation: operation)
+                    """, [namespace, channel], operation: operation)
                 newGeneration = bumped.firstInteger
             }
             let commit: PostgreSQLConnection.Result
@@ -346,7 +364,7 @@ public final class PostgreSQLBackend: PrefsBackend {
     private func takeNotifications(_ connection: PostgreSQLConnection) throws(PostgreSQLError) {
         let own = connection.backendPID
         for notification in try connection.notifications(operation: "reading notifications")
-        where notification.channel == Self.notificationChannel && notification.payload == namespace && notification.pid != own {
+        where notification.channel == channel && notification.payload == namespace && notification.pid != own {
             notifiedSinceRefresh = true
         }
     }

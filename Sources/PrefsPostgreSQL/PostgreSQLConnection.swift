@@ -114,6 +114,19 @@ final class PostgreSQLConnection {
         return Result(rows: rows, commandTag: String(cString: PQcmdStatus(result)))
     }
 
+    /// Runs statements without parameters, several separated by `;` in one round trip (`PQexec`, the simple protocol).
+    func executeScript(_ sql: String, operation: @autoclosure () -> String) throws(PostgreSQLError) {
+        guard let handle else {
+            throw PostgreSQLError(kind: .connectionLost, message: "the connection is closed", operation: operation(), target: target)
+        }
+        let result = PQexec(handle, sql)
+        defer { if let result { PQclear(result) } }
+        let status = result.map { PQresultStatus($0) } ?? PGRES_FATAL_ERROR
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
+            throw error(from: result, operation: operation())
+        }
+    }
+
     /// Reads what the server sent without waiting, and returns the notifications received since the last call:
     /// (channel, payload, sending server process).
     func notifications(operation: @autoclosure () -> String) throws(PostgreSQLError) -> [(channel: String, payload: String, pid: Int32)] {

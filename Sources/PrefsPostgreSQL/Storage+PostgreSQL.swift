@@ -5,12 +5,13 @@ import Prefs
 public struct PostgreSQLOptions: Sendable, Hashable {
     /// How long connecting may take (libpq's `connect_timeout`; a `connect_timeout` in the URL wins).
     public var connectTimeout: Duration
-    /// The longest one statement may run, waiting for the namespace's lock included (`statement_timeout`); nil: the
-    /// server's setting. A statement that runs longer fails with SQLSTATE `57014`.
+    /// The longest one statement of a write may run, waiting for the namespace's lock included (`SET LOCAL
+    /// statement_timeout` in each transaction, so it works behind a pooler in transaction mode); nil: the server's
+    /// setting. A statement that runs longer fails with SQLSTATE `57014`, and the write with it.
     public var statementTimeout: Duration?
     /// Shown in `pg_stat_activity`.
     public var applicationName: String
-    /// Whether the connection runs `LISTEN prefs_changes`. Turn it off behind a pooler in transaction mode (PgBouncer),
+    /// Whether the connection listens on its namespace's channel (``PostgreSQLBackend/notificationChannel(for:)``). Turn it off behind a pooler in transaction mode (PgBouncer),
     /// where a session's `LISTEN` does not survive: changes are then seen by the generation comparison alone.
     public var listens: Bool
 

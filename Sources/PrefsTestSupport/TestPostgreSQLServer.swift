@@ -35,6 +35,8 @@ public final class TestPostgreSQLServer: @unchecked Sendable {
     public let binDirectory: String
     /// How long `initdb` plus the first `pg_ctl start` took.
     public private(set) var startDuration: Duration = .zero
+    /// Server settings beyond the defaults (`max_connections`: 5), passed as `-c NAME=VALUE` at every start.
+    public let settings: [String: String]
     private let lock = NSLock()
     private var stopped = false
 
@@ -74,8 +76,9 @@ public final class TestPostgreSQLServer: @unchecked Sendable {
 
     // MARK: - Starting and stopping
 
-    /// Creates a cluster in a new temporary directory and starts it.
-    public init() throws {
+    /// Creates a cluster in a new temporary directory and starts it, with `settings` beyond the defaults.
+    public init(settings: [String: String] = [:]) throws {
+        self.settings = settings
         let started = ContinuousClock.now
         binDirectory = try Self.findBinDirectory()
         port = try Self.freePort()
@@ -102,6 +105,7 @@ public final class TestPostgreSQLServer: @unchecked Sendable {
         // fsync off (-F): a killed server loses nothing the operating system holds. synchronous_commit stays on: off,
         // a commit returns before its WAL is written, and a killed server loses acknowledged commits.
         let options = "-F -k \(socketDirectory) -p \(port) -c listen_addresses=127.0.0.1 -c unix_socket_permissions=0777 -c max_connections=200 -c full_page_writes=off"
+            + settings.sorted { $0.key < $1.key }.map { " -c \($0.key)=\($0.value)" }.joined()
         try run("pg_ctl", ["-D", dataDirectory, "-l", directory + "/server.log", "-w", "-t", "60", "-o", options, "start"])
         lock.withLock { stopped = false }
     }

@@ -84,6 +84,35 @@ struct PostgreSQLFaultTests {
         #expect(try holder.storedValue(forKey: "launchCount")?.json == .int(1))
     }
 
+    @Test("a full server (no connection slot left) is a typed error; the store connects once a slot is free")
+    func fullServer() throws {
+        let server = try TestPostgreSQLServer(settings: ["max_connections": "4", "superuser_reserved_connections": "0"])
+        defer { server.stop() }
+        var stores: [Prefs] = []
+        var refusal: PostgreSQLError?
+        for index in 0..<10 {
+            do {
+                stores.append(try Prefs(.postgreSQL(server.url, namespace: "n\(index)")))
+            } catch let error as PostgreSQLError {
+                refusal = error
+                break
+            }
+        }
+        let error = try #require(refusal, "10 connections opened on a server allowing 4")
+        #expect(error.kind == .connectionFailed, "\(error)")
+        #expect(error.message.contains("too many clients") || error.message.contains("connection slots"), "\(error.message)")
+        try stores.removeLast().close()
+        // The server frees the slot when its process for the closed connection has exited: soon, not at once.
+        var opened: Prefs?
+        for _ in 0..<100 where opened == nil {
+            opened = try? Prefs(.postgreSQL(server.url, namespace: "after"))
+            if opened == nil { usleep(20_000) }
+        }
+        let store = try #require(opened, "a slot was freed")
+        try store.set(1, for: .launchCount)
+        #expect(store[.launchCount] == 1)
+    }
+
     @Test("server killed with SIGKILL mid-use and restarted: the next call reconnects, nothing acknowledged is lost, nothing half-applied")
     func serverKilledAndRestarted() throws {
         let server = try TestPostgreSQLServer()  // a server of its own: the others' tests keep theirs

@@ -227,3 +227,4 @@ extension ChildProcess {
     }
 }
 #endif
+import PrefsSupport

@@ -1,4 +1,5 @@
 import Foundation
+package import PrefsJSON
 
 extension Prefs {
     /// Looks for other processes' writes now. A store that something observes does this by itself every `pollInterval`.

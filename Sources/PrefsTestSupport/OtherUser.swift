@@ -1,5 +1,5 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsSupport
 
 /// A second local account, `prefs-mallory`, for tests of what another user on the same machine can do to a store

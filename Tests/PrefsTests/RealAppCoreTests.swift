@@ -1,8 +1,11 @@
 import Foundation
 import Observation
-@testable import Prefs
+@_spi(Tooling) @testable import Prefs
 import PrefsTestSupport
 import Testing
+import PrefsJSON
+import PrefsUserDefaults
+import PrefsSupport
 
 /// The store as apps use it over several releases: renamed keys, handlers that call back into the store, clean exits.
 /// Each test reproduces a failure found in real use.

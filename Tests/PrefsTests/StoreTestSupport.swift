@@ -1,7 +1,8 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing
+import PrefsSupport
 
 /// The three backends, for suites that run over each.
 enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {

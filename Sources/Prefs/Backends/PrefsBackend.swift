@@ -100,7 +100,7 @@ package struct Changeset: Sendable, Hashable {
     package var isEmpty: Bool { values.isEmpty && declarations.isEmpty && removedDeclarations.isEmpty }
 
     /// Applies the changes to a dictionary of values (used by the memory and JSON backends).
-    func apply(to stored: inout [String: StoredValue], declarations recorded: inout [String: KeyDeclaration]) {
+    package func apply(to stored: inout [String: StoredValue], declarations recorded: inout [String: KeyDeclaration]) {
         for (key, change) in values {
             switch change {
             case .set(let value): stored[key] = value

@@ -41,7 +41,7 @@ extension Prefs {
         /// The cache's box type for `Value`, looked up once here rather than on every read.
         let decodedBoxType = ObjectIdentifier(DecodedBox<Value>.self)
 
-        /// Declares a key. An invalid name (empty, longer than ``KeyName/maximumLength`` bytes, with control
+        /// Declares a key. An invalid name (empty, longer than 256 bytes, with control
         /// characters) is a programming error and stops the program here, at the declaration, with the reason.
         /// Use ``init(validating:initial:formerNames:)`` for names that come from input.
         public convenience init(_ name: String, initial: Value, formerNames: [String] = []) {

@@ -92,7 +92,7 @@ extension Prefs {
     }
 
     /// The stored value under `name`, read fresh from the backend. While `name` holds none, the value under the first of
-    /// its declared former names that holds one (``KeyDeclaration/formerNames``): what the app reads for the key.
+    /// its declared former names that holds one (its declaration's `formerNames`): what the app reads for the key.
     public func storedValue(forKey name: String) throws -> StoredValue? {
         try io.withBackendAllowingReentry { backend in
             if let value = try backend.value(forKey: name) { return value }

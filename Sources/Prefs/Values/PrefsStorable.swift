@@ -81,7 +81,7 @@ extension String: PrefsStorable {
 
 extension Date: PrefsStorable {
     public static var valueType: ValueType { .date }
-    /// Throws `EncodingError.invalidValue` for a date outside ``ISO8601``'s range, which could not be read back.
+    /// Throws `EncodingError.invalidValue` for a date outside ISO 8601's range, which could not be read back.
     public func storedValue() throws -> StoredValue { StoredValue(type: Self.valueType, json: .string(try ISO8601.formatForStorage(self))) }
     public init(storedValue: StoredValue) throws(DecodeFailure) {
         let json = storedValue.json

@@ -1,6 +1,6 @@
 import CLibPQ
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsPostgreSQL
 import PrefsTestSupport
 
@@ -30,7 +30,7 @@ extension Bench {
         defer { raw.close() }
         let namespace = "bench-raw"
         try raw.exec("INSERT INTO prefs_namespaces (namespace) VALUES ($1) ON CONFLICT DO NOTHING", [namespace])
-        let statements = RawLibPQ.Statements(namespace: namespace, channel: PostgreSQLBackend.notificationChannel(for: namespace))
+        let statements = RawLibPQ.Statements(namespace: namespace, channel: PostgreSQLStore.notificationChannel(for: namespace))
         try raw.exec("BEGIN")
         try statements.upsert(raw, data.names, data.values(round: 0).map(String.init))
         try raw.exec("COMMIT")

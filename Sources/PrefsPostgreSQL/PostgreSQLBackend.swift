@@ -1,5 +1,6 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsJSON
 
 /// A store in a PostgreSQL database, one namespace of it, through libpq.
 ///
@@ -19,35 +20,18 @@ import Prefs
 ///
 /// Writes: every change is a transaction that first locks the namespace's row in `prefs_namespaces`
 /// (`SELECT … FOR UPDATE`), so `update` and `transaction` are atomic across every instance, without lost updates; the
-/// commit bumps the namespace's `generation` and notifies the namespace's channel (``notificationChannel(for:)``). ``refresh()`` reads the
+/// commit bumps the namespace's `generation` and notifies the namespace's channel (``PostgreSQLStore/notificationChannel(for:)``). ``refresh()`` reads the
 /// notifications that arrived and compares the generation (one round trip), so no change goes unseen when a
 /// notification is lost.
 ///
 /// Faults: a broken connection is dropped and the next call connects again; a read, or the start of a transaction,
 /// retries once on a fresh connection. A transaction in progress is never replayed: a failed commit throws.
-public final class PostgreSQLBackend: PrefsBackend {
-    /// The format this release writes; a database marked with a newer one is refused.
-    public static let formatVersion = 1
-    /// The channel a namespace's commits notify, with the namespace as payload: `prefs_` and a 64-bit FNV-1a hash of
-    /// the namespace in hex, so that a connection hears its own namespace's commits and not a whole fleet's (two
-    /// namespaces sharing a hash only cost each other a spurious refresh: the payload is checked).
-    public static func notificationChannel(for namespace: String) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in namespace.utf8 {
-            hash ^= UInt64(byte)
-            hash &*= 0x0000_0100_0000_01b3
-        }
-        let hex = String(hash, radix: 16)
-        return "prefs_" + String(repeating: "0", count: 16 - hex.count) + hex
-    }
-    /// The longest namespace name, in bytes (it is a `NOTIFY` payload and part of every key).
-    public static let maximumNamespaceBytes = 200
-
+package final class PostgreSQLBackend: PrefsBackend {
     let conninfo: String
     let namespace: String
     let options: PostgreSQLOptions
     /// The database with the password hidden.
-    public let target: String
+    package let target: String
     private var connection: PostgreSQLConnection?
     /// The namespace's generation as this backend last saw it (its own commits included).
     private var seenGeneration: Int64?
@@ -63,26 +47,26 @@ public final class PostgreSQLBackend: PrefsBackend {
     /// transaction mode pass through, unlike a startup parameter).
     private let begin: String
 
-    public var description: String {
+    package var description: String {
         PostgreSQLOptions.storageDescription(target: target, namespace: namespace)
     }
 
     /// Connects, creates the schema when the database has none (refusing a newer format), and registers the namespace.
-    public init(conninfo: String, namespace: String, options: PostgreSQLOptions = .init()) throws {
+    package init(conninfo: String, namespace: String, options: PostgreSQLOptions = .init()) throws {
         self.conninfo = conninfo
         self.namespace = namespace
         self.options = options
         target = PostgreSQLRedaction.redact(conninfo)
-        channel = Self.notificationChannel(for: namespace)
+        channel = PostgreSQLStore.notificationChannel(for: namespace)
         if let timeout = options.statementTimeout {
             let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
             begin = "BEGIN; SET LOCAL statement_timeout = \(max(1, milliseconds))"
         } else {
             begin = "BEGIN"
         }
-        guard !namespace.isEmpty, namespace.utf8.count <= Self.maximumNamespaceBytes, !namespace.utf8.contains(0) else {
+        guard !namespace.isEmpty, namespace.utf8.count <= PostgreSQLStore.maximumNamespaceBytes, !namespace.utf8.contains(0) else {
             throw PostgreSQLError(
-                kind: .statementFailed, message: "a namespace is 1 to \(Self.maximumNamespaceBytes) bytes, without NUL",
+                kind: .statementFailed, message: "a namespace is 1 to \(PostgreSQLStore.maximumNamespaceBytes) bytes, without NUL",
                 operation: "opening namespace \(Self.quoted(namespace))", target: target)
         }
         let connection = try connect()
@@ -146,7 +130,7 @@ public final class PostgreSQLBackend: PrefsBackend {
 
     // MARK: - Reading
 
-    public func value(forKey key: String) throws -> StoredValue? {
+    package func value(forKey key: String) throws -> StoredValue? {
         let name = Self.canonicalName(key)
         return try withConnection(retrying: true) { connection throws(PostgreSQLError) in
             let result = try connection.execute(
@@ -157,7 +141,7 @@ public final class PostgreSQLBackend: PrefsBackend {
         }
     }
 
-    public func allValues() throws -> [String: StoredValue] {
+    package func allValues() throws -> [String: StoredValue] {
         try withConnection(retrying: true) { connection throws(PostgreSQLError) in
             let result = try connection.execute(
                 "SELECT key, type, value FROM prefs WHERE namespace = $1", [namespace],
@@ -172,7 +156,7 @@ public final class PostgreSQLBackend: PrefsBackend {
         }
     }
 
-    public func declarations() throws -> [String: KeyDeclaration] {
+    package func declarations() throws -> [String: KeyDeclaration] {
         try withConnection(retrying: true) { connection throws(PostgreSQLError) in
             let declared = try connection.execute(
                 "SELECT key, type, initial FROM prefs_declared WHERE namespace = $1", [namespace],
@@ -193,7 +177,7 @@ public final class PostgreSQLBackend: PrefsBackend {
         }
     }
 
-    public func declaration(forKey key: String) throws -> KeyDeclaration? {
+    package func declaration(forKey key: String) throws -> KeyDeclaration? {
         let name = Self.canonicalName(key)
         return try withConnection(retrying: true) { connection throws(PostgreSQLError) -> KeyDeclaration? in
             let declared = try connection.execute(
@@ -212,7 +196,7 @@ public final class PostgreSQLBackend: PrefsBackend {
 
     /// `BEGIN`, then the namespace's row locked (`SELECT … FOR UPDATE`; created when missing): every writer of the
     /// namespace, in any process on any machine, waits here for the one before it to commit.
-    public func beginTransaction() throws {
+    package func beginTransaction() throws {
         lockedGeneration = try withConnection(retrying: true) { connection throws(PostgreSQLError) -> Int64 in
             try connection.executeScript(begin, operation: "beginning a transaction in namespace \(Self.quoted(namespace))")
             do throws(PostgreSQLError) {
@@ -236,7 +220,7 @@ public final class PostgreSQLBackend: PrefsBackend {
         return try connection.execute(select, [namespace], operation: operation).firstInteger ?? 0
     }
 
-    public func commitTransaction(_ changes: Changeset) throws {
+    package func commitTransaction(_ changes: Changeset) throws {
         guard let connection, connection.isInTransaction else {
             throw PostgreSQLError(
                 kind: .connectionLost, message: "the transaction's connection is gone; nothing was committed",
@@ -332,7 +316,7 @@ public final class PostgreSQLBackend: PrefsBackend {
         }
     }
 
-    public func rollbackTransaction() {
+    package func rollbackTransaction() {
         lockedGeneration = nil
         guard let connection else { return }
         if connection.isInTransaction {
@@ -347,7 +331,7 @@ public final class PostgreSQLBackend: PrefsBackend {
 
     /// True when another instance changed the namespace since the last call: a notification for it arrived, or its
     /// generation moved (the fallback when a notification was missed, or when the connection was replaced).
-    public func refresh() throws -> Bool {
+    package func refresh() throws -> Bool {
         try withConnection(retrying: true) { connection throws(PostgreSQLError) -> Bool in
             if options.listens { try takeNotifications(connection) }
             let generation = try readGeneration(connection)
@@ -371,7 +355,7 @@ public final class PostgreSQLBackend: PrefsBackend {
 
     // MARK: - Checking and closing
 
-    public func integrityProblems() throws -> [String] {
+    package func integrityProblems() throws -> [String] {
         var problems = try quickCheckProblems()
         guard problems.isEmpty else { return problems }  // the values cannot be read through a damaged schema
         for (key, value) in try allValues().sorted(by: { $0.key < $1.key }) {
@@ -384,11 +368,11 @@ public final class PostgreSQLBackend: PrefsBackend {
         return problems
     }
 
-    public func quickCheckProblems() throws -> [String] {
+    package func quickCheckProblems() throws -> [String] {
         try withConnection(retrying: true) { connection throws(PostgreSQLError) in try PostgreSQLSchema.problems(connection) }
     }
 
-    public func close() {
+    package func close() {
         if let connection, connection.isInTransaction { _ = try? connection.execute("ROLLBACK", operation: "closing") }
         connection?.close()
         connection = nil

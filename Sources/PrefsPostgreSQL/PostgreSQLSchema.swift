@@ -1,5 +1,5 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 
 /// The store's tables: created on first use under an advisory lock (so instances starting together agree), versioned
 /// in `prefs_meta`, checked on every open.
@@ -52,7 +52,7 @@ enum PostgreSQLSchema {
                     // waited for the lock; what counts is the version recorded once this row is settled.
                     try connection.execute(
                         "INSERT INTO prefs_meta (name, value) VALUES ('format_version', $1) ON CONFLICT (name) DO NOTHING",
-                        [String(PostgreSQLBackend.formatVersion)], operation: operation)
+                        [String(PostgreSQLStore.formatVersion)], operation: operation)
                     if let version = try formatVersion(connection) { try check(version, connection) }
                 }
                 try connection.execute("COMMIT", operation: operation)
@@ -82,9 +82,9 @@ enum PostgreSQLSchema {
     }
 
     private static func check(_ version: Int, _ connection: PostgreSQLConnection) throws {
-        guard version <= PostgreSQLBackend.formatVersion else {
+        guard version <= PostgreSQLStore.formatVersion else {
             // Written by a newer release: its rows may mean something this one would misread or overwrite.
-            throw PrefsError.unsupportedFormatVersion(path: connection.target, found: version, supported: PostgreSQLBackend.formatVersion)
+            throw PrefsError.unsupportedFormatVersion(path: connection.target, found: version, supported: PostgreSQLStore.formatVersion)
         }
         let problems = try problems(connection)
         if !problems.isEmpty {

@@ -11,8 +11,9 @@ public struct PostgreSQLOptions: Sendable, Hashable {
     public var statementTimeout: Duration?
     /// Shown in `pg_stat_activity`.
     public var applicationName: String
-    /// Whether the connection listens on its namespace's channel (``PostgreSQLBackend/notificationChannel(for:)``). Turn it off behind a pooler in transaction mode (PgBouncer),
-    /// where a session's `LISTEN` does not survive: changes are then seen by the generation comparison alone.
+    /// Whether the connection listens on its namespace's channel (``PostgreSQLStore/notificationChannel(for:)``).
+    /// Turn it off behind a pooler in transaction mode (PgBouncer), where a session's `LISTEN` does not survive:
+    /// changes are then seen by the generation comparison alone.
     public var listens: Bool
 
     public init(
@@ -43,7 +44,7 @@ extension Prefs.Storage {
     /// ```
     public static func postgreSQL(_ conninfo: String, namespace: String, options: PostgreSQLOptions = .init()) -> Prefs.Storage {
         let description = PostgreSQLOptions.storageDescription(target: PostgreSQLRedaction.redact(conninfo), namespace: namespace)
-        return .custom(description) {
+        return .backend(description) {
             try PostgreSQLBackend(conninfo: conninfo, namespace: namespace, options: options)
         }
     }

@@ -1,6 +1,8 @@
 import DialogGate
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsJSON
+import PrefsSupport
 import PrefsPostgreSQL
 import PrefsTestSupport
 import Testing

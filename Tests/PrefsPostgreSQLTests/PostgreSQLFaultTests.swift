@@ -1,5 +1,7 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsJSON
+import PrefsSupport
 import PrefsPostgreSQL
 import PrefsTestSupport
 import Testing
@@ -59,13 +61,22 @@ struct PostgreSQLFaultTests {
         let namespace = freshNamespace()
         let holder = try Prefs(.postgreSQL(url, namespace: namespace))
         let waiter = try Prefs(.postgreSQL(url, namespace: namespace, options: PostgreSQLOptions(statementTimeout: .milliseconds(300))))
-        let locked = Locked(false)
-        let holding = Task.detached {
-            try holder.transaction { transaction in
-                transaction[.name] = "holder"
-                locked.withLock { $0 = true }
-                Thread.sleep(forTimeInterval: 1.5)  // not usleep: it refuses a second or more
+        let locked = Locked(false), waited = Locked(false), holderError = Locked<(any Error)?>(nil)
+        // The holder keeps the namespace's lock until the waiter is done (at most a minute), on a thread of its own:
+        // a blocked thread of the shared pool would stall the waiter's test task, however late it then runs.
+        let holderDone = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            do {
+                try holder.transaction { transaction in
+                    transaction[.name] = "holder"
+                    locked.withLock { $0 = true }
+                    let deadline = ContinuousClock.now + .seconds(60)
+                    while !waited.withLock({ $0 }), ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.01) }
+                }
+            } catch {
+                holderError.withLock { $0 = error }
             }
+            holderDone.signal()
         }
         #expect(await eventually { locked.withLock { $0 } })
         do {
@@ -75,7 +86,9 @@ struct PostgreSQLFaultTests {
             #expect(error.sqlState == "57014", "\(error)")
             #expect(error.kind == .statementFailed)
         }
-        try await holding.value
+        waited.withLock { $0 = true }
+        await ChildProcess.offPool { holderDone.wait() }
+        #expect(holderError.withLock { $0 } == nil)
         // The waiter's connection is still usable, and its update never happened.
         #expect(waiter[.launchCount] == 0)
         try waiter.refresh()

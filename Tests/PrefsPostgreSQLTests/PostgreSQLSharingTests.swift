@@ -1,5 +1,7 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsJSON
+import PrefsSupport
 import PrefsPostgreSQL
 import PrefsTestSupport
 import Testing
@@ -172,6 +174,6 @@ final class LineReader: Sendable {
             if let found = arrived.withLock({ $0.first(where: { $0.line == line })?.at }) { return found }
             try? await Task.sleep(for: .milliseconds(1))
         }
-        return nil
+        return arrived.withLock({ $0.first(where: { $0.line == line })?.at })  // once more: this task may have waited its turn long
     }
 }

@@ -1,5 +1,7 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsJSON
+import PrefsSupport
 import PrefsPostgreSQL
 import PrefsTestSupport
 import Testing

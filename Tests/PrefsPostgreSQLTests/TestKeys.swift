@@ -1,5 +1,7 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsJSON
+import PrefsSupport
 
 enum Theme: String, PrefsStorable, Codable { case light, dark }
 

@@ -1,4 +1,5 @@
 import Foundation
+import PrefsSupport
 @_spi(Tooling) import Prefs
 internal import PrefsJSON
 
@@ -203,9 +204,3 @@ public enum DialogRules {
     }
 }
 
-extension Duration {
-    /// Seconds as a `TimeInterval`.
-    var timeInterval: TimeInterval {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
-}

@@ -331,27 +331,9 @@ public enum FeedDecoder {
     /// The known key closest to `key` by edit distance, ignoring case, if it is close enough to be a typo
     /// (at most 2 edits, or a third of the key's length for longer keys).
     static func nearestKey(to key: String, in known: [String]) -> String? {
-        let lowered = Array(key.lowercased())
-        var best: (key: String, distance: Int)?
-        for candidate in known {
-            let distance = editDistance(lowered, Array(candidate.lowercased()))
-            if distance < (best?.distance ?? Int.max) { best = (candidate, distance) }
-        }
-        guard let best, best.distance <= max(2, lowered.count / 3) else { return nil }
-        return best.key
-    }
-
-    /// Levenshtein distance: insertions, deletions and substitutions each cost 1.
-    static func editDistance(_ lhs: [Character], _ rhs: [Character]) -> Int {
-        if lhs.isEmpty { return rhs.count }
-        var previous = Array(0...rhs.count)
-        for (i, left) in lhs.enumerated() {
-            var current = [i + 1] + Array(repeating: 0, count: rhs.count)
-            for (j, right) in rhs.enumerated() {
-                current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (left == right ? 0 : 1))
-            }
-            previous = current
-        }
-        return previous[rhs.count]
+        let lowered = key.lowercased()
+        guard let best = known.min(by: { NameSuggestion.distance(lowered, $0.lowercased()) < NameSuggestion.distance(lowered, $1.lowercased()) }),
+              NameSuggestion.distance(lowered, best.lowercased()) <= max(2, lowered.count / 3) else { return nil }
+        return best
     }
 }

@@ -118,9 +118,4 @@ public enum FeedFetchError: Error, Sendable, Hashable, CustomStringConvertible {
         while digits.hasSuffix("0") { digits.removeLast() }
         return "\(whole).\(digits)"
     }
-
-    /// A duration in seconds, as a `TimeInterval`.
-    static func interval(_ duration: Duration) -> TimeInterval {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
-    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PrefsSupport
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -156,7 +157,7 @@ public actor FeedFetcher {
             return fallback(stored, now: now, error: refusal, requestSent: false)
         }
         if url.isFileURL { return readFile(stored: stored, now: now) }
-        let maximumAge = FeedFetchError.interval(options.maximumCacheAge)
+        let maximumAge = options.maximumCacheAge.timeInterval
         // A fetch date in the future means the clock went back since: max-age cannot be trusted.
         if !force, let fresh = stored?.freshUntil(maximumAge: maximumAge), now < fresh,
            let fetchedAt = stored?.fetchedAt, fetchedAt <= now {
@@ -164,12 +165,12 @@ public actor FeedFetcher {
         }
         // No backoff is longer than maximumBackoff: a retry date further ahead was set before the clock went back.
         if let stored, let retry = stored.nextRetryAt, now < retry,
-           retry.timeIntervalSince(now) <= FeedFetchError.interval(options.maximumBackoff) {
+           retry.timeIntervalSince(now) <= options.maximumBackoff.timeInterval {
             return fallback(stored, now: now, error: .backingOff(until: retry, failures: stored.consecutiveFailures), requestSent: false)
         }
 
         var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData,
-                                 timeoutInterval: max(1, FeedFetchError.interval(options.timeout).rounded(.up)))
+                                 timeoutInterval: max(1, options.timeout.timeInterval.rounded(.up)))
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         if stored?.body != nil {
             // A validator stored by an earlier release (or by hand) is checked again before it is sent.
@@ -296,7 +297,7 @@ public actor FeedFetcher {
             cache.lastFailure = failure.description
             if failure.isRetryable {
                 // Retry-After is capped like the backoff: a server (or proxy) asking for years must not stop fetching.
-                let requested = min(TimeInterval(max(0, retryAfter ?? 0)), FeedFetchError.interval(options.maximumBackoff))
+                let requested = min(TimeInterval(max(0, retryAfter ?? 0)), options.maximumBackoff.timeInterval)
                 let delay = max(backoff(afterFailures: cache.consecutiveFailures), requested)
                 nextRetry = now.addingTimeInterval(delay)
             }
@@ -310,8 +311,8 @@ public actor FeedFetcher {
     /// The backoff before jitter is `initial × 2^(failures − 1)`, capped at the maximum; the delay is half of
     /// it plus a random share of the other half ("equal jitter").
     func backoff(afterFailures failures: Int) -> TimeInterval {
-        let initial = FeedFetchError.interval(options.initialBackoff)
-        let maximum = FeedFetchError.interval(options.maximumBackoff)
+        let initial = options.initialBackoff.timeInterval
+        let maximum = options.maximumBackoff.timeInterval
         let base = min(initial * pow(2, Double(min(max(failures - 1, 0), 40))), maximum)
         let share = min(max(random(), 0), 1)
         return base / 2 + base / 2 * share
@@ -319,7 +320,7 @@ public actor FeedFetcher {
 
     /// The stored feed if it is young enough, with `error` telling why it is used.
     private func fallback(_ stored: FeedCache?, now: Date, error: FeedFetchError?, requestSent: Bool) -> FeedFetchResult {
-        let maximumAge = FeedFetchError.interval(options.maximumCacheAge)
+        let maximumAge = options.maximumCacheAge.timeInterval
         // A stored body was validated before it was stored; one that no longer decodes (edited by hand)
         // is treated as absent, and kept.
         guard let stored, stored.isUsable(at: now, maximumAge: maximumAge), let body = stored.body,

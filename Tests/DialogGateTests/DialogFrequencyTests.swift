@@ -1,4 +1,4 @@
-import DialogGate
+@_spi(Tooling) @testable import DialogGate
 import Foundation
 import Prefs
 import PrefsTestSupport

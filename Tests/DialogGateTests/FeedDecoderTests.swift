@@ -1,4 +1,4 @@
-import DialogGate
+@_spi(Tooling) @testable import DialogGate
 import Foundation
 import Prefs
 import Testing
@@ -184,7 +184,7 @@ struct FeedDecoderTests {
     func invalidVersionEntry() throws {
         let feed = try FeedDecoder.decode(Feeds.of(Feeds.message(id: 1, #""appVersions": ["1.x", "2.0"]"#)))
         let message = try #require(feed.messages.first)
-        #expect(message.appVersions?.matches(Version("2")!) == true)
+        #expect(message.appVersionList?.matches(Version("2")!) == true)
         #expect(feed.issues.map(\.summary) == [#"$[0].appVersions[0]: invalid version "1.x": "x" is not a number"#])
         #expect(feed.skippedIndexes.isEmpty)
     }

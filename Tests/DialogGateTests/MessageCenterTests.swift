@@ -1,4 +1,4 @@
-import DialogGate
+@_spi(Tooling) @testable import DialogGate
 import Foundation
 import Prefs
 import PrefsTestSupport
@@ -11,7 +11,7 @@ struct MessageCenterTests {
 
     private func center(
         _ url: URL, prefs: Prefs, context: MessageContext = .seedApp, lastMessageIdKey: String = "lastMessageId",
-        options: FeedFetcher.Options = FeedFetcher.Options()
+        options: FeedOptions = FeedOptions()
     ) -> MessageCenter {
         MessageCenter(feedURL: url, prefs: prefs, context: context, lastMessageIdKey: lastMessageIdKey,
                       options: options, clock: clock.function, random: { 0 })

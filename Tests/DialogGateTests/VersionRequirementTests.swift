@@ -1,5 +1,5 @@
 import Testing
-import DialogGate
+@_spi(Tooling) @testable import DialogGate
 
 @Suite("VersionRequirement")
 struct VersionRequirementTests {

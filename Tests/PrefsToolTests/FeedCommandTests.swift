@@ -1,4 +1,4 @@
-import DialogGate
+@_spi(Tooling) import DialogGate
 import Foundation
 import Prefs
 import PrefsTestSupport

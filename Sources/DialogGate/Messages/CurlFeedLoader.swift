@@ -11,9 +11,9 @@ import Prefs
 /// ```swift
 /// let loader = FeedLoaders.standard()
 /// ```
-package enum FeedLoaders {
+@_spi(Tooling) public enum FeedLoaders {
     /// A new default loader.
-    package static func standard() -> any FeedLoader {
+    public static func standard() -> any FeedLoader {
         CurlFeedLoader.isAvailable ? CurlFeedLoader() : URLSessionFeedLoader()
     }
 }

@@ -17,7 +17,7 @@ import Prefs
 /// let feed = try FeedDecoder.decode(#"[{"id": 1, "bundleId": "com.a", "title": "T", "text": "x", "confirmLabel": "OK"}]"#)
 /// feed.messages.first?.id   // 1
 /// ```
-public enum FeedDecoder {
+@_spi(Tooling) public enum FeedDecoder {
     /// Choices that change what counts as valid.
     ///
     /// ```swift

@@ -10,7 +10,7 @@ import FoundationNetworking
 /// let response = FeedResponse(statusCode: 200, headers: ["ETag": "\"v1\""], body: Data("[]".utf8))
 /// response.header("etag")   // "\"v1\""
 /// ```
-public struct FeedResponse: Sendable, Hashable {
+@_spi(Tooling) public struct FeedResponse: Sendable, Hashable {
     /// The HTTP status code.
     public var statusCode: Int
     /// Header fields keyed by lowercased name.
@@ -44,7 +44,7 @@ public struct FeedResponse: Sendable, Hashable {
 /// ```swift
 /// let limits = FeedLoadLimits(maximumBytes: 1 << 20, allowInsecureHTTP: false)
 /// ```
-public struct FeedLoadLimits: Sendable, Hashable {
+@_spi(Tooling) public struct FeedLoadLimits: Sendable, Hashable {
     /// The largest body accepted; a larger one fails with ``FeedFetchError/tooLarge(bytes:limit:)``.
     public var maximumBytes: Int
     /// Whether redirects to `http` on public hosts are followed.
@@ -77,7 +77,7 @@ public struct FeedLoadLimits: Sendable, Hashable {
 ///     }
 /// }
 /// ```
-public protocol FeedLoader: Sendable {
+@_spi(Tooling) public protocol FeedLoader: Sendable {
     /// Sends `request` and returns the response with its whole body.
     func load(_ request: URLRequest, limits: FeedLoadLimits) async throws -> FeedResponse
 }
@@ -89,7 +89,7 @@ public protocol FeedLoader: Sendable {
 /// FeedURLPolicy.refusal(for: URL(string: "http://example.com/m.json")!, allowInsecureHTTP: false)   // .insecureURL
 /// FeedURLPolicy.isLoopback(host: "127.0.0.1")                                                      // true
 /// ```
-public enum FeedURLPolicy {
+@_spi(Tooling) public enum FeedURLPolicy {
     /// Why `url` may not be fetched, or nil when it may.
     ///
     /// ```swift
@@ -185,7 +185,7 @@ public enum FeedURLPolicy {
 /// let loader = URLSessionFeedLoader()
 /// let response = try await loader.load(URLRequest(url: url), limits: .init(maximumBytes: 1 << 20, allowInsecureHTTP: false))
 /// ```
-public final class URLSessionFeedLoader: FeedLoader {
+@_spi(Tooling) public final class URLSessionFeedLoader: FeedLoader {
     private let session: URLSession
     private let delegate: LoaderDelegate
 

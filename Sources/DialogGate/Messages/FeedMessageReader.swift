@@ -70,12 +70,15 @@ struct FeedMessageReader {
         let locales = optional("locales", in: node).flatMap { localeList($0, path / "locales") }
         let rolloutPercent = optional("rolloutPercent", in: node).flatMap { percent($0, path / "rolloutPercent") }
         guard let id, let bundleId, let title, let body, let confirmLabel else { return nil }
-        return RemoteMessage(
+        var message = RemoteMessage(
             id: id, bundleId: bundleId, title: title, text: body, confirmLabel: confirmLabel,
-            link: link ?? nil, appVersions: appVersions, osVersions: osVersions, cancelled: cancelled,
+            link: link ?? nil, cancelled: cancelled,
             startsAt: startsAt, endsAt: endsAt, priority: priority, locales: locales,
             rolloutPercent: rolloutPercent, feedIndex: index
         )
+        message.appVersionList = appVersions  // parsed once, with each invalid entry reported above
+        message.osVersionList = osVersions
+        return message
     }
 
     /// The link, `.some(nil)` when it was dropped for its URL, nil when it is invalid (an error).

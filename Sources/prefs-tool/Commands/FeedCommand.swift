@@ -1,4 +1,4 @@
-import DialogGate
+@_spi(Tooling) import DialogGate
 import Foundation
 import Prefs
 #if canImport(FoundationNetworking)
@@ -182,7 +182,7 @@ enum FeedCommand {
         }
         func described(_ fetchedAt: Date?) -> String {
             guard let fetchedAt else { return "fetch date unknown" }
-            let limit = FeedFetcher.Options().maximumCacheAge.components.seconds
+            let limit = FeedOptions().maximumCacheAge.components.seconds
             let stale = Date().timeIntervalSince(fetchedAt) >= Double(limit)
             return "fetched \(ISO8601.format(fetchedAt, fractionDigits: 0))"
                 + (stale ? "; older than the \(limit / 86_400) days the app uses a kept feed for, so the app shows none of it" : "")
@@ -218,7 +218,7 @@ enum FeedCommand {
         let created = NewStoreFiles(path: context.store.path)
         let onDisk = context.store.isExplicit || context.store.exists
         let prefs = onDisk ? try context.store.open(create: true, checked: true) : try Prefs(.memory)
-        let options = FeedFetcher.Options(allowInsecureHTTP: arguments.flag("allow-http"))
+        let options = FeedOptions(allowInsecureHTTP: arguments.flag("allow-http"))
         let fetcher = FeedFetcher(url: url, prefs: prefs, options: options)
         let keptBefore = try prefs.storedValue(forKey: fetcher.cacheKey.name) != nil
         let result = await fetcher.fetch(force: arguments.flag("force"))

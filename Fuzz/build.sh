@@ -46,8 +46,8 @@ clang="$(dirname "$(command -v swiftc)")/clang"
 "$clang" -c -fsanitize=fuzzer-no-link,address -O2 -g -I "$root/Sources/CCurlShim/include" \
     "$root/Sources/CCurlShim/shim.c" -o "$out/CCurlShim.o"
 
-# -enable-testing: the Versions target reaches DialogGate's internal version parsers with `@testable import`; the Feed
-# target uses the tooling API (`@_spi(Tooling) import`), which needs no flag.
+# -enable-testing: the Versions and Feed targets reach DialogGate's internals (the version parsers, an issue's byte
+# offset) with `@testable import`; its tooling API (`@_spi(Tooling) import`) needs no flag.
 build_module DialogGate Sources/DialogGate -enable-testing
 
 for target in "$root"/Fuzz/Targets/*.swift; do

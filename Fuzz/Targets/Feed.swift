@@ -5,7 +5,7 @@
 // issue for a rejected document and at least every decoder issue for an accepted one; issues point inside the
 // input; decoding is deterministic; a valid message is never also skipped; targeting any decoded message for
 // a plausible app never crashes.
-@_spi(Tooling) import DialogGate
+@_spi(Tooling) @testable import DialogGate
 import Foundation
 import Prefs
 

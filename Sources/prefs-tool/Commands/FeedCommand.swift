@@ -66,7 +66,7 @@ enum FeedCommand {
         let (data, name) = try await read(source, arguments, context)
         let issues = FeedLinter.lint(data, now: Date())
         for issue in issues {
-            Terminal.printData(Terminal.oneLine("\(name):\(issue.location): \(issue.severity.rawValue): \(issue.path): \(issue.message)"))
+            Terminal.printData(Terminal.oneLine("\(name):\(issue)"))
         }
         let errors = issues.filter { $0.severity == .error }.count
         let warnings = issues.count - errors
@@ -120,9 +120,9 @@ enum FeedCommand {
         do {
             feed = try FeedDecoder.decode(data)
         } catch {
-            throw ToolError.data("\(name):\(error.location): \(error.path): \(error.message)")
+            throw ToolError.data("\(name):\(error.line):\(error.column): \(error.summary)")
         }
-        for issue in feed.issues { Terminal.note("\(name):\(issue.location): \(issue.severity.rawValue): \(issue.path): \(issue.message)") }
+        for issue in feed.issues { Terminal.note("\(name):\(issue)") }
         let report = MessageTargeting.explain(feed.messages, context: messageContext, now: now, lastMessageId: lastMessageId, passedOver: passedOver,
                                               installationId: installationId)
         if arguments.flag("quiet") {
@@ -255,7 +255,7 @@ enum FeedCommand {
             for message in feed.messages {
                 Terminal.printData("  \(message.id)\t\(message.bundleId)\t\(ValueText.quoted(message.title))")
             }
-            for issue in feed.issues { Terminal.note("\(url.absoluteString):\(issue.location): \(issue.severity.rawValue): \(issue.path): \(issue.message)") }
+            for issue in feed.issues { Terminal.note("\(url.absoluteString):\(issue)") }
         }
         guard let error = result.error, result.source == .none || result.source == .cache else { return 0 }
         if result.source == .cache {

@@ -141,7 +141,7 @@ struct FeedDecoderTests {
             #"$[4].link.url: link dropped: "https://www.apple.com@example.net/" has a user name before its host "example.net", which makes it read as another site; the message is shown without it"#,
         ])
         let allowing = try FeedDecoder.decode(Feeds.of(Feeds.message(id: 2, #""link": {"title": "Open", "url": "myapp://settings"}"#)),
-                                              options: FeedDecoder.Options(allowedLinkSchemes: ["MyApp"]))
+                                              options: FeedOptions(allowedLinkSchemes: ["MyApp"]))
         #expect(allowing.messages.first?.link?.url.absoluteString == "myapp://settings")
         #expect(allowing.issues.isEmpty)
     }

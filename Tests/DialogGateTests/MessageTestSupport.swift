@@ -22,7 +22,7 @@ final class CannedLoader: FeedLoader {
 
     var recorded: [URLRequest] { requests.withLock { $0 } }
 
-    func load(_ request: URLRequest, limits: FeedLoadLimits) async throws -> FeedResponse {
+    func load(_ request: URLRequest, options: FeedOptions) async throws -> FeedResponse {
         requests.withLock { $0.append(request) }
         return answer(request)
     }

@@ -18,26 +18,6 @@ import Prefs
 /// feed.messages.first?.id   // 1
 /// ```
 @_spi(Tooling) public enum FeedDecoder {
-    /// Choices that change what counts as valid.
-    ///
-    /// ```swift
-    /// let options = FeedDecoder.Options(allowedLinkSchemes: ["myapp"])   // myapp://settings links are kept
-    /// ```
-    public struct Options: Sendable, Hashable {
-        /// URL schemes accepted in links besides `http` and `https`, e.g. the app's own scheme.
-        /// Compared case-insensitively.
-        public var allowedLinkSchemes: Set<String>
-
-        /// Creates options; by default only `http` and `https` links are kept.
-        ///
-        /// ```swift
-        /// let strict = FeedDecoder.Options()
-        /// ```
-        public init(allowedLinkSchemes: Set<String> = []) {
-            self.allowedLinkSchemes = allowedLinkSchemes
-        }
-    }
-
     /// The longest title, in characters (grapheme clusters); a longer one skips the message.
     ///
     /// ```swift
@@ -96,7 +76,7 @@ import Prefs
     ///     print(error)   // 1:1: error: $: expected an array of messages, found object
     /// }
     /// ```
-    public static func decode(_ data: Data, options: Options = Options()) throws(FeedIssue) -> DecodedFeed {
+    public static func decode(_ data: Data, options: FeedOptions = FeedOptions()) throws(FeedIssue) -> DecodedFeed {
         try decodeDocument(data, options: options).get().feed
     }
 
@@ -105,7 +85,7 @@ import Prefs
     /// ```swift
     /// let feed = try FeedDecoder.decode("[]")   // no messages, no issues
     /// ```
-    public static func decode(_ text: String, options: Options = Options()) throws(FeedIssue) -> DecodedFeed {
+    public static func decode(_ text: String, options: FeedOptions = FeedOptions()) throws(FeedIssue) -> DecodedFeed {
         try decode(Data(text.utf8), options: options)
     }
 
@@ -193,7 +173,7 @@ import Prefs
         }
     }
 
-    static func decodeDocument(_ data: Data, options: Options) -> Result<Document, FeedIssue> {
+    static func decodeDocument(_ data: Data, options: FeedOptions) -> Result<Document, FeedIssue> {
         let parsed: (root: LocatedJSON, outOfRange: [Int: String])
         switch parseLeniently(data) {
         case .success(let value): parsed = value

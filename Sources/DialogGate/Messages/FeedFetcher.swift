@@ -134,9 +134,8 @@ import Prefs
         let response: FeedResponse
         do {
             let loader = loader
-            let limits = FeedLoadLimits(maximumBytes: options.maximumBytes, allowInsecureHTTP: options.allowInsecureHTTP)
-            let sent = request
-            response = try await Deadline.run(options.timeout) { try await loader.load(sent, limits: limits) }
+            let options = options, sent = request
+            response = try await Deadline.run(options.timeout) { try await loader.load(sent, options: options) }
             if response.body.count > options.maximumBytes {  // a custom loader may not enforce the cap
                 throw FeedFetchError.tooLarge(bytes: response.body.count, limit: options.maximumBytes)
             }
@@ -162,7 +161,7 @@ import Prefs
     private func accept(_ response: FeedResponse, now: Date, requestSent: Bool) -> FeedFetchResult {
         let feed: DecodedFeed
         do {
-            feed = try FeedDecoder.decode(response.body, options: decoderOptions)
+            feed = try FeedDecoder.decode(response.body, options: options)
         } catch {
             return recordFailure(.invalidFeed(error), retryAfter: nil, now: now, requestSent: requestSent)
         }
@@ -278,7 +277,7 @@ import Prefs
         // A stored body was validated before it was stored; one that no longer decodes (edited by hand)
         // is treated as absent, and kept.
         guard let stored, stored.isUsable(at: now, maximumAge: maximumAge), let body = stored.body,
-              let feed = try? FeedDecoder.decode(Data(body.utf8), options: decoderOptions)
+              let feed = try? FeedDecoder.decode(Data(body.utf8), options: options)
         else {
             return FeedFetchResult(source: .none, feed: nil, fetchedAt: nil, error: error, requestSent: requestSent)
         }
@@ -298,10 +297,6 @@ import Prefs
         } catch {
             return .storeFailed("\(error)")
         }
-    }
-
-    private var decoderOptions: FeedDecoder.Options {
-        FeedDecoder.Options(allowedLinkSchemes: options.allowedLinkSchemes)
     }
 
     /// A validator (`ETag`, `Last-Modified`) as it may be sent back, trimmed; nil when empty or holding a control

@@ -36,7 +36,7 @@ import Prefs
     /// let issues = FeedLinter.lint(data, now: Date())
     /// let hasErrors = issues.contains { $0.severity == .error }
     /// ```
-    public static func lint(_ data: Data, now: Date? = nil, options: FeedDecoder.Options = FeedDecoder.Options()) -> [FeedIssue] {
+    public static func lint(_ data: Data, now: Date? = nil, options: FeedOptions = FeedOptions()) -> [FeedIssue] {
         switch FeedDecoder.decodeDocument(data, options: options) {
         case .failure(let issue):
             return [issue]
@@ -55,7 +55,7 @@ import Prefs
     /// ```swift
     /// FeedLinter.lint("{}").first?.description   // "1:1: error: $: expected an array of messages, found object"
     /// ```
-    public static func lint(_ text: String, now: Date? = nil, options: FeedDecoder.Options = FeedDecoder.Options()) -> [FeedIssue] {
+    public static func lint(_ text: String, now: Date? = nil, options: FeedOptions = FeedOptions()) -> [FeedIssue] {
         lint(Data(text.utf8), now: now, options: options)
     }
 

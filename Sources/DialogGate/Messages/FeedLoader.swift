@@ -39,28 +39,6 @@ import FoundationNetworking
     }
 }
 
-/// What a loader must enforce for one request.
-///
-/// ```swift
-/// let limits = FeedLoadLimits(maximumBytes: 1 << 20, allowInsecureHTTP: false)
-/// ```
-@_spi(Tooling) public struct FeedLoadLimits: Sendable, Hashable {
-    /// The largest body accepted; a larger one fails with ``FeedFetchError/tooLarge(bytes:limit:)``.
-    public var maximumBytes: Int
-    /// Whether redirects to `http` on public hosts are followed.
-    public var allowInsecureHTTP: Bool
-
-    /// Creates limits.
-    ///
-    /// ```swift
-    /// FeedLoadLimits(maximumBytes: 65_536, allowInsecureHTTP: true)
-    /// ```
-    public init(maximumBytes: Int, allowInsecureHTTP: Bool) {
-        self.maximumBytes = maximumBytes
-        self.allowInsecureHTTP = allowInsecureHTTP
-    }
-}
-
 /// Performs one HTTP GET for a ``FeedFetcher``. The default is ``URLSessionFeedLoader``; tests and apps
 /// with their own networking can supply another.
 ///
@@ -72,14 +50,15 @@ import FoundationNetworking
 ///
 /// ```swift
 /// struct CannedLoader: FeedLoader {
-///     func load(_ request: URLRequest, limits: FeedLoadLimits) async throws -> FeedResponse {
+///     func load(_ request: URLRequest, options: FeedOptions) async throws -> FeedResponse {
 ///         FeedResponse(statusCode: 200, body: Data("[]".utf8))
 ///     }
 /// }
 /// ```
 @_spi(Tooling) public protocol FeedLoader: Sendable {
-    /// Sends `request` and returns the response with its whole body.
-    func load(_ request: URLRequest, limits: FeedLoadLimits) async throws -> FeedResponse
+    /// Sends `request` and returns the response with its whole body, enforcing `options`' ``FeedOptions/maximumBytes``
+    /// and ``FeedOptions/allowInsecureHTTP`` (for redirects).
+    func load(_ request: URLRequest, options: FeedOptions) async throws -> FeedResponse
 }
 
 /// Which feed URLs may be fetched: `https` anywhere, `http` only on loopback hosts (127.0.0.0/8, `::1`,
@@ -183,7 +162,7 @@ import FoundationNetworking
 ///
 /// ```swift
 /// let loader = URLSessionFeedLoader()
-/// let response = try await loader.load(URLRequest(url: url), limits: .init(maximumBytes: 1 << 20, allowInsecureHTTP: false))
+/// let response = try await loader.load(URLRequest(url: url), options: FeedOptions())
 /// ```
 @_spi(Tooling) public final class URLSessionFeedLoader: FeedLoader {
     private let session: URLSession
@@ -211,10 +190,10 @@ import FoundationNetworking
     /// Sends `request`; see ``FeedLoader``.
     ///
     /// ```swift
-    /// let response = try await URLSessionFeedLoader().load(URLRequest(url: url), limits: limits)
+    /// let response = try await URLSessionFeedLoader().load(URLRequest(url: url), options: FeedOptions())
     /// response.statusCode   // 200
     /// ```
-    public func load(_ request: URLRequest, limits: FeedLoadLimits) async throws -> FeedResponse {
+    public func load(_ request: URLRequest, options limits: FeedOptions) async throws -> FeedResponse {
         var request = request
         request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         let task = session.dataTask(with: request)
@@ -239,7 +218,7 @@ import FoundationNetworking
 private final class LoaderDelegate: NSObject, URLSessionDataDelegate, Sendable {
     struct Pending {
         var continuation: CheckedContinuation<FeedResponse, any Error>
-        var limits: FeedLoadLimits
+        var limits: FeedOptions
         var response: HTTPURLResponse?
         var body = Data()
         /// A failure decided by the delegate (too large, refused redirect), reported instead of the cancellation.
@@ -248,7 +227,7 @@ private final class LoaderDelegate: NSObject, URLSessionDataDelegate, Sendable {
 
     private let pending = Locked<[Int: Pending]>([:])
 
-    func register(_ id: Int, continuation: CheckedContinuation<FeedResponse, any Error>, limits: FeedLoadLimits) {
+    func register(_ id: Int, continuation: CheckedContinuation<FeedResponse, any Error>, limits: FeedOptions) {
         pending.withLock { $0[id] = Pending(continuation: continuation, limits: limits) }
     }
 

@@ -12,7 +12,7 @@ struct FeedMessageReader {
     private let index: Int
     private let path: JSONPath
     private let outOfRange: [Int: String]
-    private let options: FeedDecoder.Options
+    private let options: FeedOptions
     private let listsIssues: Bool
     /// What was found so far; a reference, so that reporting, whose message is built only when it is listed,
     /// does not need exclusive access to the reader while it reads the reader to build the message.
@@ -29,14 +29,14 @@ struct FeedMessageReader {
     /// - Parameter listsIssues: false to only count the issues (``FeedDecoder/maximumIssues`` are listed
     ///   already): their paths and messages are then never built, which is most of the cost of a huge bad feed.
     static func read(
-        _ node: LocatedJSON, index: Int, outOfRange: [Int: String], options: FeedDecoder.Options, listsIssues: Bool = true
+        _ node: LocatedJSON, index: Int, outOfRange: [Int: String], options: FeedOptions, listsIssues: Bool = true
     ) -> (message: RemoteMessage?, issues: [FeedIssue], unlisted: FeedDecoder.IssueCount) {
         let reader = FeedMessageReader(index: index, path: JSONPath.root / index, outOfRange: outOfRange, options: options, listsIssues: listsIssues)
         let message = reader.readMessage(node)
         return (reader.found.isValid ? message : nil, reader.found.issues, reader.found.unlisted)
     }
 
-    private init(index: Int, path: JSONPath, outOfRange: [Int: String], options: FeedDecoder.Options, listsIssues: Bool) {
+    private init(index: Int, path: JSONPath, outOfRange: [Int: String], options: FeedOptions, listsIssues: Bool) {
         self.index = index
         self.path = path
         self.outOfRange = outOfRange

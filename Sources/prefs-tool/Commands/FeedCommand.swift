@@ -283,7 +283,7 @@ enum FeedCommand {
         var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 10)
         request.httpMethod = "GET"
         do {
-            let response = try await FeedLoaders.standard().load(request, limits: FeedLoadLimits(maximumBytes: 1 << 20, allowInsecureHTTP: arguments.flag("allow-http")))
+            let response = try await FeedLoaders.standard().load(request, options: FeedOptions(allowInsecureHTTP: arguments.flag("allow-http")))
             guard (200...299).contains(response.statusCode) else { throw ToolError.io("\(source): HTTP \(response.statusCode)") }
             return (response.body, source)
         } catch let error as ToolError {

@@ -1,6 +1,6 @@
 @_spi(Tooling) @testable import DialogGate
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing
 

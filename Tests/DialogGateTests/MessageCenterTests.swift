@@ -1,8 +1,9 @@
 @_spi(Tooling) @testable import DialogGate
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing
+import PrefsJSON
 
 @Suite("MessageCenter")
 @MainActor

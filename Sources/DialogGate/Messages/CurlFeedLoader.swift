@@ -3,7 +3,8 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsSupport
 
 /// The default ``FeedLoader`` where libcurl can be loaded (Linux): ``CurlFeedLoader`` when it is available, else
 /// ``URLSessionFeedLoader``.

@@ -1,6 +1,6 @@
 import Foundation
 import Observation
-import Prefs
+@_spi(Tooling) import Prefs
 
 /// The app-facing service: fetches the feed, decides which message to show, and remembers which one
 /// the user acknowledged. The shape of the original `AlertService`, made safe.

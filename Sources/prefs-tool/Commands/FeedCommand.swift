@@ -1,6 +1,7 @@
 @_spi(Tooling) import DialogGate
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsJSON
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -112,15 +113,15 @@ enum FeedCommand {
         }
         // The ids passed over when a higher one was acknowledged: still shown (none with --last-id, a what-if).
         let passedOver = arguments.option("last-id") != nil ? [] : Set(
-            try prefs?.storedValue(forKey: "lastMessageId.passedOver").flatMap { try? [Int](storedJSON: $0.json) } ?? [])
+            try prefs?.storedValue(forKey: "lastMessageId.passedOver").flatMap { try? $0.decode([Int].self) } ?? [])
         let installationId = try arguments.option("installation-id")
-            ?? prefs?.storedValue(forKey: MessageCenter.installationIdKey.name).flatMap { try? String(storedJSON: $0.json) } ?? ""
+            ?? prefs?.storedValue(forKey: MessageCenter.installationIdKey.name).flatMap { try? $0.decode(String.self) } ?? ""
         let (data, name) = try await explainedFeed(source, prefs: prefs, arguments, context)
         let feed: DecodedFeed
         do {
             feed = try FeedDecoder.decode(data)
         } catch {
-            throw ToolError.data("\(name):\(error.line):\(error.column): \(error.summary)")
+            throw ToolError.data("\(name):\(error.line):\(error.column): \(error.path): \(error.message)")
         }
         for issue in feed.issues { Terminal.note("\(name):\(issue)") }
         let report = MessageTargeting.explain(feed.messages, context: messageContext, now: now, lastMessageId: lastMessageId, passedOver: passedOver,

@@ -42,6 +42,9 @@ public enum PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
     case reentrantCall(store: String, operation: String)
     /// An application identifier that cannot name a store file, or a home directory that cannot hold one.
     case invalidIdentifier(String, reason: String)
+    /// A write to a store this user can read but not write (file mode, directory permissions, a read-only mount).
+    /// The store opened read-only: reads, exports and checks work.
+    case readOnlyStore(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -79,6 +82,8 @@ public enum PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
                 + "wait for the transaction's own lock; read and write through the transaction's subscript (t[key]) instead"
         case .invalidIdentifier(let identifier, let reason):
             "store identifier \(Self.quoted(identifier)): \(reason)"
+        case .readOnlyStore(let path, let reason):
+            "\(path): the store is read-only here (\(reason)); it can be read, exported and checked, not written"
         }
     }
 
@@ -136,5 +141,18 @@ extension DatabaseError {
             isDamage: SQLiteError.corrupt ~= error || SQLiteError.notADatabase ~= error,
             description: error.description
         )
+    }
+}
+
+extension PrefsError {
+    /// Why this process cannot write the store file at `path` (which exists), or nil when it can: the file's mode, the
+    /// directory's (where the store keeps its lock file, journal or WAL), or a read-only mount.
+    static func readOnlyReason(path: String) -> String? {
+        let directory = (path as NSString).deletingLastPathComponent
+        if access(path, W_OK) != 0 { return errno == EROFS ? "a read-only file system" : "the file is not writable by this user" }
+        if access(directory.isEmpty ? "." : directory, W_OK) != 0 {
+            return errno == EROFS ? "a read-only file system" : "its directory is not writable by this user"
+        }
+        return nil
     }
 }

@@ -34,11 +34,16 @@ package final class SQLiteConnection {
         /// How long a statement waits for another connection's lock before failing with
         /// `SQLITE_BUSY` (https://www.sqlite.org/c3ref/busy_timeout.html).
         package var busyTimeout: Duration = .seconds(5)
+        /// Read-only, telling SQLite nothing changes the file while it is open (the `immutable=1` URI parameter,
+        /// https://www.sqlite.org/uri.html#uriimmutable): no locks, no `-shm`, so a WAL database in a directory this
+        /// user cannot write opens. Only for a file whose WAL is empty or absent, as a one-off read.
+        package var immutable = false
 
-        package init(readOnly: Bool = false, create: Bool = true, busyTimeout: Duration = .seconds(5)) {
-            self.readOnly = readOnly
+        package init(readOnly: Bool = false, create: Bool = true, busyTimeout: Duration = .seconds(5), immutable: Bool = false) {
+            self.readOnly = readOnly || immutable
             self.create = create
             self.busyTimeout = busyTimeout
+            self.immutable = immutable
         }
     }
 
@@ -62,6 +67,8 @@ package final class SQLiteConnection {
 
     /// The path given at open, as reported in errors.
     package let path: String
+    /// Whether the connection was opened read-only.
+    package let isReadOnly: Bool
     /// `nil` once closed.
     private var db: OpaquePointer?
     /// Cached statements by SQL text (see ``statement(_:)``).
@@ -79,6 +86,7 @@ package final class SQLiteConnection {
     /// `SQLITE_NOTADB` (see ``checkIsDatabase()``).
     package init(path: String, options: OpenOptions = OpenOptions()) throws(SQLiteError) {
         self.path = path
+        isReadOnly = options.readOnly
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         var createdFile = false
         if options.readOnly {
@@ -90,8 +98,22 @@ package final class SQLiteConnection {
                 createdFile = createPrivateFileIfMissing(path)
             }
         }
+        var target = path
+        if options.immutable {
+            // A URI names the file: "?", "#" and "%" in the path are escaped (https://www.sqlite.org/uri.html).
+            var uri = Array("file:".utf8)
+            for byte in path.utf8 {
+                if [UInt8(ascii: "?"), UInt8(ascii: "#"), UInt8(ascii: "%")].contains(byte) {
+                    uri += Array(String(format: "%%%02X", byte).utf8)
+                } else {
+                    uri.append(byte)
+                }
+            }
+            target = String(decoding: uri + Array("?immutable=1".utf8), as: UTF8.self)
+            flags |= SQLITE_OPEN_URI
+        }
         var handle: OpaquePointer?
-        let rc = sqlite3_open_v2(path, &handle, flags, nil)
+        let rc = sqlite3_open_v2(target, &handle, flags, nil)
         guard rc == SQLITE_OK, let handle else {
             // "A database connection handle is usually returned … even if an error occurs" and must
             // be closed (https://www.sqlite.org/c3ref/open.html).

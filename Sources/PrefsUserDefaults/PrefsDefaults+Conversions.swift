@@ -4,7 +4,7 @@ internal import PrefsJSON
 
 /// The getters, converting as UserDefaults documents. Each reads the stored value, else the registered one.
 /// A stored value whose JSON form does not fit its type reads as absent and is reported once as a
-/// ``Prefs/Diagnostic`` (`typeMismatch`); its bytes stay in the store.
+/// `Diagnostic` (`typeMismatch`); its bytes stay in the store.
 extension PrefsDefaults {
     /// The value as a property-list object (see ``PropertyListValue/decode(_:)``), or nil.
     ///
@@ -166,7 +166,7 @@ extension PrefsDefaults {
     }
 
     /// Every value a getter sees: the registered values overlaid by every value in the store.
-    /// A stored value that cannot be read is left out and reported as a ``Prefs/Diagnostic``.
+    /// A stored value that cannot be read is left out and reported as a `Diagnostic`.
     ///
     /// ```swift
     /// for (key, value) in defaults.dictionaryRepresentation() { print(key, value) }

@@ -2,7 +2,7 @@ import Foundation
 @_spi(Tooling) import Prefs
 
 /// UserDefaults' domains. The persistent domain of a name is the Prefs store at the default location for that name
-/// (``Prefs/Storage/default(identifier:)``): this instance's own store for its ``PrefsDefaults/domainName``. Volatile
+/// (`Storage.default(identifier:)`): this instance's own store for its ``PrefsDefaults/domainName``. Volatile
 /// domains live in this instance's memory; `NSRegistrationDomain` is ``PrefsDefaults/register(defaults:)``'s.
 extension PrefsDefaults {
     /// The registration domain's name, as `UserDefaults.registrationDomain`.
@@ -30,7 +30,7 @@ extension PrefsDefaults {
     }
 
     /// Replaces every stored value of the domain `domainName` with `domain`, in one transaction. A value that is not a
-    /// property-list type writes nothing and is reported as a ``Prefs/Diagnostic``.
+    /// property-list type writes nothing and is reported as a `Diagnostic`.
     ///
     /// ```swift
     /// defaults.setPersistentDomain(["launchCount": 0], forName: "com.example.app")
@@ -125,7 +125,7 @@ extension PrefsDefaults {
         }
     }
 
-    /// Runs `body`; a failure becomes a ``Prefs/Diagnostic`` on the store, as UserDefaults' domain calls cannot throw.
+    /// Runs `body`; a failure becomes a `Diagnostic` on the store, as UserDefaults' domain calls cannot throw.
     private func reporting<Result>(_ operation: String, _ body: () throws -> Result) -> Result? {
         do {
             return try body()

@@ -35,7 +35,7 @@ extension PrefsDefaults {
     /// ``PropertyListImport/read(_:)`` reads it; posts one change notification for the imported keys.
     ///
     /// With `replacingExisting` (the default) a value in the file replaces the stored value of the same key;
-    /// without it, keys the store already holds are kept and listed in ``ImportReport/keptExisting``.
+    /// without it, keys the store already holds are kept and listed in `ImportReport.keptExisting`.
     /// Throws ``PropertyListImport/Error`` for a file that is not a property list, and the store's error when the
     /// transaction fails; either way the store is unchanged.
     ///

@@ -3,7 +3,7 @@ import Foundation
 internal import PrefsJSON
 import PrefsSupport
 
-/// UserDefaults' instance API over any ``Prefs`` store: moving an app to Prefs changes one line.
+/// UserDefaults' instance API over any `Prefs` store: moving an app to Prefs changes one line.
 ///
 /// ```swift
 /// let defaults = try PrefsDefaults(.sqlite(url))   // was: let defaults = UserDefaults.standard
@@ -16,7 +16,7 @@ import PrefsSupport
 /// (`Key<Bool>("dialog_neverAgain", initial: false)`). The getters convert as UserDefaults' do
 /// (see `PrefsDefaults+Conversions.swift`). Where UserDefaults traps, this type does not:
 /// - `set(_:forKey:)` with a value that is not a property-list type (a custom struct) writes nothing and
-///   reports a ``Prefs/Diagnostic`` (`writeFailed`) on the store; ``setChecked(_:forKey:)`` throws instead.
+///   reports a `Diagnostic` (`writeFailed`) on the store; ``setChecked(_:forKey:)`` throws instead.
 /// - A key name Prefs does not accept (empty, control characters, over 256 bytes) is reported the same way.
 /// - A write the store cannot make (a full disk, a closed store) is reported the same way.
 ///
@@ -65,9 +65,9 @@ public final class PrefsDefaults: Sendable {
     }
 
     /// `UserDefaults(suiteName:)`: the store at the default location for `suiteName`
-    /// (``Prefs/Storage/default(identifier:)``), or for the app's bundle identifier (the process name without a bundle)
+    /// (`Storage.default(identifier:)`), or for the app's bundle identifier (the process name without a bundle)
     /// when nil. Unlike `UserDefaults`, which returns nil for a name it refuses, this throws why
-    /// (``PrefsError/invalidIdentifier(_:reason:)``, or the store's open error).
+    /// (`PrefsError.invalidIdentifier(_:reason:)`, or the store's open error).
     ///
     /// ```swift
     /// let shared = try PrefsDefaults(suiteName: "group.com.example.app")
@@ -94,7 +94,7 @@ public final class PrefsDefaults: Sendable {
     // MARK: - Writing
 
     /// Stores a property-list value (`nil` removes the key). A value that is not a property-list type,
-    /// an invalid key name or a failed write writes nothing and is reported as a ``Prefs/Diagnostic``.
+    /// an invalid key name or a failed write writes nothing and is reported as a `Diagnostic`.
     ///
     /// ```swift
     /// defaults.set(["a", "b"], forKey: "recent")
@@ -104,8 +104,8 @@ public final class PrefsDefaults: Sendable {
         reportingFailure(forKey: defaultName) { try setChecked(value, forKey: defaultName) }
     }
 
-    /// Like ``set(_:forKey:)-(Any?,_)`` but throws: ``PrefsError/encodingFailed(key:reason:)`` for a value that is
-    /// not a property-list type, ``PrefsError/invalidKeyName(_:reason:)``, or the store's write error.
+    /// Like ``set(_:forKey:)-(Any?,_)`` but throws: `PrefsError.encodingFailed(key:reason:)` for a value that is
+    /// not a property-list type, `PrefsError.invalidKeyName(_:reason:)`, or the store's write error.
     /// Nothing is written when it throws.
     ///
     /// ```swift
@@ -195,7 +195,7 @@ public final class PrefsDefaults: Sendable {
     }
 
     /// Writes pending changes (a JSON store's coalesced mode), then looks for other processes' writes
-    /// (``Prefs/refresh()``); returns true, or false when either fails (reported as a ``Prefs/Diagnostic``).
+    /// (`refresh()`); returns true, or false when either fails (reported as a `Diagnostic`).
     /// Other writes are durable when they return, so old code's `synchronize()` calls are harmless.
     ///
     /// ```swift
@@ -218,7 +218,7 @@ public final class PrefsDefaults: Sendable {
     /// Adds fallback values that the getters return while a key is not stored. They belong to this instance
     /// only: they are not written to the store, other instances and processes do not see them, and a later
     /// registration of the same key replaces the earlier one. A value that is not a property-list type is
-    /// skipped and reported as a ``Prefs/Diagnostic``.
+    /// skipped and reported as a `Diagnostic`.
     ///
     /// ```swift
     /// defaults.register(defaults: ["quality": 0.8, "showTips": true])
@@ -297,7 +297,7 @@ public final class PrefsDefaults: Sendable {
         reportingFailure(forKey: defaultName) { try write([defaultName: value]) }
     }
 
-    /// Runs a write; a failure becomes a ``Prefs/Diagnostic`` on the store, as UserDefaults' setters cannot throw.
+    /// Runs a write; a failure becomes a `Diagnostic` on the store, as UserDefaults' setters cannot throw.
     private func reportingFailure(forKey defaultName: String, _ body: () throws -> Void) {
         do {
             try body()

@@ -1,13 +1,13 @@
 import Foundation
 @_spi(Tooling) import Prefs
 
-/// Reads a UserDefaults property list (XML or binary) as values a ``Prefs`` store can hold.
+/// Reads a UserDefaults property list (XML or binary) as values a `Prefs` store can hold.
 ///
 /// UserDefaults keeps a domain in one file: `$XDG_CONFIG_HOME/NAME.plist` (default `~/.config/NAME.plist`) with
 /// swift-corelibs-foundation, `Library/Preferences/BUNDLE-ID.plist` in an Apple app's container. Every top-level
 /// key becomes one stored value, mapped as ``PropertyListValue`` describes. A value Prefs cannot hold (a key name
-/// it rejects, a value over ``Prefs/maximumValueBytes``, an integer no stored type holds exactly) is listed in
-/// ``Contents/unsupported``, never dropped silently. Data holding a URL archived by `NSKeyedArchiver` (how Apple's
+/// it rejects, a value over `maximumValueBytes`, an integer no stored type holds exactly) is listed in
+/// `Contents.unsupported`, never dropped silently. Data holding a URL archived by `NSKeyedArchiver` (how Apple's
 /// UserDefaults stores `set(url, forKey:)`) is read as that URL, and noted; other archived data is kept as data, and noted.
 ///
 /// ```swift
@@ -94,7 +94,7 @@ public enum PropertyListImport {
 
     // MARK: - Reading
 
-    /// Reads the property list at `url`. Throws ``Error`` when the file cannot be read, is not an XML or binary
+    /// Reads the property list at `url`. Throws `Error` when the file cannot be read, is not an XML or binary
     /// property list, or does not hold a dictionary.
     ///
     /// ```swift
@@ -221,7 +221,7 @@ public enum PropertyListImport {
         return archive.url(at: root, depth: 0)
     }
 
-    /// An `NSKeyedArchiver` archive read with ``BinaryPropertyList``: `$objects` and `$top`.
+    /// An `NSKeyedArchiver` archive read with `BinaryPropertyList`: `$objects` and `$top`.
     private struct KeyedArchive {
         let list: BinaryPropertyList
         /// The references of `$objects`, which UIDs index.

@@ -8,7 +8,7 @@ extension PropertyListValue {
     /// `[Any]` and `[String: Any]`. A `json` value is read through the tags of the tagged form; a JSON `null`
     /// (possible in a `Codable` value a typed key wrote) reads as `NSNull`.
     ///
-    /// Throws a ``DecodeFailure`` when the JSON form does not fit the stored type.
+    /// Throws a `DecodeFailure` when the JSON form does not fit the stored type.
     ///
     /// ```swift
     /// let stored = StoredValue(type: .array(.int), json: .array([.int(1), .int(2)]))

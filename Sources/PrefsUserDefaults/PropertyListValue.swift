@@ -2,7 +2,7 @@ import Foundation
 @_spi(Tooling) import Prefs
 internal import PrefsJSON
 
-/// Maps UserDefaults' property-list values (`Any`) to ``StoredValue`` and back.
+/// Maps UserDefaults' property-list values (`Any`) to `StoredValue` and back.
 ///
 /// | property-list value | stored type |
 /// | --- | --- |
@@ -54,7 +54,7 @@ public enum PropertyListValue {
 
     // MARK: - Encoding
 
-    /// The stored form of a property-list value; throws ``Unsupported`` for anything else.
+    /// The stored form of a property-list value; throws `Unsupported` for anything else.
     ///
     /// ```swift
     /// try PropertyListValue.encode(true)           // bool true

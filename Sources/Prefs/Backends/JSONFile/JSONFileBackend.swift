@@ -42,12 +42,15 @@ final class JSONFileBackend: PrefsBackend {
         self.options = options
         self.lock = FileLock(path: path + Self.lockSuffix)
         recovered = nil
+        readOnly = access(path, F_OK) == 0 ? PrefsError.readOnlyReason(path: path) : nil
         (_, recovered) = try StoreFileRecovery.open(path, recovery: options.recovery, sidecarSuffixes: [], lock: (lock, options.lockTimeout)) {
             () throws(PrefsError) in try reload()
         }
     }
 
     private(set) var recovered: RecoveredFile?
+    /// Why this user cannot write the store, found at open; nil when it can (a write then fails with its own error).
+    private let readOnly: String?
 
     /// The endings of the files beside the store: its lock file.
     static let sidecarSuffixes = [lockSuffix]
@@ -110,6 +113,7 @@ final class JSONFileBackend: PrefsBackend {
     }
 
     func beginTransaction() throws {
+        if let readOnly { throw PrefsError.readOnlyStore(path: path, reason: readOnly) }
         try lock.lock(timeout: options.lockTimeout)
         do {
             if !removedLeftovers {

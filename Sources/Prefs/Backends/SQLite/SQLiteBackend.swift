@@ -63,9 +63,40 @@ final class SQLiteBackend: PrefsBackend {
         if !directory.isEmpty, access(directory, F_OK) != 0 { try FileSystem.createDirectory(directory) }
         try checkFileBeforeOpening(path)
         try checkSidecarsBeforeOpening(path)
+        if access(path, F_OK) == 0, let reason = PrefsError.readOnlyReason(path: path) {
+            return try openReadOnly(path: path, reason: reason)
+        }
         let connection = try sqlite { () throws(SQLiteError) in try SQLiteConnection(path: path, options: .init(busyTimeout: options.busyTimeout)) }
         do throws(PrefsError) {
             try configure(connection, options: options)
+        } catch {
+            connection.close()
+            throw error
+        }
+        return connection
+    }
+
+    /// Opens a store this user can read but not write, read-only and without writing anything. SQLite reads a WAL
+    /// database through its `-shm` index, which it cannot create here: a store whose WAL is empty or absent (its
+    /// writers closed it) opens as immutable, one whose WAL holds writes opens read-only through the existing index.
+    private static func openReadOnly(path: String, reason: String) throws(PrefsError) -> SQLiteConnection {
+        var wal = stat()
+        let walHoldsWrites = lstat(path + "-wal", &wal) == 0 && wal.st_size > 0
+        guard !walHoldsWrites || access(path + "-shm", R_OK) == 0 else {
+            throw .readOnlyStore(path: path, reason: reason + "; its WAL holds recent writes, which cannot be read without the -shm index beside it")
+        }
+        let connection = try sqlite { () throws(SQLiteError) in try SQLiteConnection(path: path, options: .init(immutable: !walHoldsWrites)) }
+        do throws(PrefsError) {
+            let (knownID, knownVersion) = try sqlite { () throws(SQLiteError) in
+                (try integer(connection, "PRAGMA application_id"), try integer(connection, "PRAGMA user_version"))
+            }
+            guard knownID == Self.applicationID else {
+                throw .readOnlyStore(path: path, reason: reason + "; the file is not a Prefs store yet, and cannot be made one")
+            }
+            guard knownVersion <= formatVersion else {
+                throw .unsupportedFormatVersion(path: connection.path, found: Int(knownVersion), supported: Int(formatVersion))
+            }
+            try checkSchema(connection)
         } catch {
             connection.close()
             throw error
@@ -301,6 +332,7 @@ final class SQLiteBackend: PrefsBackend {
     // MARK: - Writing
 
     func apply(_ changes: Changeset) throws {
+        try requireWritable()
         try reopenIfMoved()
         if changes.declarations.isEmpty, changes.removedDeclarations.isEmpty, changes.values.count == 1, let (key, change) = changes.values.first,
            otherSpellings(of: Self.canonicalName(key)).isEmpty {
@@ -312,8 +344,14 @@ final class SQLiteBackend: PrefsBackend {
     }
 
     func beginTransaction() throws {
+        try requireWritable()
         try reopenIfMoved()
         try sqlite { () throws(SQLiteError) in try connection.execute("BEGIN IMMEDIATE") }
+    }
+
+    /// Throws ``PrefsError/readOnlyStore(path:reason:)`` for a store opened read-only.
+    private func requireWritable() throws(PrefsError) {
+        if connection.isReadOnly, let reason = PrefsError.readOnlyReason(path: path) { throw .readOnlyStore(path: path, reason: reason) }
     }
 
     /// Another process deleted the file or renamed another over it: the open connection would write to an

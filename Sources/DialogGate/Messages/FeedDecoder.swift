@@ -222,13 +222,12 @@ internal import PrefsJSON
             do {
                 return .success((try JSON.parseLocated(bytes), outOfRange))
             } catch {
-                let offset = error.location.offset
-                guard error.message.hasPrefix("number "), error.message.hasSuffix(" is out of range"),
-                      outOfRange.count < maximumOutOfRangeNumbers,
-                      let end = numberEnd(in: bytes, from: offset), end - offset >= 2
-                else {
+                // A number out of range is replaced, in place and at the same length, by a string ("000…"): its value
+                // is then reported where it is read, as one issue among others, instead of failing the whole feed.
+                guard let literal = error.outOfRangeNumber, literal.count >= 2, outOfRange.count < maximumOutOfRangeNumbers else {
                     return .failure(FeedIssue(.error, at: .root, error.location, "invalid JSON: \(error.message)"))
                 }
+                let (offset, end) = (literal.lowerBound, literal.upperBound)
                 outOfRange[offset] = String(decoding: bytes[offset..<end], as: UTF8.self)
                 let quote = UInt8(ascii: "\"")
                 bytes.replaceSubrange(offset..<end, with: [quote] + Array(repeating: UInt8(ascii: "0"), count: end - offset - 2) + [quote])
@@ -237,13 +236,6 @@ internal import PrefsJSON
     }
 
     /// The end of the number literal starting at `start`, or nil if none starts there.
-    private static func numberEnd(in bytes: [UInt8], from start: Int) -> Int? {
-        guard start < bytes.count else { return nil }
-        var end = start
-        while end < bytes.count, "0123456789+-.eE".utf8.contains(bytes[end]) { end += 1 }
-        return end > start ? end : nil
-    }
-
     // MARK: - Value rules shared with the linter
 
     /// Why a value was refused, as a sentence fragment.

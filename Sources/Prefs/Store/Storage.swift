@@ -164,8 +164,8 @@ extension Prefs {
         }
 
         /// The endings of the files a file store keeps beside its file (SQLite's `-wal`, `-shm`, `-journal`; the JSON
-        /// store's `.lock`), for tools that must not treat them as anything else.
-        public static let sidecarSuffixes = SQLiteBackend.sidecarSuffixes + [JSONFileBackend.lockSuffix]
+        /// store's `.lock` and `.journal`), for tools that must not treat them as anything else.
+        public static let sidecarSuffixes = SQLiteBackend.sidecarSuffixes + [JSONFileBackend.lockSuffix, JSONJournal.suffix]
 
         /// The file path for file-backed stores.
         public var path: String? {

@@ -24,7 +24,7 @@ import Darwin
 ///   A last line that is cut short or fails its check is a torn tail (a writer died mid-append): it was never
 ///   acknowledged, is never applied, and the next writer truncates it. A bad line followed by a good one is corruption,
 ///   ``PrefsError/corruptStore(path:reason:)`` naming the line; the file is left as it is.
-enum JSONJournal {
+package enum JSONJournal {
     static let suffix = ".journal"
     static let formatName = "prefs-journal"
     static let formatVersion = 1

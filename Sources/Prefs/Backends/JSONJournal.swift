@@ -76,32 +76,59 @@ package enum JSONJournal {
     private static let crcSuffixLength = crcPrefix.count + 8 + 2
 
     /// `body` (a JSON object's text without its closing brace) closed with its checksum and a newline.
-    private static func sealed(_ body: [UInt8]) -> Data {
+    private static func sealed(_ body: consuming [UInt8]) -> [UInt8] {
         let crc = crc32(body)
         var line = body
-        line.reserveCapacity(body.count + crcSuffixLength + 1)
+        line.reserveCapacity(line.count + crcSuffixLength + 1)
         line += crcPrefix
-        let hex = Array("0123456789abcdef".utf8)
-        for shift in stride(from: 28, through: 0, by: -4) { line.append(hex[Int((crc >> UInt32(shift)) & 0xF)]) }
-        line += Array(#""}"#.utf8)
+        for shift in stride(from: 28, through: 0, by: -4) {
+            let digit = UInt8((crc >> UInt32(shift)) & 0xF)
+            line.append(digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10)
+        }
+        line.append(UInt8(ascii: "\""))
+        line.append(UInt8(ascii: "}"))
         line.append(0x0A)
-        return Data(line)
+        return line
     }
 
-    static func header(generation: String) -> Data {
-        sealed(Array(#"{"format":"\#(formatName)","formatVersion":\#(formatVersion),"generation":"#.utf8) + JSON.string(generation).serializedBytes())
+    package static func header(generation: String) -> Data {
+        Data(sealed(Array(#"{"format":"\#(formatName)","formatVersion":\#(formatVersion),"generation":"#.utf8) + JSON.string(generation).serializedBytes()))
     }
 
-    static func record(seq: Int, changes: Changeset) -> Data {
-        var body = Array(#"{"seq":\#(seq)"#.utf8)
+    package static func record(seq: Int, changes: Changeset) -> Data {
+        Data(recordBytes(seq: seq, changes: changes))
+    }
+
+    /// A record line. Values are written directly (no intermediate ``JSON`` objects): this runs on every set.
+    static func recordBytes(seq: Int, changes: Changeset) -> [UInt8] {
+        var body: [UInt8] = []
+        body.reserveCapacity(160)
+        body += #"{"seq":"#.utf8
+        body += String(seq).utf8
         if !changes.values.isEmpty {
-            let values = changes.values.mapValues { change -> JSON in
-                switch change {
-                case .set(let value): .object(["type": .string(value.type.description), "value": value.json])
-                case .remove: .null
+            body += #","values":{"#.utf8
+            let keys = changes.values.count == 1 ? Array(changes.values.keys) : changes.values.keys.sorted()
+            for (index, key) in keys.enumerated() {
+                if index > 0 { body.append(UInt8(ascii: ",")) }
+                var name = JSONWriter(indentWidth: 0)
+                name.writeString(key)
+                body += name.output
+                switch changes.values[key] {
+                case .set(let value)?:
+                    var item = JSONWriter(indentWidth: 0)
+                    item.writeString(value.type.description)
+                    body += #":{"type":"#.utf8
+                    body += item.output
+                    body += #","value":"#.utf8
+                    var json = JSONWriter(indentWidth: 0)
+                    json.write(value.json, depth: 0)
+                    body += json.output
+                    body.append(UInt8(ascii: "}"))
+                case .remove?, nil:
+                    body += #":null"#.utf8
                 }
             }
-            body += Array(#","values":"#.utf8) + JSON.object(values).serializedBytes()
+            body.append(UInt8(ascii: "}"))
         }
         if !changes.declarations.isEmpty {
             let declared = changes.declarations.mapValues { declaration -> JSON in
@@ -119,6 +146,17 @@ package enum JSONJournal {
     }
 
     // MARK: - Reading lines
+
+    /// A whole journal as read from `data` (tools, the fuzz target): the header's generation (nil without a good
+    /// header), the records in order, the bytes of good lines, and the first line of a torn tail. Throws
+    /// ``PrefsError/corruptStore(path:reason:)`` for a bad line followed by a good one, and
+    /// ``PrefsError/unsupportedFormatVersion(path:found:supported:)`` for a newer header.
+    package static func read(_ data: Data, path: String) throws(PrefsError) -> (generation: String?, records: [Changeset], goodBytes: Int, tornLine: Int?) {
+        let scan = try data.withUnsafeBytes { bytes in
+            Result { () throws(PrefsError) in try Self.scan(bytes, firstLine: 1, lastSeq: nil, path: path) }
+        }.get()
+        return (scan.generation, scan.records, scan.goodBytes, scan.tail.line)
+    }
 
     /// How the bytes after the last good line look.
     enum Tail: Sendable, Hashable {
@@ -333,7 +371,10 @@ final class JSONJournalFile {
     /// (it was replaced, removed, created or shortened).
     func readNew() throws(PrefsError) -> [Changeset]? {
         var info = stat()
-        guard stat(path, &info) == 0 else {
+        // The file this writer appends to, still linked: its status without a path lookup (a replaced or removed
+        // journal has no links left). Otherwise the path's.
+        let current = descriptor >= 0 && descriptorIdentity == identity && fstat(descriptor, &info) == 0 && info.st_nlink > 0
+        guard current || stat(path, &info) == 0 else {
             if errno != ENOENT { throw .io(path: path, operation: "stat", errno: errno) }
             return identity == nil ? [] : nil
         }
@@ -421,7 +462,7 @@ final class JSONJournalFile {
     /// Appends one record with one `write(2)`; with `sync`, `fdatasync` before returning. A failed append is cut
     /// off again, so the journal never keeps a partial line this process wrote.
     func append(_ changes: Changeset, sync: Bool) throws(PrefsError) {
-        let line = JSONJournal.record(seq: lastSeq + 1, changes: changes)
+        let line = JSONJournal.recordBytes(seq: lastSeq + 1, changes: changes)
         let failure: Int32? = line.withUnsafeBytes { buffer -> Int32? in
             guard let base = buffer.baseAddress else { return nil }
             var written = 0
@@ -436,7 +477,7 @@ final class JSONJournalFile {
             _ = ftruncate(descriptor, off_t(offset))
             throw .io(path: path, operation: "write", errno: failure)
         }
-        FileSystem.report(.appended(path: path, data: line))
+        FileSystem.report(.appended(path: path, data: Data(line)))
         if sync {
             guard fdatasync(descriptor) == 0 else {
                 let code = errno

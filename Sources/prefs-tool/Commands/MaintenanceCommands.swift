@@ -109,7 +109,8 @@ enum CheckCommand {
         usage: "prefs-tool [--store PATH] check",
         help: """
             Exits 0 and prints "ok", or exits 65 naming each problem: damage SQLite's integrity_check finds, a JSON
-            document of the wrong shape, a value that does not fit its own type, and a value that does not fit the
+            document of the wrong shape, a JSON journal with a bad line before good ones, or ending in a torn record
+            (a writer killed mid-append; not applied, and the next write removes it), a value that does not fit its own type, and a value that does not fit the
             type its key is declared with (the app reads the initial value instead, until the key is reset or set).
             Reads only: a damaged store is never changed.
             """)

@@ -6,7 +6,7 @@ import Testing
 /// prefs-tool on a JSON store whose latest writes are in its journal (`FILE.journal`), not yet in the snapshot.
 @Suite("prefs-tool and the JSON store's journal")
 struct JournalToolTests {
-    @Test("list, get and export read the snapshot and the journal; check reports a torn last record; a write removes it")
+    @Test("list, get and export read the snapshot and the journal; check notes a torn last record; a write removes it")
     func journal() async throws {
         let directory = try TemporaryDirectory()
         let store = directory.file("store.json").path
@@ -26,11 +26,12 @@ struct JournalToolTests {
         let data = try Data(contentsOf: journal)
         try data.dropLast(10).write(to: journal)  // c's record torn
         let check = try await tool("--store", store, "check")
-        #expect(check.status == 65)
-        #expect(check.stderr.contains("store.json.journal: line 3: a torn last record"), "\(check.stderr)")
+        #expect(check.status == 0, "a torn tail is what a killed writer leaves, not damage")
+        #expect(check.stderr.contains("note: ") && check.stderr.contains("store.json.journal ends in a torn record at line 3"), "\(check.stderr)")
         #expect(try await tool("--store", store, "list").stdout == "a\tint\t1\nb\tint\t2\n", "nothing past the last good record")
         #expect(try await tool("--store", store, "set", "d", "4").status == 0, "a torn tail does not stop a write")
-        #expect(try await tool("--store", store, "check").status == 0)
+        let after = try await tool("--store", store, "check")
+        #expect(after.status == 0 && after.stderr.isEmpty, "\(after.stderr)")
         #expect(try await tool("--store", store, "export", store + ".journal").status == 64, "the journal is one of the store's files")
     }
 }

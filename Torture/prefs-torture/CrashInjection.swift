@@ -211,10 +211,9 @@ struct CrashInjection {
         let found: ModelState
         do {
             let prefs = try Prefs(backend.checkerStorage(path))
-            // A torn last journal record is what a kill mid-append leaves: never applied, and reported.
-            let torn = try prefs.integrityProblems().filter { $0.contains("a torn last record") }
-            if !torn.isEmpty { report.tornJournalTails += 1 }
-            let problems = try prefs.integrityProblems().filter { !$0.contains("a torn last record") }
+            // A torn last journal record is what a kill mid-append leaves: never applied, and reported on opening.
+            if prefs.diagnostics.contains(where: { if case .journalTornTail = $0.kind { true } else { false } }) { report.tornJournalTails += 1 }
+            let problems = try prefs.integrityProblems()
             guard problems.isEmpty else { throw TortureError("integrity problems: \(problems.joined(separator: "; "))") }
             found = try ModelState(snapshot: prefs.snapshot())
             try prefs.close()

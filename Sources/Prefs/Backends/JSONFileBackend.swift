@@ -259,15 +259,13 @@ final class JSONFileBackend: PrefsBackend {
 
     // MARK: - Checking and closing
 
+    /// Problems of the snapshot with its journal applied. A torn last journal record is none: a writer killed
+    /// mid-append leaves one, it is never applied, and opening reports it (``Prefs/Diagnostic/Kind/journalTornTail(path:line:bytes:)``).
     func integrityProblems() throws -> [String] {
-        guard let (onDisk, tail) = try readFiles() else { return [] }
-        var problems = onDisk.values.keys.sorted().compactMap { key in
+        guard let onDisk = try readFiles() else { return [] }
+        return onDisk.values.keys.sorted().compactMap { key in
             onDisk.values[key].flatMap { $0.typeProblem ?? $0.shapeProblem() }.map { "$.values\(JSONPath.member(key)): \($0)" }
         }
-        if let line = tail.line {
-            problems.append("\(journal.path): line \(line): a torn last record (\(tail.bytes) bytes; a writer died mid-append), not applied; the next write removes it")
-        }
-        return problems
     }
 
     /// The files as they are now parse as a store document and a journal (files that do not throw
@@ -278,16 +276,16 @@ final class JSONFileBackend: PrefsBackend {
         return []
     }
 
-    /// The snapshot with its journal applied, as the files are now, and the journal's tail; nil without a snapshot.
-    private func readFiles() throws(PrefsError) -> (JSONStoreDocument, JSONJournal.Tail)? {
+    /// The snapshot with its journal applied, as the files are now; nil without a snapshot.
+    private func readFiles() throws(PrefsError) -> JSONStoreDocument? {
         guard let (data, _) = try FileSystem.contents(of: path) else { return nil }
         var onDisk = try JSONStoreDocument(data: data, path: path)
         let reader = JSONJournalFile(path: journal.path)
         guard let records = try reader.readAll(), let generation = JSONJournal.generation(of: onDisk), reader.generation == generation else {
-            return (onDisk, .clean)
+            return onDisk
         }
         for record in records { onDisk.apply(record) }
-        return (onDisk, reader.tail)
+        return onDisk
     }
 
     /// Folds the journal into the snapshot when this backend wrote to it, so that after a normal close the snapshot

@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "Prefs", targets: ["Prefs"]),
+        .library(name: "PrefsUserDefaults", targets: ["PrefsUserDefaults"]),
         .library(name: "DialogGate", targets: ["DialogGate"]),
         .library(name: "PrefsTestSupport", targets: ["PrefsTestSupport"]),
         .executable(name: "prefs-tool", targets: ["prefs-tool"]),
@@ -17,26 +18,34 @@ let package = Package(
             path: "Sources/CSQLite",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
-        .target(name: "Prefs", dependencies: ["CSQLite"]),
+        // Internal layers (not products): the JSON value tree, parser and serializer; the SQLite wrapper.
+        // Internal layers (not products): a lock and file identities; the JSON value tree, parser and serializer;
+        // the SQLite wrapper.
+        .target(name: "PrefsSupport"),
+        .target(name: "PrefsJSON"),
+        .target(name: "PrefsSQLite", dependencies: ["CSQLite", "PrefsSupport"]),
+        .target(name: "Prefs", dependencies: ["PrefsSupport", "PrefsJSON", "PrefsSQLite"]),
+        // UserDefaults' API over a Prefs store, and property-list import: a product of its own.
+        .target(name: "PrefsUserDefaults", dependencies: ["Prefs", "PrefsJSON", "PrefsSupport"]),
         // libcurl through dlopen, for the feed loader on Linux (see Sources/CCurlShim/include/CCurlShim.h).
         .target(name: "CCurlShim", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
-        .target(name: "DialogGate", dependencies: ["Prefs", "CCurlShim"]),
-        .target(name: "PrefsTestSupport", dependencies: ["Prefs"]),
+        .target(name: "DialogGate", dependencies: ["Prefs", "PrefsJSON", "PrefsSupport", "PrefsUserDefaults", "CCurlShim"]),
+        .target(name: "PrefsTestSupport", dependencies: ["Prefs", "PrefsJSON", "PrefsSupport"]),
         // Test support in C: a pass-through SQLite VFS reporting syncs, for the simulated power cuts.
         .target(name: "CSQLiteCrashVFS", dependencies: ["CSQLite"]),
-        .executableTarget(name: "prefs-tool", dependencies: ["Prefs", "DialogGate"]),
-        .executableTarget(name: "prefs-test-child", dependencies: ["Prefs"]),
-        .executableTarget(name: "dialoggate-test-child", dependencies: ["Prefs", "DialogGate"]),
+        .executableTarget(name: "prefs-tool", dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "PrefsJSON"]),
+        .executableTarget(name: "prefs-test-child", dependencies: ["Prefs", "PrefsJSON", "PrefsUserDefaults"]),
+        .executableTarget(name: "dialoggate-test-child", dependencies: ["Prefs", "PrefsJSON", "DialogGate"]),
         .executableTarget(
             name: "prefs-bench",
-            dependencies: ["Prefs", "DialogGate", "CSQLite"],
+            dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "DialogGate", "CSQLite"],
             path: "Benchmarks/prefs-bench"
         ),
-        .executableTarget(name: "prefs-torture", dependencies: ["Prefs", "DialogGate", "PrefsTestSupport"], path: "Torture/prefs-torture"),
-        .testTarget(name: "PrefsTests", dependencies: ["Prefs", "PrefsTestSupport", "prefs-test-child", "CSQLiteCrashVFS"]),
-        .testTarget(name: "DialogGateTests", dependencies: ["DialogGate", "Prefs", "PrefsTestSupport", "dialoggate-test-child", "prefs-tool"]),
-        .testTarget(name: "ReadmeTests", dependencies: ["Prefs", "DialogGate", "PrefsTestSupport"]),
-        .testTarget(name: "PrefsToolTests", dependencies: ["Prefs", "DialogGate", "PrefsTestSupport", "prefs-tool"]),
+        .executableTarget(name: "prefs-torture", dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "DialogGate", "PrefsTestSupport"], path: "Torture/prefs-torture"),
+        .testTarget(name: "PrefsTests", dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "PrefsSupport", "PrefsUserDefaults", "PrefsTestSupport", "prefs-test-child", "CSQLiteCrashVFS"]),
+        .testTarget(name: "DialogGateTests", dependencies: ["DialogGate", "Prefs", "PrefsJSON", "PrefsUserDefaults", "PrefsTestSupport", "dialoggate-test-child", "prefs-tool"]),
+        .testTarget(name: "ReadmeTests", dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "PrefsTestSupport"]),
+        .testTarget(name: "PrefsToolTests", dependencies: ["Prefs", "PrefsJSON", "PrefsUserDefaults", "DialogGate", "PrefsTestSupport", "prefs-tool"]),
     ]
 )
 

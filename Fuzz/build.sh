@@ -5,10 +5,10 @@
 #   FUZZ_OPT=-Onone Fuzz/build.sh   unoptimized, for clearer stack traces
 #
 # SwiftPM cannot build a fuzzer (it would link libFuzzer's main into every product), so this compiles
-# the Prefs and DialogGate sources with swiftc directly: each module once, instrumented
+# the library sources with swiftc directly: each module once, instrumented
 # (-sanitize=fuzzer,address adds coverage and ASan; with -c nothing is linked yet), then one small
-# executable per target linking both objects (and DialogGate's C shim for libcurl), libFuzzer's main and the system
-# libsqlite3.
+# executable per target linking every module's object (and DialogGate's C shim for libcurl), libFuzzer's main and the
+# system libsqlite3.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="${FUZZ_BUILD_DIR:-$root/.build/fuzz}"
@@ -33,7 +33,11 @@ build_module() {
         $(find "$root/$sources" -name '*.swift' | sort)
 }
 
+build_module PrefsSupport Sources/PrefsSupport
+build_module PrefsJSON Sources/PrefsJSON
+build_module PrefsSQLite Sources/PrefsSQLite
 build_module Prefs Sources/Prefs
+build_module PrefsUserDefaults Sources/PrefsUserDefaults
 
 # DialogGate's feed loader calls libcurl through the C shim in Sources/CCurlShim: a module map for swiftc, and the C
 # file compiled once with the same instrumentation (the toolchain's clang).
@@ -51,7 +55,9 @@ for target in "$root"/Fuzz/Targets/*.swift; do
     name="$(basename "$target" .swift)"
     echo "fuzz build: target $name"
     # ld.gold warns about ASan's local symbols ("Cannot export local symbol"); harmless.
-    swiftc "${common[@]}" -module-name "Fuzz$name" "$target" "$out/Prefs.o" "$out/DialogGate.o" "$out/CCurlShim.o" \
+    swiftc "${common[@]}" -module-name "Fuzz$name" "$target" \
+        "$out/PrefsSupport.o" "$out/PrefsJSON.o" "$out/PrefsSQLite.o" "$out/Prefs.o" "$out/PrefsUserDefaults.o" \
+        "$out/DialogGate.o" "$out/CCurlShim.o" \
         -lsqlite3 -ldl -o "$out/fuzz-$name" 2> >(grep -v "Cannot export local symbol" >&2)
 done
 echo "fuzz build: done, binaries in $out"

@@ -1,4 +1,5 @@
 import Foundation
+import PrefsJSON
 
 // The command line: options for a run, and the child modes the run spawns.
 

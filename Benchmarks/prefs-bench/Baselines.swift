@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import Synchronization
+import PrefsJSON
 
 // What a user would otherwise choose: the floors each backend is compared with, and the peer.
 

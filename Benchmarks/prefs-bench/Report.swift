@@ -1,4 +1,5 @@
 import Foundation
+import PrefsJSON
 
 // Output: a table per workload on stdout, the same results as JSON, and an SVG chart of the ratios.
 

@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsJSON
 
 // The two value types every workload runs with, and the keys and values of one data set.
 

@@ -1,5 +1,5 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 
 // Peak memory: one child process per contender fills a store of N Int keys and reads every key, then reports
 // VmHWM from /proc/self/status. Separate processes, so that one contender's allocations do not mix with another's.

@@ -1,5 +1,6 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsJSON
 
 // Workloads 2–4: durable single sets, batched sets, and the JSON backend in coalesced mode.
 

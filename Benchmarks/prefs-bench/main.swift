@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import PrefsJSON
 
 // prefs-bench: parses the arguments and dispatches. See --help.
 

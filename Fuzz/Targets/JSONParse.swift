@@ -7,7 +7,8 @@
 // What parses must serialize (compact and pretty) to text that parses back to the same value, and every
 // location must lie inside the input.
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsJSON
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func jsonParseTestOneInput(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {

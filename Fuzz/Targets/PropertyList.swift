@@ -4,7 +4,9 @@
 // Any input must end in contents or a typed `PropertyListImport.Error`, never a crash; every value imported
 // must have a shape that fits its type and survive the JSON store's archive round trip.
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsJSON
+import PrefsUserDefaults
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func propertyListTestOneInput(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {

@@ -1,4 +1,6 @@
 import Foundation
+package import PrefsJSON
+import PrefsSQLite
 
 /// Everything a ``Prefs`` store can fail with. Each case says what failed and where.
 ///
@@ -14,8 +16,8 @@ public enum PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
     case corruptStore(path: String, reason: String)
     /// The file was written by a newer release of Prefs.
     case unsupportedFormatVersion(path: String, found: Int, supported: Int)
-    /// An SQLite call failed; the error carries the extended result code, message and SQL.
-    case sqlite(SQLiteError)
+    /// A database engine's call failed (SQLite): its result code, message and statement.
+    case database(DatabaseError)
     /// A file-system call failed.
     case io(path: String, operation: String, errno: Int32)
     /// A symbolic link that another user (`owner`) planted in a shared sticky directory such as /tmp: not followed,
@@ -40,6 +42,9 @@ public enum PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
     case reentrantCall(store: String, operation: String)
     /// An application identifier that cannot name a store file, or a home directory that cannot hold one.
     case invalidIdentifier(String, reason: String)
+    /// A write to a store this user can read but not write (file mode, directory permissions, a read-only mount).
+    /// The store opened read-only: reads, exports and checks work.
+    case readOnlyStore(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -49,10 +54,10 @@ public enum PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
             "\(path): \(reason)"
         case .unsupportedFormatVersion(let path, let found, let supported):
             "\(path): format version \(found) is newer than this release of Prefs reads (\(supported)); upgrade Prefs"
-        case .sqlite(let error) where SQLiteError.busy ~= error:
+        case .database(let error) where error.isBusy:
             "\(error.description): a writer (another process, or another store on this file in this process) held the "
                 + "store's write lock past the busy timeout (`busyTimeout:` of `.sqlite(url, busyTimeout:)`, 5 s by default)"
-        case .sqlite(let error):
+        case .database(let error):
             error.description
         case .io(let path, let operation, let code):
             "\(path): \(operation) failed: \(String(cString: strerror(code))) (errno \(code))"
@@ -77,6 +82,8 @@ public enum PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
                 + "wait for the transaction's own lock; read and write through the transaction's subscript (t[key]) instead"
         case .invalidIdentifier(let identifier, let reason):
             "store identifier \(Self.quoted(identifier)): \(reason)"
+        case .readOnlyStore(let path, let reason):
+            "\(path): the store is read-only here (\(reason)); it can be read, exported and checked, not written"
         }
     }
 
@@ -86,13 +93,66 @@ public enum PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
     public var isDamagedStore: Bool {
         switch self {
         case .corruptStore, .unsupportedFormatVersion: true
-        case .sqlite(let error): SQLiteError.corrupt ~= error || SQLiteError.notADatabase ~= error
+        case .database(let error): error.isDamage
         default: false
         }
     }
 
     /// A name in quotes with control characters escaped, safe to print to a terminal.
-    static func quoted(_ text: String) -> String {
+    package static func quoted(_ text: String) -> String {
         JSON.string(text).serialized()
+    }
+}
+
+/// A failed call into the database engine under a store: the engine's own result code and message, the statement
+/// (never its bound values, so secrets kept as preference values cannot leak into logs) and the file.
+///
+/// ```swift
+/// catch PrefsError.database(let error) where error.isBusy { /* another writer held the lock; retry later */ }
+/// ```
+public struct DatabaseError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The engine: `"SQLite"`.
+    public var engine: String
+    /// The engine's result code: for SQLite the extended result code (https://www.sqlite.org/rescode.html), e.g. 5
+    /// (`SQLITE_BUSY`) or 2067 (`SQLITE_CONSTRAINT_UNIQUE`).
+    public var code: Int32
+    /// The code's symbolic name, e.g. `SQLITE_BUSY`.
+    public var codeName: String
+    /// The engine's message.
+    public var message: String
+    /// The statement that failed, without bound values.
+    public var statement: String?
+    /// The database file.
+    public var path: String?
+    /// Whether another connection held a lock longer than the store waits (SQLite's `SQLITE_BUSY`, `SQLITE_LOCKED`).
+    public var isBusy: Bool
+    /// Whether the engine found the database damaged or not a database (`SQLITE_CORRUPT`, `SQLITE_NOTADB`).
+    public var isDamage: Bool
+    /// One line: engine, code and name, message, file and statement.
+    public var description: String
+}
+
+extension DatabaseError {
+    init(_ error: SQLiteError) {
+        self.init(
+            engine: "SQLite", code: error.extendedCode, codeName: SQLiteError.Code.name(of: error.code), message: error.message,
+            statement: error.sql, path: error.path,
+            isBusy: SQLiteError.busy ~= error || SQLiteError.locked ~= error,
+            isDamage: SQLiteError.corrupt ~= error || SQLiteError.notADatabase ~= error,
+            description: error.description
+        )
+    }
+}
+
+extension PrefsError {
+    /// Why this process cannot write the store file at `path` (which exists), or nil when it can: the file's mode, the
+    /// directory's (where the store keeps its lock file, journal or WAL), or a read-only mount.
+    static func readOnlyReason(path: String) -> String? {
+        let directory = (path as NSString).deletingLastPathComponent
+        if access(path, W_OK) != 0 { return errno == EROFS ? "a read-only file system" : "the file is not writable by this user" }
+        if access(directory.isEmpty ? "." : directory, W_OK) != 0 {
+            return errno == EROFS ? "a read-only file system" : "its directory is not writable by this user"
+        }
+        return nil
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 
 /// Runs an executable built by this package (found beside the test bundle) and collects its output.
 ///
@@ -227,3 +227,4 @@ extension ChildProcess {
     }
 }
 #endif
+import PrefsSupport

@@ -1,5 +1,6 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsSupport
 
 extension ChildProcess {
     /// A child process that was still running at its deadline; it was killed with SIGKILL.

@@ -1,4 +1,5 @@
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsSupport
 
 /// An awaited event that did not happen within its generous limit (a hang guard, not a timing assert).
 public struct DeadlinePassed: Error, CustomStringConvertible {

@@ -1,5 +1,6 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsSupport
 
 /// A second local account, `prefs-mallory`, for tests of what another user on the same machine can do to a store
 /// in a directory they share. Tests that use it run only as root (`.enabled(if: OtherUser.canRun)`), as CI does.

@@ -1,5 +1,6 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsSupport
 
 /// A real HTTP/1.1 server on 127.0.0.1, for tests of code that fetches over the network.
 ///

@@ -7,9 +7,9 @@
 //   dialoggate-test-child race json|sqlite PATH ID MAX START ROUNDS
 //       waits until the file START exists, then ROUNDS times claims dialog ID and, when granted, answers
 //       dismiss; prints "granted N" with the number of presentations it was granted.
-import DialogGate
+@_spi(Tooling) import DialogGate
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("dialoggate-test-child: \(message)\n".utf8))

@@ -27,12 +27,14 @@
 //                                                            or fails with the error. Memory is capped at 1 GiB, so a read
 //                                                            that never ends fails instead of filling the machine.
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import PrefsJSON
+import PrefsUserDefaults
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("prefs-test-child: \(message)\n".utf8))

@@ -1,5 +1,6 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsJSON
 
 /// What every command gets: the environment and the store it works on.
 struct ToolContext {

@@ -1,5 +1,6 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsJSON
 
 /// The options every command takes, before or after its name: which store, and whether a new store's folders
 /// may be created.
@@ -106,17 +107,24 @@ extension StoreLocator {
     /// The files SQLite and the JSON store keep beside a store (the library's list).
     static let sidecarSuffixes = Prefs.Storage.sidecarSuffixes
 
+    /// The device and inode of the file at `path`, links followed; nil when there is none.
+    private static func fileIdentity(_ path: String) -> [UInt64]? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return [UInt64(info.st_dev), UInt64(info.st_ino)]
+    }
+
     /// Which of the store's own files `other` is: `""` for the store itself, or a sidecar's suffix (`"-wal"`);
     /// nil for any other file. Symbolic links are followed, as the library follows them, and files that exist
     /// are compared by device and inode, so another spelling of the path or a hard link is recognized too.
     func ownFile(_ other: String) -> String? {
-        guard let store = FileSystem.resolvingLinksIfFinite(path).map(FilePaths.canonical),
-              let candidate = FileSystem.resolvingLinksIfFinite(other).map(FilePaths.canonical) else { return nil }
-        let candidateID = FileIdentity(path: candidate)
+        guard let store = StoreFiles.resolvingLinks(path).map(FilePaths.canonical),
+              let candidate = StoreFiles.resolvingLinks(other).map(FilePaths.canonical) else { return nil }
+        let candidateID = Self.fileIdentity(candidate)
         for suffix in [""] + Self.sidecarSuffixes {
             let file = store + suffix
             if candidate == file { return suffix }
-            if let candidateID, candidateID == FileIdentity(path: file) { return suffix }
+            if let candidateID, candidateID == Self.fileIdentity(file) { return suffix }
         }
         return nil
     }
@@ -124,7 +132,7 @@ extension StoreLocator {
     /// "the store itself (PATH)" or "the store's -wal file (PATH-wal)", for `ownFile(_:)`'s answer. A sidecar is
     /// named beside the file the store's links lead to, where it is.
     func describeOwnFile(_ suffix: String, as name: String = "the store") -> String {
-        suffix.isEmpty ? "\(name) itself (\(path))" : "\(name)'s \(suffix) file (\(FileSystem.resolvingLinksIfFinite(path) ?? path)\(suffix))"
+        suffix.isEmpty ? "\(name) itself (\(path))" : "\(name)'s \(suffix) file (\(StoreFiles.resolvingLinks(path) ?? path)\(suffix))"
     }
 }
 
@@ -152,7 +160,7 @@ struct NewStoreFiles {
     private var directories: [String] = []
 
     init(path: String) {
-        guard let resolved = FileSystem.resolvingLinksIfFinite(path), !Self.exists(resolved) else { return }
+        guard let resolved = StoreFiles.resolvingLinks(path), !Self.exists(resolved) else { return }
         files = ([""] + StoreLocator.sidecarSuffixes).map { resolved + $0 }.filter { !Self.exists($0) }
         var directory = (resolved as NSString).deletingLastPathComponent
         while !directory.isEmpty, directory != "/", !Self.exists(directory) {

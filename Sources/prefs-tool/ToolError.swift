@@ -1,4 +1,4 @@
-import Prefs
+@_spi(Tooling) import Prefs
 
 /// An error that ends a command, with its exit code (sysexits.h numbering).
 struct ToolError: Error, CustomStringConvertible {
@@ -38,9 +38,9 @@ struct ToolError: Error, CustomStringConvertible {
             case .corruptStore, .unsupportedFormatVersion, .typeMismatch, .invalidKeyName, .valueTooLarge, .valueTooDeep, .encodingFailed,
                 .invalidIdentifier:
                 self.init(code: .data, message: error.description)
-            case .sqlite where error.isDamagedStore:
+            case .database where error.isDamagedStore:
                 self.init(code: .data, message: error.description)
-            case .sqlite, .io, .untrustedLink, .lockTimeout, .closed, .reentrantCall:
+            case .database, .io, .untrustedLink, .lockTimeout, .closed, .reentrantCall, .readOnlyStore:
                 self.init(code: .io, message: error.description)
             }
         default:

@@ -1,5 +1,6 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsJSON
 
 /// Stored values as plain text and back.
 enum ValueText {
@@ -61,7 +62,7 @@ enum ValueText {
             return StoredValue(type: .int, json: .int(number))
         case .uint:
             guard let number = UInt64(text.trimmingCharacters(in: .whitespaces)) else { throw fail("expected an integer in 0...\(UInt64.max)") }
-            return StoredValue(type: .uint, json: number.storedJSON())
+            return number.storedValue()
         case .double:
             let trimmed = text.trimmingCharacters(in: .whitespaces)
             guard let number = Double(trimmed) else { throw fail("expected a number such as 0.5") }
@@ -70,7 +71,7 @@ enum ValueText {
             guard number.isFinite || isNonFiniteLiteral(trimmed) else {
                 throw fail("out of range (the largest double is \(Double.greatestFiniteMagnitude))")
             }
-            return StoredValue(type: .double, json: number.storedJSON())
+            return number.storedValue()
         case .string:
             return StoredValue(type: .string, json: .string(text))
         case .date:

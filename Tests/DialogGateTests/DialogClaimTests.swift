@@ -1,8 +1,9 @@
-import DialogGate
+@_spi(Tooling) import DialogGate
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing
+import PrefsSupport
 
 /// The file stores DialogGate's cross-scene and cross-process tests run on.
 enum FileStore: String, CaseIterable, Sendable {

@@ -1,8 +1,9 @@
-import DialogGate
+@_spi(Tooling) import DialogGate
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing
+import PrefsSupport
 
 /// What real apps also need (TipKit): a display frequency across dialogs, a never-remind that expires, and events.
 @Suite("Local dialogs: display frequency, never-remind expiry, events")

@@ -1,7 +1,8 @@
-import DialogGate
+@_spi(Tooling) import DialogGate
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import Testing
+import PrefsJSON
 
 @Suite("FeedDecoder")
 struct FeedDecoderTests {
@@ -236,7 +237,7 @@ struct FeedDecoderTests {
         #expect(feed.skippedIndexes.count == count)
         #expect(feed.issues.count == FeedDecoder.maximumIssues + 1)
         #expect(feed.issues.prefix(5).map(\.summary) == ["bundleId", "confirmLabel", "id", "text", "title"].map { #"$[0]: missing required key "\#($0)""# })
-        #expect(feed.issues[FeedDecoder.maximumIssues - 1].path == JSONPath.root / 39)
+        #expect(feed.issues[FeedDecoder.maximumIssues - 1].jsonPath == JSONPath.root / 39)
         let summary = try #require(feed.issues.last)
         #expect(summary.severity == .error)
         #expect(summary.description == "1:122: error: $: and 299800 more issues (299800 errors) not listed")  // at $[40]

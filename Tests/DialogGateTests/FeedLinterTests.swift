@@ -1,7 +1,8 @@
-import DialogGate
+@_spi(Tooling) import DialogGate
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import Testing
+import PrefsJSON
 
 @Suite("FeedLinter")
 struct FeedLinterTests {

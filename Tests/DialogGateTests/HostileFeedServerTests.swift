@@ -1,9 +1,9 @@
-import DialogGate
+@_spi(Tooling) import DialogGate
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing
 

@@ -1,8 +1,10 @@
-import DialogGate
+@_spi(Tooling) import DialogGate
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing
+import PrefsJSON
+import PrefsUserDefaults
 
 /// Never-remind keys written by older code (seed 000's `UserHasSeenMsg`, seed 001's `dialog_neverAgain`):
 /// read as `UserDefaults.bool(forKey:)` reads them, listed, and cleared by every reset.

@@ -1,8 +1,9 @@
-import DialogGate
+@_spi(Tooling) import DialogGate
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing
+import PrefsSupport
 
 /// Regressions found by review: version resets with a legacy key, ids that are not key names, dates
 /// beyond what the store can write, overlapping presentations, and empty resets.

@@ -1,10 +1,12 @@
-import DialogGate
+@_spi(Tooling) import DialogGate
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
+import PrefsJSON
+import PrefsSupport
 
 /// The date the message tests start at, 2026-03-01T12:00:00Z; a ``TestClock`` moves from there by hand,
 /// so time rules are tested without sleeping.

@@ -1,8 +1,9 @@
-import DialogGate
+@_spi(Tooling) import DialogGate
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing
+import PrefsUserDefaults
 
 /// The seeds' own code, as they wrote it (UIKit replaced by a closure, `UserDefaults.standard` by `PrefsDefaults`),
 /// run beside the DialogGate mapping the README gives, on one store: the user sees the same alerts, and each reads

@@ -1,5 +1,6 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsSupport
 
 /// A clock the test moves by hand.
 final class TestClock: Sendable {

@@ -1,9 +1,10 @@
 import Testing
-import DialogGate
+@_spi(Tooling) import DialogGate
+import PrefsJSON
 
 @Suite("VersionRequirement")
 struct VersionRequirementTests {
-    private func v(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> Version {
+    private func v(_ text: String, sourceLocation: Testing.SourceLocation = #_sourceLocation) throws -> Version {
         try #require(Version(text), sourceLocation: sourceLocation)
     }
 
@@ -133,7 +134,7 @@ struct VersionRequirementTests {
 
 @Suite("VersionList")
 struct VersionListTests {
-    private func v(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> Version {
+    private func v(_ text: String, sourceLocation: Testing.SourceLocation = #_sourceLocation) throws -> Version {
         try #require(Version(text), sourceLocation: sourceLocation)
     }
 

@@ -1,11 +1,12 @@
 import Testing
-import DialogGate
+@_spi(Tooling) import DialogGate
 import PrefsTestSupport
+import PrefsJSON
 
 @Suite("Version")
 struct VersionTests {
     /// A version known to be valid.
-    private func v(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> Version {
+    private func v(_ text: String, sourceLocation: Testing.SourceLocation = #_sourceLocation) throws -> Version {
         try #require(Version(text), sourceLocation: sourceLocation)
     }
 

@@ -1,8 +1,9 @@
 import Foundation
 import Observation
-@testable import Prefs
+@_spi(Tooling) @testable import Prefs
 import PrefsTestSupport
 import Testing
+import PrefsSupport
 
 extension Prefs.Keys {
     static let volume = Key<Double>("volume", initial: 0.8)

@@ -1,7 +1,8 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing
+import PrefsJSON
 
 /// Faults found by `prefs-torture` (Torture/prefs-torture), each reduced to its smallest form.
 @Suite("Faults found by prefs-torture")

@@ -1,6 +1,7 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import Testing
+import PrefsUserDefaults
 
 /// Inputs the fuzzers (Fuzz/) found crashing the library, each reduced to its smallest form.
 /// Each also lives in `Fuzz/Corpus/<target>/` so the fuzzers start from it.

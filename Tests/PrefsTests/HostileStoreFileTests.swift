@@ -1,12 +1,14 @@
 import Foundation
 import PrefsTestSupport
 import Testing
-@testable import Prefs
+@_spi(Tooling) @testable import Prefs
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import PrefsJSON
+import PrefsSQLite
 
 /// Store files edited by hand or by other programs into shapes Prefs never writes: each used to crash or hang
 /// the process that opened them. Each must now open, or fail with a typed error, and change nothing.

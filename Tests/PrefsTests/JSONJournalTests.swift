@@ -1,5 +1,6 @@
 import Foundation
-@testable import Prefs
+@_spi(Tooling) @testable import Prefs
+import PrefsJSON
 import PrefsTestSupport
 import Testing
 
@@ -150,16 +151,19 @@ struct JSONJournalTests {
         #expect(try Data(contentsOf: journal) == damaged)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted() == before)
 
-        // Opted-in recovery moves the journal aside, byte for byte, and keeps the snapshot.
+        // Opted-in recovery moves the snapshot and its journal aside, byte for byte, and starts empty.
+        let snapshot = try Data(contentsOf: url)
         let recovered = try Prefs(.jsonFile(url, recovery: .moveAsideAndStartEmpty))
-        #expect(recovered[Self.a] == 1, "the snapshot is kept")
-        #expect(recovered[Self.b] == nil)
+        #expect(recovered[Self.a] == nil && recovered[Self.b] == nil, "empty")
         guard case .recovered(let aside, _)? = recovered.diagnostics.first?.kind else {
             Issue.record("no recovery reported: \(recovered.diagnostics)")
             return
         }
-        #expect(aside.hasPrefix(journal.path + ".corrupt-"))
-        #expect(try Data(contentsOf: URL(fileURLWithPath: aside)) == damaged)
+        #expect(aside.hasPrefix(url.path + ".corrupt-"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: aside)) == snapshot)
+        let journalAside = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasPrefix("p.json.journal.corrupt-") }
+        #expect(journalAside.count == 1)
+        #expect(try journalAside.first.map { try Data(contentsOf: directory.file($0)) } == damaged)
         try recovered.set(9, for: Self.b)
         #expect(try Prefs(.jsonFile(url)).snapshot()["b"] == StoredValue(type: .int, json: .int(9)))
     }

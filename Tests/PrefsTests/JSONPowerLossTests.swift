@@ -1,7 +1,9 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing
+import PrefsJSON
+import PrefsSupport
 
 /// Simulated power cuts for the JSON store, in the spirit of ALICE (application-level crash exploration): the
 /// store's file operations are traced (`FileSystem.trace`), and at every sync point the directory is rebuilt as a

@@ -1,6 +1,7 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
+import PrefsJSON
 
 enum JSONTestValues {
     /// Doubles that are easy to get wrong when printing or parsing.

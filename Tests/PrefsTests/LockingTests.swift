@@ -1,7 +1,8 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing
+import PrefsJSON
 
 @Suite("Locks, timeouts, durability options, snapshots")
 struct LockingTests {
@@ -35,8 +36,8 @@ struct LockingTests {
             #expect {
                 try waiter.set(1, for: .launchCount)
             } throws: { error in
-                guard case PrefsError.sqlite(let sqlite) = error else { return false }
-                return sqlite.code == 5 && error.localizedDescription.isEmpty == false
+                guard case PrefsError.database(let database) = error else { return false }
+                return database.code == 5 && database.isBusy && error.localizedDescription.isEmpty == false
             }
         }
         #expect(try Prefs(.sqlite(url)).storedValue(forKey: "launchCount") == nil)

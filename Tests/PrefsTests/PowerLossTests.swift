@@ -1,8 +1,9 @@
 import CSQLiteCrashVFS
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing
+import PrefsSupport
 
 /// What the watched files held at each sync, in order: the only content a power cut is sure to leave.
 private let syncedImages = Locked<[(name: String, data: Data)]>([])

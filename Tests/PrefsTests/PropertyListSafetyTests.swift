@@ -1,6 +1,7 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import Testing
+import PrefsUserDefaults
 
 /// Damaged binary property lists are refused before swift-corelibs-foundation's reader sees them.
 @Suite("Property-list import: hostile binary files")

@@ -1,8 +1,11 @@
 import Foundation
 import Observation
-@testable import Prefs
+@_spi(Tooling) @testable import Prefs
 import PrefsTestSupport
 import Testing
+import PrefsJSON
+import PrefsUserDefaults
+import PrefsSupport
 
 /// The store as apps use it over several releases: renamed keys, handlers that call back into the store, clean exits.
 /// Each test reproduces a failure found in real use.
@@ -129,7 +132,7 @@ struct RealAppCoreTests {
         try seed.setStoredValue(StoredValue(type: .string, json: .string("many")), forKey: "launchCount")
         let handled = Locked<[String]>([])
         let holder = Locked<Prefs?>(nil)
-        let prefs = try Prefs(backend == .memory ? .memory(try seed.snapshot()) : storage) { diagnostic in
+        let prefs = try Prefs(backend.isShared ? storage : .memory(try seed.snapshot())) { diagnostic in
             guard case .typeMismatch = diagnostic.kind, let prefs = holder.withLock({ $0 }) else { return }
             do {
                 try prefs.reset(.launchCount)   // the app's fix for a bad value

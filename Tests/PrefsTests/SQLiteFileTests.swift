@@ -1,11 +1,12 @@
 import Foundation
 import Testing
-@testable import Prefs
+@_spi(Tooling) @testable import Prefs
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import PrefsSQLite
 
 @Suite("SQLite files")
 struct SQLiteFileTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import Prefs
+@_spi(Tooling) @testable import Prefs
+import PrefsSQLite
 
 @Suite("SQLite values")
 struct SQLiteValueTests {

@@ -1,7 +1,8 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing
+import PrefsJSON
 
 /// The behavioural suite, run over every backend.
 @Suite("Store behaviour")

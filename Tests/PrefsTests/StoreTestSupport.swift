@@ -1,20 +1,28 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing
+import PrefsSupport
 
-/// The three backends, for suites that run over each.
+/// The backends the conformance suites run over: adding a backend adds a case here.
+///
+/// `shared` is ``SharedDictionaryBackend``, a backend written in the tests on the package's seam: it proves a backend
+/// outside the Prefs module needs only `PrefsBackend` and `Prefs.Storage.backend`.
 enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
-    case memory, json, sqlite
+    case memory, json, sqlite, shared
 
     var testDescription: String { rawValue }
-    var isFile: Bool { self != .memory }
+    var isFile: Bool { self == .json || self == .sqlite }
+    /// Whether a second store opened on the same storage sees the first one's values (all but memory).
+    var isShared: Bool { self != .memory }
 
     func storage(_ directory: TemporaryDirectory, name: String = "prefs") -> Prefs.Storage {
         switch self {
         case .memory: .memory
         case .json: .jsonFile(directory.file(name + ".json"))
         case .sqlite: .sqlite(directory.file(name + ".sqlite"))
+        case .shared:
+            .backend(".shared(\(name))") { [path = directory.file(name).path] in SharedDictionaryBackend(name: path) }
         }
     }
 }
@@ -35,7 +43,7 @@ final class StoreFixture: Sendable {
 
     /// A second, independent store on the same file (for memory, the same store).
     func reopen() throws -> Prefs {
-        backend == .memory ? prefs : try Prefs(backend.storage(directory), pollInterval: .milliseconds(20))
+        backend.isShared ? try Prefs(backend.storage(directory), pollInterval: .milliseconds(20)) : prefs
     }
 
     var path: String? { backend.storage(directory).path }

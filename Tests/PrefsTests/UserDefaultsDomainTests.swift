@@ -1,7 +1,8 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing
+import PrefsUserDefaults
 
 /// UserDefaults' domain API, Float fidelity and change notifications on PrefsDefaults, over every backend.
 @Suite("PrefsDefaults: domains, Float fidelity, notifications")

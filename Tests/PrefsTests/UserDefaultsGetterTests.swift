@@ -1,7 +1,9 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing
+import PrefsJSON
+import PrefsUserDefaults
 
 /// UserDefaults' getters and their documented conversions, on every backend.
 @Suite("PrefsDefaults getters")

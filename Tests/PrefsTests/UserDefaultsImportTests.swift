@@ -1,7 +1,8 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing
+import PrefsUserDefaults
 
 /// Importing UserDefaults property lists into a store.
 @Suite("Property-list import")

@@ -1,7 +1,8 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing
+import PrefsUserDefaults
 
 /// The seeds' UserDefaults calls, unchanged but for `let defaults = PrefsDefaults(prefs)` in place of
 /// `UserDefaults.standard`: moving to Prefs takes one line.

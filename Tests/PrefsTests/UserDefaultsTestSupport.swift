@@ -1,7 +1,9 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing
+import PrefsUserDefaults
+import PrefsSupport
 
 /// A ``PrefsDefaults`` over a fresh store of one backend, with the store's diagnostics collected.
 final class DefaultsFixture: Sendable {

@@ -1,7 +1,9 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing
+import PrefsJSON
+import PrefsUserDefaults
 
 /// `PropertyListValue`: how `Any` values map to stored values and back.
 @Suite("PropertyListValue mapping")

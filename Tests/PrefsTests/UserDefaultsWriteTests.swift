@@ -1,7 +1,9 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing
+import PrefsJSON
+import PrefsUserDefaults
 
 /// UserDefaults' setters: what they store, what they refuse without trapping, and what they announce.
 @Suite("PrefsDefaults writes")

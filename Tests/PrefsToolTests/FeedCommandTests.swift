@@ -1,8 +1,10 @@
-import DialogGate
+@_spi(Tooling) import DialogGate
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing
+import PrefsJSON
+import PrefsSupport
 
 @Suite("prefs-tool: feed lint, explain, fetch")
 struct FeedCommandTests {

@@ -1,7 +1,8 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing
+import PrefsJSON
 
 /// Output for pipes and for people: one line per key in a pipe, aligned and escaped on a terminal (issue 19
 /// items 4 and 10; issue 16 items 7 and 8).

@@ -1,7 +1,8 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing
+import PrefsUserDefaults
 
 /// A key renamed by the app (`formerNames`), as QA sees it through prefs-tool.
 @Suite("prefs-tool and renamed keys")

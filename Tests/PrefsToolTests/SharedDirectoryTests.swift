@@ -1,7 +1,8 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing
+import PrefsJSON
 
 /// A second user, `prefs-mallory`, shares a sticky world-writable directory (like /tmp) with the tool's user, who is
 /// root here as in CI. Mallory acts through real child processes running as that account.

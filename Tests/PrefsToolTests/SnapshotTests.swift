@@ -1,7 +1,8 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing
+import PrefsJSON
 
 /// Issue 19, items 5 and 6: exact snapshots (declarations carried, import --replace, diff), and imports checked
 /// against declared types as `set` checks them.

@@ -1,7 +1,8 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing
+import PrefsJSON
 
 @Suite("prefs-tool: store commands")
 struct StoreCommandTests {

@@ -1,8 +1,9 @@
-import DialogGate
+@_spi(Tooling) import DialogGate
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing
+import PrefsJSON
 
 @Suite("prefs-tool: usage, transfer, watch, check, dialogs")
 struct ToolCommandTests {

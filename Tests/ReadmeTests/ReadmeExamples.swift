@@ -5,6 +5,9 @@ import Observation
 import Prefs
 import PrefsTestSupport
 import Testing
+import PrefsJSON
+import PrefsUserDefaults
+import PrefsSupport
 
 extension Prefs.Keys {
     static let launchCount = Key<Int>("launchCount", initial: 0)
@@ -62,11 +65,11 @@ struct ReadmeExamples {
         prefs[AppKey.lastMessageId] = 3
         try prefs.declare(AppKey.self)     // record every case for prefs-tool, before first use
         #expect(neverAgain == false)
-        #expect(try prefs.declaredKeys()["dialog_neverAgain"]?.type == .bool)
+        #expect(try ToolingChecks.declaredType(of: "dialog_neverAgain", in: prefs) == .bool)
         prefs[.theme] = .dark
         prefs[.frame] = Frame(width: 1, height: 2)
         #expect(prefs[.theme] == .dark && prefs[.frame].height == 2)
-        try prefs.setStoredValue(StoredValue(type: .int, json: .int(7)), forKey: "launchCounter")
+        try prefs.setStoredValue(StoredValue(7), forKey: "launchCounter")
         #expect(prefs[.launches] == 7)
         try prefs.transaction { t in t[.launchCount] += 1; t[.username] = "x" }
         #expect(prefs[.launchCount] == 1)

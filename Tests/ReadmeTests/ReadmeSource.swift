@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import PrefsJSON
 
 /// The Swift and JSON code blocks of the README and of the DocC articles are the tested source: every line of every
 /// ```swift and ```json block must appear, in the block's order, in this target's test files (`ReadmeExamples.swift`,
@@ -45,7 +46,7 @@ enum ReadmeSource {
     /// The documents whose code is tested: the README and every article of the DocC catalogs, by path from the root.
     static func documents() throws -> [String] {
         var paths = ["README.md"]
-        for catalog in ["Sources/Prefs/Prefs.docc", "Sources/DialogGate/DialogGate.docc"] {
+        for catalog in ["Sources/Prefs/Prefs.docc", "Sources/PrefsUserDefaults/PrefsUserDefaults.docc", "Sources/DialogGate/DialogGate.docc"] {
             let names = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(catalog).path)
             paths += names.filter { $0.hasSuffix(".md") }.sorted().map { "\(catalog)/\($0)" }
         }

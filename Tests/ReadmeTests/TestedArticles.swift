@@ -4,6 +4,8 @@ import Observation   // for withObservationTracking; SwiftUI tracks `model.value
 import Prefs
 import PrefsTestSupport
 import Testing
+import PrefsJSON
+import PrefsUserDefaults
 
 // The examples of the README and the DocC articles that the other tests do not hold line for line, each in a function
 // that gives it the names it uses (`ReadmeSource` checks every line is here or there, in order). Those that would

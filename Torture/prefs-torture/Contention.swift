@@ -1,6 +1,7 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
+import PrefsSupport
 
 /// The keys contending processes share and own.
 enum ContentionKeys {

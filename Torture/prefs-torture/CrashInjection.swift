@@ -1,5 +1,6 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsJSON
 import PrefsTestSupport
 
 // MARK: - Child: write until killed

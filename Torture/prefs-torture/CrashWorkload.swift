@@ -1,4 +1,4 @@
-import Prefs
+@_spi(Tooling) import Prefs
 import PrefsTestSupport
 
 /// What a crash-injection child does, operation by operation. The sequence follows from (seed, round) alone,

@@ -1,5 +1,6 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsJSON
 
 /// Fault injection: each fault must end in a clear typed ``PrefsError`` (or be handled as documented),
 /// with every acknowledged write still there afterwards.
@@ -237,7 +238,7 @@ struct Faults {
 
     private func expectLockError(_ error: PrefsError, _ backend: TortureBackend) throws {
         switch (backend, error) {
-        case (.sqlite, .sqlite(let sqlite)) where sqlite.primaryCode == .busy: return
+        case (.sqlite, .database(let database)) where database.codeName == "SQLITE_BUSY": return
         case (.json, .lockTimeout): return
         default: throw Verdict.fail("expected \(backend == .sqlite ? "SQLITE_BUSY" : "lockTimeout"), got: \(error)")
         }

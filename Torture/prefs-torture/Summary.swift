@@ -1,5 +1,6 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsJSON
 
 /// The figures of a run: printed as a table, written as JSON with `--json-out`.
 struct Summary {

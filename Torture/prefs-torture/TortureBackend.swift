@@ -1,5 +1,6 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsJSON
 
 /// The store configurations the harness exercises.
 enum TortureBackend: String, CaseIterable, Sendable {

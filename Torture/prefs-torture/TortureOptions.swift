@@ -1,5 +1,6 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsJSON
 
 /// The command line: `prefs-torture [--quick | --long] [--seed N] [--json-out PATH] [--only PARTS] [--keep] [--verbose]`.
 struct TortureOptions {

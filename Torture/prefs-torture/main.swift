@@ -6,7 +6,7 @@
 //
 // The same binary is its own child process: `--child KIND …` (see CrashChild, ContentionChild, FaultChild).
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 

@@ -1,5 +1,6 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+internal import PrefsJSON
 
 /// A local dialog an app may show: a stable id and the policy that decides when.
 ///

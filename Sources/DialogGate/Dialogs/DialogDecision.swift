@@ -1,5 +1,6 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+internal import PrefsJSON
 
 /// Whether to present a dialog now, with every reason that decided it.
 ///

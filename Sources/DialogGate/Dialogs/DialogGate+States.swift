@@ -1,5 +1,6 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsUserDefaults
 
 extension DialogGate {
     // MARK: - Listing and resetting

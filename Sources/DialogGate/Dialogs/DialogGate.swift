@@ -1,5 +1,7 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsUserDefaults
+import PrefsSupport
 
 /// Decides whether to present local dialogs, and records what happened, in a `Prefs` store.
 ///

@@ -1,5 +1,6 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsSupport
 
 /// What ``DialogGate/claim(_:)`` answered: a presentation to show, or the decision that declined it.
 ///

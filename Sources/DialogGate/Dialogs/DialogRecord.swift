@@ -1,5 +1,6 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+internal import PrefsJSON
 
 /// What DialogGate keeps about one dialog, stored as JSON under `dialogs.ID` in the app's `Prefs` store
 /// (or `dialogs.h.HASH` for an id that is not a valid key name; see ``storeKeyName(for:)``).

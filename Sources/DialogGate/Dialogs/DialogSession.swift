@@ -1,4 +1,5 @@
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsSupport
 
 /// The scope of an "OK" answer: the dialogs it hides until the session ends.
 ///

@@ -3,7 +3,8 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsSupport
 
 /// The default ``FeedLoader`` where libcurl can be loaded (Linux): ``CurlFeedLoader`` when it is available, else
 /// ``URLSessionFeedLoader``.
@@ -11,9 +12,9 @@ import Prefs
 /// ```swift
 /// let loader = FeedLoaders.standard()
 /// ```
-package enum FeedLoaders {
+@_spi(Tooling) public enum FeedLoaders {
     /// A new default loader.
-    package static func standard() -> any FeedLoader {
+    public static func standard() -> any FeedLoader {
         CurlFeedLoader.isAvailable ? CurlFeedLoader() : URLSessionFeedLoader()
     }
 }

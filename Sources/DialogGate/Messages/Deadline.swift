@@ -1,4 +1,5 @@
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsSupport
 
 /// A deadline for async work that may not honour cancellation promptly.
 ///

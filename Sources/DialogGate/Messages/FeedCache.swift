@@ -1,5 +1,6 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+internal import PrefsJSON
 
 /// The last good feed of one URL, kept in the store with what is needed to revalidate it and to back off.
 ///

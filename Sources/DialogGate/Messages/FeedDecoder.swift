@@ -1,5 +1,6 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+internal import PrefsJSON
 
 /// Turns a `messages.json` document into validated ``RemoteMessage`` values and diagnostics.
 ///

@@ -1,5 +1,6 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+internal import PrefsJSON
 
 /// Why a feed could not be fetched (or why no request was made). ``MessageCenter`` never throws; it
 /// shows these in ``MessageCenter/lastError``.

@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Prefs
+@_spi(Tooling) import Prefs
 
 /// Fetches a messages feed and keeps the last good one in the store.
 ///

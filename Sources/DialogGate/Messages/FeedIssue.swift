@@ -1,4 +1,5 @@
-import Prefs
+@_spi(Tooling) import Prefs
+package import PrefsJSON
 
 /// One problem found in a messages feed: how serious it is, where it is (JSON path and line:column) and
 /// what is wrong.
@@ -38,20 +39,19 @@ public struct FeedIssue: Error, Sendable, Hashable, Comparable, CustomStringConv
     /// How serious the issue is.
     public var severity: Severity
     /// The value concerned, e.g. `$[2].id`; `$` for the whole document.
-    public var path: JSONPath
-    /// Where the value (or the key, for key problems) starts in the document.
-    public var location: SourceLocation
+    public var path: String { jsonPath.description }
+    /// The line (from 1) where the value (or the key, for key problems) starts in the document.
+    public var line: Int { location.line }
+    /// The column (from 1, in characters) where the value starts.
+    public var column: Int { location.column }
     /// What is wrong, without path and location: `expected an integer, found string`.
     public var message: String
+    package var jsonPath: JSONPath
+    package var location: SourceLocation
 
-    /// Creates an issue.
-    ///
-    /// ```swift
-    /// let issue = FeedIssue(.error, at: JSONPath.root / 0 / "id", location, "expected an integer, found string")
-    /// ```
-    public init(_ severity: Severity, at path: JSONPath, _ location: SourceLocation, _ message: String) {
+    package init(_ severity: Severity, at path: JSONPath, _ location: SourceLocation, _ message: String) {
         self.severity = severity
-        self.path = path
+        self.jsonPath = path
         self.location = location
         self.message = message
     }

@@ -1,5 +1,6 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+internal import PrefsJSON
 
 /// Checks a feed document before it is published: everything ``FeedDecoder`` reports, plus warnings about
 /// messages that can never be shown and links that should be `https`.

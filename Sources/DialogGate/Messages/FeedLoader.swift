@@ -1,8 +1,9 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import PrefsSupport
 
 /// A response as a ``FeedLoader`` delivers it: status, header fields and the (size-capped) body.
 ///

@@ -1,5 +1,6 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+internal import PrefsJSON
 
 /// Reads one entry of a feed array into a ``RemoteMessage``, collecting every problem with its path and
 /// location instead of stopping at the first, so a linter can report them all.

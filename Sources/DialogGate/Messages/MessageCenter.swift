@@ -1,6 +1,6 @@
 import Foundation
 import Observation
-import Prefs
+@_spi(Tooling) import Prefs
 
 /// What happened to a message, for ``MessageCenter/onEvent``.
 ///

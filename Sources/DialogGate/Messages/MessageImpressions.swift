@@ -1,5 +1,6 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+internal import PrefsJSON
 
 /// How often a message the user has not acknowledged may be shown again. The default shows it at every refresh
 /// until it is acknowledged, as the seed did; an app that shows its feed at launch usually wants a cap:

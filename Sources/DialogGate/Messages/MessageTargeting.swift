@@ -1,5 +1,6 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+internal import PrefsJSON
 
 /// Decides which message of a feed to show, and explains why: pure functions of the messages, the
 /// context, the date, the last acknowledged id and the installation id.

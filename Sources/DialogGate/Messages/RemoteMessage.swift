@@ -1,4 +1,5 @@
 import Foundation
+internal import PrefsJSON
 
 /// One validated message of a remote `messages.json` feed: what to show and whom to show it to.
 ///

@@ -4,6 +4,8 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+package import PrefsJSON
+import PrefsSupport
 
 /// The JSON store's journal, `FILE.journal` beside the snapshot `FILE`: JSON Lines, one self-checking line per
 /// committed change set, so that a set appends one line instead of rewriting the whole document.
@@ -110,19 +112,13 @@ package enum JSONJournal {
             let keys = changes.values.count == 1 ? Array(changes.values.keys) : changes.values.keys.sorted()
             for (index, key) in keys.enumerated() {
                 if index > 0 { body.append(UInt8(ascii: ",")) }
-                var name = JSONWriter(indentWidth: 0)
-                name.writeString(key)
-                body += name.output
+                body += JSON.string(key).serializedBytes()
                 switch changes.values[key] {
                 case .set(let value)?:
-                    var item = JSONWriter(indentWidth: 0)
-                    item.writeString(value.type.description)
                     body += #":{"type":"#.utf8
-                    body += item.output
+                    body += JSON.string(value.type.description).serializedBytes()
                     body += #","value":"#.utf8
-                    var json = JSONWriter(indentWidth: 0)
-                    json.write(value.json, depth: 0)
-                    body += json.output
+                    body += value.json.serializedBytes()
                     body.append(UInt8(ascii: "}"))
                 case .remove?, nil:
                     body += #":null"#.utf8
@@ -517,9 +513,3 @@ final class JSONJournalFile {
     }
 }
 
-extension FileIdentity {
-    init(_ info: stat) {
-        device = UInt64(info.st_dev)
-        inode = UInt64(info.st_ino)
-    }
-}

@@ -1,8 +1,9 @@
+package import PrefsJSON
 /// Where a ``Prefs`` store keeps its values: memory, a JSON file or an SQLite database.
 ///
 /// A backend is not thread-safe by itself: the store calls it under its own lock, from one thread at a time.
 /// Coordination with other processes (file locks, SQLite transactions) is the backend's job.
-public protocol PrefsBackend: AnyObject {
+package protocol PrefsBackend: AnyObject {
     /// The backend in call-site form, e.g. `.sqlite("/path/prefs.sqlite")`.
     var description: String { get }
 
@@ -39,15 +40,22 @@ public protocol PrefsBackend: AnyObject {
     func quickCheckProblems() throws -> [String]
     /// Releases files and handles. Pending writes are flushed first by the store.
     func close()
+
+    /// What opening recovered from (``Prefs/Recovery/moveAsideAndStartEmpty``); the store reports it once as a
+    /// ``Prefs/Diagnostic``. Nil by default.
+    var recovered: RecoveredFile? { get }
+    /// The files the backend keeps (the store file and the sidecars that exist now), for tools that copy, remove or
+    /// inspect a store. Empty by default (memory, a server).
+    var files: [String] { get }
 }
 
 extension PrefsBackend {
-    public func apply(_ changes: Changeset) throws {
+    package func apply(_ changes: Changeset) throws {
         try applyInTransaction(changes)
     }
 
     /// Applies `changes` between ``beginTransaction()`` and ``commitTransaction(_:)``, rolling back on failure.
-    public func applyInTransaction(_ changes: Changeset) throws {
+    package func applyInTransaction(_ changes: Changeset) throws {
         try beginTransaction()
         do {
             try commitTransaction(changes)
@@ -56,41 +64,43 @@ extension PrefsBackend {
             throw error
         }
     }
-    public func declaration(forKey key: String) throws -> KeyDeclaration? {
+    package func declaration(forKey key: String) throws -> KeyDeclaration? {
         try declarations()[key]
     }
-    public var flushInterval: Duration? { nil }
-    public func quickCheckProblems() throws -> [String] {
+    package var flushInterval: Duration? { nil }
+    package func quickCheckProblems() throws -> [String] {
         try integrityProblems()
     }
-    public func flush() throws {}
+    package func flush() throws {}
+    package var recovered: RecoveredFile? { nil }
+    package var files: [String] { [] }
 }
 
 /// A set of changes a backend applies in one atomic step.
-public struct Changeset: Sendable, Hashable {
-    public enum Change: Sendable, Hashable {
+package struct Changeset: Sendable, Hashable {
+    package enum Change: Sendable, Hashable {
         case set(StoredValue)
         case remove
     }
 
     /// Value changes by key.
-    public var values: [String: Change] = [:]
+    package var values: [String: Change] = [:]
     /// Declarations to record (they replace earlier ones under the same key).
-    public var declarations: [String: KeyDeclaration] = [:]
+    package var declarations: [String: KeyDeclaration] = [:]
     /// Declarations to forget (a tool restoring a snapshot exactly, or removing what it recorded by mistake).
     /// Applied before ``declarations``: a key in both ends up declared.
-    public var removedDeclarations: Set<String> = []
+    package var removedDeclarations: Set<String> = []
 
-    public init(values: [String: Change] = [:], declarations: [String: KeyDeclaration] = [:], removedDeclarations: Set<String> = []) {
+    package init(values: [String: Change] = [:], declarations: [String: KeyDeclaration] = [:], removedDeclarations: Set<String> = []) {
         self.values = values
         self.declarations = declarations
         self.removedDeclarations = removedDeclarations
     }
 
-    public var isEmpty: Bool { values.isEmpty && declarations.isEmpty && removedDeclarations.isEmpty }
+    package var isEmpty: Bool { values.isEmpty && declarations.isEmpty && removedDeclarations.isEmpty }
 
     /// Applies the changes to a dictionary of values (used by the memory and JSON backends).
-    func apply(to stored: inout [String: StoredValue], declarations recorded: inout [String: KeyDeclaration]) {
+    package func apply(to stored: inout [String: StoredValue], declarations recorded: inout [String: KeyDeclaration]) {
         for (key, change) in values {
             switch change {
             case .set(let value): stored[key] = value

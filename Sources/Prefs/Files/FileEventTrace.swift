@@ -1,4 +1,5 @@
 import Foundation
+import PrefsSupport
 
 extension FileSystem {
     /// A durability-relevant step of ``replace(_:with:sync:)``, in the order it happened: what a power cut may keep

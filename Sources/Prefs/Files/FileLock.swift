@@ -4,6 +4,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import PrefsSupport
 
 /// An exclusive advisory lock between processes, held on a sidecar file (`store.json.lock`, mode 0600, opened with
 /// `O_NOFOLLOW`: a symbolic link at its name fails with `ELOOP`).

@@ -4,9 +4,18 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+package import PrefsJSON
 
 /// The few POSIX file operations the file-backed stores need, with errors that name the path.
 package enum FileSystem {
+    /// The paths among `paths` where something exists now (links not followed).
+    static func existing(_ paths: [String]) -> [String] {
+        paths.filter { path in
+            var info = stat()
+            return lstat(path, &info) == 0
+        }
+    }
+
     /// Identity of a file's current content: changes whenever another process replaces or rewrites it.
     package struct Stamp: Hashable, Sendable {
         var device: UInt64
@@ -283,20 +292,5 @@ extension FileSystem.Stamp {
             modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
             changed: Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
         )
-    }
-}
-
-/// A file by device and inode: the same file under any path, link or hard link.
-package struct FileIdentity: Hashable, Sendable {
-    package let device: UInt64
-    package let inode: UInt64
-
-    /// The identity of the file at `path`, links followed; nil when there is none.
-    package init?(path: String) {
-        guard !path.isEmpty else { return nil }
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        device = UInt64(info.st_dev)
-        inode = UInt64(info.st_ino)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+public import PrefsJSON
 
 extension Prefs {
     /// The namespace for static typed keys. Declare keys in an extension; use them with `prefs[.name]`.
@@ -21,7 +22,7 @@ extension Prefs {
         /// Names this key had before; the first read moves a value found under one of them to `name`.
         public let formerNames: [String]
         /// The type and initial value, as recorded in the store for tools in other processes.
-        public let declaration: KeyDeclaration
+        @_spi(Tooling) public let declaration: KeyDeclaration
 
         init(name: String, formerNames: [String], declaration: KeyDeclaration) {
             self.name = name
@@ -40,7 +41,7 @@ extension Prefs {
         /// The cache's box type for `Value`, looked up once here rather than on every read.
         let decodedBoxType = ObjectIdentifier(DecodedBox<Value>.self)
 
-        /// Declares a key. An invalid name (empty, longer than ``KeyName/maximumLength`` bytes, with control
+        /// Declares a key. An invalid name (empty, longer than 256 bytes, with control
         /// characters) is a programming error and stops the program here, at the declaration, with the reason.
         /// Use ``init(validating:initial:formerNames:)`` for names that come from input.
         public convenience init(_ name: String, initial: Value, formerNames: [String] = []) {
@@ -74,7 +75,7 @@ extension Prefs.Key where Value: ExpressibleByNilLiteral {
 }
 
 /// What a store records about a declared key, so `prefs-tool` in another process can list it.
-public struct KeyDeclaration: Sendable, Hashable {
+@_spi(Tooling) public struct KeyDeclaration: Sendable, Hashable {
     public var type: ValueType
     /// The initial value's JSON form; nil for an optional key whose initial value is nil.
     public var initial: JSON?
@@ -98,7 +99,7 @@ public struct KeyDeclaration: Sendable, Hashable {
     /// declaration.mismatch(with: StoredValue(type: .string, json: .string("three")))?.reason   // "a string is never read as int"
     /// declaration.mismatch(with: StoredValue(type: .int, json: .int(3)))                      // nil
     /// ```
-    package func mismatch(with value: StoredValue) -> ValueMismatch? {
+    public func mismatch(with value: StoredValue) -> ValueMismatch? {
         guard type.canDecode(from: value.type) else {
             return ValueMismatch(stored: value, expected: type, reason: "a \(value.type) is never read as \(type)")
         }

@@ -5,7 +5,7 @@ import Foundation
 /// A name is 1 to ``maximumLength`` UTF-8 bytes of printable text, measured in Unicode NFC (the form Prefs stores and
 /// compares names in, so that both spellings of `é` are one key with one limit): no control characters
 /// (U+0000–U+001F, U+007F–U+009F), no line or paragraph separators, no leading or trailing white space.
-public enum KeyName {
+@_spi(Tooling) public enum KeyName {
     /// The longest name, in UTF-8 bytes.
     public static let maximumLength = 256
 

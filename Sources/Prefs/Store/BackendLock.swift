@@ -7,6 +7,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import PrefsSupport
 
 /// The store's backend behind a lock: one thread at a time uses it.
 ///

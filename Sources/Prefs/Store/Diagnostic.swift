@@ -29,6 +29,12 @@ extension Prefs {
         /// The store, in call-site form.
         public var store: String
 
+        package init(key: String?, kind: Kind, store: String) {
+            self.key = key
+            self.kind = kind
+            self.store = store
+        }
+
         public var description: String {
             let subject = key.map { "key \(PrefsError.quoted($0)) in \(store)" } ?? store
             switch kind {

@@ -7,6 +7,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import PrefsSupport
 
 /// Writes coalesced changes still held in memory when the process exits normally: `exit(_:)`, or a return from
 /// `main`, with the store in a global or a `static let` that is never released.

@@ -1,5 +1,6 @@
 import Foundation
 import Observation
+import PrefsSupport
 
 /// One key of a ``Prefs`` store as an `Observable` object, for UI binding, and the projected value of ``Pref``.
 ///

@@ -1,3 +1,4 @@
+package import PrefsJSON
 extension Prefs {
     /// Records keys in the store with their type, initial value and former names, so that `prefs-tool` in another
     /// process can list them. A key is also recorded by its first `set` in a process (not by a batch or transaction); a
@@ -27,14 +28,14 @@ extension Prefs {
     }
 
     /// Records declarations as they are (for tools copying a store).
-    public func recordDeclarations(_ declarations: [String: KeyDeclaration]) throws {
+    @_spi(Tooling) public func recordDeclarations(_ declarations: [String: KeyDeclaration]) throws {
         for name in declarations.keys { try KeyName.validate(name) }
         try commit(Changeset(declarations: declarations))
     }
 
     /// Forgets recorded declarations (for tools removing what they recorded by mistake). A key this process uses
     /// is recorded again by its next use.
-    package func removeDeclarations(_ names: [String]) throws {
+    @_spi(Tooling) public func removeDeclarations(_ names: [String]) throws {
         state.withLock { state in
             for name in names { state.declared.remove(name) }
         }
@@ -42,7 +43,7 @@ extension Prefs {
     }
 
     /// Every declaration recorded in the store, by any process, read fresh from the backend.
-    public func declaredKeys() throws -> [String: KeyDeclaration] {
+    @_spi(Tooling) public func declaredKeys() throws -> [String: KeyDeclaration] {
         try io.withBackend { backend in try backend.declarations() }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+package import PrefsJSON
 
 extension Prefs {
     /// Looks for other processes' writes now. A store that something observes does this by itself every `pollInterval`.
@@ -91,7 +92,7 @@ extension Prefs {
     }
 
     /// The stored value under `name`, read fresh from the backend. While `name` holds none, the value under the first of
-    /// its declared former names that holds one (``KeyDeclaration/formerNames``): what the app reads for the key.
+    /// its declared former names that holds one (its declaration's `formerNames`): what the app reads for the key.
     public func storedValue(forKey name: String) throws -> StoredValue? {
         try io.withBackendAllowingReentry { backend in
             if let value = try backend.value(forKey: name) { return value }

@@ -1,5 +1,6 @@
 import Foundation
 import Observation
+import PrefsSupport
 
 extension Prefs {
     /// The values of `key`: the current value first, then each change, whether made in this process or,

@@ -1,4 +1,5 @@
 import Foundation
+import PrefsSupport
 
 extension Prefs {
     private static let standardStore = Locked<Prefs?>(nil)

@@ -1,4 +1,6 @@
 import Foundation
+package import PrefsJSON
+import PrefsSupport
 
 /// A typed, thread-safe preferences store on memory, a JSON file or SQLite.
 ///
@@ -104,11 +106,10 @@ public final class Prefs: Sendable {
         self.pollInterval = pollInterval
         self.onDiagnostic = onDiagnostic
         let backend = try storage.makeBackend()
-        let recovered = (backend as? JSONFileBackend)?.recoveredFrom ?? (backend as? SQLiteBackend)?.recoveredFrom
         io = BackendLock(backend, storage: storage)
         state = Locked(State())
-        if let recovered {
-            report(Diagnostic(key: nil, kind: .recovered(movedTo: recovered.path, reason: recovered.reason), store: storage.description))
+        if let recovered = backend.recovered {
+            report(Diagnostic(key: nil, kind: .recovered(movedTo: recovered.movedTo, reason: recovered.reason), store: storage.description))
         }
         if let json = backend as? JSONFileBackend, let torn = json.tornJournalTail, let line = torn.line {
             report(Diagnostic(key: nil, kind: .journalTornTail(path: json.journal.path, line: line, bytes: torn.bytes), store: storage.description))
@@ -281,7 +282,7 @@ public final class Prefs: Sendable {
 
     /// Refuses a value over ``maximumValueBytes`` or ``maximumValueDepth``. Depth is checked first, so a value built in
     /// code with any nesting is refused before anything walks it recursively.
-    static func checkLimits(_ stored: StoredValue, key: String) throws(PrefsError) {
+    package static func checkLimits(_ stored: StoredValue, key: String) throws(PrefsError) {
         // A type nested deeper than its value may be (an empty array) would be written, but not read back as that type.
         if stored.type.nests(deeperThan: maximumValueDepth) { throw .valueTooDeep(key: key, limit: maximumValueDepth) }
         let bytes: Int
@@ -317,7 +318,7 @@ public final class Prefs: Sendable {
 
     /// Records a diagnostic and calls `onDiagnostic` with it: at once, or, when this thread holds one of the store's
     /// locks (inside a transaction, or delivering to an observer), as soon as it releases it, so a handler may call the store.
-    func report(_ diagnostic: Diagnostic) {
+    package func report(_ diagnostic: Diagnostic) {
         state.withLock { state in
             state.diagnostics.append(diagnostic)
             if state.diagnostics.count > 256 { state.diagnostics.removeFirst(state.diagnostics.count - 256) }
@@ -331,7 +332,7 @@ public final class Prefs: Sendable {
         report(Diagnostic(key: key, kind: .writeFailed("\(error)"), store: storage.description))
     }
 
-    func reportMismatch(_ mismatch: ValueMismatch, key: String) {
+    package func reportMismatch(_ mismatch: ValueMismatch, key: String) {
         let isNew = state.withLock { $0.reportedMismatches.insert(mismatch).inserted }
         if isNew { report(Diagnostic(key: key, kind: .typeMismatch(mismatch), store: storage.description)) }
     }

@@ -1,4 +1,6 @@
 import Foundation
+package import PrefsJSON
+import PrefsSQLite
 
 extension Prefs {
     /// How long a write survives once it returns.
@@ -148,8 +150,8 @@ extension Prefs {
             return nil
         }
 
-        /// A backend of your own.
-        public static func custom(_ description: String, _ make: @escaping @Sendable () throws -> any PrefsBackend) -> Storage {
+        /// A backend defined outside this module (another target of the package, or the tests).
+        package static func backend(_ description: String, _ make: @escaping @Sendable () throws -> any PrefsBackend) -> Storage {
             Storage(kind: .custom(description, make))
         }
 
@@ -165,7 +167,7 @@ extension Prefs {
 
         /// The endings of the files a file store keeps beside its file (SQLite's `-wal`, `-shm`, `-journal`; the JSON
         /// store's `.lock` and `.journal`), for tools that must not treat them as anything else.
-        public static let sidecarSuffixes = SQLiteBackend.sidecarSuffixes + [JSONFileBackend.lockSuffix, JSONJournal.suffix]
+        @_spi(Tooling) public static let sidecarSuffixes = SQLiteBackend.sidecarSuffixes + JSONFileBackend.sidecarSuffixes
 
         /// The file path for file-backed stores.
         public var path: String? {

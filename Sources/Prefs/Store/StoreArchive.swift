@@ -1,4 +1,5 @@
 import Foundation
+package import PrefsJSON
 
 /// Every stored value with its type, and every key declaration, as one JSON document: what `prefs-tool export`
 /// writes and `import` reads.
@@ -8,13 +9,13 @@ import Foundation
 /// let data = try StoreArchive.export(prefs)
 /// let values = try StoreArchive.decode(data, source: "backup.json")   // validated: names, types, shapes
 /// ```
-public enum StoreArchive {
+@_spi(Tooling) public enum StoreArchive {
     /// What an archive holds: values and declarations, by key.
-    package struct Contents: Sendable, Hashable {
-        package var values: [String: StoredValue]
-        package var declarations: [String: KeyDeclaration]
+    public struct Contents: Sendable, Hashable {
+        public var values: [String: StoredValue]
+        public var declarations: [String: KeyDeclaration]
 
-        package init(values: [String: StoredValue] = [:], declarations: [String: KeyDeclaration] = [:]) {
+        public init(values: [String: StoredValue] = [:], declarations: [String: KeyDeclaration] = [:]) {
             self.values = values
             self.declarations = declarations
         }
@@ -43,7 +44,7 @@ public enum StoreArchive {
 
     /// Reads an archive's values and declarations, checking every value (``validate(_:source:)``) and every
     /// declared key's name.
-    package static func contents(of data: Data, source: String) throws(PrefsError) -> Contents {
+    public static func contents(of data: Data, source: String) throws(PrefsError) -> Contents {
         let document = try JSONStoreDocument(data: data, path: source)
         try validate(document.values, source: source)
         for key in document.declarations.keys.sorted() {
@@ -80,7 +81,7 @@ extension Prefs {
     /// `checkingDeclarations` is false (to reproduce a store whose app reads such a value as its initial value). With
     /// `replacing`, every other stored value and declaration is removed, so the store then holds exactly the
     /// archive; otherwise the archive's keys replace the store's and other keys stay.
-    package func importArchive(_ archive: StoreArchive.Contents, replacing: Bool = false, checkingDeclarations: Bool = true) throws {
+    @_spi(Tooling) public func importArchive(_ archive: StoreArchive.Contents, replacing: Bool = false, checkingDeclarations: Bool = true) throws {
         for (name, value) in archive.values {
             try KeyName.validate(name)
             try Self.checkLimits(value, key: name)

@@ -1,4 +1,5 @@
 import Foundation
+package import PrefsJSON
 
 // The value types a `UserDefaults` or Defaults user stores, beyond the scalars: every fixed-width integer, `Float`
 // and `CGFloat`, `UUID`, `Set`, ranges, `Decimal`, `Locale` and `TimeZone`. Each is stored in a form a person reads
@@ -12,58 +13,85 @@ import Foundation
 /// (reported, the initial value read), never wrapped around.
 extension Int8: PrefsStorable {
     public static var valueType: ValueType { .int }
-    public func storedJSON() -> JSON { .int(Int(self)) }
-    public init(storedJSON json: JSON) throws(DecodeFailure) { self = try IntegerForm.signed(json) }
+    public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: .int(Int(self))) }
+    public init(storedValue: StoredValue) throws(DecodeFailure) {
+        let json = storedValue.json
+        self = try IntegerForm.signed(json)
+    }
 }
 
 extension Int16: PrefsStorable {
     public static var valueType: ValueType { .int }
-    public func storedJSON() -> JSON { .int(Int(self)) }
-    public init(storedJSON json: JSON) throws(DecodeFailure) { self = try IntegerForm.signed(json) }
+    public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: .int(Int(self))) }
+    public init(storedValue: StoredValue) throws(DecodeFailure) {
+        let json = storedValue.json
+        self = try IntegerForm.signed(json)
+    }
 }
 
 extension Int32: PrefsStorable {
     public static var valueType: ValueType { .int }
-    public func storedJSON() -> JSON { .int(Int(self)) }
-    public init(storedJSON json: JSON) throws(DecodeFailure) { self = try IntegerForm.signed(json) }
+    public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: .int(Int(self))) }
+    public init(storedValue: StoredValue) throws(DecodeFailure) {
+        let json = storedValue.json
+        self = try IntegerForm.signed(json)
+    }
 }
 
 extension Int64: PrefsStorable {
     public static var valueType: ValueType { .int }
-    public func storedJSON() -> JSON { .int(Int(self)) }
-    public init(storedJSON json: JSON) throws(DecodeFailure) { self = try IntegerForm.signed(json) }
+    public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: .int(Int(self))) }
+    public init(storedValue: StoredValue) throws(DecodeFailure) {
+        let json = storedValue.json
+        self = try IntegerForm.signed(json)
+    }
 }
 
 /// Unsigned integers: stored as `uint`, a JSON integer, or, above `Int.max` (only `UInt`, `UInt64`), its decimal digits
 /// as a string, so `UInt64.max` is exact in every backend.
 extension UInt: PrefsStorable {
     public static var valueType: ValueType { .uint }
-    public func storedJSON() -> JSON { IntegerForm.unsigned(self) }
-    public init(storedJSON json: JSON) throws(DecodeFailure) { self = try IntegerForm.unsigned(json) }
+    public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: IntegerForm.unsigned(self)) }
+    public init(storedValue: StoredValue) throws(DecodeFailure) {
+        let json = storedValue.json
+        self = try IntegerForm.unsigned(json)
+    }
 }
 
 extension UInt8: PrefsStorable {
     public static var valueType: ValueType { .uint }
-    public func storedJSON() -> JSON { IntegerForm.unsigned(self) }
-    public init(storedJSON json: JSON) throws(DecodeFailure) { self = try IntegerForm.unsigned(json) }
+    public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: IntegerForm.unsigned(self)) }
+    public init(storedValue: StoredValue) throws(DecodeFailure) {
+        let json = storedValue.json
+        self = try IntegerForm.unsigned(json)
+    }
 }
 
 extension UInt16: PrefsStorable {
     public static var valueType: ValueType { .uint }
-    public func storedJSON() -> JSON { IntegerForm.unsigned(self) }
-    public init(storedJSON json: JSON) throws(DecodeFailure) { self = try IntegerForm.unsigned(json) }
+    public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: IntegerForm.unsigned(self)) }
+    public init(storedValue: StoredValue) throws(DecodeFailure) {
+        let json = storedValue.json
+        self = try IntegerForm.unsigned(json)
+    }
 }
 
 extension UInt32: PrefsStorable {
     public static var valueType: ValueType { .uint }
-    public func storedJSON() -> JSON { IntegerForm.unsigned(self) }
-    public init(storedJSON json: JSON) throws(DecodeFailure) { self = try IntegerForm.unsigned(json) }
+    public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: IntegerForm.unsigned(self)) }
+    public init(storedValue: StoredValue) throws(DecodeFailure) {
+        let json = storedValue.json
+        self = try IntegerForm.unsigned(json)
+    }
 }
 
 extension UInt64: PrefsStorable {
     public static var valueType: ValueType { .uint }
-    public func storedJSON() -> JSON { IntegerForm.unsigned(self) }
-    public init(storedJSON json: JSON) throws(DecodeFailure) { self = try IntegerForm.unsigned(json) }
+    public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: IntegerForm.unsigned(self)) }
+    public init(storedValue: StoredValue) throws(DecodeFailure) {
+        let json = storedValue.json
+        self = try IntegerForm.unsigned(json)
+    }
 }
 
 /// The stored forms the integer types share.
@@ -105,16 +133,18 @@ extension DecodeFailure {
 /// the same `Float`; NaN and the infinities as `Double` stores them.
 extension Float: PrefsStorable {
     public static var valueType: ValueType { .double }
-    public func storedJSON() -> JSON { Double(self).storedJSON() }
-    public init(storedJSON json: JSON) throws(DecodeFailure) {
+    public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: Double(self).storedValue().json) }
+    public init(storedValue: StoredValue) throws(DecodeFailure) {
+        let json = storedValue.json
         self = Float(try Double(storedJSON: json))
     }
 }
 
 extension CGFloat: PrefsStorable {
     public static var valueType: ValueType { .double }
-    public func storedJSON() -> JSON { Double(self).storedJSON() }
-    public init(storedJSON json: JSON) throws(DecodeFailure) {
+    public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: Double(self).storedValue().json) }
+    public init(storedValue: StoredValue) throws(DecodeFailure) {
+        let json = storedValue.json
         self = CGFloat(try Double(storedJSON: json))
     }
 }
@@ -124,8 +154,9 @@ extension CGFloat: PrefsStorable {
 /// A `UUID` as its canonical string, `E621E1F8-C36C-495A-93FC-0C247A3E6E5F`.
 extension UUID: PrefsStorable {
     public static var valueType: ValueType { .string }
-    public func storedJSON() -> JSON { .string(uuidString) }
-    public init(storedJSON json: JSON) throws(DecodeFailure) {
+    public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: .string(uuidString)) }
+    public init(storedValue: StoredValue) throws(DecodeFailure) {
+        let json = storedValue.json
         guard case .string(let text) = json else { throw .expected("a UUID string", found: json) }
         guard let uuid = UUID(uuidString: text) else { throw DecodeFailure("\"\(text)\" is not a UUID") }
         self = uuid
@@ -135,8 +166,9 @@ extension UUID: PrefsStorable {
 /// A `Decimal` as its exact decimal text (`"0.1"` stays 0.1, where a `double` would not).
 extension Decimal: PrefsStorable {
     public static var valueType: ValueType { .string }
-    public func storedJSON() -> JSON { .string(description) }
-    public init(storedJSON json: JSON) throws(DecodeFailure) {
+    public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: .string(description)) }
+    public init(storedValue: StoredValue) throws(DecodeFailure) {
+        let json = storedValue.json
         guard case .string(let text) = json else { throw .expected("a decimal number string", found: json) }
         guard let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), !value.isNaN || text == "NaN" else {
             throw DecodeFailure("\"\(text)\" is not a decimal number")
@@ -148,8 +180,9 @@ extension Decimal: PrefsStorable {
 /// A `Locale` as its identifier (`en_US`, `zh-Hant_TW`).
 extension Locale: PrefsStorable {
     public static var valueType: ValueType { .string }
-    public func storedJSON() -> JSON { .string(identifier) }
-    public init(storedJSON json: JSON) throws(DecodeFailure) {
+    public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: .string(identifier)) }
+    public init(storedValue: StoredValue) throws(DecodeFailure) {
+        let json = storedValue.json
         guard case .string(let identifier) = json else { throw .expected("a locale identifier", found: json) }
         self.init(identifier: identifier)
     }
@@ -158,8 +191,9 @@ extension Locale: PrefsStorable {
 /// A `TimeZone` as its identifier (`Europe/Paris`); an identifier this system does not know is a mismatch.
 extension TimeZone: PrefsStorable {
     public static var valueType: ValueType { .string }
-    public func storedJSON() -> JSON { .string(identifier) }
-    public init(storedJSON json: JSON) throws(DecodeFailure) {
+    public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: .string(identifier)) }
+    public init(storedValue: StoredValue) throws(DecodeFailure) {
+        let json = storedValue.json
         guard case .string(let identifier) = json else { throw .expected("a time zone identifier", found: json) }
         guard let zone = TimeZone(identifier: identifier) else { throw DecodeFailure("\"\(identifier)\" is not a known time zone") }
         self = zone
@@ -172,11 +206,12 @@ extension TimeZone: PrefsStorable {
 /// when the set does not.
 extension Set: PrefsStorable where Element: PrefsStorable {
     public static var valueType: ValueType { .array(Element.valueType) }
-    public func storedJSON() throws -> JSON {
+    public func storedValue() throws -> StoredValue {
         let elements = try map { try $0.storedJSON() }
-        return .array(elements.map { ($0.serialized(), $0) }.sorted { $0.0 < $1.0 }.map(\.1))
+        return StoredValue(type: Self.valueType, json: .array(elements.map { ($0.serialized(), $0) }.sorted { $0.0 < $1.0 }.map(\.1)))
     }
-    public init(storedJSON json: JSON) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws(DecodeFailure) {
+        let json = storedValue.json
         self = Set(try [Element](storedJSON: json))
     }
 }
@@ -184,8 +219,9 @@ extension Set: PrefsStorable where Element: PrefsStorable {
 /// A `Range` as `{"lowerBound": …, "upperBound": …}` (type `[string: BOUND]`).
 extension Range: PrefsStorable where Bound: PrefsStorable {
     public static var valueType: ValueType { .dictionary(Bound.valueType) }
-    public func storedJSON() throws -> JSON { try RangeForm.json(lowerBound, upperBound) }
-    public init(storedJSON json: JSON) throws(DecodeFailure) {
+    public func storedValue() throws -> StoredValue { StoredValue(type: Self.valueType, json: try RangeForm.json(lowerBound, upperBound)) }
+    public init(storedValue: StoredValue) throws(DecodeFailure) {
+        let json = storedValue.json
         let (lower, upper): (Bound, Bound) = try RangeForm.bounds(json)
         self = lower..<upper
     }
@@ -194,8 +230,9 @@ extension Range: PrefsStorable where Bound: PrefsStorable {
 /// A `ClosedRange` as `{"lowerBound": …, "upperBound": …}` (type `[string: BOUND]`).
 extension ClosedRange: PrefsStorable where Bound: PrefsStorable {
     public static var valueType: ValueType { .dictionary(Bound.valueType) }
-    public func storedJSON() throws -> JSON { try RangeForm.json(lowerBound, upperBound) }
-    public init(storedJSON json: JSON) throws(DecodeFailure) {
+    public func storedValue() throws -> StoredValue { StoredValue(type: Self.valueType, json: try RangeForm.json(lowerBound, upperBound)) }
+    public init(storedValue: StoredValue) throws(DecodeFailure) {
+        let json = storedValue.json
         let (lower, upper): (Bound, Bound) = try RangeForm.bounds(json)
         self = lower...upper
     }

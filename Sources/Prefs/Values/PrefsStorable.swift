@@ -1,4 +1,5 @@
 import Foundation
+package import PrefsJSON
 
 /// A type whose values a ``Prefs`` store can keep.
 ///
@@ -13,18 +14,28 @@ import Foundation
 public protocol PrefsStorable: Sendable {
     /// The type recorded beside the value.
     static var valueType: ValueType { get }
-    /// The value's JSON form (see ``StoredValue``). `Optional.none` is `.null`.
-    func storedJSON() throws -> JSON
+    /// The value in stored form. `Optional.none` is stored as null.
+    func storedValue() throws -> StoredValue
+    /// Reads a value from its stored form.
+    init(storedValue: StoredValue) throws(DecodeFailure)
+}
+
+extension PrefsStorable {
+    /// The value's JSON form, as the stores keep it.
+    package func storedJSON() throws -> JSON { try storedValue().json }
     /// Reads a value from its JSON form.
-    init(storedJSON json: JSON) throws(DecodeFailure)
+    package init(storedJSON json: JSON) throws(DecodeFailure) {
+        try self.init(storedValue: StoredValue(type: Self.valueType, json: json))
+    }
 }
 
 // MARK: - Scalars
 
 extension Bool: PrefsStorable {
     public static var valueType: ValueType { .bool }
-    public func storedJSON() -> JSON { .bool(self) }
-    public init(storedJSON json: JSON) throws(DecodeFailure) {
+    public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: .bool(self)) }
+    public init(storedValue: StoredValue) throws(DecodeFailure) {
+        let json = storedValue.json
         guard case .bool(let value) = json else { throw .expected("a boolean", found: json) }
         self = value
     }
@@ -32,8 +43,9 @@ extension Bool: PrefsStorable {
 
 extension Int: PrefsStorable {
     public static var valueType: ValueType { .int }
-    public func storedJSON() -> JSON { .int(self) }
-    public init(storedJSON json: JSON) throws(DecodeFailure) {
+    public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: .int(self)) }
+    public init(storedValue: StoredValue) throws(DecodeFailure) {
+        let json = storedValue.json
         guard case .int(let value) = json else { throw .expected("an integer", found: json) }
         self = value
     }
@@ -41,11 +53,11 @@ extension Int: PrefsStorable {
 
 extension Double: PrefsStorable {
     public static var valueType: ValueType { .double }
-    public func storedJSON() -> JSON {
-        if isFinite { return .double(self) }
-        return .string(isNaN ? "nan" : (self > 0 ? "inf" : "-inf"))
+    public func storedValue() -> StoredValue {
+        StoredValue(type: .double, json: isFinite ? .double(self) : .string(isNaN ? "nan" : (self > 0 ? "inf" : "-inf")))
     }
-    public init(storedJSON json: JSON) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws(DecodeFailure) {
+        let json = storedValue.json
         switch json {
         case .double(let value): self = value
         case .int(let value): self = Double(value)
@@ -59,8 +71,9 @@ extension Double: PrefsStorable {
 
 extension String: PrefsStorable {
     public static var valueType: ValueType { .string }
-    public func storedJSON() -> JSON { .string(self) }
-    public init(storedJSON json: JSON) throws(DecodeFailure) {
+    public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: .string(self)) }
+    public init(storedValue: StoredValue) throws(DecodeFailure) {
+        let json = storedValue.json
         guard case .string(let value) = json else { throw .expected("a string", found: json) }
         self = value
     }
@@ -68,9 +81,10 @@ extension String: PrefsStorable {
 
 extension Date: PrefsStorable {
     public static var valueType: ValueType { .date }
-    /// Throws `EncodingError.invalidValue` for a date outside ``ISO8601``'s range, which could not be read back.
-    public func storedJSON() throws -> JSON { .string(try ISO8601.formatForStorage(self)) }
-    public init(storedJSON json: JSON) throws(DecodeFailure) {
+    /// Throws `EncodingError.invalidValue` for a date outside ISO 8601's range, which could not be read back.
+    public func storedValue() throws -> StoredValue { StoredValue(type: Self.valueType, json: .string(try ISO8601.formatForStorage(self))) }
+    public init(storedValue: StoredValue) throws(DecodeFailure) {
+        let json = storedValue.json
         guard case .string(let text) = json else { throw .expected("an ISO-8601 date string", found: json) }
         do {
             self = try ISO8601.parse(text, allowDateOnly: true)
@@ -82,8 +96,9 @@ extension Date: PrefsStorable {
 
 extension Data: PrefsStorable {
     public static var valueType: ValueType { .data }
-    public func storedJSON() -> JSON { .string(base64EncodedString()) }
-    public init(storedJSON json: JSON) throws(DecodeFailure) {
+    public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: .string(base64EncodedString())) }
+    public init(storedValue: StoredValue) throws(DecodeFailure) {
+        let json = storedValue.json
         guard case .string(let text) = json else { throw .expected("a base64 string", found: json) }
         guard let data = Data(base64Encoded: text) else { throw DecodeFailure("the string is not valid base64") }
         self = data
@@ -93,8 +108,9 @@ extension Data: PrefsStorable {
 extension URL: PrefsStorable {
     public static var valueType: ValueType { .url }
     /// The whole URL (scheme, host, query, fragment), not just a file path.
-    public func storedJSON() -> JSON { .string(absoluteString) }
-    public init(storedJSON json: JSON) throws(DecodeFailure) {
+    public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: .string(absoluteString)) }
+    public init(storedValue: StoredValue) throws(DecodeFailure) {
+        let json = storedValue.json
         guard case .string(let text) = json else { throw .expected("a URL string", found: json) }
         guard let url = URL(string: text) else { throw DecodeFailure("\"\(text)\" is not a URL") }
         self = url
@@ -105,8 +121,9 @@ extension URL: PrefsStorable {
 
 extension Array: PrefsStorable where Element: PrefsStorable {
     public static var valueType: ValueType { .array(Element.valueType) }
-    public func storedJSON() throws -> JSON { .array(try map { try $0.storedJSON() }) }
-    public init(storedJSON json: JSON) throws(DecodeFailure) {
+    public func storedValue() throws -> StoredValue { StoredValue(type: Self.valueType, json: .array(try map { try $0.storedJSON() })) }
+    public init(storedValue: StoredValue) throws(DecodeFailure) {
+        let json = storedValue.json
         guard case .array(let elements) = json else { throw .expected("an array", found: json) }
         var result: [Element] = []
         result.reserveCapacity(elements.count)
@@ -123,8 +140,9 @@ extension Array: PrefsStorable where Element: PrefsStorable {
 
 extension Dictionary: PrefsStorable where Key == String, Value: PrefsStorable {
     public static var valueType: ValueType { .dictionary(Value.valueType) }
-    public func storedJSON() throws -> JSON { .object(try mapValues { try $0.storedJSON() }) }
-    public init(storedJSON json: JSON) throws(DecodeFailure) {
+    public func storedValue() throws -> StoredValue { StoredValue(type: Self.valueType, json: .object(try mapValues { try $0.storedJSON() })) }
+    public init(storedValue: StoredValue) throws(DecodeFailure) {
+        let json = storedValue.json
         guard case .object(let members) = json else { throw .expected("an object", found: json) }
         var result: [String: Value] = [:]
         result.reserveCapacity(members.count)
@@ -141,13 +159,14 @@ extension Dictionary: PrefsStorable where Key == String, Value: PrefsStorable {
 
 extension Optional: PrefsStorable where Wrapped: PrefsStorable {
     public static var valueType: ValueType { Wrapped.valueType }
-    public func storedJSON() throws -> JSON {
+    public func storedValue() throws -> StoredValue {
         switch self {
-        case .none: .null
-        case .some(let value): try value.storedJSON()
+        case .none: StoredValue(type: Self.valueType, json: .null)
+        case .some(let value): try value.storedValue()
         }
     }
-    public init(storedJSON json: JSON) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws(DecodeFailure) {
+        let json = storedValue.json
         if case .null = json { self = .none; return }
         self = .some(try Wrapped(storedJSON: json))
     }
@@ -157,8 +176,11 @@ extension Optional: PrefsStorable where Wrapped: PrefsStorable {
 
 extension PrefsStorable where Self: RawRepresentable, RawValue: PrefsStorable {
     public static var valueType: ValueType { RawValue.valueType }
-    public func storedJSON() throws -> JSON { try rawValue.storedJSON() }
-    public init(storedJSON json: JSON) throws(DecodeFailure) { self = try Self.decodeRaw(json) }
+    public func storedValue() throws -> StoredValue { StoredValue(type: Self.valueType, json: try rawValue.storedJSON()) }
+    public init(storedValue: StoredValue) throws(DecodeFailure) {
+        let json = storedValue.json
+        self = try Self.decodeRaw(json)
+    }
 
     static func decodeRaw(_ json: JSON) throws(DecodeFailure) -> Self {
         let raw = try RawValue(storedJSON: json)
@@ -171,10 +193,11 @@ extension PrefsStorable where Self: RawRepresentable, RawValue: PrefsStorable {
 
 extension PrefsStorable where Self: Codable {
     public static var valueType: ValueType { .json }
-    public func storedJSON() throws -> JSON {
-        try JSON.parse(CodableStorage.encoder().encode(self))
+    public func storedValue() throws -> StoredValue {
+        StoredValue(type: Self.valueType, json: try JSON.parse(CodableStorage.encoder().encode(self)))
     }
-    public init(storedJSON json: JSON) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws(DecodeFailure) {
+        let json = storedValue.json
         do {
             self = try CodableStorage.decoder().decode(Self.self, from: json.serializedData())
         } catch let error as DecodingError {
@@ -188,8 +211,11 @@ extension PrefsStorable where Self: Codable {
 /// A `RawRepresentable` type that is also `Codable` (most `String` enums) is stored as its raw value.
 extension PrefsStorable where Self: RawRepresentable & Codable, RawValue: PrefsStorable {
     public static var valueType: ValueType { RawValue.valueType }
-    public func storedJSON() throws -> JSON { try rawValue.storedJSON() }
-    public init(storedJSON json: JSON) throws(DecodeFailure) { self = try Self.decodeRaw(json) }
+    public func storedValue() throws -> StoredValue { StoredValue(type: Self.valueType, json: try rawValue.storedJSON()) }
+    public init(storedValue: StoredValue) throws(DecodeFailure) {
+        let json = storedValue.json
+        self = try Self.decodeRaw(json)
+    }
 }
 
 extension EncodingError {

@@ -1,26 +1,32 @@
 import Foundation
+public import PrefsJSON
 
-/// A value as a backend stores it: its ``ValueType`` and its JSON form.
+/// A value as a backend stores it: its ``ValueType`` and its JSON form (``jsonText``).
 ///
 /// The JSON form is the same in every backend: `date` is an exact ISO-8601 string, `data` is base64,
 /// `url` is the whole URL string, a non-finite `double` is the string `"nan"`, `"inf"` or `"-inf"`.
 ///
 /// ```swift
-/// let stored = try StoredValue(42)        // type .int, json .int(42)
+/// let stored = try StoredValue(42)        // type .int, JSON 42
 /// try stored.decode(Int.self)             // 42
 /// ```
 public struct StoredValue: Sendable, Hashable, CustomStringConvertible {
+    /// The type recorded beside the value.
     public var type: ValueType
-    public var json: JSON
+    /// The JSON form.
+    @_spi(Tooling) public var json: JSON
 
-    public init(type: ValueType, json: JSON) {
+    /// A value from its type and JSON form, as a store or an archive holds it (not checked against each other:
+    /// see ``shapeProblem()``).
+    @_spi(Tooling) public init(type: ValueType, json: JSON) {
         self.type = type
         self.json = json
     }
 
     /// Encodes a typed value. Throws ``PrefsError/encodingFailed(key:reason:)`` for a `Codable` that cannot be encoded.
     public init<Value: PrefsStorable>(_ value: Value) throws {
-        self.init(type: Value.valueType, json: try value.storedJSON())
+        self = try value.storedValue()
+        type = Value.valueType
     }
 
     /// Decodes the value as `Value`, or throws a ``ValueMismatch`` saying what was stored and what was expected.
@@ -29,7 +35,7 @@ public struct StoredValue: Sendable, Hashable, CustomStringConvertible {
             throw ValueMismatch(stored: self, expected: Value.valueType, reason: "stored as \(type)", swiftType: Self.swiftName(Value.self))
         }
         do {
-            return try Value(storedJSON: json)
+            return try Value(storedValue: self)
         } catch {
             throw ValueMismatch(stored: self, expected: Value.valueType, reason: error.reason, swiftType: Self.swiftName(Value.self))
         }
@@ -48,6 +54,9 @@ public struct StoredValue: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "\(type) \(preview())" }
+
+    /// The JSON form as compact text, as the stores write it (`42`, `"dark"`, `{"width":800}`).
+    public var jsonText: String { json.serialized() }
 }
 
 /// Why a stored value could not be read as the type a key declares.
@@ -76,7 +85,7 @@ public struct DecodeFailure: Error, Sendable, Hashable {
     public var reason: String
     public init(_ reason: String) { self.reason = reason }
 
-    static func expected(_ what: String, found json: JSON) -> DecodeFailure {
+    package static func expected(_ what: String, found json: JSON) -> DecodeFailure {
         DecodeFailure("expected \(what), found \(json.kindName)")
     }
 }
@@ -91,7 +100,7 @@ extension StoredValue {
     }
 
     /// Why the JSON form does not fit the type, or nil when it does (used by integrity checks).
-    public func shapeProblem() -> String? {
+    @_spi(Tooling) public func shapeProblem() -> String? {
         Self.shapeProblem(of: json, as: type)
     }
 

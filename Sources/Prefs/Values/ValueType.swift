@@ -1,4 +1,5 @@
 import Foundation
+package import PrefsJSON
 
 /// The type of a stored value, as recorded beside it in every backend.
 ///

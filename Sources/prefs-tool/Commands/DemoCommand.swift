@@ -1,6 +1,6 @@
-import DialogGate
+@_spi(Tooling) import DialogGate
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 
 /// `demo`: the three seed flows, launch by launch, against a real SQLite store.
 enum DemoCommand {
@@ -198,7 +198,7 @@ extension Demo {
         Terminal.print("3. A remote message from messages.json, shown once, and again after `reset lastMessageId` (seed 003)")
         let feed = directory.appendingPathComponent("messages.json")
         do {
-            try FileSystem.replace(feed.path, with: Data(Self.sampleFeed.utf8), sync: false, keepingMode: false)
+            try StoreFiles.replace(feed.path, with: Data(Self.sampleFeed.utf8), sync: false, keepingMode: false)
         } catch {
             throw ToolError(error)
         }

@@ -1,6 +1,7 @@
-import DialogGate
+@_spi(Tooling) import DialogGate
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsJSON
 
 /// `dialogs [list] [--json]`, `dialogs reset ID…|--all`: DialogGate's state per dialog id.
 enum DialogsCommand {
@@ -45,7 +46,7 @@ enum DialogsCommand {
             if arguments.flag("json") {
                 var object: [String: JSON] = [:]
                 for state in states {
-                    var entry = try state.record.map { try $0.storedJSON() } ?? .object(["problem": .string(state.problem ?? "unreadable")])
+                    var entry = try state.record.map { try $0.storedValue().json } ?? .object(["problem": .string(state.problem ?? "unreadable")])
                     if case .object(var members) = entry, let legacy = state.legacyValue {
                         members["neverRemindKeyValue"] = legacy.json
                         entry = .object(members)

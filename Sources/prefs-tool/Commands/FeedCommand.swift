@@ -1,6 +1,7 @@
-import DialogGate
+@_spi(Tooling) import DialogGate
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsJSON
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -66,7 +67,7 @@ enum FeedCommand {
         let (data, name) = try await read(source, arguments, context)
         let issues = FeedLinter.lint(data, now: Date())
         for issue in issues {
-            Terminal.printData(Terminal.oneLine("\(name):\(issue.location): \(issue.severity.rawValue): \(issue.path): \(issue.message)"))
+            Terminal.printData(Terminal.oneLine("\(name):\(issue)"))
         }
         let errors = issues.filter { $0.severity == .error }.count
         let warnings = issues.count - errors
@@ -112,17 +113,17 @@ enum FeedCommand {
         }
         // The ids passed over when a higher one was acknowledged: still shown (none with --last-id, a what-if).
         let passedOver = arguments.option("last-id") != nil ? [] : Set(
-            try prefs?.storedValue(forKey: "lastMessageId.passedOver").flatMap { try? [Int](storedJSON: $0.json) } ?? [])
+            try prefs?.storedValue(forKey: "lastMessageId.passedOver").flatMap { try? $0.decode([Int].self) } ?? [])
         let installationId = try arguments.option("installation-id")
-            ?? prefs?.storedValue(forKey: MessageCenter.installationIdKey.name).flatMap { try? String(storedJSON: $0.json) } ?? ""
+            ?? prefs?.storedValue(forKey: MessageCenter.installationIdKey.name).flatMap { try? $0.decode(String.self) } ?? ""
         let (data, name) = try await explainedFeed(source, prefs: prefs, arguments, context)
         let feed: DecodedFeed
         do {
             feed = try FeedDecoder.decode(data)
         } catch {
-            throw ToolError.data("\(name):\(error.location): \(error.path): \(error.message)")
+            throw ToolError.data("\(name):\(error.line):\(error.column): \(error.path): \(error.message)")
         }
-        for issue in feed.issues { Terminal.note("\(name):\(issue.location): \(issue.severity.rawValue): \(issue.path): \(issue.message)") }
+        for issue in feed.issues { Terminal.note("\(name):\(issue)") }
         let report = MessageTargeting.explain(feed.messages, context: messageContext, now: now, lastMessageId: lastMessageId, passedOver: passedOver,
                                               installationId: installationId)
         if arguments.flag("quiet") {
@@ -255,7 +256,7 @@ enum FeedCommand {
             for message in feed.messages {
                 Terminal.printData("  \(message.id)\t\(message.bundleId)\t\(ValueText.quoted(message.title))")
             }
-            for issue in feed.issues { Terminal.note("\(url.absoluteString):\(issue.location): \(issue.severity.rawValue): \(issue.path): \(issue.message)") }
+            for issue in feed.issues { Terminal.note("\(url.absoluteString):\(issue)") }
         }
         guard let error = result.error, result.source == .none || result.source == .cache else { return 0 }
         if result.source == .cache {

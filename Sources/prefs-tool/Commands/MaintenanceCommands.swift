@@ -1,5 +1,6 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsJSON
 
 /// `watch`: print each change as it happens, made by any process.
 enum WatchCommand {
@@ -85,7 +86,7 @@ enum WatchCommand {
 /// one (a line half written to a slow pipe).
 // @unchecked Sendable: the sources are set once here and only kept alive; the flag is behind a lock.
 final class StopRequest: @unchecked Sendable {
-    private let requested = Locked(false)
+    private let requested = Flag()
     private let sources: [any DispatchSourceSignal]
 
     init(signals: [Int32]) {
@@ -93,13 +94,13 @@ final class StopRequest: @unchecked Sendable {
         sources = signals.map { number in
             signal(number, SIG_IGN)  // delivered to the source below instead of ending the process
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { requested.withLock { $0 = true } }
+            source.setEventHandler { requested.set() }
             source.resume()
             return source
         }
     }
 
-    var isRequested: Bool { requested.withLock { $0 } }
+    var isRequested: Bool { requested.isSet }
 }
 
 /// `check`: an integrity check of the store.
@@ -142,4 +143,14 @@ enum CheckCommand {
                 + "cannot be read as one (\(mismatch.reason)): the app reads its initial value \(initial) (prefs-tool reset \(ArgumentParser.shellQuoted(name)))"
         }
     }
+}
+
+/// A flag one thread sets and others read.
+// @unchecked Sendable: `value` is read and written only under `lock`.
+private final class Flag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+
+    func set() { lock.withLock { value = true } }
+    var isSet: Bool { lock.withLock { value } }
 }

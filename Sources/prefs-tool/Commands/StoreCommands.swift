@@ -1,5 +1,6 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsJSON
 
 /// `list`, `get`, `set`, `reset`: the store's keys and values.
 enum StoreCommands {

@@ -1,5 +1,5 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
 
 /// `stores`: the stores in the default location, by bundle identifier, as `defaults domains` lists domains.
 enum StoresCommand {

@@ -1,5 +1,7 @@
 import Foundation
-import Prefs
+@_spi(Tooling) import Prefs
+import PrefsUserDefaults
+import PrefsJSON
 
 /// `export`, `import`, `migrate`: moving every value with its type.
 enum TransferCommands {
@@ -186,7 +188,7 @@ enum TransferCommands {
     static func read(_ source: String) throws -> Data {
         if source == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
         do {
-            guard let (data, _) = try FileSystem.contents(of: source) else { throw ToolError.io("cannot read \(source): no such file") }
+            guard let data = try StoreFiles.contents(of: source) else { throw ToolError.io("cannot read \(source): no such file") }
             return data
         } catch let error as PrefsError {
             throw ToolError(error)
@@ -199,10 +201,10 @@ enum TransferCommands {
     /// target is replaced; but not a link another user planted in a shared sticky directory (exit 74).
     static func write(_ data: Data, to path: String) throws {
         do {
-            guard let target = try FileSystem.resolvingTrustedLinks(path) else {
+            guard let target = try StoreFiles.resolvingTrustedLinks(path) else {
                 throw ToolError.io("cannot write \(path): \(String(cString: strerror(ELOOP)))")
             }
-            try FileSystem.replace(target, with: data, sync: false, keepingMode: false)
+            try StoreFiles.replace(target, with: data, sync: false, keepingMode: false)
         } catch let error as PrefsError {
             throw ToolError.io("cannot write \(path): \(error)")
         }

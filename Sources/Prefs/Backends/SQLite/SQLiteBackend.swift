@@ -1,0 +1,525 @@
+import Foundation
+package import PrefsJSON
+import PrefsSQLite
+
+/// A store in an SQLite database, in WAL mode, through `CSQLite`.
+///
+/// The schema reads plainly in the `sqlite3` shell:
+/// ```sql
+/// CREATE TABLE prefs (key TEXT PRIMARY KEY NOT NULL, type TEXT NOT NULL, value) WITHOUT ROWID;
+/// CREATE TABLE prefs_declared (key TEXT PRIMARY KEY NOT NULL, type TEXT NOT NULL, initial TEXT) WITHOUT ROWID;
+/// ```
+/// Scalars are stored natively (`int` and `bool` as INTEGER, `double` as REAL, `string`, `date` and `url`
+/// as TEXT, `data` as BLOB); arrays, dictionaries and `json` values as JSON text. The file carries
+/// `PRAGMA application_id` 0x50726673 ("Prfs") and `PRAGMA user_version` 1 (the format version).
+/// Reads go to the database one key at a time: opening a large store loads nothing.
+final class SQLiteBackend: PrefsBackend {
+    /// The files SQLite keeps beside a database: its write-ahead log, its index, a rollback journal.
+    static let sidecarSuffixes = ["-wal", "-shm", "-journal"]
+
+    struct Options: Sendable, Hashable {
+        var durability: Prefs.Durability
+        var busyTimeout: Duration
+        var recovery: Prefs.Recovery
+    }
+
+    static let applicationID: Int64 = 0x5072_6673
+    static let formatVersion: Int64 = 1
+    static let header = Data("SQLite format 3\u{0}".utf8)
+
+    let path: String
+    private let requestedPath: String
+    private let options: Options
+    /// The open connection; `SQLiteBackend+Declarations.swift` reads declarations through it.
+    private(set) var connection: SQLiteConnection
+    /// Set when a write found the file deleted or replaced and reopened it; the next `refresh()` reports it.
+    private var changedSinceRefresh = false
+    private var dataVersion: Int64 = 0
+    let recovered: RecoveredFile?
+
+    var files: [String] { FileSystem.existing([path] + Self.sidecarSuffixes.map { path + $0 }) }
+    /// Rows whose key is not in Unicode NFC, by the NFC name, as the last full read found them.
+    ///
+    /// Swift compares strings by canonical equivalence, so `"\u{E9}"` and `"e\u{301}"` are one key to Prefs, while
+    /// SQLite compares bytes. Prefs writes only NFC names (``canonicalName(_:)``), so these rows come from other
+    /// writers, such as the `sqlite3` shell. They read as their NFC name (a row spelled in NFC wins), and the next
+    /// write or reset of that name removes them, so one key never has two values.
+    private var foundSpellings: [String: [String]] = [:]
+
+    init(path requestedPath: String, options: Options) throws(PrefsError) {
+        self.requestedPath = requestedPath
+        self.options = options
+        let path = try FileSystem.resolvingLinks(requestedPath)
+        self.path = path
+        (connection, recovered) = try StoreFileRecovery.open(path, recovery: options.recovery, sidecarSuffixes: ["-wal", "-shm"]) { () throws(PrefsError) in
+            try Self.open(path: path, options: options)
+        }
+        dataVersion = try sqlite { () throws(SQLiteError) in try connection.dataVersion() }
+    }
+
+    /// Opens or creates the database and checks that it is a Prefs store; never writes to a file that is not one.
+    private static func open(path: String, options: Options) throws(PrefsError) -> SQLiteConnection {
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty, access(directory, F_OK) != 0 { try FileSystem.createDirectory(directory) }
+        try checkFileBeforeOpening(path)
+        try checkSidecarsBeforeOpening(path)
+        if access(path, F_OK) == 0, let reason = PrefsError.readOnlyReason(path: path) {
+            return try openReadOnly(path: path, reason: reason)
+        }
+        let connection = try sqlite { () throws(SQLiteError) in try SQLiteConnection(path: path, options: .init(busyTimeout: options.busyTimeout)) }
+        do throws(PrefsError) {
+            try configure(connection, options: options)
+        } catch {
+            connection.close()
+            throw error
+        }
+        return connection
+    }
+
+    /// Opens a store this user can read but not write, read-only and without writing anything. SQLite reads a WAL
+    /// database through its `-shm` index, which it cannot create here: a store whose WAL is empty or absent (its
+    /// writers closed it) opens as immutable, one whose WAL holds writes opens read-only through the existing index.
+    private static func openReadOnly(path: String, reason: String) throws(PrefsError) -> SQLiteConnection {
+        var wal = stat()
+        let walHoldsWrites = lstat(path + "-wal", &wal) == 0 && wal.st_size > 0
+        guard !walHoldsWrites || access(path + "-shm", R_OK) == 0 else {
+            throw .readOnlyStore(path: path, reason: reason + "; its WAL holds recent writes, which cannot be read without the -shm index beside it")
+        }
+        let connection = try sqlite { () throws(SQLiteError) in try SQLiteConnection(path: path, options: .init(immutable: !walHoldsWrites)) }
+        do throws(PrefsError) {
+            let (knownID, knownVersion) = try sqlite { () throws(SQLiteError) in
+                (try integer(connection, "PRAGMA application_id"), try integer(connection, "PRAGMA user_version"))
+            }
+            guard knownID == Self.applicationID else {
+                throw .readOnlyStore(path: path, reason: reason + "; the file is not a Prefs store yet, and cannot be made one")
+            }
+            guard knownVersion <= formatVersion else {
+                throw .unsupportedFormatVersion(path: connection.path, found: Int(knownVersion), supported: Int(formatVersion))
+            }
+            try checkSchema(connection)
+        } catch {
+            connection.close()
+            throw error
+        }
+        return connection
+    }
+
+    /// Refuses a database whose `-wal`, `-shm` or `-journal` name holds a symbolic link or anything but a regular
+    /// file: SQLite opens those with `O_NOFOLLOW` and would fail later with a misleading `SQLITE_READONLY` or
+    /// `SQLITE_CANTOPEN`, after creating the database file; such a link is usually planted by another user in a
+    /// shared directory. Checked before anything is created.
+    private static func checkSidecarsBeforeOpening(_ path: String) throws(PrefsError) {
+        for suffix in sidecarSuffixes {
+            var info = stat()
+            guard lstat(path + suffix, &info) == 0 else { continue }
+            switch info.st_mode & S_IFMT {
+            case S_IFREG: continue
+            // Not corruptStore: recovery would move the database aside for a problem beside it.
+            case S_IFLNK: throw .io(path: path + suffix, operation: "open (a symbolic link, which SQLite does not follow)", errno: ELOOP)
+            default: throw .io(path: path + suffix, operation: "open (not a regular file)", errno: EINVAL)
+            }
+        }
+    }
+
+    /// Refuses what SQLite should not open: something other than a regular file (a FIFO would block the open), or
+    /// a file too short to hold the SQLite header. Only `stat`: this process may already have the file open through
+    /// SQLite, and closing a descriptor of our own would drop that connection's POSIX locks
+    /// (https://www.sqlite.org/howtocorrupt.html#_posix_advisory_locks_canceled_by_a_separate_thread_doing_close_).
+    /// A longer file that is not a database fails at the first read with `SQLITE_NOTADB`, before anything is written.
+    private static func checkFileBeforeOpening(_ path: String) throws(PrefsError) {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            if errno == ENOENT { return }
+            throw .io(path: path, operation: "stat", errno: errno)
+        }
+        try FileSystem.requireRegularFile(info, path: path)
+        if info.st_size > 0, info.st_size < header.count {
+            throw .corruptStore(path: path, reason: "the file is \(info.st_size) bytes, too short for an SQLite database")
+        }
+    }
+
+    /// Checks, and on a new file creates, the schema under the write lock, so processes opening a new file
+    /// at the same moment agree; then switches to WAL (a no-op once the file is in WAL mode).
+    private static func configure(_ connection: SQLiteConnection, options: Options) throws(PrefsError) {
+        // The common case, an existing Prefs store, needs no lock: the application id is written in the same
+        // transaction as the tables, so seeing it means the schema was created (it is checked all the same:
+        // anyone with the sqlite3 shell can drop a table afterwards).
+        let (knownID, knownVersion) = try sqlite { () throws(SQLiteError) in
+            (try integer(connection, "PRAGMA application_id"), try integer(connection, "PRAGMA user_version"))
+        }
+        if knownID == Self.applicationID {
+            guard knownVersion <= formatVersion else {
+                throw .unsupportedFormatVersion(path: connection.path, found: Int(knownVersion), supported: Int(formatVersion))
+            }
+            try checkSchema(connection)
+            try setPragmas(connection, options: options)
+            return
+        }
+        try sqlite { () throws(SQLiteError) in try connection.execute("BEGIN IMMEDIATE") }
+        do throws(PrefsError) {
+            let (applicationID, version, objects) = try sqlite { () throws(SQLiteError) in
+                (try integer(connection, "PRAGMA application_id"),
+                 try integer(connection, "PRAGMA user_version"),
+                 try integer(connection, "SELECT count(*) FROM sqlite_master"))
+            }
+            if applicationID == Self.applicationID {
+                guard version <= formatVersion else {
+                    throw .unsupportedFormatVersion(path: connection.path, found: Int(version), supported: Int(formatVersion))
+                }
+                try checkSchema(connection)
+            } else if applicationID != 0 || objects != 0 || version != 0 {
+                // Only a database nobody has used yet becomes a Prefs store: a user_version set by another program
+                // marks its file even before that program created a table.
+                throw .corruptStore(path: connection.path, reason: "an SQLite database, but not a Prefs store (application_id \(applicationID), user_version \(version), \(objects) schema objects); it was left untouched")
+            } else {
+                try sqlite { () throws(SQLiteError) in
+                    try connection.execute("CREATE TABLE prefs (key TEXT PRIMARY KEY NOT NULL, type TEXT NOT NULL, value) WITHOUT ROWID")
+                    try connection.execute("CREATE TABLE prefs_declared (key TEXT PRIMARY KEY NOT NULL, type TEXT NOT NULL, initial TEXT) WITHOUT ROWID")
+                    try connection.execute("PRAGMA application_id = \(Self.applicationID)")
+                    try connection.execute("PRAGMA user_version = \(Self.formatVersion)")
+                }
+            }
+            try sqlite { () throws(SQLiteError) in try connection.execute("COMMIT") }
+        } catch {
+            if connection.isInTransaction { _ = try? connection.execute("ROLLBACK") }  // the original error is what matters
+            throw error
+        }
+        try setPragmas(connection, options: options)
+    }
+
+    /// The statements whose preparation proves the schema usable: each table with its columns, and the key
+    /// constraint the upserts' `ON CONFLICT (key)` need; each with what its failure means, where SQLite's own
+    /// message would not say it.
+    private static let schemaProbes: [(sql: String, missing: String?)] = [
+        ("SELECT key, type, value FROM prefs LIMIT 0", nil),
+        ("SELECT key, type, initial FROM prefs_declared LIMIT 0", nil),
+        ("INSERT INTO prefs (key, type, value) VALUES (?1, ?2, ?3) ON CONFLICT (key) DO NOTHING", "prefs.key is not a primary key"),
+        ("INSERT INTO prefs_declared (key, type, initial) VALUES (?1, ?2, ?3) ON CONFLICT (key) DO NOTHING", "prefs_declared.key is not a primary key"),
+    ]
+
+    /// Checks that a file marked as a Prefs store still has the tables, columns and key constraints the store uses,
+    /// by preparing (never running) statements over them: this reads the schema only, writes nothing and takes no
+    /// write lock. A damaged schema (a table dropped or recreated by hand) is ``PrefsError/corruptStore(path:reason:)``
+    /// naming what is missing, rather than an SQLite error at the first read or write.
+    private static func checkSchema(_ connection: SQLiteConnection) throws(PrefsError) {
+        for (sql, missing) in schemaProbes {
+            do {
+                try sqlite { () throws(SQLiteError) in _ = try connection.prepareUncached(sql) }  // finalized when released
+            } catch .database(let error) where error.code & 0xff == 1 {  // SQLITE_ERROR: no such table, column or constraint
+                throw .corruptStore(path: connection.path, reason: """
+                    a Prefs store whose schema is damaged (\(missing ?? error.message)); it needs tables \
+                    prefs(key PRIMARY KEY, type, value) and prefs_declared(key PRIMARY KEY, type, initial). \
+                    It was left untouched
+                    """)
+            }
+        }
+    }
+
+    private static func setPragmas(_ connection: SQLiteConnection, options: Options) throws(PrefsError) {
+        try sqlite { () throws(SQLiteError) in
+            try switchToWAL(connection, timeout: options.busyTimeout)
+            try connection.execute(options.durability == .powerLoss ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
+        }
+    }
+
+    /// `PRAGMA journal_mode = WAL` needs an exclusive lock and does not wait for one (no busy handler), so a
+    /// new file opened by several processes at once retries here until the busy timeout.
+    private static func switchToWAL(_ connection: SQLiteConnection, timeout: Duration) throws(SQLiteError) {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            do {
+                if case .text(let mode)? = try connection.rows("PRAGMA journal_mode").first?.first, mode.lowercased() == "wal" { return }
+                try connection.execute("PRAGMA journal_mode = WAL")
+                return
+            } catch where error.code == 5 && ContinuousClock.now < deadline {  // SQLITE_BUSY
+                usleep(2_000)
+            }
+        }
+    }
+
+    private static func integer(_ connection: SQLiteConnection, _ sql: String) throws(SQLiteError) -> Int64 {
+        if case .integer(let value)? = try connection.rows(sql).first?.first { return value }
+        return 0
+    }
+
+    /// Runs SQLite calls, mapping a not-a-database error to ``PrefsError/corruptStore(path:reason:)``.
+    private static func sqlite<T>(_ body: () throws(SQLiteError) -> T) throws(PrefsError) -> T {
+        do {
+            return try body()
+        } catch {
+            if error.code == 26 {  // SQLITE_NOTADB
+                throw .corruptStore(path: error.path ?? "?", reason: "the file is not an SQLite database (SQLITE_NOTADB); it was left untouched")
+            }
+            if error.code == 11 {  // SQLITE_CORRUPT
+                var detail = error
+                detail.path = nil  // corruptStore names it already
+                throw .corruptStore(path: error.path ?? "?", reason: detail.description)
+            }
+            throw .database(DatabaseError(error))
+        }
+    }
+
+    func sqlite<T>(_ body: () throws(SQLiteError) -> T) throws(PrefsError) -> T {
+        try Self.sqlite(body)
+    }
+
+    var description: String { ".sqlite(\(JSON.string(requestedPath).serialized()))" }
+
+    // MARK: - Reading
+
+    func value(forKey key: String) throws -> StoredValue? {
+        let name = Self.canonicalName(key)
+        return try sqlite { () throws(SQLiteError) -> StoredValue? in
+            let statement = try connection.statement("SELECT type, value FROM prefs WHERE key = ?1")
+            defer { statement.reset() }
+            try statement.bind(.text(name))
+            if try statement.step() { return Self.storedValue(type: statement.column(0), value: statement.column(1)) }
+            for spelling in otherSpellings(of: name) {
+                statement.reset()
+                try statement.bind(.text(spelling))
+                if try statement.step() { return Self.storedValue(type: statement.column(0), value: statement.column(1)) }
+            }
+            return nil
+        }
+    }
+
+    func allValues() throws -> [String: StoredValue] {
+        try sqlite { () throws(SQLiteError) in
+            var result: [String: StoredValue] = [:]
+            var others: [(name: String, spelling: String, value: StoredValue)] = []
+            for row in try connection.rows("SELECT key, type, value FROM prefs") {
+                guard case .text(let key) = row[0] else { continue }  // a non-text key is not a Prefs key; `check` reports it
+                let name = Self.canonicalName(key)
+                let value = Self.storedValue(type: row[1], value: row[2])
+                if name.utf8.elementsEqual(key.utf8) {
+                    result[name] = value
+                } else {
+                    others.append((name, key, value))
+                }
+            }
+            // Deterministic whatever the row order: the NFC row, else the spelling first by its bytes.
+            others.sort { $0.spelling.utf8.lexicographicallyPrecedes($1.spelling.utf8) }
+            foundSpellings = [:]
+            for other in others {
+                foundSpellings[other.name, default: []].append(other.spelling)
+                if result[other.name] == nil { result[other.name] = other.value }
+            }
+            return result
+        }
+    }
+
+    /// The spelling a key name is stored under: its Unicode NFC form (ASCII names, the usual case, as they are).
+    static func canonicalName(_ key: String) -> String {
+        isASCII(key) ? key : key.precomposedStringWithCanonicalMapping
+    }
+
+    private static func isASCII(_ name: String) -> Bool {
+        name.utf8.allSatisfy { $0 < 0x80 }
+    }
+
+    /// The spellings other than itself that a row of the NFC name `name` may have: its NFD form (what programs on
+    /// Apple platforms tend to write) and any other spelling the last full read found. None for ASCII names.
+    private func otherSpellings(of name: String) -> [String] {
+        guard !Self.isASCII(name) else { return [] }
+        var result: [String] = []
+        for spelling in [name.decomposedStringWithCanonicalMapping] + foundSpellings[name, default: []]
+        where !spelling.utf8.elementsEqual(name.utf8) && !result.contains(where: { $0.utf8.elementsEqual(spelling.utf8) }) {
+            result.append(spelling)
+        }
+        return result
+    }
+
+    // MARK: - Writing
+
+    func apply(_ changes: Changeset) throws {
+        try requireWritable()
+        try reopenIfMoved()
+        if changes.declarations.isEmpty, changes.removedDeclarations.isEmpty, changes.values.count == 1, let (key, change) = changes.values.first,
+           otherSpellings(of: Self.canonicalName(key)).isEmpty {
+            // One change under one spelling: a single statement in autocommit mode is already atomic.
+            try sqlite { () throws(SQLiteError) in try write(key, change) }
+            return
+        }
+        try applyInTransaction(changes)
+    }
+
+    func beginTransaction() throws {
+        try requireWritable()
+        try reopenIfMoved()
+        try sqlite { () throws(SQLiteError) in try connection.execute("BEGIN IMMEDIATE") }
+    }
+
+    /// Throws ``PrefsError/readOnlyStore(path:reason:)`` for a store opened read-only.
+    private func requireWritable() throws(PrefsError) {
+        if connection.isReadOnly, let reason = PrefsError.readOnlyReason(path: path) { throw .readOnlyStore(path: path, reason: reason) }
+    }
+
+    /// Another process deleted the file or renamed another over it: the open connection would write to an
+    /// inode nobody else reads. Open the file now at the path (a deleted store starts empty, as after a reset).
+    private func reopenIfMoved() throws(PrefsError) {
+        // Closed: an earlier reopen failed (its error was thrown then); try again.
+        guard connection.isClosed || (!connection.isInTransaction && connection.fileHasMoved()) else { return }
+        if !connection.isClosed {
+            // The WAL beside the path still holds this file's frames, and SQLite neither checkpoints nor removes
+            // it when closing a moved file: the next connection at the path would replay them into the new file.
+            // Move them into the old file and empty the WAL first; failing that, the file is gone either way.
+            _ = try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            connection.close()
+        }
+        connection = try Self.open(path: path, options: options)
+        dataVersion = try sqlite { () throws(SQLiteError) in try connection.dataVersion() }
+        changedSinceRefresh = true
+    }
+
+    func commitTransaction(_ changes: Changeset) throws {
+        try sqlite { () throws(SQLiteError) in
+            var statements = WriteStatements()
+            for (key, change) in changes.values { try write(key, change, using: &statements) }
+            for key in changes.removedDeclarations {
+                let statement = try connection.statement("DELETE FROM prefs_declared WHERE key = ?1")
+                defer { statement.reset() }
+                try statement.bind(.text(Self.canonicalName(key)))
+                _ = try statement.step()
+            }
+            // Whether the renames table exists, asked once per commit (it only ever appears, in a commit like this one).
+            var hasRenames = changes.declarations.isEmpty ? false : try hasRenameTable()
+            for (key, declaration) in changes.declarations {
+                let statement = try connection.statement(
+                    "INSERT INTO prefs_declared (key, type, initial) VALUES (?1, ?2, ?3) ON CONFLICT (key) DO UPDATE SET type = excluded.type, initial = excluded.initial")
+                defer { statement.reset() }
+                try statement.bind(
+                    .text(Self.canonicalName(key)), .text(declaration.type.description), declaration.initial.map { .text($0.serialized()) } ?? .null)
+                _ = try statement.step()
+                try recordRenames(Self.canonicalName(key), declaration.formerNames, tableExists: &hasRenames)
+            }
+            try connection.execute("COMMIT")
+        }
+    }
+
+    func rollbackTransaction() {
+        if connection.isInTransaction { try? connection.execute("ROLLBACK") }  // nothing to lose: the transaction is abandoned
+    }
+
+    /// The write statements of one commit, looked up in the statement cache once rather than for every row.
+    private struct WriteStatements {
+        var upsert: SQLiteStatement?
+        var delete: SQLiteStatement?
+    }
+
+    private func write(_ key: String, _ change: Changeset.Change) throws(SQLiteError) {
+        var statements = WriteStatements()
+        try write(key, change, using: &statements)
+    }
+
+    private func write(_ key: String, _ change: Changeset.Change, using statements: inout WriteStatements) throws(SQLiteError) {
+        let key = Self.canonicalName(key)
+        for spelling in otherSpellings(of: key) {
+            try writeRow(spelling, .remove, using: &statements)
+        }
+        try writeRow(key, change, using: &statements)
+    }
+
+    /// Writes the row whose key is exactly `key`, byte for byte.
+    private func writeRow(_ key: String, _ change: Changeset.Change, using statements: inout WriteStatements) throws(SQLiteError) {
+        switch change {
+        case .set(let value):
+            let statement: SQLiteStatement
+            if let cached = statements.upsert {
+                statement = cached
+            } else {
+                statement = try connection.statement(
+                    "INSERT INTO prefs (key, type, value) VALUES (?1, ?2, ?3) ON CONFLICT (key) DO UPDATE SET type = excluded.type, value = excluded.value")
+                statements.upsert = statement
+            }
+            defer { statement.reset() }
+            try statement.bind(.text(key), .text(value.type.description), Self.sqliteValue(value))
+            _ = try statement.step()
+        case .remove:
+            let statement: SQLiteStatement
+            if let cached = statements.delete {
+                statement = cached
+            } else {
+                statement = try connection.statement("DELETE FROM prefs WHERE key = ?1")
+                statements.delete = statement
+            }
+            defer { statement.reset() }
+            try statement.bind(.text(key))
+            _ = try statement.step()
+        }
+    }
+
+    func refresh() throws -> Bool {
+        try reopenIfMoved()
+        defer { changedSinceRefresh = false }
+        let current = try sqlite { () throws(SQLiteError) in try connection.dataVersion() }
+        defer { dataVersion = current }
+        return current != dataVersion || changedSinceRefresh
+    }
+
+    // MARK: - Value mapping
+
+    static func sqliteValue(_ value: StoredValue) -> SQLiteValue {
+        switch (value.type, value.json) {
+        case (.bool, .bool(let flag)): return .integer(flag ? 1 : 0)
+        case (.int, .int(let number)), (.uint, .int(let number)): return .integer(Int64(number))
+        case (.double, .double(let number)): return .real(number)
+        case (.double, .int(let number)): return .real(Double(number))
+        case (.data, .string(let base64)):
+            if let data = Data(base64Encoded: base64) { return .blob(data) }
+            return .text(base64)
+        case (.string, .string(let text)), (.date, .string(let text)), (.url, .string(let text)), (.double, .string(let text)),
+             (.uint, .string(let text)):
+            return .text(text)
+        default:
+            return .text(value.json.serialized())
+        }
+    }
+
+    static func storedValue(type typeColumn: SQLiteValue, value: SQLiteValue) -> StoredValue {
+        let typeName: String
+        if case .text(let text) = typeColumn { typeName = text } else { typeName = "" }
+        let type = ValueType(typeName) ?? .other(typeName)
+        let json: JSON
+        switch value {
+        case .null: json = .null
+        case .integer(let number): json = type == .bool ? .bool(number != 0) : .int(Int(number))
+        case .real(let number): json = .double(number)
+        case .blob(let data): json = .string(data.base64EncodedString())
+        case .text(let text):
+            switch type {
+            case .string, .date, .url, .double, .data, .uint: json = .string(text)
+            default: json = (try? JSON.parse(text)) ?? .string(text)  // unparseable: kept as text, and reading it reports a mismatch
+            }
+        }
+        return StoredValue(type: type, json: json)
+    }
+
+    // MARK: - Checking and closing
+
+    func integrityProblems() throws -> [String] {
+        var problems = try sqlite { () throws(SQLiteError) in try connection.integrityCheck() }
+        for (key, value) in try allValues().sorted(by: { $0.key < $1.key }) {
+            if let problem = value.typeProblem ?? value.shapeProblem() { problems.append("key \(JSON.string(key).serialized()): \(problem)") }
+        }
+        for (name, spellings) in foundSpellings.sorted(by: { $0.key < $1.key }) {
+            problems.append("key \(JSON.string(name).serialized()) is also stored under \(spellings.count) spelling(s) not in Unicode NFC; "
+                + "the NFC row is read, and the next write or reset of the key removes the others")
+        }
+        let nonText = try sqlite { () throws(SQLiteError) in
+            try connection.rows("SELECT count(*) FROM prefs WHERE typeof(key) != 'text'").first?.first
+        }
+        if case .integer(let count)? = nonText, count > 0 {
+            problems.append("\(count) row(s) in prefs have a key that is not text; Prefs ignores them")
+        }
+        return problems
+    }
+
+    /// `PRAGMA quick_check`: a damaged page anywhere in the file, even one no read has touched yet.
+    func quickCheckProblems() throws -> [String] {
+        try sqlite { () throws(SQLiteError) in try connection.quickCheck() }
+    }
+
+    func close() {
+        connection.close()
+    }
+}

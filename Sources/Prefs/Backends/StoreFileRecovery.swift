@@ -1,0 +1,33 @@
+import Foundation
+
+/// What opening a store recovered from: where the unreadable file was moved, and why it was unreadable.
+package struct RecoveredFile: Sendable, Hashable {
+    package var movedTo: String
+    package var reason: String
+}
+
+/// ``Prefs/Recovery/moveAsideAndStartEmpty`` for the file backends, in one place.
+enum StoreFileRecovery {
+    /// Runs `open`. When it finds the file's content unreadable and `recovery` allows it, renames the file (a regular
+    /// file only: a FIFO or a device at the path stays, and opening fails) and its sidecars aside, byte for byte,
+    /// under `lock` when there is one, and runs `open` again on the now missing file.
+    static func open<Opened>(
+        _ path: String,
+        recovery: Prefs.Recovery,
+        sidecarSuffixes: [String],
+        lock: (FileLock, timeout: Duration)? = nil,
+        _ open: () throws(PrefsError) -> Opened
+    ) throws(PrefsError) -> (Opened, RecoveredFile?) {
+        do {
+            return (try open(), nil)
+        } catch PrefsError.corruptStore(_, let reason) where recovery == .moveAsideAndStartEmpty && FileSystem.isRegularFile(path) {
+            if let lock { try lock.0.lock(timeout: lock.timeout) }
+            defer { lock?.0.unlock() }
+            let aside = try FileSystem.moveAside(path)
+            for suffix in sidecarSuffixes where access(path + suffix, F_OK) == 0 {
+                _ = try FileSystem.moveAside(path + suffix)
+            }
+            return (try open(), RecoveredFile(movedTo: aside, reason: reason))
+        }
+    }
+}

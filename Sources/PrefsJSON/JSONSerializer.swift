@@ -1,0 +1,210 @@
+import Foundation
+
+// MARK: - Format
+
+/// The layout `JSON.serialized(_:)` writes. Object keys are always sorted, in both formats.
+///
+/// ```swift
+/// let value: JSON = .object(["b": .array([]), "a": .int(1)])
+/// value.serialized(.compact)   // {"a":1,"b":[]}
+/// value.serialized(.pretty)    // {\n  "a": 1,\n  "b": []\n}
+/// ```
+public struct JSONFormat: Sendable, Hashable {
+    /// Spaces per nesting level; 0 means compact.
+    public let indentWidth: Int
+
+    /// No whitespace at all: `{"a":[1,2]}`.
+    ///
+    /// ```swift
+    /// JSON.array([.int(1), .int(2)]).serialized(.compact)   // [1,2]
+    /// ```
+    public static let compact = JSONFormat(indentWidth: 0)
+
+    /// Two-space indentation, one member or element per line, `"key": value`; empty containers stay `[]` and `{}`.
+    /// There is no trailing newline.
+    ///
+    /// ```swift
+    /// JSON.object(["a": .array([.int(1)])]).serialized(.pretty)
+    /// // {
+    /// //   "a": [
+    /// //     1
+    /// //   ]
+    /// // }
+    /// ```
+    public static let pretty = JSONFormat(indentWidth: 2)
+}
+
+// MARK: - Serializing
+
+extension JSON {
+    /// The JSON text of this value, with object keys sorted by the UTF-8 bytes of the key (deterministic output).
+    ///
+    /// Strings escape only `"`, `\`, control characters and U+2028/U+2029; other characters are written
+    /// as themselves. Doubles use the shortest text that parses back to the same value and always contain
+    /// `.` or `e` (`1.0`, `1e-05`), so they re-parse as `.double`. JSON cannot express NaN or infinity:
+    /// a non-finite `.double` is written as `null`, so callers must not store non-finite numbers in `JSON`
+    /// (Prefs stores them as strings).
+    ///
+    /// ```swift
+    /// JSON.object(["b": .double(1), "a": .string("é\n")]).serialized()   // {"a":"é\n","b":1.0}
+    /// ```
+    public func serialized(_ format: JSONFormat = .compact) -> String {
+        String(decoding: serializedBytes(format), as: UTF8.self)
+    }
+
+    /// The JSON text of this value as UTF-8 data; see `serialized(_:)`.
+    ///
+    /// ```swift
+    /// try JSON.object(["id": .int(1)]).serializedData(.pretty).write(to: url)
+    /// ```
+    public func serializedData(_ format: JSONFormat = .compact) -> Data {
+        Data(serializedBytes(format))
+    }
+
+    /// The JSON text of this value as UTF-8 bytes; see `serialized(_:)`.
+    ///
+    /// ```swift
+    /// let bytes: [UInt8] = JSON.bool(true).serializedBytes()   // Array("true".utf8)
+    /// ```
+    public func serializedBytes(_ format: JSONFormat = .compact) -> [UInt8] {
+        var writer = JSONWriter(indentWidth: format.indentWidth)
+        writer.write(self, depth: 0)
+        return writer.output
+    }
+}
+
+// MARK: - Writer
+
+/// Appends JSON text as UTF-8 bytes into one growing buffer.
+public struct JSONWriter {
+    private(set) var output: [UInt8] = []
+    private let indentWidth: Int
+
+    public init(indentWidth: Int) {
+        self.indentWidth = indentWidth
+        output.reserveCapacity(256)
+    }
+
+    /// `text` as a JSON string literal, quotes included (used in messages and JSON paths).
+    public static func quoted(_ text: String) -> String {
+        var writer = JSONWriter(indentWidth: 0)
+        writer.writeString(text)
+        return String(decoding: writer.output, as: UTF8.self)
+    }
+
+    public mutating func write(_ value: JSON, depth: Int) {
+        switch value {
+        case .null:
+            appendASCII("null")
+        case .bool(let flag):
+            appendASCII(flag ? "true" : "false")
+        case .int(let number):
+            writeInt(number)
+        case .double(let number):
+            if number.isFinite {
+                output.append(contentsOf: number.description.utf8)
+            } else {
+                appendASCII("null")
+            }
+        case .string(let text):
+            writeString(text)
+        case .array(let elements):
+            guard !elements.isEmpty else { return appendASCII("[]") }
+            output.append(UInt8(ascii: "["))
+            for (index, element) in elements.enumerated() {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                newline(depth: depth + 1)
+                write(element, depth: depth + 1)
+            }
+            newline(depth: depth)
+            output.append(UInt8(ascii: "]"))
+        case .object(let members):
+            guard !members.isEmpty else { return appendASCII("{}") }
+            let sorted = members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+            output.append(UInt8(ascii: "{"))
+            for (index, member) in sorted.enumerated() {
+                if index > 0 { output.append(UInt8(ascii: ",")) }
+                newline(depth: depth + 1)
+                writeString(member.key)
+                output.append(UInt8(ascii: ":"))
+                if indentWidth > 0 { output.append(UInt8(ascii: " ")) }
+                write(member.value, depth: depth + 1)
+            }
+            newline(depth: depth)
+            output.append(UInt8(ascii: "}"))
+        }
+    }
+
+    private mutating func newline(depth: Int) {
+        guard indentWidth > 0 else { return }
+        output.append(UInt8(ascii: "\n"))
+        output.append(contentsOf: repeatElement(UInt8(ascii: " "), count: depth * indentWidth))
+    }
+
+    private mutating func appendASCII(_ text: StaticString) {
+        output.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    private mutating func writeInt(_ number: Int) {
+        if number < 0 { output.append(UInt8(ascii: "-")) }
+        var magnitude = number.magnitude
+        let start = output.count
+        repeat {
+            output.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0
+        output[start...].reverse()
+    }
+
+    /// Writes a string literal, copying runs that need no escaping in bulk.
+    public mutating func writeString(_ text: String) {
+        output.append(UInt8(ascii: "\""))
+        var text = text
+        text.withUTF8 { bytes in
+            var runStart = 0
+            var index = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte >= 0x20, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte != 0xE2 {
+                    index += 1
+                    continue
+                }
+                var length = 1
+                if byte == 0xE2 {
+                    // U+2028 and U+2029 are E2 80 A8 / E2 80 A9.
+                    guard index + 2 < bytes.count, bytes[index + 1] == 0x80,
+                          bytes[index + 2] == 0xA8 || bytes[index + 2] == 0xA9 else {
+                        index += 1
+                        continue
+                    }
+                    length = 3
+                }
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                writeEscape(for: byte, next: length == 3 ? bytes[index + 2] : 0)
+                index += length
+                runStart = index
+            }
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
+        }
+        output.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func writeEscape(for byte: UInt8, next: UInt8) {
+        output.append(UInt8(ascii: "\\"))
+        switch byte {
+        case UInt8(ascii: "\""): output.append(UInt8(ascii: "\""))
+        case UInt8(ascii: "\\"): output.append(UInt8(ascii: "\\"))
+        case 0x0A: output.append(UInt8(ascii: "n"))
+        case 0x09: output.append(UInt8(ascii: "t"))
+        case 0x0D: output.append(UInt8(ascii: "r"))
+        case 0x08: output.append(UInt8(ascii: "b"))
+        case 0x0C: output.append(UInt8(ascii: "f"))
+        case 0xE2: appendASCII(next == 0xA8 ? "u2028" : "u2029")
+        default:
+            let hex: [UInt8] = Array("0123456789abcdef".utf8)
+            appendASCII("u00")
+            output.append(hex[Int(byte >> 4)])
+            output.append(hex[Int(byte & 0x0F)])
+        }
+    }
+}

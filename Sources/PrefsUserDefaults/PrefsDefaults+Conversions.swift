@@ -1,0 +1,282 @@
+import Foundation
+@_spi(Tooling) import Prefs
+internal import PrefsJSON
+
+/// The getters, converting as UserDefaults documents. Each reads the stored value, else the registered one.
+/// A stored value whose JSON form does not fit its type reads as absent and is reported once as a
+/// `Diagnostic` (`typeMismatch`); its bytes stay in the store.
+extension PrefsDefaults {
+    /// The value as a property-list object (see ``PropertyListValue/decode(_:)``), or nil.
+    ///
+    /// ```swift
+    /// let id = defaults.object(forKey: "lastMessageId") as? Int
+    /// ```
+    public func object(forKey defaultName: String) -> Any? {
+        value(forKey: defaultName).flatMap { decoded($0, key: defaultName) }
+    }
+
+    /// A stored string; a number or Boolean as its text (`1` → `"1"`, `1.5` → `"1.5"`, `2.0` → `"2"`, `true` → `"1"`);
+    /// nil for anything else (dates, data, URLs, collections), as UserDefaults does.
+    ///
+    /// ```swift
+    /// defaults.set(42, forKey: "answer")
+    /// defaults.string(forKey: "answer")   // "42"
+    /// ```
+    public func string(forKey defaultName: String) -> String? {
+        switch scalar(forKey: defaultName) {
+        case .bool(let bool)?: bool ? "1" : "0"
+        case .int(let int)?: String(int)
+        case .double(let double)?: Self.numberText(double)
+        case .string(let string)?: string
+        case nil: nil
+        }
+    }
+
+    /// An array (of any stored element type), or nil.
+    ///
+    /// ```swift
+    /// let recent = defaults.array(forKey: "recent") as? [String] ?? []
+    /// ```
+    public func array(forKey defaultName: String) -> [Any]? {
+        object(forKey: defaultName) as? [Any]
+    }
+
+    /// A string-keyed dictionary, or nil.
+    ///
+    /// ```swift
+    /// let sizes = defaults.dictionary(forKey: "windowSizes") ?? [:]
+    /// ```
+    public func dictionary(forKey defaultName: String) -> [String: Any]? {
+        object(forKey: defaultName) as? [String: Any]
+    }
+
+    /// An array whose elements are all strings, or nil (also when one element is a number), as UserDefaults does.
+    ///
+    /// ```swift
+    /// let tags = defaults.stringArray(forKey: "tags") ?? []
+    /// ```
+    public func stringArray(forKey defaultName: String) -> [String]? {
+        guard let array = array(forKey: defaultName) else { return nil }
+        var strings: [String] = []
+        strings.reserveCapacity(array.count)
+        for element in array {
+            guard let string = element as? String else { return nil }
+            strings.append(string)
+        }
+        return strings
+    }
+
+    /// Stored data, or nil (a string is not read as data, as UserDefaults does).
+    ///
+    /// ```swift
+    /// let token = defaults.data(forKey: "token")
+    /// ```
+    public func data(forKey defaultName: String) -> Data? {
+        object(forKey: defaultName) as? Data
+    }
+
+    /// An integer: a stored integer; a double truncated toward zero (0 when outside `Int`); a Boolean as 1 or 0;
+    /// a string by its leading integer (`"1234"` → 1234, `"12.7"` → 12, `" -3px"` → -3); else 0.
+    ///
+    /// ```swift
+    /// let lastMessageId = defaults.integer(forKey: "lastMessageId")   // 0 until stored
+    /// ```
+    public func integer(forKey defaultName: String) -> Int {
+        switch scalar(forKey: defaultName) {
+        case .bool(let bool)?: bool ? 1 : 0
+        case .int(let int)?: int
+        case .double(let double)?: Int(exactly: double.rounded(.towardZero)) ?? 0
+        case .string(let string)?: Self.leadingInteger(string)
+        case nil: 0
+        }
+    }
+
+    /// A double: a stored number; a Boolean as 1 or 0; a string by its leading decimal number (`"2.5"` → 2.5); else 0.
+    ///
+    /// ```swift
+    /// let quality = defaults.double(forKey: "quality")
+    /// ```
+    public func double(forKey defaultName: String) -> Double {
+        switch scalar(forKey: defaultName) {
+        case .bool(let bool)?: bool ? 1 : 0
+        case .int(let int)?: Double(int)
+        case .double(let double)?: double
+        case .string(let string)?: Self.leadingDouble(string)
+        case nil: 0
+        }
+    }
+
+    /// ``double(forKey:)`` as a `Float`.
+    ///
+    /// ```swift
+    /// let volume = defaults.float(forKey: "volume")
+    /// ```
+    public func float(forKey defaultName: String) -> Float {
+        Float(double(forKey: defaultName))
+    }
+
+    /// A Boolean: a stored Boolean; a number other than 0 is true; a string `"YES"` or `"true"` (any case) is
+    /// true, `"NO"` or `"false"` false, and a numeric string is true unless it is 0; anything else is false.
+    ///
+    /// ```swift
+    /// if defaults.bool(forKey: "dialog_neverAgain") { return }
+    /// ```
+    public func bool(forKey defaultName: String) -> Bool {
+        Self.bool(scalar(forKey: defaultName))
+    }
+
+    /// A stored value read as ``bool(forKey:)`` reads it, for code that reads raw values (inside a transaction):
+    /// DialogGate's never-remind keys written by older code. A value that is not a property-list value is false.
+    ///
+    /// ```swift
+    /// PrefsDefaults.bool(from: StoredValue(type: .string, json: .string("YES")))   // true
+    /// ```
+    package static func bool(from stored: StoredValue?) -> Bool {
+        guard let stored, let object = try? PropertyListValue.decode(stored) else { return false }
+        return bool(scalar(of: object))
+    }
+
+    private static func bool(_ scalar: Scalar?) -> Bool {
+        switch scalar {
+        case .bool(let bool)?: return bool
+        case .int(let int)?: return int != 0
+        case .double(let double)?: return double != 0
+        case .string(let string)?:
+            let text = string.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+            if text == "yes" || text == "true" { return true }
+            return Self.numericPrefix(of: text).map { Self.leadingDouble(String($0)) != 0 } ?? false
+        case nil: return false
+        }
+    }
+
+    /// A stored URL; a string as a file path with `~` expanded (a string with a scheme, like `https://…`, as that URL);
+    /// data holding a URL archived by `NSKeyedArchiver` (how Apple's UserDefaults stores URLs); else nil.
+    ///
+    /// ```swift
+    /// defaults.set("~/Documents", forKey: "folder")
+    /// defaults.url(forKey: "folder")   // file:///home/me/Documents
+    /// ```
+    public func url(forKey defaultName: String) -> URL? {
+        switch object(forKey: defaultName) {
+        case let url as URL: return url
+        case let string as String: return Self.url(fromPathOrURL: string)
+        case let data as Data: return PropertyListImport.archivedURL(in: data)
+        default: return nil
+        }
+    }
+
+    /// Every value a getter sees: the registered values overlaid by every value in the store.
+    /// A stored value that cannot be read is left out and reported as a `Diagnostic`.
+    ///
+    /// ```swift
+    /// for (key, value) in defaults.dictionaryRepresentation() { print(key, value) }
+    /// ```
+    public func dictionaryRepresentation() -> [String: Any] {
+        var values = registeredValues
+        do {
+            values.merge(try prefs.snapshot()) { _, stored in stored }
+        } catch {
+            prefs.report(Prefs.Diagnostic(key: nil, kind: .refreshFailed("\(error)"), store: prefs.storage.description))
+        }
+        var result: [String: Any] = [:]
+        for (key, stored) in values {
+            if let object = decoded(stored, key: key) { result[key] = object }
+        }
+        return result
+    }
+
+    // MARK: - Conversion helpers
+
+    /// A value's scalar content for the number, Boolean and string getters; nil for other kinds.
+    enum Scalar: Equatable {
+        case bool(Bool), int(Int), double(Double), string(String)
+    }
+
+    func scalar(forKey defaultName: String) -> Scalar? {
+        object(forKey: defaultName).flatMap(Self.scalar(of:))
+    }
+
+    static func scalar(of object: Any) -> Scalar? {
+        if let string = object as? String { return .string(string) }
+        guard type(of: object) is NSNumber.Type, let number = object as? NSNumber else { return nil }
+        if PropertyListValue.isBoolean(number) { return .bool(number.boolValue) }
+        switch String(cString: number.objCType) {
+        case "f", "d": return .double(number.doubleValue)
+        default: return .int(number.intValue)
+        }
+    }
+
+    func decoded(_ stored: StoredValue, key: String) -> Any? {
+        do {
+            return try PropertyListValue.decode(stored)
+        } catch {
+            prefs.reportMismatch(ValueMismatch(stored: stored, expected: stored.type, reason: error.reason), key: key)
+            return nil
+        }
+    }
+
+    /// A double as `NSNumber.description` writes it on Apple platforms: `1.5`, `2` (not `2.0`), `1e+20`.
+    static func numberText(_ double: Double) -> String {
+        // A Float stored as the double it converts to prints as the Float (`12.34`, not `12.34000015258789`), as
+        // Apple's NSNumber of a float does. A double that happens to be exactly a Float prints the same way.
+        var text = double.description
+        if let float = Float(exactly: double), float.description.count < text.count { text = float.description }
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        return text
+    }
+
+    /// The leading `[white space][sign]digits` of `text` as an integer, saturating at `Int`'s bounds; 0 without digits.
+    static func leadingInteger(_ text: String) -> Int {
+        guard let prefix = numericPrefix(of: text) else { return 0 }
+        var digits = prefix.prefix { $0 != "." && $0 != "e" && $0 != "E" }
+        if digits.last == "-" || digits.last == "+" || digits.isEmpty { return 0 }
+        if digits.first == "+" { digits = digits.dropFirst() }
+        if let value = Int(digits) { return value }
+        return digits.first == "-" ? Int.min : Int.max
+    }
+
+    /// The leading decimal number of `text` (`"2.5kg"` → 2.5); 0 without one.
+    static func leadingDouble(_ text: String) -> Double {
+        numericPrefix(of: text).flatMap { Double($0) } ?? 0
+    }
+
+    /// The longest prefix of `text`, after white space, of the form `[+-]digits[.digits][(e|E)[+-]digits]`
+    /// with at least one digit before the exponent.
+    static func numericPrefix(of text: String) -> Substring? {
+        let scalars = text.unicodeScalars
+        var index = scalars.firstIndex { !CharacterSet.whitespacesAndNewlines.contains($0) } ?? scalars.endIndex
+        let start = index
+        func skipDigits() -> Int {
+            var count = 0
+            while index < scalars.endIndex, ("0"..."9").contains(scalars[index]) { index = scalars.index(after: index); count += 1 }
+            return count
+        }
+        if index < scalars.endIndex, scalars[index] == "+" || scalars[index] == "-" { index = scalars.index(after: index) }
+        var digits = skipDigits()
+        if index < scalars.endIndex, scalars[index] == "." {
+            index = scalars.index(after: index)
+            digits += skipDigits()
+        }
+        guard digits > 0 else { return nil }
+        var end = index
+        if index < scalars.endIndex, scalars[index] == "e" || scalars[index] == "E" {
+            index = scalars.index(after: index)
+            if index < scalars.endIndex, scalars[index] == "+" || scalars[index] == "-" { index = scalars.index(after: index) }
+            if skipDigits() > 0 { end = index }
+        }
+        return Substring(scalars[start..<end])
+    }
+
+    /// A string from `url(forKey:)`: a URL when it has a scheme, else a file path with `~` expanded.
+    static func url(fromPathOrURL string: String) -> URL? {
+        if !string.hasPrefix("/"), !string.hasPrefix("~"),
+           let colon = string.firstIndex(of: ":"), colon != string.startIndex,
+           string[..<colon].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }),
+           string.first?.isLetter == true,
+           let url = URL(string: string) {
+            return url
+        }
+        guard !string.isEmpty else { return nil }
+        return URL(fileURLWithPath: (string as NSString).expandingTildeInPath)
+    }
+}

@@ -56,7 +56,7 @@ final class FileLock {
             let code = errno
             guard code == EWOULDBLOCK || code == EINTR else { throw .io(path: path, operation: "flock", errno: code) }
             guard clock.now < deadline else {
-                let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+                let seconds = timeout.timeInterval
                 let identity = FileIdentity(path: path)
                 let inProcess = identity.map { identity in Self.heldInProcess.withLock { $0[identity] != nil } } ?? false
                 throw .lockTimeout(path: path, seconds: seconds, heldInThisProcess: inProcess)

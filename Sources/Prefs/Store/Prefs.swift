@@ -343,3 +343,16 @@ final class DecodedBox<Value: Sendable>: Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
 }
+
+extension Changeset {
+    /// Stages a raw write of `value` under `name` (`nil` removes), checking the name and the limits first.
+    mutating func stageRaw(_ value: StoredValue?, forKey name: String) throws(PrefsError) {
+        try KeyName.validate(name)
+        if let value {
+            try Prefs.checkLimits(value, key: name)
+            values[name] = .set(value)
+        } else {
+            values[name] = .remove
+        }
+    }
+}

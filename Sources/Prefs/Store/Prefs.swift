@@ -111,6 +111,9 @@ public final class Prefs: Sendable {
         if let recovered = backend.recovered {
             report(Diagnostic(key: nil, kind: .recovered(movedTo: recovered.movedTo, reason: recovered.reason), store: storage.description))
         }
+        if let json = backend as? JSONFileBackend, let torn = json.tornJournalTail, let line = torn.line {
+            report(Diagnostic(key: nil, kind: .journalTornTail(path: json.journal.path, line: line, bytes: torn.bytes), store: storage.description))
+        }
     }
 
     deinit {

@@ -172,7 +172,7 @@ extension Prefs {
         }
 
         /// The endings of the files a file store keeps beside its file (SQLite's `-wal`, `-shm`, `-journal`; the JSON
-        /// store's `.lock`), for tools that must not treat them as anything else.
+        /// store's `.lock` and `.journal`), for tools that must not treat them as anything else.
         @_spi(Tooling) public static let sidecarSuffixes = SQLiteBackend.sidecarSuffixes + JSONFileBackend.sidecarSuffixes
 
         /// The file path for file-backed stores.

@@ -21,6 +21,7 @@ common=(-swift-version 6 -enable-upcoming-feature ExistentialAny -parse-as-libra
 # One module = one instrumented object file and its .swiftmodule.
 build_module() {
     local name="$1" sources="$2"
+    shift 2  # any further arguments are extra compiler flags for this module
     # Up to date when the object is newer than every source (and than this script).
     if [ -f "$out/$name.o" ] && [ -z "$(find "$root/$sources" "$0" -newer "$out/$name.o" -name '*.s*' | head -1)" ]; then
         echo "fuzz build: module $name is up to date"
@@ -28,7 +29,7 @@ build_module() {
     fi
     echo "fuzz build: module $name"
     # shellcheck disable=SC2046  # source paths have no spaces
-    swiftc "${common[@]}" -module-name "$name" -wmo -c -o "$out/$name.o" \
+    swiftc "${common[@]}" "$@" -module-name "$name" -wmo -c -o "$out/$name.o" \
         -emit-module -emit-module-path "$out/modules/$name.swiftmodule" \
         $(find "$root/$sources" -name '*.swift' | sort)
 }
@@ -49,7 +50,9 @@ clang="$(dirname "$(command -v swiftc)")/clang"
 "$clang" -c -fsanitize=fuzzer-no-link,address -O2 -g -I "$root/Sources/CCurlShim/include" \
     "$root/Sources/CCurlShim/shim.c" -o "$out/CCurlShim.o"
 
-build_module DialogGate Sources/DialogGate
+# -enable-testing: the Versions target reaches DialogGate's internal version parsers with `@testable import`; the
+# tooling API (`@_spi(Tooling) import`) and `package` symbols (under -package-name) need no flag.
+build_module DialogGate Sources/DialogGate -enable-testing
 
 for target in "$root"/Fuzz/Targets/*.swift; do
     name="$(basename "$target" .swift)"

@@ -5,7 +5,7 @@
 #   Fuzz/run.sh --long           10 min per target (50 min in all); run it before a release or after
 #                                touching a parser
 #   Fuzz/run.sh --seconds N      N seconds per target
-#   Fuzz/run.sh ... TARGET...    only these targets (Feed, JSONParse, PropertyList, StoreLoader, Versions)
+#   Fuzz/run.sh ... TARGET...    only these targets (Feed, JSONParse, Journal, PropertyList, StoreLoader, Versions)
 #
 # New inputs that reach new code go to .build/fuzz/corpus/<target>/ (the committed seed corpus is only
 # read). A crash, an ASan report or a broken invariant stops that target, leaves the input in

@@ -101,4 +101,5 @@ enum Name {
     static let jsonEncoder = "JSONEncoder + atomic replace"
     static let jsonDecoder = "JSONDecoder"
     static let defaults = "UserDefaults"
+    static let write2 = "one write(2) of a 50-byte record"
 }

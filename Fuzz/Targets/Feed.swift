@@ -18,7 +18,7 @@ private let now = Date(timeIntervalSince1970: 1_790_000_000)
 @_cdecl("LLVMFuzzerTestOneInput")
 public func feedTestOneInput(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     let data = Data(bytes: start, count: count)
-    let options = FeedDecoder.Options(allowedLinkSchemes: ["myapp"])
+    let options = FeedOptions(allowedLinkSchemes: ["myapp"])
     let decoded = Result { () throws(FeedIssue) in try FeedDecoder.decode(data, options: options) }
     let lint = FeedLinter.lint(data, now: now, options: options)
     for issue in lint {

@@ -60,15 +60,19 @@ public struct JSONParseError: Error, Sendable, Hashable, CustomStringConvertible
     public var location: SourceLocation
     /// What is wrong, without the location, e.g. `duplicate key "id"`.
     public var message: String
+    /// For a number literal outside the range of `Int` (an integer) or of finite doubles: the byte offsets of the whole
+    /// literal, so a caller that tolerates such numbers can replace it and parse again. Nil for every other error.
+    public var outOfRangeNumber: Range<Int>?
 
     /// Creates an error.
     ///
     /// ```swift
     /// let error = JSONParseError(location: SourceLocation(line: 1, column: 1, offset: 0), message: "empty document")
     /// ```
-    public init(location: SourceLocation, message: String) {
+    public init(location: SourceLocation, message: String, outOfRangeNumber: Range<Int>? = nil) {
         self.location = location
         self.message = message
+        self.outOfRangeNumber = outOfRangeNumber
     }
 
     /// `line:column: message`, e.g. `1:1: empty document`.

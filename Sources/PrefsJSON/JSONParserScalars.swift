@@ -289,6 +289,8 @@ extension JSONParserCore {
     private func outOfRange(from start: Int, to stop: Int) -> JSONParseError {
         let shown = min(stop - start, 40)
         let text = String(decoding: UnsafeBufferPointer(start: base + start, count: shown), as: UTF8.self)
-        return fail("number \(text)\(stop - start > shown ? "…" : "") is out of range", at: start)
+        var error = fail("number \(text)\(stop - start > shown ? "…" : "") is out of range", at: start)
+        error.outOfRangeNumber = start..<stop
+        return error
     }
 }

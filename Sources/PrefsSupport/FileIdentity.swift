@@ -20,4 +20,10 @@ package struct FileIdentity: Hashable, Sendable {
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
     }
+
+    /// The identity of the file `info` describes (from `stat` or `fstat`).
+    package init(_ info: stat) {
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+    }
 }

@@ -73,7 +73,7 @@ final class Watchdog: Sendable {
     init(_ process: Process, timeout: Duration) {
         let fired = fired, done = done
         let child = UncheckedSendable(process)
-        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        let seconds = timeout.timeInterval
         DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
             // `done` is held while killing, so no kill lands after finish() has returned (and the pid been reused).
             done.withLock { isDone in

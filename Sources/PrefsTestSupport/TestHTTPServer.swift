@@ -252,7 +252,7 @@ private final class ServerCore: Sendable {
             let remaining = deadline - clock.now
             if remaining <= .zero { return true }
             let step = min(remaining, .milliseconds(20))
-            Thread.sleep(forTimeInterval: Double(step.components.seconds) + Double(step.components.attoseconds) * 1e-18)
+            Thread.sleep(forTimeInterval: step.timeInterval)
         }
         return false
     }

@@ -172,11 +172,9 @@ public enum PropertyListImport {
         #if canImport(Darwin)
         return URL(fileURLWithPath: NSHomeDirectory()).appendingPathComponent("Library/Preferences").appendingPathComponent(file)
         #else
-        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
-            return URL(fileURLWithPath: config).appendingPathComponent(file)
-        }
-        let home = environment["HOME"] ?? NSHomeDirectory()
-        return URL(fileURLWithPath: home).appendingPathComponent(".config").appendingPathComponent(file)
+        let config = Prefs.Storage.configDirectory(environment: environment)
+            ?? URL(fileURLWithPath: NSHomeDirectory()).appendingPathComponent(".config")
+        return config.appendingPathComponent(file)
         #endif
     }
 

@@ -22,6 +22,8 @@
 //                                                            sets the Int KEY in a coalesced JSON store (one-hour interval)
 //                                                            held in a global, prints "set", then calls exit(0) or returns
 //                                                            from main
+// With PREFS_TEST_JOURNAL_COMPACTION_BYTES=N in the environment, a JSON store compacts its journal past N bytes.
+//
 //   prefs-test-child open    json|sqlite|file PATH           opens the store (file: by name, else content); prints "opened"
 //                                                            or fails with the error. Memory is capped at 1 GiB, so a read
 //                                                            that never ends fails instead of filling the machine.
@@ -45,6 +47,11 @@ func say(_ line: String) {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
+// A JSON store compacts its journal once it passes this many bytes (and the snapshot's size): tests lower it, so that
+// kills land inside compactions too.
+if let floor = ProcessInfo.processInfo.environment["PREFS_TEST_JOURNAL_COMPACTION_BYTES"].flatMap(Int.init) {
+    JSONJournal.compactionFloor.withLock { $0 = floor }
+}
 if arguments.first == "suite" {
     guard arguments.count == 4, let value = Int(arguments[3]) else { fail("usage: prefs-test-child suite NAME KEY VALUE") }
     do {

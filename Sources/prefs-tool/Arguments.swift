@@ -1,3 +1,5 @@
+@_spi(Tooling) import Prefs
+
 /// What one command accepts: named options with values, flags, and positional arguments.
 struct CommandSpec: Sendable {
     var name: String
@@ -64,7 +66,7 @@ enum ArgumentParser {
         } else if let name = spec.defaultAction, first == nil || first?.hasPrefix("-") == true {
             (chosen, rest) = (name, arguments)
         } else if let first {
-            let hint = Suggestion.nearest(to: first, in: spec.actionNames).map { "; did you mean '\($0)'?" } ?? ""
+            let hint = NameSuggestion.nearest(to: first, in: spec.actionNames).map { "; did you mean '\($0)'?" } ?? ""
             throw .usage("unknown \(spec.name) action '\(first)'\(hint)", "usage: \(spec.usage)")
         } else {
             throw .usage("missing action (\(spec.actionNames.joined(separator: ", ")))", "usage: \(spec.usage)")
@@ -133,7 +135,7 @@ enum ArgumentParser {
                 parsed.flags.insert(name)
             } else {
                 let known = (spec.options + spec.flags).map { "--" + $0 }
-                let hint = Suggestion.nearest(to: "--" + name, in: known).map { "; did you mean '\($0)'?" } ?? ""
+                let hint = NameSuggestion.nearest(to: "--" + name, in: known).map { "; did you mean '\($0)'?" } ?? ""
                 throw .usage("unknown option '--\(name)' for '\(spec.name)'\(hint)", usageLine)
             }
         }
@@ -152,62 +154,5 @@ enum ArgumentParser {
             ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) || "-_./:=@%+,".unicodeScalars.contains($0)
         }
         return plain ? word : "'" + word.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
-    }
-}
-
-/// "Did you mean": the closest candidate by edit distance, when it is close enough to be a typo.
-enum Suggestion {
-    static func nearest(to word: String, in candidates: [String]) -> String? {
-        let lowered = word.lowercased()
-        let scored = candidates.map { ($0, distance(lowered, $0.lowercased())) }
-        // A word that starts another, or that another starts (integer → int, --stor → --store), whatever the distance.
-        let prefixed = scored.filter { candidate, _ in
-            let other = candidate.lowercased().drop { $0 == "-" }, plain = lowered.drop { $0 == "-" }
-            return min(other.count, plain.count) >= 3 && (other.hasPrefix(plain) || plain.hasPrefix(other))
-        }
-        if let best = prefixed.min(by: { $0.1 < $1.1 }) { return best.0 }
-        guard let best = scored.min(by: { $0.1 < $1.1 }) else { return nil }
-        return best.1 <= max(2, word.count / 3) ? best.0 : nil
-    }
-
-    /// The name `name` was most likely meant to be, when it looks like a typo of one of `names`: the same but for
-    /// case, or one edit away (two for names of ten characters or more). Stricter than ``nearest(to:in:)``, since
-    /// it warns about names that may well be meant: a name shorter than four characters, or one that differs only
-    /// in its digits (`item1`, `item2`), is never a typo.
-    static func likelyTypo(of name: String, among names: [String]) -> String? {
-        let lowered = name.lowercased()
-        let allowed = name.count >= 10 ? 2 : 1
-        let withoutDigits = lowered.filter { !$0.isNumber }
-        var best: (name: String, distance: Int)?
-        for candidate in Set(names).sorted() where candidate != name {
-            let other = candidate.lowercased()
-            if other == lowered { return candidate }
-            guard name.count >= 4, candidate.count >= 4, other.filter({ !$0.isNumber }) != withoutDigits else { continue }
-            let distance = distance(lowered, other)
-            if distance <= allowed, distance < (best?.distance ?? .max) { best = (candidate, distance) }
-        }
-        return best?.name
-    }
-
-    /// Edit distance counting an insertion, a deletion, a substitution or a swap of two neighbours as one edit
-    /// (optimal string alignment), so `cuont` is one edit from `count`.
-    static func distance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
-        if a.isEmpty { return b.count }
-        if b.isEmpty { return a.count }
-        var beforePrevious = [Int](repeating: 0, count: b.count + 1)
-        var previous = Array(0...b.count)
-        var current = [Int](repeating: 0, count: b.count + 1)
-        for i in 1...a.count {
-            current[0] = i
-            for j in 1...b.count {
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
-                    current[j] = min(current[j], beforePrevious[j - 2] + 1)
-                }
-            }
-            (beforePrevious, previous, current) = (previous, current, beforePrevious)
-        }
-        return previous[b.count]
     }
 }

@@ -1,4 +1,4 @@
-@_spi(Tooling) import DialogGate
+@_spi(Tooling) @testable import DialogGate
 import Foundation
 @_spi(Tooling) import Prefs
 import Testing
@@ -142,7 +142,7 @@ struct FeedDecoderTests {
             #"$[4].link.url: link dropped: "https://www.apple.com@example.net/" has a user name before its host "example.net", which makes it read as another site; the message is shown without it"#,
         ])
         let allowing = try FeedDecoder.decode(Feeds.of(Feeds.message(id: 2, #""link": {"title": "Open", "url": "myapp://settings"}"#)),
-                                              options: FeedDecoder.Options(allowedLinkSchemes: ["MyApp"]))
+                                              options: FeedOptions(allowedLinkSchemes: ["MyApp"]))
         #expect(allowing.messages.first?.link?.url.absoluteString == "myapp://settings")
         #expect(allowing.issues.isEmpty)
     }
@@ -185,7 +185,7 @@ struct FeedDecoderTests {
     func invalidVersionEntry() throws {
         let feed = try FeedDecoder.decode(Feeds.of(Feeds.message(id: 1, #""appVersions": ["1.x", "2.0"]"#)))
         let message = try #require(feed.messages.first)
-        #expect(message.appVersions?.matches(Version("2")!) == true)
+        #expect(message.appVersionList?.matches(Version("2")!) == true)
         #expect(feed.issues.map(\.summary) == [#"$[0].appVersions[0]: invalid version "1.x": "x" is not a number"#])
         #expect(feed.skippedIndexes.isEmpty)
     }

@@ -1,4 +1,4 @@
-@_spi(Tooling) import DialogGate
+@_spi(Tooling) @testable import DialogGate
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -13,7 +13,7 @@ struct FeedFetcherTests {
     let clock = TestClock(feedEpoch)
 
     private func fetcher(
-        _ url: URL, prefs: Prefs, options: FeedFetcher.Options = FeedFetcher.Options(), loader: (any FeedLoader)? = nil,
+        _ url: URL, prefs: Prefs, options: FeedOptions = FeedOptions(), loader: (any FeedLoader)? = nil,
         random: Double = 0
     ) -> FeedFetcher {
         FeedFetcher(url: url, prefs: prefs, options: options, loader: loader, clock: clock.function, random: { random })
@@ -170,7 +170,7 @@ struct FeedFetcherTests {
         let prefs = try Prefs(.memory)
         let server = try TestHTTPServer { _ in .ok(Feeds.seed).delayed(by: .seconds(600)) }
         defer { server.stop() }
-        let fetcher = fetcher(server.url("/messages.json"), prefs: prefs, options: FeedFetcher.Options(timeout: .milliseconds(300)))
+        let fetcher = fetcher(server.url("/messages.json"), prefs: prefs, options: FeedOptions(timeout: .milliseconds(300)))
         let started = ContinuousClock.now
         let result = await fetcher.fetch()
         let elapsed = ContinuousClock.now - started
@@ -258,7 +258,7 @@ struct FeedFetcherTests {
         let real = await fetcher(url, prefs: prefs).fetch()
         #expect(real.error == .insecureURL(url))
         // An explicit opt-in lets it through.
-        let allowed = await fetcher(url, prefs: prefs, options: FeedFetcher.Options(allowInsecureHTTP: true), loader: loader).fetch()
+        let allowed = await fetcher(url, prefs: prefs, options: FeedOptions(allowInsecureHTTP: true), loader: loader).fetch()
         #expect(allowed.source == .network)
         #expect(loader.recorded.count == 1)
     }

@@ -1,4 +1,4 @@
-@_spi(Tooling) import DialogGate
+@_spi(Tooling) @testable import DialogGate
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

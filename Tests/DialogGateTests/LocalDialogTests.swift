@@ -1,4 +1,4 @@
-@_spi(Tooling) import DialogGate
+@_spi(Tooling) @testable import DialogGate
 import Foundation
 @_spi(Tooling) import Prefs
 import PrefsTestSupport

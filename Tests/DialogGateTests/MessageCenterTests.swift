@@ -1,4 +1,4 @@
-@_spi(Tooling) import DialogGate
+@_spi(Tooling) @testable import DialogGate
 import Foundation
 @_spi(Tooling) import Prefs
 import PrefsTestSupport
@@ -12,7 +12,7 @@ struct MessageCenterTests {
 
     private func center(
         _ url: URL, prefs: Prefs, context: MessageContext = .seedApp, lastMessageIdKey: String = "lastMessageId",
-        options: FeedFetcher.Options = FeedFetcher.Options()
+        options: FeedOptions = FeedOptions()
     ) -> MessageCenter {
         MessageCenter(feedURL: url, prefs: prefs, context: context, lastMessageIdKey: lastMessageIdKey,
                       options: options, clock: clock.function, random: { 0 })

@@ -1,4 +1,4 @@
-@_spi(Tooling) import DialogGate
+@_spi(Tooling) @testable import DialogGate
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -24,7 +24,7 @@ final class CannedLoader: FeedLoader {
 
     var recorded: [URLRequest] { requests.withLock { $0 } }
 
-    func load(_ request: URLRequest, limits: FeedLoadLimits) async throws -> FeedResponse {
+    func load(_ request: URLRequest, options: FeedOptions) async throws -> FeedResponse {
         requests.withLock { $0.append(request) }
         return answer(request)
     }

@@ -1,4 +1,4 @@
-@testable import DialogGate
+@_spi(Tooling) @testable import DialogGate
 import Foundation
 import PrefsTestSupport
 import Testing

@@ -1,5 +1,5 @@
 import Testing
-@_spi(Tooling) import DialogGate
+@_spi(Tooling) @testable import DialogGate
 import PrefsTestSupport
 import PrefsJSON
 

@@ -7,8 +7,9 @@ import PrefsSupport
 
 /// Simulated power cuts for the JSON store, in the spirit of ALICE (application-level crash exploration): the
 /// store's file operations are traced (`FileSystem.trace`), and at every sync point the directory is rebuilt as a
-/// cut there may leave it: unsynced renames dropped, or kept ahead of their directory's sync (reordered); an
-/// unsynced file's content empty or torn in half. Serialized: the trace is process-wide.
+/// cut there may leave it: unsynced renames and removals dropped, or kept ahead of their directory's sync
+/// (reordered); a file's unsynced bytes (a new file's content, the journal's appends) dropped or torn in half.
+/// Serialized: the trace is process-wide.
 @Suite("Power loss, simulated (JSON)", .serialized)
 struct JSONPowerLossTests {
     static let writes = 12
@@ -21,7 +22,7 @@ struct JSONPowerLossTests {
         FileSystem.trace.withLock {
             $0 = { event in
                 let path: String = switch event {
-                case .wrote(let path, _), .syncedFile(let path): path
+                case .wrote(let path, _), .syncedFile(let path), .appended(let path, _), .truncated(let path, _): path
                 case .renamed(_, let to): to
                 case .syncedDirectory(let directory): directory + "/"
                 }
@@ -41,23 +42,47 @@ struct JSONPowerLossTests {
 
     enum Torn: CaseIterable { case empty, half }
 
-    /// The store file's possible contents after a cut following the first `count` events: nil when it is absent.
-    static func contents(after count: Int, of events: [FileSystem.FileEvent], reordered: Bool, torn: Torn) -> Data? {
-        var written: [String: Data] = [:], synced: Set<String> = []
-        var durableEntry: String?, pendingEntry: String?
+    /// The possible contents of the store's files (by name: the store and its journal) after a cut following the
+    /// first `count` events; a file that is absent is missing from the result.
+    static func files(after count: Int, of events: [FileSystem.FileEvent], reordered: Bool, torn: Torn) -> [String: Data] {
+        // File contents by the name each file was created under (a replace's temporary name), with their synced length.
+        var contents: [String: (data: Data, synced: Int)] = [:]
+        var durable: [String: String] = [:], pending: [String: String] = [:]
+        func file(_ name: String) -> String? {
+            if let entry = pending[name] { return entry }
+            return durable[name] ?? (contents[name] != nil ? name : nil)
+        }
         for event in events.prefix(count) {
             switch event {
-            case .wrote(let path, let data): written[path] = data
-            case .syncedFile(let path): synced.insert(path)
-            case .renamed(let from, _): pendingEntry = from
+            case .wrote(let path, let data): contents[path] = (data, 0)
+            case .syncedFile(let path):
+                if let inode = file(path), let current = contents[inode] { contents[inode] = (current.data, current.data.count) }
+            case .renamed(let from, let to): pending[to] = .some(from)
+            case .appended(let path, let data):
+                if let inode = file(path) { contents[inode]?.data.append(data) }
+            case .truncated(let path, let length):
+                if let inode = file(path), let current = contents[inode] {
+                    contents[inode] = (current.data.prefix(length), min(current.synced, length))
+                }
             case .syncedDirectory:
-                if let pendingEntry { durableEntry = pendingEntry }
-                pendingEntry = nil
+                for (name, entry) in pending { durable[name] = entry }
+                pending = [:]
             }
         }
-        guard let file = reordered ? (pendingEntry ?? durableEntry) : durableEntry, let data = written[file] else { return nil }
-        if synced.contains(file) { return data }
-        return torn == .empty ? Data() : data.prefix(data.count / 2)
+        var result: [String: Data] = [:]
+        for name in Set(durable.keys).union(pending.keys) {
+            guard let inode = reordered ? pending[name] ?? durable[name] : durable[name], let (data, synced) = contents[inode] else { continue }
+            let unsynced = data.count - synced
+            result[(name as NSString).lastPathComponent] = torn == .empty ? data.prefix(synced) : data.prefix(synced + unsynced / 2)
+        }
+        return result
+    }
+
+    /// Writes `files` (named as in the traced directory, `p.json…`) as the store at `url` and its sidecars.
+    static func place(_ files: [String: Data], at url: URL) throws {
+        for (name, data) in files {
+            try data.write(to: URL(fileURLWithPath: url.path + name.dropFirst("p.json".count)))
+        }
     }
 
     @Test("with .powerLoss, a cut at every sync point, in order or reordered, leaves every acknowledged write")
@@ -67,13 +92,13 @@ struct JSONPowerLossTests {
         let syncPoints = [0] + events.indices.filter {
             switch events[$0] { case .syncedFile, .syncedDirectory: true; default: false }
         }.map { $0 + 1 } + [events.count]
-        #expect(syncPoints.count >= 2 * Self.writes, "a file and a directory sync per write")
+        #expect(syncPoints.count >= Self.writes, "a journal sync per write")
         for cut in syncPoints {
             for reordered in [false, true] {
                 for torn in Torn.allCases {
                     let state = "cut after \(cut) of \(events.count) events\(reordered ? ", renames reordered" : ""), unsynced \(torn)"
                     let url = directory.file("cut-\(cut)-\(reordered)-\(torn).json")
-                    if let data = Self.contents(after: cut, of: events, reordered: reordered, torn: torn) { try data.write(to: url) }
+                    try Self.place(Self.files(after: cut, of: events, reordered: reordered, torn: torn), at: url)
                     let prefs: Prefs
                     do {
                         prefs = try Prefs(.jsonFile(url))
@@ -98,7 +123,7 @@ struct JSONPowerLossTests {
         #expect(!events.contains { if case .syncedFile = $0 { true } else { false } }, "no fsync by default")
         for cut in 0...events.count {
             let url = directory.file("cut-\(cut).json")
-            if let data = Self.contents(after: cut, of: events, reordered: false, torn: .empty) { try data.write(to: url) }
+            try Self.place(Self.files(after: cut, of: events, reordered: false, torn: .empty), at: url)
             let prefs = try Prefs(.jsonFile(url))
             let present = (0..<Self.writes).map { prefs[Prefs.Key("k\($0)", initial: -1)] == $0 }
             let survived = present.firstIndex(of: false) ?? Self.writes

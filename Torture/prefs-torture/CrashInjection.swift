@@ -1,5 +1,6 @@
 import Foundation
 @_spi(Tooling) import Prefs
+import PrefsJSON
 import PrefsTestSupport
 
 // MARK: - Child: write until killed
@@ -12,6 +13,10 @@ enum CrashChild {
         let storage = backend.storage(
             try options.path(), durability: try options.durability(), flushInterval: .milliseconds(try options.integer("flush-ms", default: 50)))
         let coalesced = backend == .jsonCoalesced
+        // A JSON store folds its journal into a new snapshot past this many bytes: the parent lowers it in most rounds,
+        // so that kills land inside compactions as well as inside appends.
+        let compactionBytes = try options.integer("compaction-bytes", default: 64 * 1024)
+        JSONJournal.compactionFloor.withLock { $0 = compactionBytes }
         var workload = CrashWorkload(seed: try options.seed(), round: try options.integer("round"), coalesced: coalesced)
         var pacing = SeededGenerator(seed: try options.seed(), stream: 2, UInt64(workload.round))
         let prefs = try Prefs(storage)
@@ -91,6 +96,12 @@ struct CrashInjection {
         var temporaryFilesSeen = 0
         /// Temporary files still there after a final write by a new writer, which must remove them.
         var temporaryFilesAfterWrite = 0
+        /// JSON: kills after which the journal ended in a torn record (not applied, reported by the integrity check).
+        var tornJournalTails = 0
+        /// JSON: kills after which the snapshot had a new journal generation (a compaction had run since the last kill).
+        var compactions = 0
+        /// The snapshot's journal generation seen after the last kill.
+        var lastJournalGeneration: JSON?
         var failures: [String] = []
         var seconds = 0.0
     }
@@ -149,6 +160,7 @@ struct CrashInjection {
         let coalesced = backend == .jsonCoalesced
         let durability = random.chance(0.3) ? "powerLoss" : "processCrash"
         let flushMilliseconds = [5, 20, 50, 100, 200].randomElement(using: &random)!
+        let compactionBytes = [1024, 4096, 16384, 64 * 1024].randomElement(using: &random)!
         var plan: KillPlan = random.chance(0.5)
             ? .afterAcknowledgements(Int.random(in: 1...40, using: &random), thenMicroseconds: random.chance(0.5) ? 0 : UInt32.random(in: 0...3000, using: &random))
             : .afterDelay(milliseconds: Int.random(in: 0...350, using: &random))
@@ -164,7 +176,7 @@ struct CrashInjection {
         try? FileManager.default.removeItem(atPath: errorLog)
         let child = try Subprocess([
             "--child", "crash", "--backend", backend.rawValue, "--path", path, "--seed", String(seed), "--round", String(round),
-            "--durability", durability, "--flush-ms", String(flushMilliseconds),
+            "--durability", durability, "--flush-ms", String(flushMilliseconds), "--compaction-bytes", String(compactionBytes),
         ], errorPath: errorLog)
         switch plan {
         case .afterAcknowledgements(let count, let micros):
@@ -191,10 +203,17 @@ struct CrashInjection {
         let killedAfterAcknowledgement = status == .signaled(SIGKILL) && !acknowledged.isEmpty
         if killedAfterAcknowledgement { report.killsAfterFirstAcknowledgement += 1 }
         report.temporaryFilesSeen += temporaryFiles().count
+        if backend != .sqlite {
+            let generation = ((try? Data(contentsOf: URL(fileURLWithPath: path))).flatMap { try? JSON.parse($0) })?["journalGeneration"]
+            if let generation, let last = report.lastJournalGeneration, generation != last { report.compactions += 1 }
+            report.lastJournalGeneration = generation
+        }
 
         let found: ModelState
         do {
             let prefs = try Prefs(backend.checkerStorage(path))
+            // A torn last journal record is what a kill mid-append leaves: never applied, and reported on opening.
+            if prefs.diagnostics.contains(where: { if case .journalTornTail = $0.kind { true } else { false } }) { report.tornJournalTails += 1 }
             let problems = try prefs.integrityProblems()
             guard problems.isEmpty else { throw TortureError("integrity problems: \(problems.joined(separator: "; "))") }
             found = try ModelState(snapshot: prefs.snapshot())

@@ -38,6 +38,10 @@ struct Summary {
                                  report.backend == .jsonCoalesced ? "\(report.unflushedLost)" : "-", "\(report.temporaryFilesSeen)/\(report.temporaryFilesAfterWrite)",
                                  String(format: "%.1f", report.seconds), report.failures.isEmpty ? "ok" : "\(report.failures.count) FAILED"))
             }
+            let journaled = crash.filter { $0.backend != .sqlite }
+            if !journaled.isEmpty {
+                lines.append("  JSON journal: " + journaled.map { "\($0.backend.rawValue) \($0.tornJournalTails) torn tails left by kills (never applied), \($0.compactions) compactions between kills" }.joined(separator: "; "))
+            }
             lines.append("")
         }
         if !contention.isEmpty {
@@ -90,6 +94,7 @@ struct Summary {
                     "acknowledgedOperations": .int(report.acknowledgedOperations), "inFlightCommitted": .int(report.inFlightCommitted),
                     "unflushedLost": .int(report.unflushedLost), "flushesAcknowledged": .int(report.flushesAcknowledged), "freshStarts": .int(report.freshStarts),
                     "temporaryFilesSeen": .int(report.temporaryFilesSeen), "temporaryFilesAfterWrite": .int(report.temporaryFilesAfterWrite), "seconds": .double((report.seconds * 10).rounded() / 10),
+                    "tornJournalTails": .int(report.tornJournalTails), "compactions": .int(report.compactions),
                     "failures": .array(report.failures.map(JSON.string)),
                 ])
             }),

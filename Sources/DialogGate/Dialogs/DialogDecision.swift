@@ -1,4 +1,5 @@
 import Foundation
+import PrefsSupport
 @_spi(Tooling) import Prefs
 internal import PrefsJSON
 
@@ -76,24 +77,25 @@ public enum DialogReason: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// The decision rules: a pure function of the dialog, its stored state, the session, the context and the clock.
-public enum DialogRules {
+/// Internal: ``DialogGate`` is the thin I/O shell an app calls; tests reach the rules with `@testable import`.
+enum DialogRules {
     /// The inputs the rules read.
-    public struct Input: Sendable, Hashable {
-        public var record: DialogRecord?
+    struct Input: Sendable, Hashable {
+        var record: DialogRecord?
         /// The policy's ``DialogPolicy/neverRemindKey`` when the value stored under it (by older code) reads as true.
-        public var legacyNeverRemindKey: String?
-        public var suppressedForSession: Bool
+        var legacyNeverRemindKey: String?
+        var suppressedForSession: Bool
         /// Whether a presentation of the dialog is on screen now (a live ``DialogRecord/claim``).
-        public var beingPresented: Bool
-        public var appVersion: String?
-        public var now: Date
-        public var overrides: DialogOverrides
+        var beingPresented: Bool
+        var appVersion: String?
+        var now: Date
+        var overrides: DialogOverrides
         /// The gate's limit across dialogs, with whether this session presented one and when any was last presented.
-        public var displayFrequency: DisplayFrequency
-        public var sessionPresentedAny: Bool
-        public var lastPresentationOfAny: Date?
+        var displayFrequency: DisplayFrequency
+        var sessionPresentedAny: Bool
+        var lastPresentationOfAny: Date?
 
-        public init(record: DialogRecord?, legacyNeverRemindKey: String? = nil, suppressedForSession: Bool = false,
+        init(record: DialogRecord?, legacyNeverRemindKey: String? = nil, suppressedForSession: Bool = false,
                     beingPresented: Bool = false, appVersion: String? = nil, now: Date, overrides: DialogOverrides = DialogOverrides(),
                     displayFrequency: DisplayFrequency = .unlimited, sessionPresentedAny: Bool = false, lastPresentationOfAny: Date? = nil) {
             self.record = record
@@ -110,7 +112,7 @@ public enum DialogRules {
     }
 
     /// The record the rules use: the stored one, or a fresh one when the app version changed under a policy that resets.
-    public static func effectiveRecord(_ record: DialogRecord?, policy: DialogPolicy, appVersion: String?) -> (DialogRecord, DialogReason?) {
+    static func effectiveRecord(_ record: DialogRecord?, policy: DialogPolicy, appVersion: String?) -> (DialogRecord, DialogReason?) {
         guard let record else { return (DialogRecord(), nil) }
         if policy.resetsOnAppVersionChange, let appVersion, let recorded = record.appVersion, !sameVersion(recorded, appVersion) {
             return (DialogRecord(), .resetByAppVersionChange(from: recorded, to: appVersion))
@@ -131,7 +133,7 @@ public enum DialogRules {
     /// whole length from the moment that was first seen, so it neither fires at once nor waits out the jump.
     /// Once the clock is past the recorded time again (set right), the recorded window applies, so a snooze
     /// never ends before its recorded end. DialogGate stores the result when it differs.
-    public static func reanchored(_ record: DialogRecord, now: Date) -> DialogRecord {
+    static func reanchored(_ record: DialogRecord, now: Date) -> DialogRecord {
         func anchor(_ current: Date?, behind recorded: Date?) -> Date? {
             guard let recorded, now < recorded else { return nil }
             guard let current, current <= now else { return now }  // first seen behind, or set back further
@@ -153,7 +155,7 @@ public enum DialogRules {
         return until
     }
 
-    public static func decide(_ dialog: Dialog, _ input: Input) -> DialogDecision {
+    static func decide(_ dialog: Dialog, _ input: Input) -> DialogDecision {
         func decision(_ present: Bool, _ reasons: [DialogReason]) -> DialogDecision {
             DialogDecision(dialogID: dialog.id, shouldPresent: present, reasons: reasons)
         }
@@ -203,9 +205,3 @@ public enum DialogRules {
     }
 }
 
-extension Duration {
-    /// Seconds as a `TimeInterval`.
-    var timeInterval: TimeInterval {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
-}

@@ -9,7 +9,7 @@ extension DialogGate {
     /// a valid key name is listed under its key's name (`h.` and a hash; see ``DialogRecord/storeKeyName(for:)``),
     /// with its id in ``DialogState/dialogID``. A record that names a never-remind key written by older code
     /// carries that key's stored value (``DialogState/legacyValue``).
-    public func states() throws -> [DialogState] {
+    @_spi(Tooling) public func states() throws -> [DialogState] {
         prefs.refreshReportingErrors()
         let values = try prefs.snapshot()  // one read: each record beside the key it names
         return values.compactMap { name, stored -> DialogState? in
@@ -28,8 +28,8 @@ extension DialogGate {
     }
 
     /// Forgets everything about the dialogs `ids` (stored state, the never-remind key its record names, and "OK"
-    /// in this session), in one transaction. An id may also be a ``DialogState/id`` as listed (`h.` and a hash for
-    /// an id that is not a valid key name). No ids, no change (use ``resetAll()`` to forget every dialog).
+    /// in this session), in one transaction. An id may also be the name `prefs-tool dialogs` lists (`h.` and a hash
+    /// for an id that is not a valid key name). No ids, no change (use ``resetAll()`` to forget every dialog).
     public func reset(_ ids: [String]) throws {
         try reset(ids, legacyKeys: [])
     }
@@ -67,8 +67,8 @@ extension DialogGate {
     }
 }
 
-/// A dialog's stored state, for listing (`prefs-tool dialogs`).
-public struct DialogState: Sendable, Hashable {
+/// A dialog's stored state, for listing (`prefs-tool dialogs`). Tooling API (`@_spi(Tooling) import DialogGate`).
+@_spi(Tooling) public struct DialogState: Sendable, Hashable {
     /// The name the state is stored under, after `dialogs.`: the dialog id, or `h.` and 16 hex digits for an
     /// id that is not a valid key name. ``DialogGate/reset(_:)-([String])`` accepts it.
     public var id: String

@@ -131,25 +131,3 @@ public enum DialogGateError: Error, Sendable, Hashable, CustomStringConvertible 
         }
     }
 }
-
-/// What happened to a dialog, for the gate's `onEvent` (analytics).
-///
-/// ```swift
-/// DialogGate(prefs: prefs, onEvent: { event in analytics.log("\(event)") })   // "presented rate", "answered rate: never remind"
-/// ```
-public enum DialogEvent: Sendable, Hashable, CustomStringConvertible {
-    /// A presentation was claimed (or recorded): the dialog goes on screen.
-    case presented(String)
-    /// A presentation ended with the user's answer.
-    case answered(String, DialogResponse)
-    /// A presentation was cancelled: not shown after all.
-    case cancelled(String)
-
-    public var description: String {
-        switch self {
-        case .presented(let id): "presented \(id)"
-        case .answered(let id, let response): "answered \(id): \(response)"
-        case .cancelled(let id): "cancelled \(id)"
-        }
-    }
-}

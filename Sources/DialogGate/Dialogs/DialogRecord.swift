@@ -4,7 +4,9 @@ internal import PrefsJSON
 
 /// What DialogGate keeps about one dialog, stored as JSON under `dialogs.ID` in the app's `Prefs` store
 /// (or `dialogs.h.HASH` for an id that is not a valid key name; see ``storeKeyName(for:)``).
-public struct DialogRecord: Codable, Hashable, Sendable, PrefsStorable {
+///
+/// Tooling API (`@_spi(Tooling) import DialogGate`): `prefs-tool dialogs` lists it; an app asks ``DialogGate`` instead.
+@_spi(Tooling) public struct DialogRecord: Codable, Hashable, Sendable, PrefsStorable {
     /// The dialog's id, so a record stored under a hashed key can be listed and told apart from another
     /// id with the same hash. nil in records written before it was kept.
     public var id: String?

@@ -26,12 +26,12 @@ import PrefsSupport
 /// delegate, while libcurl reads on: no size check in the delegate can stop a gzip bomb before it fills the memory
 /// (a 1 MB body expanding to 1 GiB took 1.1 GB there). This loader asks for `Accept-Encoding: identity`, still
 /// decodes a body a server encodes anyway, and stops the transfer inside the write callback as soon as the decoded
-/// bytes pass ``FeedLoadLimits/maximumBytes``; memory stays at the cap plus one 16 KiB chunk, whatever the encoding.
+/// bytes pass ``FeedOptions/maximumBytes``; memory stays at the cap plus one 16 KiB chunk, whatever the encoding.
 /// Redirects are followed here, each checked with ``FeedURLPolicy/redirectRefusal(from:to:allowInsecureHTTP:)``
 /// before it is requested (at most 10). Header values with control characters are not sent. Only GET.
 ///
 /// ```swift
-/// let response = try await CurlFeedLoader().load(URLRequest(url: url), limits: .init(maximumBytes: 1 << 20, allowInsecureHTTP: false))
+/// let response = try await CurlFeedLoader().load(URLRequest(url: url), options: FeedOptions())
 /// ```
 final class CurlFeedLoader: FeedLoader {
     /// Whether libcurl could be loaded: always false except on Linux.
@@ -46,7 +46,7 @@ final class CurlFeedLoader: FeedLoader {
     init() {}
 
     /// Sends `request` (a GET); see ``FeedLoader``.
-    func load(_ request: URLRequest, limits: FeedLoadLimits) async throws -> FeedResponse {
+    func load(_ request: URLRequest, options limits: FeedOptions) async throws -> FeedResponse {
         guard Self.isAvailable else { throw FeedFetchError.transport("libcurl could not be loaded") }
         let cancelled = CancelFlag()
         return try await withTaskCancellationHandler {
@@ -63,7 +63,7 @@ final class CurlFeedLoader: FeedLoader {
     }
 
     /// The request, its redirects followed one by one under the policy.
-    private static func perform(_ request: URLRequest, limits: FeedLoadLimits, cancelled: CancelFlag) throws -> FeedResponse {
+    private static func perform(_ request: URLRequest, limits: FeedOptions, cancelled: CancelFlag) throws -> FeedResponse {
         guard let original = request.url else { throw FeedFetchError.transport("the request has no URL") }
         var url = original
         for _ in 0...maximumRedirects {
@@ -89,7 +89,7 @@ final class CurlFeedLoader: FeedLoader {
 
     /// One libcurl transfer: its handle, the headers and body received, and why the callbacks stopped it.
     private final class Transfer {
-        let limits: FeedLoadLimits
+        let limits: FeedOptions
         let cancelled: CancelFlag
         var headers: [String: String] = [:]
         var headerBytes = 0
@@ -98,7 +98,7 @@ final class CurlFeedLoader: FeedLoader {
         var body = Data()
         var failure: FeedFetchError?
 
-        init(limits: FeedLoadLimits, cancelled: CancelFlag) {
+        init(limits: FeedOptions, cancelled: CancelFlag) {
             self.limits = limits
             self.cancelled = cancelled
         }

@@ -7,7 +7,7 @@ import PrefsSupport
 /// against its own timer instead.
 ///
 /// ```swift
-/// let response = try await Deadline.run(.milliseconds(300)) { try await loader.load(request, limits: limits) }
+/// let response = try await Deadline.run(.milliseconds(300)) { try await loader.load(request, options: options) }
 /// ```
 enum Deadline {
     /// Runs `operation`, failing with ``FeedFetchError/timedOut(after:)`` once `timeout` has passed, and

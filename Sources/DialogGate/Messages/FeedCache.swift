@@ -1,4 +1,5 @@
 import Foundation
+import PrefsSupport
 @_spi(Tooling) import Prefs
 internal import PrefsJSON
 
@@ -13,7 +14,7 @@ internal import PrefsJSON
 /// cache?.etag                  // "\"v7\""
 /// cache?.consecutiveFailures   // 0
 /// ```
-public struct FeedCache: Codable, Hashable, Sendable, PrefsStorable {
+@_spi(Tooling) public struct FeedCache: Codable, Hashable, Sendable, PrefsStorable {
     /// The feed URL, so that a hash collision between two URLs is noticed rather than mixing feeds.
     public var url: String
     /// The last good body, as UTF-8 text; nil until a fetch succeeds.

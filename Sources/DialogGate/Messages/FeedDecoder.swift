@@ -18,27 +18,7 @@ internal import PrefsJSON
 /// let feed = try FeedDecoder.decode(#"[{"id": 1, "bundleId": "com.a", "title": "T", "text": "x", "confirmLabel": "OK"}]"#)
 /// feed.messages.first?.id   // 1
 /// ```
-public enum FeedDecoder {
-    /// Choices that change what counts as valid.
-    ///
-    /// ```swift
-    /// let options = FeedDecoder.Options(allowedLinkSchemes: ["myapp"])   // myapp://settings links are kept
-    /// ```
-    public struct Options: Sendable, Hashable {
-        /// URL schemes accepted in links besides `http` and `https`, e.g. the app's own scheme.
-        /// Compared case-insensitively.
-        public var allowedLinkSchemes: Set<String>
-
-        /// Creates options; by default only `http` and `https` links are kept.
-        ///
-        /// ```swift
-        /// let strict = FeedDecoder.Options()
-        /// ```
-        public init(allowedLinkSchemes: Set<String> = []) {
-            self.allowedLinkSchemes = allowedLinkSchemes
-        }
-    }
-
+@_spi(Tooling) public enum FeedDecoder {
     /// The longest title, in characters (grapheme clusters); a longer one skips the message.
     ///
     /// ```swift
@@ -97,7 +77,7 @@ public enum FeedDecoder {
     ///     print(error)   // 1:1: error: $: expected an array of messages, found object
     /// }
     /// ```
-    public static func decode(_ data: Data, options: Options = Options()) throws(FeedIssue) -> DecodedFeed {
+    public static func decode(_ data: Data, options: FeedOptions = FeedOptions()) throws(FeedIssue) -> DecodedFeed {
         try decodeDocument(data, options: options).get().feed
     }
 
@@ -106,7 +86,7 @@ public enum FeedDecoder {
     /// ```swift
     /// let feed = try FeedDecoder.decode("[]")   // no messages, no issues
     /// ```
-    public static func decode(_ text: String, options: Options = Options()) throws(FeedIssue) -> DecodedFeed {
+    public static func decode(_ text: String, options: FeedOptions = FeedOptions()) throws(FeedIssue) -> DecodedFeed {
         try decode(Data(text.utf8), options: options)
     }
 
@@ -194,7 +174,7 @@ public enum FeedDecoder {
         }
     }
 
-    static func decodeDocument(_ data: Data, options: Options) -> Result<Document, FeedIssue> {
+    static func decodeDocument(_ data: Data, options: FeedOptions) -> Result<Document, FeedIssue> {
         let parsed: (root: LocatedJSON, outOfRange: [Int: String])
         switch parseLeniently(data) {
         case .success(let value): parsed = value
@@ -242,13 +222,12 @@ public enum FeedDecoder {
             do {
                 return .success((try JSON.parseLocated(bytes), outOfRange))
             } catch {
-                let offset = error.location.offset
-                guard error.message.hasPrefix("number "), error.message.hasSuffix(" is out of range"),
-                      outOfRange.count < maximumOutOfRangeNumbers,
-                      let end = numberEnd(in: bytes, from: offset), end - offset >= 2
-                else {
+                // A number out of range is replaced, in place and at the same length, by a string ("000…"): its value
+                // is then reported where it is read, as one issue among others, instead of failing the whole feed.
+                guard let literal = error.outOfRangeNumber, literal.count >= 2, outOfRange.count < maximumOutOfRangeNumbers else {
                     return .failure(FeedIssue(.error, at: .root, error.location, "invalid JSON: \(error.message)"))
                 }
+                let (offset, end) = (literal.lowerBound, literal.upperBound)
                 outOfRange[offset] = String(decoding: bytes[offset..<end], as: UTF8.self)
                 let quote = UInt8(ascii: "\"")
                 bytes.replaceSubrange(offset..<end, with: [quote] + Array(repeating: UInt8(ascii: "0"), count: end - offset - 2) + [quote])
@@ -257,13 +236,6 @@ public enum FeedDecoder {
     }
 
     /// The end of the number literal starting at `start`, or nil if none starts there.
-    private static func numberEnd(in bytes: [UInt8], from start: Int) -> Int? {
-        guard start < bytes.count else { return nil }
-        var end = start
-        while end < bytes.count, "0123456789+-.eE".utf8.contains(bytes[end]) { end += 1 }
-        return end > start ? end : nil
-    }
-
     // MARK: - Value rules shared with the linter
 
     /// Why a value was refused, as a sentence fragment.
@@ -331,27 +303,9 @@ public enum FeedDecoder {
     /// The known key closest to `key` by edit distance, ignoring case, if it is close enough to be a typo
     /// (at most 2 edits, or a third of the key's length for longer keys).
     static func nearestKey(to key: String, in known: [String]) -> String? {
-        let lowered = Array(key.lowercased())
-        var best: (key: String, distance: Int)?
-        for candidate in known {
-            let distance = editDistance(lowered, Array(candidate.lowercased()))
-            if distance < (best?.distance ?? Int.max) { best = (candidate, distance) }
-        }
-        guard let best, best.distance <= max(2, lowered.count / 3) else { return nil }
-        return best.key
-    }
-
-    /// Levenshtein distance: insertions, deletions and substitutions each cost 1.
-    static func editDistance(_ lhs: [Character], _ rhs: [Character]) -> Int {
-        if lhs.isEmpty { return rhs.count }
-        var previous = Array(0...rhs.count)
-        for (i, left) in lhs.enumerated() {
-            var current = [i + 1] + Array(repeating: 0, count: rhs.count)
-            for (j, right) in rhs.enumerated() {
-                current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (left == right ? 0 : 1))
-            }
-            previous = current
-        }
-        return previous[rhs.count]
+        let lowered = key.lowercased()
+        guard let best = known.min(by: { NameSuggestion.distance(lowered, $0.lowercased()) < NameSuggestion.distance(lowered, $1.lowercased()) }),
+              NameSuggestion.distance(lowered, best.lowercased()) <= max(2, lowered.count / 3) else { return nil }
+        return best
     }
 }

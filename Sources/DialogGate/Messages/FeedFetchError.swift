@@ -9,7 +9,7 @@ internal import PrefsJSON
 /// if let error = center.lastError { print(error) }   // e.g. "HTTP status 503 from https://…"
 /// ```
 public enum FeedFetchError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// `http` to a host that is not loopback, without ``FeedFetcher/Options/allowInsecureHTTP``; refused
+    /// `http` to a host that is not loopback, without ``FeedOptions/allowInsecureHTTP``; refused
     /// before connecting.
     case insecureURL(URL)
     /// A scheme other than `https`, `http` and `file`.
@@ -117,10 +117,5 @@ public enum FeedFetchError: Error, Sendable, Hashable, CustomStringConvertible {
         digits = String(repeating: "0", count: 3 - digits.count) + digits
         while digits.hasSuffix("0") { digits.removeLast() }
         return "\(whole).\(digits)"
-    }
-
-    /// A duration in seconds, as a `TimeInterval`.
-    static func interval(_ duration: Duration) -> TimeInterval {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
     }
 }

@@ -10,7 +10,7 @@ import Foundation
 /// case .none: print("no feed: \(result.error!)")
 /// }
 /// ```
-public struct FeedFetchResult: Sendable, Hashable {
+@_spi(Tooling) public struct FeedFetchResult: Sendable, Hashable {
     /// Where the feed came from.
     ///
     /// ```swift

@@ -1,24 +1,27 @@
 import Foundation
+import PrefsSupport
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 @_spi(Tooling) import Prefs
 
-/// Fetches a messages feed and keeps the last good one in the store.
+/// Fetches a messages feed and keeps the last good one in the store: what ``MessageCenter`` fetches with.
 ///
-/// - `https` only, except loopback hosts and ``Options/allowInsecureHTTP``; `file://` URLs are read directly.
+/// Tooling API (`@_spi(Tooling) import DialogGate`; `prefs-tool feed fetch` uses it); an app uses ``MessageCenter``.
+///
+/// - `https` only, except loopback hosts and ``FeedOptions/allowInsecureHTTP``; `file://` URLs are read directly.
 ///   A refused URL never reaches the network.
 /// - Conditional requests (`If-None-Match`, `If-Modified-Since`) from the stored validators; a 304 reuses
 ///   the stored body and refreshes its fetch date.
 /// - `Cache-Control: max-age` is the minimum interval between requests unless the fetch is forced.
 /// - 429, 5xx, timeouts and transport errors back off exponentially with jitter (honouring `Retry-After`
-///   seconds up to ``Options/maximumBackoff``); no request is made before the retry date, forced or not.
+///   seconds up to ``FeedOptions/maximumBackoff``); no request is made before the retry date, forced or not.
 /// - A clock set back does not freeze fetching: a stored fetch date in the future is not fresh, and a
-///   stored retry date further ahead than ``Options/maximumBackoff`` is ignored.
-/// - Bodies over ``Options/maximumBytes`` once decoded are refused (the loader stops reading there; see
+///   stored retry date further ahead than ``FeedOptions/maximumBackoff`` is ignored.
+/// - Bodies over ``FeedOptions/maximumBytes`` once decoded are refused (the loader stops reading there; see
 ///   ``FeedLoader``); redirects to loopback only from a loopback feed; the timeout is enforced here as well as in the
 ///   request (URLSession on Linux rounds request timeouts down to whole seconds).
-/// - On any other failure the last good feed is used while it is younger than ``Options/maximumCacheAge``.
+/// - On any other failure the last good feed is used while it is younger than ``FeedOptions/maximumCacheAge``.
 /// - A 404 or 410 means the publisher removed the feed: the last good feed is dropped at once and nothing is
 ///   shown until the URL serves a feed again.
 ///
@@ -30,58 +33,11 @@ import FoundationNetworking
 /// result.feed?.messages.count
 /// result.error?.description
 /// ```
-public actor FeedFetcher {
-    /// Limits and policies of a fetcher.
-    ///
-    /// ```swift
-    /// var options = FeedFetcher.Options()
-    /// options.timeout = .seconds(5)
-    /// options.maximumCacheAge = .seconds(2 * 86_400)
-    /// ```
-    public struct Options: Sendable, Hashable {
-        /// How long a request may take in all. Default 10 s.
-        public var timeout: Duration
-        /// The largest accepted body, counted after any content decoding. Default 1 MiB.
-        public var maximumBytes: Int
-        /// Allows `http` to public hosts (and redirects there). Default false; loopback is always allowed.
-        public var allowInsecureHTTP: Bool
-        /// How long the last good feed may be used when fetching fails. Default 7 days.
-        public var maximumCacheAge: Duration
-        /// The backoff after the first retryable failure, before jitter. Default 60 s.
-        public var initialBackoff: Duration
-        /// The longest backoff, before jitter, and the longest `Retry-After` honoured. Default 1 hour.
-        public var maximumBackoff: Duration
-        /// Link schemes kept besides `http` and `https`; see ``FeedDecoder/Options``.
-        public var allowedLinkSchemes: Set<String>
-
-        /// Creates options; every parameter has the documented default.
-        ///
-        /// ```swift
-        /// let options = FeedFetcher.Options(timeout: .milliseconds(300), maximumBytes: 1 << 20)
-        /// ```
-        public init(
-            timeout: Duration = .seconds(10),
-            maximumBytes: Int = 1 << 20,
-            allowInsecureHTTP: Bool = false,
-            maximumCacheAge: Duration = .seconds(7 * 86_400),
-            initialBackoff: Duration = .seconds(60),
-            maximumBackoff: Duration = .seconds(3_600),
-            allowedLinkSchemes: Set<String> = []
-        ) {
-            self.timeout = timeout
-            self.maximumBytes = maximumBytes
-            self.allowInsecureHTTP = allowInsecureHTTP
-            self.maximumCacheAge = maximumCacheAge
-            self.initialBackoff = initialBackoff
-            self.maximumBackoff = maximumBackoff
-            self.allowedLinkSchemes = allowedLinkSchemes
-        }
-    }
-
+@_spi(Tooling) public actor FeedFetcher {
     /// The feed URL.
     public nonisolated let url: URL
     /// The options this fetcher was made with.
-    public nonisolated let options: Options
+    public nonisolated let options: FeedOptions
     /// The key of this feed's ``FeedCache`` in the store.
     public nonisolated let cacheKey: Prefs.Key<FeedCache?>
     let prefs: Prefs
@@ -107,7 +63,7 @@ public actor FeedFetcher {
     public init(
         url: URL,
         prefs: Prefs,
-        options: Options = Options(),
+        options: FeedOptions = FeedOptions(),
         loader: (any FeedLoader)? = nil,
         clock: @escaping @Sendable () -> Date = { Date() },
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
@@ -156,7 +112,7 @@ public actor FeedFetcher {
             return fallback(stored, now: now, error: refusal, requestSent: false)
         }
         if url.isFileURL { return readFile(stored: stored, now: now) }
-        let maximumAge = FeedFetchError.interval(options.maximumCacheAge)
+        let maximumAge = options.maximumCacheAge.timeInterval
         // A fetch date in the future means the clock went back since: max-age cannot be trusted.
         if !force, let fresh = stored?.freshUntil(maximumAge: maximumAge), now < fresh,
            let fetchedAt = stored?.fetchedAt, fetchedAt <= now {
@@ -164,12 +120,12 @@ public actor FeedFetcher {
         }
         // No backoff is longer than maximumBackoff: a retry date further ahead was set before the clock went back.
         if let stored, let retry = stored.nextRetryAt, now < retry,
-           retry.timeIntervalSince(now) <= FeedFetchError.interval(options.maximumBackoff) {
+           retry.timeIntervalSince(now) <= options.maximumBackoff.timeInterval {
             return fallback(stored, now: now, error: .backingOff(until: retry, failures: stored.consecutiveFailures), requestSent: false)
         }
 
         var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData,
-                                 timeoutInterval: max(1, FeedFetchError.interval(options.timeout).rounded(.up)))
+                                 timeoutInterval: max(1, options.timeout.timeInterval.rounded(.up)))
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         if stored?.body != nil {
             // A validator stored by an earlier release (or by hand) is checked again before it is sent.
@@ -179,9 +135,8 @@ public actor FeedFetcher {
         let response: FeedResponse
         do {
             let loader = loader
-            let limits = FeedLoadLimits(maximumBytes: options.maximumBytes, allowInsecureHTTP: options.allowInsecureHTTP)
-            let sent = request
-            response = try await Deadline.run(options.timeout) { try await loader.load(sent, limits: limits) }
+            let options = options, sent = request
+            response = try await Deadline.run(options.timeout) { try await loader.load(sent, options: options) }
             if response.body.count > options.maximumBytes {  // a custom loader may not enforce the cap
                 throw FeedFetchError.tooLarge(bytes: response.body.count, limit: options.maximumBytes)
             }
@@ -207,7 +162,7 @@ public actor FeedFetcher {
     private func accept(_ response: FeedResponse, now: Date, requestSent: Bool) -> FeedFetchResult {
         let feed: DecodedFeed
         do {
-            feed = try FeedDecoder.decode(response.body, options: decoderOptions)
+            feed = try FeedDecoder.decode(response.body, options: options)
         } catch {
             return recordFailure(.invalidFeed(error), retryAfter: nil, now: now, requestSent: requestSent)
         }
@@ -296,7 +251,7 @@ public actor FeedFetcher {
             cache.lastFailure = failure.description
             if failure.isRetryable {
                 // Retry-After is capped like the backoff: a server (or proxy) asking for years must not stop fetching.
-                let requested = min(TimeInterval(max(0, retryAfter ?? 0)), FeedFetchError.interval(options.maximumBackoff))
+                let requested = min(TimeInterval(max(0, retryAfter ?? 0)), options.maximumBackoff.timeInterval)
                 let delay = max(backoff(afterFailures: cache.consecutiveFailures), requested)
                 nextRetry = now.addingTimeInterval(delay)
             }
@@ -310,8 +265,8 @@ public actor FeedFetcher {
     /// The backoff before jitter is `initial × 2^(failures − 1)`, capped at the maximum; the delay is half of
     /// it plus a random share of the other half ("equal jitter").
     func backoff(afterFailures failures: Int) -> TimeInterval {
-        let initial = FeedFetchError.interval(options.initialBackoff)
-        let maximum = FeedFetchError.interval(options.maximumBackoff)
+        let initial = options.initialBackoff.timeInterval
+        let maximum = options.maximumBackoff.timeInterval
         let base = min(initial * pow(2, Double(min(max(failures - 1, 0), 40))), maximum)
         let share = min(max(random(), 0), 1)
         return base / 2 + base / 2 * share
@@ -319,11 +274,11 @@ public actor FeedFetcher {
 
     /// The stored feed if it is young enough, with `error` telling why it is used.
     private func fallback(_ stored: FeedCache?, now: Date, error: FeedFetchError?, requestSent: Bool) -> FeedFetchResult {
-        let maximumAge = FeedFetchError.interval(options.maximumCacheAge)
+        let maximumAge = options.maximumCacheAge.timeInterval
         // A stored body was validated before it was stored; one that no longer decodes (edited by hand)
         // is treated as absent, and kept.
         guard let stored, stored.isUsable(at: now, maximumAge: maximumAge), let body = stored.body,
-              let feed = try? FeedDecoder.decode(Data(body.utf8), options: decoderOptions)
+              let feed = try? FeedDecoder.decode(Data(body.utf8), options: options)
         else {
             return FeedFetchResult(source: .none, feed: nil, fetchedAt: nil, error: error, requestSent: requestSent)
         }
@@ -343,10 +298,6 @@ public actor FeedFetcher {
         } catch {
             return .storeFailed("\(error)")
         }
-    }
-
-    private var decoderOptions: FeedDecoder.Options {
-        FeedDecoder.Options(allowedLinkSchemes: options.allowedLinkSchemes)
     }
 
     /// A validator (`ETag`, `Last-Modified`) as it may be sent back, trimmed; nil when empty or holding a control

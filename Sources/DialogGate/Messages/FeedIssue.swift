@@ -4,12 +4,12 @@ package import PrefsJSON
 /// One problem found in a messages feed: how serious it is, where it is (JSON path and line:column) and
 /// what is wrong.
 ///
-/// ``FeedDecoder`` reports the issues that change what is shown (a skipped message, a dropped link);
-/// ``FeedLinter`` adds the ones an author wants to hear about before publishing (a cancelled message,
+/// ``MessageCenter/diagnostics`` lists the issues that change what is shown (a skipped message, a dropped link);
+/// `prefs-tool feed lint` adds the ones an author wants to hear about before publishing (a cancelled message,
 /// a past `endsAt`, an `http` link).
 ///
 /// ```swift
-/// for issue in FeedLinter.lint(data) {
+/// for issue in center.diagnostics {
 ///     print(issue)   // 3:11: error: $[0].id: expected an integer, found string
 /// }
 /// ```

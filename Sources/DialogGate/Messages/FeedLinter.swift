@@ -25,7 +25,7 @@ internal import PrefsJSON
 ///     print(issue)   // 4:5: warning: $[0].appVersion: unknown key "appVersion" is ignored; did you mean "appVersions"?
 /// }
 /// ```
-public enum FeedLinter {
+@_spi(Tooling) public enum FeedLinter {
     /// Lints a feed document.
     ///
     /// - Parameters:
@@ -37,7 +37,7 @@ public enum FeedLinter {
     /// let issues = FeedLinter.lint(data, now: Date())
     /// let hasErrors = issues.contains { $0.severity == .error }
     /// ```
-    public static func lint(_ data: Data, now: Date? = nil, options: FeedDecoder.Options = FeedDecoder.Options()) -> [FeedIssue] {
+    public static func lint(_ data: Data, now: Date? = nil, options: FeedOptions = FeedOptions()) -> [FeedIssue] {
         switch FeedDecoder.decodeDocument(data, options: options) {
         case .failure(let issue):
             return [issue]
@@ -56,7 +56,7 @@ public enum FeedLinter {
     /// ```swift
     /// FeedLinter.lint("{}").first?.description   // "1:1: error: $: expected an array of messages, found object"
     /// ```
-    public static func lint(_ text: String, now: Date? = nil, options: FeedDecoder.Options = FeedDecoder.Options()) -> [FeedIssue] {
+    public static func lint(_ text: String, now: Date? = nil, options: FeedOptions = FeedOptions()) -> [FeedIssue] {
         lint(Data(text.utf8), now: now, options: options)
     }
 
@@ -81,7 +81,7 @@ public enum FeedLinter {
         if let now, let endsAt = message.endsAt, endsAt <= now {
             warn("endsAt", "endsAt \(ISO8601.format(endsAt)) is in the past (now is \(ISO8601.format(now))): the message is no longer shown")
         }
-        for (key, list) in [("appVersions", message.appVersions), ("osVersions", message.osVersions)] {
+        for (key, list) in [("appVersions", message.appVersionList), ("osVersions", message.osVersionList)] {
             guard let list else { continue }
             if list.entries.isEmpty {
                 warn(key, "an empty \(key) list matches no version: the message is never shown; remove the key to target every version")
@@ -124,7 +124,7 @@ public enum FeedLinter {
     private static func canEverShow(_ message: RemoteMessage) -> Bool {
         if message.cancelled || message.rolloutPercent == 0 || message.locales?.isEmpty == true { return false }
         if let startsAt = message.startsAt, let endsAt = message.endsAt, endsAt <= startsAt { return false }
-        return [message.appVersions, message.osVersions].allSatisfy { list in
+        return [message.appVersionList, message.osVersionList].allSatisfy { list in
             guard let list else { return true }
             return !list.entries.isEmpty && !isCancelIdiom(list)
         }

@@ -11,7 +11,7 @@ import PrefsSupport
 /// let response = FeedResponse(statusCode: 200, headers: ["ETag": "\"v1\""], body: Data("[]".utf8))
 /// response.header("etag")   // "\"v1\""
 /// ```
-public struct FeedResponse: Sendable, Hashable {
+@_spi(Tooling) public struct FeedResponse: Sendable, Hashable {
     /// The HTTP status code.
     public var statusCode: Int
     /// Header fields keyed by lowercased name.
@@ -40,28 +40,6 @@ public struct FeedResponse: Sendable, Hashable {
     }
 }
 
-/// What a loader must enforce for one request.
-///
-/// ```swift
-/// let limits = FeedLoadLimits(maximumBytes: 1 << 20, allowInsecureHTTP: false)
-/// ```
-public struct FeedLoadLimits: Sendable, Hashable {
-    /// The largest body accepted; a larger one fails with ``FeedFetchError/tooLarge(bytes:limit:)``.
-    public var maximumBytes: Int
-    /// Whether redirects to `http` on public hosts are followed.
-    public var allowInsecureHTTP: Bool
-
-    /// Creates limits.
-    ///
-    /// ```swift
-    /// FeedLoadLimits(maximumBytes: 65_536, allowInsecureHTTP: true)
-    /// ```
-    public init(maximumBytes: Int, allowInsecureHTTP: Bool) {
-        self.maximumBytes = maximumBytes
-        self.allowInsecureHTTP = allowInsecureHTTP
-    }
-}
-
 /// Performs one HTTP GET for a ``FeedFetcher``. The default is ``URLSessionFeedLoader``; tests and apps
 /// with their own networking can supply another.
 ///
@@ -73,14 +51,15 @@ public struct FeedLoadLimits: Sendable, Hashable {
 ///
 /// ```swift
 /// struct CannedLoader: FeedLoader {
-///     func load(_ request: URLRequest, limits: FeedLoadLimits) async throws -> FeedResponse {
+///     func load(_ request: URLRequest, options: FeedOptions) async throws -> FeedResponse {
 ///         FeedResponse(statusCode: 200, body: Data("[]".utf8))
 ///     }
 /// }
 /// ```
-public protocol FeedLoader: Sendable {
-    /// Sends `request` and returns the response with its whole body.
-    func load(_ request: URLRequest, limits: FeedLoadLimits) async throws -> FeedResponse
+@_spi(Tooling) public protocol FeedLoader: Sendable {
+    /// Sends `request` and returns the response with its whole body, enforcing `options`' ``FeedOptions/maximumBytes``
+    /// and ``FeedOptions/allowInsecureHTTP`` (for redirects).
+    func load(_ request: URLRequest, options: FeedOptions) async throws -> FeedResponse
 }
 
 /// Which feed URLs may be fetched: `https` anywhere, `http` only on loopback hosts (127.0.0.0/8, `::1`,
@@ -90,7 +69,7 @@ public protocol FeedLoader: Sendable {
 /// FeedURLPolicy.refusal(for: URL(string: "http://example.com/m.json")!, allowInsecureHTTP: false)   // .insecureURL
 /// FeedURLPolicy.isLoopback(host: "127.0.0.1")                                                      // true
 /// ```
-public enum FeedURLPolicy {
+@_spi(Tooling) public enum FeedURLPolicy {
     /// Why `url` may not be fetched, or nil when it may.
     ///
     /// ```swift
@@ -184,9 +163,9 @@ public enum FeedURLPolicy {
 ///
 /// ```swift
 /// let loader = URLSessionFeedLoader()
-/// let response = try await loader.load(URLRequest(url: url), limits: .init(maximumBytes: 1 << 20, allowInsecureHTTP: false))
+/// let response = try await loader.load(URLRequest(url: url), options: FeedOptions())
 /// ```
-public final class URLSessionFeedLoader: FeedLoader {
+@_spi(Tooling) public final class URLSessionFeedLoader: FeedLoader {
     private let session: URLSession
     private let delegate: LoaderDelegate
 
@@ -212,10 +191,10 @@ public final class URLSessionFeedLoader: FeedLoader {
     /// Sends `request`; see ``FeedLoader``.
     ///
     /// ```swift
-    /// let response = try await URLSessionFeedLoader().load(URLRequest(url: url), limits: limits)
+    /// let response = try await URLSessionFeedLoader().load(URLRequest(url: url), options: FeedOptions())
     /// response.statusCode   // 200
     /// ```
-    public func load(_ request: URLRequest, limits: FeedLoadLimits) async throws -> FeedResponse {
+    public func load(_ request: URLRequest, options limits: FeedOptions) async throws -> FeedResponse {
         var request = request
         request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         let task = session.dataTask(with: request)
@@ -240,7 +219,7 @@ public final class URLSessionFeedLoader: FeedLoader {
 private final class LoaderDelegate: NSObject, URLSessionDataDelegate, Sendable {
     struct Pending {
         var continuation: CheckedContinuation<FeedResponse, any Error>
-        var limits: FeedLoadLimits
+        var limits: FeedOptions
         var response: HTTPURLResponse?
         var body = Data()
         /// A failure decided by the delegate (too large, refused redirect), reported instead of the cancellation.
@@ -249,7 +228,7 @@ private final class LoaderDelegate: NSObject, URLSessionDataDelegate, Sendable {
 
     private let pending = Locked<[Int: Pending]>([:])
 
-    func register(_ id: Int, continuation: CheckedContinuation<FeedResponse, any Error>, limits: FeedLoadLimits) {
+    func register(_ id: Int, continuation: CheckedContinuation<FeedResponse, any Error>, limits: FeedOptions) {
         pending.withLock { $0[id] = Pending(continuation: continuation, limits: limits) }
     }
 

@@ -13,7 +13,7 @@ struct FeedMessageReader {
     private let index: Int
     private let path: JSONPath
     private let outOfRange: [Int: String]
-    private let options: FeedDecoder.Options
+    private let options: FeedOptions
     private let listsIssues: Bool
     /// What was found so far; a reference, so that reporting, whose message is built only when it is listed,
     /// does not need exclusive access to the reader while it reads the reader to build the message.
@@ -30,14 +30,14 @@ struct FeedMessageReader {
     /// - Parameter listsIssues: false to only count the issues (``FeedDecoder/maximumIssues`` are listed
     ///   already): their paths and messages are then never built, which is most of the cost of a huge bad feed.
     static func read(
-        _ node: LocatedJSON, index: Int, outOfRange: [Int: String], options: FeedDecoder.Options, listsIssues: Bool = true
+        _ node: LocatedJSON, index: Int, outOfRange: [Int: String], options: FeedOptions, listsIssues: Bool = true
     ) -> (message: RemoteMessage?, issues: [FeedIssue], unlisted: FeedDecoder.IssueCount) {
         let reader = FeedMessageReader(index: index, path: JSONPath.root / index, outOfRange: outOfRange, options: options, listsIssues: listsIssues)
         let message = reader.readMessage(node)
         return (reader.found.isValid ? message : nil, reader.found.issues, reader.found.unlisted)
     }
 
-    private init(index: Int, path: JSONPath, outOfRange: [Int: String], options: FeedDecoder.Options, listsIssues: Bool) {
+    private init(index: Int, path: JSONPath, outOfRange: [Int: String], options: FeedOptions, listsIssues: Bool) {
         self.index = index
         self.path = path
         self.outOfRange = outOfRange
@@ -71,12 +71,15 @@ struct FeedMessageReader {
         let locales = optional("locales", in: node).flatMap { localeList($0, path / "locales") }
         let rolloutPercent = optional("rolloutPercent", in: node).flatMap { percent($0, path / "rolloutPercent") }
         guard let id, let bundleId, let title, let body, let confirmLabel else { return nil }
-        return RemoteMessage(
+        var message = RemoteMessage(
             id: id, bundleId: bundleId, title: title, text: body, confirmLabel: confirmLabel,
-            link: link ?? nil, appVersions: appVersions, osVersions: osVersions, cancelled: cancelled,
+            link: link ?? nil, cancelled: cancelled,
             startsAt: startsAt, endsAt: endsAt, priority: priority, locales: locales,
             rolloutPercent: rolloutPercent, feedIndex: index
         )
+        message.appVersionList = appVersions  // parsed once, with each invalid entry reported above
+        message.osVersionList = osVersions
+        return message
     }
 
     /// The link, `.some(nil)` when it was dropped for its URL, nil when it is invalid (an error).

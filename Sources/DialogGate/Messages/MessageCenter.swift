@@ -2,28 +2,6 @@ import Foundation
 import Observation
 @_spi(Tooling) import Prefs
 
-/// What happened to a message, for ``MessageCenter/onEvent``.
-///
-/// ```swift
-/// MessageEvent.impression(message).description   // "impression 7"
-/// ```
-public enum MessageEvent: Sendable, Hashable, CustomStringConvertible {
-    /// The message became pending: the app presents it.
-    case impression(RemoteMessage)
-    /// The user acknowledged it (confirm or link).
-    case acknowledged(RemoteMessage, MessageCenter.Acknowledgement)
-    /// It was put away without an acknowledgement (``MessageCenter/dismissWithoutAcknowledging()``).
-    case dismissed(RemoteMessage)
-
-    public var description: String {
-        switch self {
-        case .impression(let message): "impression \(message.id)"
-        case .acknowledged(let message, let action): "acknowledged \(message.id) (\(action == .link ? "link" : "confirm"))"
-        case .dismissed(let message): "dismissed \(message.id)"
-        }
-    }
-}
-
 /// The app-facing service: fetches the feed, decides which message to show, and remembers which one
 /// the user acknowledged. The shape of the original `AlertService`, made safe.
 ///
@@ -78,14 +56,18 @@ public final class MessageCenter {
     /// changes only when the message is no longer eligible (acknowledged elsewhere, cancelled, removed).
     public private(set) var pendingMessage: RemoteMessage?
     /// What went wrong during the last refresh or acknowledgement, or nil. The last good feed may still
-    /// have been used (see ``lastFetch``).
+    /// have been used.
     public internal(set) var lastError: FeedFetchError?
     /// The feed's issues from the last refresh: skipped messages, dropped links, unknown keys.
     public private(set) var diagnostics: [FeedIssue] = []
-    /// Every targeting check of the last decision, for a debug screen.
-    public private(set) var lastReport: TargetingReport?
-    /// The outcome of the last fetch.
-    public private(set) var lastFetch: FeedFetchResult?
+    /// Every targeting check of the last decision (what `prefs-tool feed explain` prints). Tooling API.
+    @_spi(Tooling) public var lastReport: TargetingReport? { report }
+    /// The outcome of the last fetch. Tooling API.
+    @_spi(Tooling) public var lastFetch: FeedFetchResult? { fetch }
+    /// The storage of ``lastReport`` and ``lastFetch``, observed like the public state (an observed property cannot be
+    /// `@_spi` itself).
+    private var report: TargetingReport?
+    private var fetch: FeedFetchResult?
     /// Whether a refresh is running.
     public private(set) var isRefreshing = false
 
@@ -116,9 +98,9 @@ public final class MessageCenter {
     /// ```swift
     /// center.onEvent = { event in analytics.log("\(event)") }   // "impression 7", "acknowledged 7 (confirm)"
     /// ```
-    @ObservationIgnored public var onEvent: (@MainActor (MessageEvent) -> Void)?
-    /// The fetcher, for inspecting its cache.
-    public let fetcher: FeedFetcher
+    @ObservationIgnored public var onEvent: (@MainActor (DialogEvent) -> Void)?
+    /// The fetcher, for inspecting its cache. Tooling API.
+    @_spi(Tooling) public let fetcher: FeedFetcher
     private let clock: @Sendable () -> Date
     @ObservationIgnored private var generation = 0
     /// Whether the first refresh recorded the `lastMessageId` declaration.
@@ -135,7 +117,6 @@ public final class MessageCenter {
     ///     service (a programming error, stopping here, if the name is not a valid key name).
     ///   - options: timeouts, size cap, cache age, backoff, allowed link schemes.
     ///   - impressions: how often a message not yet acknowledged is shown again (by default at every refresh).
-    ///   - loader: performs HTTP requests; nil for the standard loader, as in ``FeedFetcher/init(url:prefs:options:loader:clock:random:)``.
     ///   - clock: the current date, for targeting, max-age, backoff and cache age.
     ///   - random: a number in `0..<1` for the backoff jitter.
     ///
@@ -143,14 +124,30 @@ public final class MessageCenter {
     /// let center = MessageCenter(feedURL: url, prefs: try Prefs(.sqlite(storeURL)),
     ///                            context: .current(bundleIdentifier: "com.example.app", appVersion: "2.1"))
     /// ```
-    public init(
+    public convenience init(
         feedURL: URL,
         prefs: Prefs,
         context: MessageContext,
         lastMessageIdKey: String = "lastMessageId",
-        options: FeedFetcher.Options = FeedFetcher.Options(),
+        options: FeedOptions = FeedOptions(),
         impressions: ImpressionPolicy = ImpressionPolicy(),
-        loader: (any FeedLoader)? = nil,
+        clock: @escaping @Sendable () -> Date = { Date() },
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+    ) {
+        self.init(feedURL: feedURL, prefs: prefs, context: context, lastMessageIdKey: lastMessageIdKey, options: options,
+                  impressions: impressions, loader: nil, clock: clock, random: random)
+    }
+
+    /// Creates a message center whose requests `loader` performs (nil for the standard loader): tests, and tools
+    /// with their own networking. Tooling API.
+    @_spi(Tooling) public init(
+        feedURL: URL,
+        prefs: Prefs,
+        context: MessageContext,
+        lastMessageIdKey: String = "lastMessageId",
+        options: FeedOptions = FeedOptions(),
+        impressions: ImpressionPolicy = ImpressionPolicy(),
+        loader: (any FeedLoader)?,
         clock: @escaping @Sendable () -> Date = { Date() },
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
     ) {
@@ -188,11 +185,11 @@ public final class MessageCenter {
         let result = await fetcher.fetch(force: force)
         guard current == generation else { return }
         isRefreshing = false
-        lastFetch = result
+        fetch = result
         lastError = result.error
         diagnostics = result.feed?.issues ?? []
         guard let feed = result.feed else {
-            lastReport = nil
+            report = nil
             pendingMessage = nil
             return
         }
@@ -208,7 +205,7 @@ public final class MessageCenter {
             feed.messages, context: context, now: now, lastMessageId: lastMessageId, passedOver: passedOver,
             installationId: installationId()
         )
-        lastReport = report
+        self.report = report
         // Keep the message that may be on screen while it is still eligible: the user acknowledges what they saw.
         if let pending = pendingMessage, report.evaluations.contains(where: { $0.isEligible && $0.message.id == pending.id }) { return }
         pendingMessage = selectRespectingImpressions(report, now: now)
@@ -232,7 +229,7 @@ public final class MessageCenter {
         if pendingMessage?.id == message.id { pendingMessage = nil }
         let key = lastMessageIdKey, passedOverKey = passedOverKey, impressionsKey = impressionsKey
         // The lower ids of this app in the feed: those not acknowledged yet are passed over, not lost.
-        let lower = (lastFetch?.feed?.messages ?? []).filter { $0.bundleId == message.bundleId && $0.id < message.id }.map(\.id)
+        let lower = (fetch?.feed?.messages ?? []).filter { $0.bundleId == message.bundleId && $0.id < message.id }.map(\.id)
         do {
             let unreadable = try prefs.transaction { transaction -> FeedFetchError? in
                 switch Self.lastMessageId(from: try transaction.storedValue(forKey: key.name), key: key.name) {
@@ -330,12 +327,12 @@ public final class MessageCenter {
     /// number: nothing stored is 0; an integer; a double or a string of a whole number (`3.0`, `"3"`,
     /// `" 3 "`, `"3.0"`); a Boolean, 1 or 0. Anything else (`3.5`, `"three"`, a date…) is a failure: the
     /// seed would have read something, but not necessarily the id it meant, so the caller fails closed.
-    /// Public so that tools reading a store (`prefs-tool feed explain`) decide as the app does.
+    /// Tooling API, so that tools reading a store (`prefs-tool feed explain`) decide as the app does.
     ///
     /// ```swift
     /// MessageCenter.lastMessageId(from: try prefs.storedValue(forKey: "lastMessageId"))   // .success(3) for "3"
     /// ```
-    public nonisolated static func lastMessageId(from stored: StoredValue?, key: String = "lastMessageId") -> Result<Int, FeedFetchError> {
+    @_spi(Tooling) public nonisolated static func lastMessageId(from stored: StoredValue?, key: String = "lastMessageId") -> Result<Int, FeedFetchError> {
         func whole(_ value: Double) -> Int? {
             guard value.isFinite, value == value.rounded(.towardZero) else { return nil }
             return Int(exactly: value)

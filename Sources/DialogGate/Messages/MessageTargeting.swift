@@ -18,7 +18,7 @@ internal import PrefsJSON
 /// report.selected?.id                                           // 3
 /// report.evaluations[0].check(.id)?.summary                     // "id > lastMessageId (3 > 2)"
 /// ```
-public enum MessageTargeting {
+@_spi(Tooling) public enum MessageTargeting {
     /// Checks every message and selects one.
     ///
     /// ```swift
@@ -91,9 +91,9 @@ public enum MessageTargeting {
             add(.endsAt, true, "not set")
         }
 
-        let app = versionCheck(message.appVersions, running: context.appVersion, label: "app version")
+        let app = versionCheck(message.appVersionList, running: context.appVersion, label: "app version")
         add(.appVersions, app.passed, app.detail)
-        let os = versionCheck(message.osVersions, running: context.osVersion, label: "OS version")
+        let os = versionCheck(message.osVersionList, running: context.osVersion, label: "OS version")
         add(.osVersions, os.passed, os.detail)
 
         if let locales = message.locales {

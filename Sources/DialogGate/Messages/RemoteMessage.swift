@@ -23,13 +23,13 @@ internal import PrefsJSON
 /// ]
 /// ```
 ///
-/// Values are only ever made by ``FeedDecoder`` from a feed (or by you, in tests and previews): every
+/// Values are only ever made by DialogGate's feed decoder (or by you, in tests and previews): every
 /// field has passed validation, so a view can show one without further checks.
 ///
 /// ```swift
-/// let feed = try FeedDecoder.decode(data)
-/// let message = feed.messages.first { $0.bundleId == "com.example.app" }
-/// print(message?.title ?? "none")
+/// if let message = center.pendingMessage {
+///     print(message.title, message.text, message.link?.url as Any)
+/// }
 /// ```
 public struct RemoteMessage: Sendable, Hashable, Identifiable {
     /// A button that opens a web page (or an app URL whose scheme the app allows).
@@ -38,7 +38,7 @@ public struct RemoteMessage: Sendable, Hashable, Identifiable {
     /// let link = RemoteMessage.Link(title: "More information", url: URL(string: "https://example.com")!)
     /// ```
     public struct Link: Sendable, Hashable {
-        /// The button label, at most ``FeedDecoder/maximumLabelLength`` characters.
+        /// The button label, at most 100 characters.
         public var title: String
         /// Where the button leads: `http`, `https` or an allowed app scheme.
         public var url: URL
@@ -58,18 +58,29 @@ public struct RemoteMessage: Sendable, Hashable, Identifiable {
     public var id: Int
     /// The app the message is for, compared exactly with ``MessageContext/bundleIdentifier``.
     public var bundleId: String
-    /// The alert title, at most ``FeedDecoder/maximumTitleLength`` characters.
+    /// The alert title, at most 200 characters.
     public var title: String
-    /// The alert text, at most ``FeedDecoder/maximumTextLength`` characters; may contain newlines.
+    /// The alert text, at most 5,000 characters; may contain newlines.
     public var text: String
-    /// The label of the button that dismisses the alert, at most ``FeedDecoder/maximumLabelLength`` characters.
+    /// The label of the button that dismisses the alert, at most 100 characters.
     public var confirmLabel: String
     /// An optional second button.
     public var link: Link?
-    /// The app versions the message targets; nil when the feed sets none (every version).
-    public var appVersions: VersionList?
-    /// The OS versions the message targets; nil when the feed sets none (every version).
-    public var osVersions: VersionList?
+    /// The app versions the message targets, as the feed writes them (`"1.0"`, `">=1.2 <2.0"`, `"17.*"`); nil when
+    /// the feed sets none (every version). A list with no matching entry matches nothing.
+    public var appVersions: [String]? {
+        get { appVersionList?.entries.map(\.text) }
+        set { appVersionList = newValue.map(VersionList.init(parsing:)) }
+    }
+    /// The OS versions the message targets, as the feed writes them; nil when the feed sets none (every version).
+    public var osVersions: [String]? {
+        get { osVersionList?.entries.map(\.text) }
+        set { osVersionList = newValue.map(VersionList.init(parsing:)) }
+    }
+    /// ``appVersions`` parsed, as targeting reads them.
+    var appVersionList: VersionList?
+    /// ``osVersions`` parsed, as targeting reads them.
+    var osVersionList: VersionList?
     /// `"cancelled": true` withdraws a message without changing its id.
     public var cancelled: Bool
     /// The first instant the message may be shown (inclusive), if any.
@@ -98,8 +109,8 @@ public struct RemoteMessage: Sendable, Hashable, Identifiable {
         text: String,
         confirmLabel: String,
         link: Link? = nil,
-        appVersions: VersionList? = nil,
-        osVersions: VersionList? = nil,
+        appVersions: [String]? = nil,
+        osVersions: [String]? = nil,
         cancelled: Bool = false,
         startsAt: Date? = nil,
         endsAt: Date? = nil,
@@ -114,8 +125,8 @@ public struct RemoteMessage: Sendable, Hashable, Identifiable {
         self.text = text
         self.confirmLabel = confirmLabel
         self.link = link
-        self.appVersions = appVersions
-        self.osVersions = osVersions
+        appVersionList = appVersions.map(VersionList.init(parsing:))
+        osVersionList = osVersions.map(VersionList.init(parsing:))
         self.cancelled = cancelled
         self.startsAt = startsAt
         self.endsAt = endsAt
@@ -134,7 +145,7 @@ public struct RemoteMessage: Sendable, Hashable, Identifiable {
 /// feed.skippedIndexes              // [1]: $[1] was invalid
 /// feed.issues.map(\.summary)       // ["$[1].id: expected an integer, found string"]
 /// ```
-public struct DecodedFeed: Sendable, Hashable {
+@_spi(Tooling) public struct DecodedFeed: Sendable, Hashable {
     /// The valid messages, in feed order.
     public var messages: [RemoteMessage]
     /// Everything the decoder noticed, in document order: errors for skipped messages and invalid

@@ -7,7 +7,7 @@ import Foundation
 /// check.summary       // "id > lastMessageId (3 > 2)"
 /// check.description   // "pass: id > lastMessageId (3 > 2)"
 /// ```
-public struct TargetingCheck: Sendable, Hashable, CustomStringConvertible {
+@_spi(Tooling) public struct TargetingCheck: Sendable, Hashable, CustomStringConvertible {
     /// The rules, in the order they are reported.
     ///
     /// ```swift
@@ -66,7 +66,7 @@ public struct TargetingCheck: Sendable, Hashable, CustomStringConvertible {
 /// evaluation.isEligible                    // false
 /// evaluation.failedChecks.map(\.summary)   // ["appVersions (1.0 matches none of [\"0\"])"]
 /// ```
-public struct MessageEvaluation: Sendable, Hashable, CustomStringConvertible {
+@_spi(Tooling) public struct MessageEvaluation: Sendable, Hashable, CustomStringConvertible {
     /// The message evaluated.
     public var message: RemoteMessage
     /// One check per ``TargetingCheck/Rule``, in rule order.
@@ -112,7 +112,7 @@ public struct MessageEvaluation: Sendable, Hashable, CustomStringConvertible {
 /// print(report)            // every check of every message, then "selected: message 3"
 /// report.selected?.title
 /// ```
-public struct TargetingReport: Sendable, Hashable, CustomStringConvertible {
+@_spi(Tooling) public struct TargetingReport: Sendable, Hashable, CustomStringConvertible {
     /// One evaluation per message, in feed order.
     public var evaluations: [MessageEvaluation]
     /// The message to show: among the eligible ones the highest priority, then the highest id.

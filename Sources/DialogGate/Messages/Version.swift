@@ -16,13 +16,13 @@
 /// Version("1.10")! > Version("1.9")!   // true
 /// Version("1.2-beta")           // nil
 /// ```
-public struct Version: Sendable, Hashable, Comparable, CustomStringConvertible, LosslessStringConvertible {
+struct Version: Sendable, Hashable, Comparable, CustomStringConvertible, LosslessStringConvertible {
     /// The most components a version may have (`1.2.3.4.5.6.7.8`).
     ///
     /// ```swift
     /// Version("1.2.3.4.5.6.7.8.9")   // nil: more than Version.maximumComponentCount
     /// ```
-    public static let maximumComponentCount = 8
+    static let maximumComponentCount = 8
 
     /// The most digits one component may have, so that it always fits an `Int` without overflow.
     ///
@@ -30,7 +30,7 @@ public struct Version: Sendable, Hashable, Comparable, CustomStringConvertible, 
     /// Version("999999999")    // 999999999
     /// Version("1000000000")   // nil: 10 digits
     /// ```
-    public static let maximumComponentDigits = 9
+    static let maximumComponentDigits = 9
 
     /// The numeric components as written: `Version("17.0")!.components == [17, 0]`.
     ///
@@ -39,7 +39,7 @@ public struct Version: Sendable, Hashable, Comparable, CustomStringConvertible, 
     /// ```swift
     /// Version("17.0")!.components   // [17, 0]
     /// ```
-    public let components: [Int]
+    let components: [Int]
 
     /// Parses a strict dotted numeric version; nil unless the text is 1 to 8 dot-separated runs of 1 to 9
     /// ASCII digits, optionally surrounded by whitespace.
@@ -52,7 +52,7 @@ public struct Version: Sendable, Hashable, Comparable, CustomStringConvertible, 
     /// Version(" 17.0 ")?.components   // [17, 0]
     /// Version("1e3")                  // nil
     /// ```
-    public init?(_ text: String) {
+    init?(_ text: String) {
         guard case .success(let version) = Version.parse(Version.trimmingWhitespace(text[...])) else { return nil }
         self = version
     }
@@ -64,7 +64,7 @@ public struct Version: Sendable, Hashable, Comparable, CustomStringConvertible, 
     /// Version(components: [17, 4, 1])?.description   // "17.4.1"
     /// Version(components: [-1])                        // nil
     /// ```
-    public init?(components: [Int]) {
+    init?(components: [Int]) {
         guard (1...Version.maximumComponentCount).contains(components.count),
               components.allSatisfy({ (0...Version.largestComponent).contains($0) })
         else { return nil }
@@ -84,7 +84,7 @@ public struct Version: Sendable, Hashable, Comparable, CustomStringConvertible, 
     /// Version(lenient: "1.2-beta")        // 1.2
     /// Version(lenient: "beta")            // nil
     /// ```
-    public init?(lenient text: String) {
+    init?(lenient text: String) {
         let bytes = Array(Version.trimmingWhitespace(text[...]).utf8)
         var components: [Int] = []
         var index = 0
@@ -114,7 +114,7 @@ public struct Version: Sendable, Hashable, Comparable, CustomStringConvertible, 
     /// ```swift
     /// Version("17.0")!.description   // "17.0"
     /// ```
-    public var description: String {
+    var description: String {
         components.map(String.init).joined(separator: ".")
     }
 
@@ -123,7 +123,7 @@ public struct Version: Sendable, Hashable, Comparable, CustomStringConvertible, 
     /// ```swift
     /// Version("17")![component: 2]   // 0
     /// ```
-    public subscript(component index: Int) -> Int {
+    subscript(component index: Int) -> Int {
         index < components.count ? components[index] : 0
     }
 
@@ -132,7 +132,7 @@ public struct Version: Sendable, Hashable, Comparable, CustomStringConvertible, 
     /// ```swift
     /// Version("17")! == Version("17.0.0")!   // true
     /// ```
-    public static func == (lhs: Version, rhs: Version) -> Bool {
+    static func == (lhs: Version, rhs: Version) -> Bool {
         compare(lhs, rhs) == 0
     }
 
@@ -141,7 +141,7 @@ public struct Version: Sendable, Hashable, Comparable, CustomStringConvertible, 
     /// ```swift
     /// Version("1.9")! < Version("1.10")!   // true
     /// ```
-    public static func < (lhs: Version, rhs: Version) -> Bool {
+    static func < (lhs: Version, rhs: Version) -> Bool {
         compare(lhs, rhs) < 0
     }
 
@@ -150,7 +150,7 @@ public struct Version: Sendable, Hashable, Comparable, CustomStringConvertible, 
     /// ```swift
     /// Set([Version("17")!, Version("17.0")!]).count   // 1
     /// ```
-    public func hash(into hasher: inout Hasher) {
+    func hash(into hasher: inout Hasher) {
         hasher.combine(significantComponents)
     }
 

@@ -13,29 +13,29 @@
 /// list.invalidEntries.map(\.index)       // [1]
 /// VersionList(parsing: ["0"]).matches(Version("17.0.1")!)   // false
 /// ```
-public struct VersionList: Sendable, Hashable, CustomStringConvertible, ExpressibleByArrayLiteral {
+struct VersionList: Sendable, Hashable, CustomStringConvertible, ExpressibleByArrayLiteral {
     /// One entry of the list: its position, its text as written and what it parsed to.
     ///
     /// ```swift
     /// let entry = VersionList(parsing: ["1.x"]).entries[0]
     /// entry.error?.description   // "1.x": "x" is not a number
     /// ```
-    public struct Entry: Sendable, Hashable {
+    struct Entry: Sendable, Hashable {
         /// The position in the feed's array, from 0.
-        public let index: Int
+        let index: Int
         /// The entry as written in the feed.
-        public let text: String
+        let text: String
         /// The parsed requirement, or why it could not be parsed.
-        public let result: Result<VersionRequirement, VersionRequirement.ParseError>
+        let result: Result<VersionRequirement, VersionRequirement.ParseError>
 
         /// The parsed requirement, or nil when the entry is invalid.
-        public var requirement: VersionRequirement? {
+        var requirement: VersionRequirement? {
             if case .success(let requirement) = result { return requirement }
             return nil
         }
 
         /// Why the entry could not be parsed, or nil when it is valid.
-        public var error: VersionRequirement.ParseError? {
+        var error: VersionRequirement.ParseError? {
             if case .failure(let error) = result { return error }
             return nil
         }
@@ -46,7 +46,7 @@ public struct VersionList: Sendable, Hashable, CustomStringConvertible, Expressi
     /// ```swift
     /// VersionList(parsing: ["1", "2"]).entries.count   // 2
     /// ```
-    public let entries: [Entry]
+    let entries: [Entry]
 
     /// Parses each entry on its own; bad entries are recorded, never fatal.
     ///
@@ -55,7 +55,7 @@ public struct VersionList: Sendable, Hashable, CustomStringConvertible, Expressi
     /// list.requirements.count      // 1
     /// list.invalidEntries.count    // 1
     /// ```
-    public init(parsing texts: [String]) {
+    init(parsing texts: [String]) {
         entries = texts.enumerated().map { index, text in
             Entry(index: index, text: text, result: Result { () throws(VersionRequirement.ParseError) in
                 try VersionRequirement(parsing: text)
@@ -68,7 +68,7 @@ public struct VersionList: Sendable, Hashable, CustomStringConvertible, Expressi
     /// ```swift
     /// let list: VersionList = ["17.*", "18.0"]
     /// ```
-    public init(arrayLiteral texts: String...) {
+    init(arrayLiteral texts: String...) {
         self.init(parsing: texts)
     }
 
@@ -77,7 +77,7 @@ public struct VersionList: Sendable, Hashable, CustomStringConvertible, Expressi
     /// ```swift
     /// VersionList(parsing: ["1", "x"]).requirements.map(\.description)   // ["1"]
     /// ```
-    public var requirements: [VersionRequirement] {
+    var requirements: [VersionRequirement] {
         entries.compactMap(\.requirement)
     }
 
@@ -86,7 +86,7 @@ public struct VersionList: Sendable, Hashable, CustomStringConvertible, Expressi
     /// ```swift
     /// VersionList(parsing: ["1", ">="]).invalidEntries.map(\.index)   // [1]
     /// ```
-    public var invalidEntries: [Entry] {
+    var invalidEntries: [Entry] {
         entries.filter { $0.error != nil }
     }
 
@@ -95,7 +95,7 @@ public struct VersionList: Sendable, Hashable, CustomStringConvertible, Expressi
     /// ```swift
     /// VersionList(parsing: []).matches(Version("1.0")!)   // false
     /// ```
-    public func matches(_ version: Version) -> Bool {
+    func matches(_ version: Version) -> Bool {
         entries.contains { $0.requirement?.matches(version) ?? false }
     }
 
@@ -105,7 +105,7 @@ public struct VersionList: Sendable, Hashable, CustomStringConvertible, Expressi
     /// ```swift
     /// VersionList(parsing: ["= 1.2", "1.x"]).description   // ["1.2", "1.x" (invalid)]
     /// ```
-    public var description: String {
+    var description: String {
         let items = entries.map { entry in
             entry.requirement.map { #""\#($0)""# } ?? #""\#(entry.text)" (invalid)"#
         }

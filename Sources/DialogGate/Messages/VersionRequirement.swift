@@ -13,13 +13,13 @@
 /// range.matches(Version("2")!)      // false
 /// try VersionRequirement(parsing: "1.x")   // throws: "1.x": "x" is not a number
 /// ```
-public struct VersionRequirement: Sendable, Hashable, CustomStringConvertible {
+struct VersionRequirement: Sendable, Hashable, CustomStringConvertible {
     /// A comparison operator in a requirement.
     ///
     /// ```swift
     /// VersionRequirement.Operator(rawValue: ">=")   // .greaterOrEqual
     /// ```
-    public enum Operator: String, Sendable, Hashable, CaseIterable {
+    enum Operator: String, Sendable, Hashable, CaseIterable {
         /// `==` (also written `=`, or left out: `"1.2"`).
         case equal = "=="
         /// `!=`.
@@ -38,7 +38,7 @@ public struct VersionRequirement: Sendable, Hashable, CustomStringConvertible {
         /// ```swift
         /// VersionRequirement.Operator.less.holds(Version("1.9")!, Version("1.10")!)   // true
         /// ```
-        public func holds(_ version: Version, _ bound: Version) -> Bool {
+        func holds(_ version: Version, _ bound: Version) -> Bool {
             switch self {
             case .equal: version == bound
             case .notEqual: version != bound
@@ -56,7 +56,7 @@ public struct VersionRequirement: Sendable, Hashable, CustomStringConvertible {
     /// try VersionRequirement(parsing: ">=1.2 <2.0").constraints
     /// // [.comparison(.greaterOrEqual, 1.2), .comparison(.less, 2.0)]
     /// ```
-    public enum Constraint: Sendable, Hashable, CustomStringConvertible {
+    enum Constraint: Sendable, Hashable, CustomStringConvertible {
         /// `>=1.2`, `!=1.3`, or a bare `1.2` (equal).
         case comparison(Operator, Version)
         /// `17.*` (leading components equal `prefix`), or `!=17.*` when `negated`.
@@ -70,7 +70,7 @@ public struct VersionRequirement: Sendable, Hashable, CustomStringConvertible {
         /// ```swift
         /// VersionRequirement.Constraint.wildcard(prefix: [17], negated: false).matches(Version("17.4.1")!)   // true
         /// ```
-        public func matches(_ version: Version) -> Bool {
+        func matches(_ version: Version) -> Bool {
             switch self {
             case .comparison(let op, let bound):
                 return op.holds(version, bound)
@@ -85,7 +85,7 @@ public struct VersionRequirement: Sendable, Hashable, CustomStringConvertible {
         /// ```swift
         /// VersionRequirement.Constraint.comparison(.equal, Version("1.2")!).description   // "1.2"
         /// ```
-        public var description: String {
+        var description: String {
             switch self {
             case .comparison(.equal, let version):
                 return version.description
@@ -104,7 +104,7 @@ public struct VersionRequirement: Sendable, Hashable, CustomStringConvertible {
     /// do { _ = try VersionRequirement(parsing: ">=") }
     /// catch { print(error) }   // ">=": missing version after ">="
     /// ```
-    public struct ParseError: Error, Sendable, Hashable, CustomStringConvertible {
+    struct ParseError: Error, Sendable, Hashable, CustomStringConvertible {
         /// What is wrong, with the token it concerns.
         ///
         /// It conforms to `Error` only so parsing internals can return `Result<_, Reason>`; the public
@@ -113,7 +113,7 @@ public struct VersionRequirement: Sendable, Hashable, CustomStringConvertible {
         /// ```swift
         /// VersionRequirement.ParseError.Reason.notANumber("x").description   // "x" is not a number
         /// ```
-        public enum Reason: Error, Sendable, Hashable, CustomStringConvertible {
+        enum Reason: Error, Sendable, Hashable, CustomStringConvertible {
             /// The text is empty or only whitespace.
             case empty
             /// A version component is not made of ASCII digits: `"x"` in `1.x`, `"2-beta"` in `1.2-beta`.
@@ -141,7 +141,7 @@ public struct VersionRequirement: Sendable, Hashable, CustomStringConvertible {
             /// VersionRequirement.ParseError.Reason.bareWildcard.description
             /// // a wildcard needs at least one leading number, like "17.*"
             /// ```
-            public var description: String {
+            var description: String {
                 switch self {
                 case .empty:
                     return #"empty requirement; write a version like "1.2", a wildcard like "17.*" or comparisons like ">=1.2 <2.0""#
@@ -168,22 +168,22 @@ public struct VersionRequirement: Sendable, Hashable, CustomStringConvertible {
         }
 
         /// The whole requirement text, as given.
-        public let text: String
+        let text: String
         /// What is wrong with it.
-        public let reason: Reason
+        let reason: Reason
 
         /// An error for `text`, as ``VersionRequirement/init(parsing:)`` throws it.
         ///
         /// ```swift
         /// VersionRequirement.ParseError(text: "1.x", reason: .notANumber("x"))
         /// ```
-        public init(text: String, reason: Reason) {
+        init(text: String, reason: Reason) {
             self.text = text
             self.reason = reason
         }
 
         /// `"<text>": <reason>`, for example `"1.x": "x" is not a number`.
-        public var description: String {
+        var description: String {
             #""\#(text)": \#(reason)"#
         }
     }
@@ -193,7 +193,7 @@ public struct VersionRequirement: Sendable, Hashable, CustomStringConvertible {
     /// ```swift
     /// try VersionRequirement(parsing: "17.*").constraints   // [.wildcard(prefix: [17], negated: false)]
     /// ```
-    public let constraints: [Constraint]
+    let constraints: [Constraint]
 
     /// Parses one entry of a version list.
     ///
@@ -202,7 +202,7 @@ public struct VersionRequirement: Sendable, Hashable, CustomStringConvertible {
     /// wildcard.matches(Version("17.4.1")!)   // true
     /// ```
     /// - Throws: ``ParseError`` naming the offending token.
-    public init(parsing text: String) throws(ParseError) {
+    init(parsing text: String) throws(ParseError) {
         switch Self.parse(text) {
         case .success(let constraints): self.constraints = constraints
         case .failure(let reason): throw ParseError(text: text, reason: reason)
@@ -214,7 +214,7 @@ public struct VersionRequirement: Sendable, Hashable, CustomStringConvertible {
     /// ```swift
     /// try VersionRequirement(parsing: "16").matches(Version("16.0")!)   // true
     /// ```
-    public func matches(_ version: Version) -> Bool {
+    func matches(_ version: Version) -> Bool {
         constraints.allSatisfy { $0.matches(version) }
     }
 
@@ -224,7 +224,7 @@ public struct VersionRequirement: Sendable, Hashable, CustomStringConvertible {
     /// ```swift
     /// try VersionRequirement(parsing: "== 1.2").description   // "1.2"
     /// ```
-    public var description: String {
+    var description: String {
         constraints.map(\.description).joined(separator: " ")
     }
 

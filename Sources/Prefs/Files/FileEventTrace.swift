@@ -13,6 +13,10 @@ extension FileSystem {
         case renamed(from: String, to: String)
         /// `fsync` of `directory` returned: every rename in it so far is durable.
         case syncedDirectory(String)
+        /// `data` was appended to the file at `path` (the JSON store's journal; not yet durable).
+        case appended(path: String, data: Data)
+        /// The file at `path` was cut to `length` bytes (a torn journal tail removed).
+        case truncated(path: String, length: Int)
     }
 
     /// Receives every ``FileEvent``; nil (the default) costs one lock per replace. Set by tests only.

@@ -17,6 +17,8 @@ final class FileLock {
     private var descriptor: Int32 = -1
     /// The lock file's identity while this object holds the lock.
     private var held: FileIdentity?
+    /// The identity of the file `descriptor` is open on (read once, when it is opened).
+    private var descriptorIdentity: FileIdentity?
 
     /// The lock files held by stores in this process, so a timeout can say whether the holder is this process.
     private static let heldInProcess = Locked<[FileIdentity: Int]>([:])
@@ -45,6 +47,7 @@ final class FileLock {
                 throw error
             }
             descriptor = fd
+            descriptorIdentity = FileIdentity(info)
         }
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
@@ -53,7 +56,7 @@ final class FileLock {
             let code = errno
             guard code == EWOULDBLOCK || code == EINTR else { throw .io(path: path, operation: "flock", errno: code) }
             guard clock.now < deadline else {
-                let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+                let seconds = timeout.timeInterval
                 let identity = FileIdentity(path: path)
                 let inProcess = identity.map { identity in Self.heldInProcess.withLock { $0[identity] != nil } } ?? false
                 throw .lockTimeout(path: path, seconds: seconds, heldInThisProcess: inProcess)
@@ -61,7 +64,7 @@ final class FileLock {
             usleep(UInt32(pause.components.attoseconds / 1_000_000_000_000))
             pause = min(pause * 2, .milliseconds(20))
         }
-        if let identity = FileIdentity(path: path) {
+        if let identity = descriptorIdentity {
             held = identity
             Self.heldInProcess.withLock { $0[identity, default: 0] += 1 }
         }

@@ -18,6 +18,9 @@ extension Prefs {
             case refreshFailed(String)
             /// An unreadable store file was moved aside by ``Recovery/moveAsideAndStartEmpty``.
             case recovered(movedTo: String, reason: String)
+            /// A JSON store's journal ends in a torn record (a writer died mid-append, before acknowledging it), from
+            /// `line` on, `bytes` long: it is not applied, and the next write removes it.
+            case journalTornTail(path: String, line: Int, bytes: Int)
         }
 
         /// The key concerned, if one is.
@@ -39,6 +42,8 @@ extension Prefs {
             case .writeFailed(let reason): return "\(subject): write failed: \(reason)"
             case .refreshFailed(let reason): return "\(subject): refresh failed: \(reason)"
             case .recovered(let movedTo, let reason): return "\(subject): unreadable file moved to \(movedTo) (\(reason)); starting empty"
+            case .journalTornTail(let path, let line, let bytes):
+                return "\(subject): the journal \(path) ends in a torn record at line \(line) (\(bytes) bytes; a writer died mid-append): not applied; the next write removes it"
             }
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import PrefsSupport
 package import PrefsJSON
 
 extension Prefs {
@@ -110,13 +111,7 @@ extension Prefs {
     public func setStoredValues(_ values: [String: StoredValue?]) throws {
         var changes = Changeset()
         for (name, value) in values {
-            try KeyName.validate(name)
-            if let value {
-                try Self.checkLimits(value, key: name)
-                changes.values[name] = .set(value)
-            } else {
-                changes.values[name] = .remove
-            }
+            try changes.stageRaw(value, forKey: name)
         }
         let declarations = try declaredKeys()
         for name in values.keys {
@@ -138,9 +133,3 @@ enum Background {
     }
 }
 
-extension Duration {
-    /// Seconds as a `TimeInterval`.
-    var timeInterval: TimeInterval {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
-}

@@ -84,13 +84,7 @@ extension Prefs {
 
         /// Stages a raw write (`nil` removes).
         public mutating func setStoredValue(_ value: StoredValue?, forKey name: String) throws {
-            try KeyName.validate(name)
-            if let value {
-                try Prefs.checkLimits(value, key: name)
-                changes.values[name] = .set(value)
-            } else {
-                changes.values[name] = .remove
-            }
+            try changes.stageRaw(value, forKey: name)
         }
 
         /// The names of every stored value, including this transaction's staged writes.

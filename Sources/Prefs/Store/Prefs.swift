@@ -111,6 +111,9 @@ public final class Prefs: Sendable {
         if let recovered = backend.recovered {
             report(Diagnostic(key: nil, kind: .recovered(movedTo: recovered.movedTo, reason: recovered.reason), store: storage.description))
         }
+        if let json = backend as? JSONFileBackend, let torn = json.tornJournalTail, let line = torn.line {
+            report(Diagnostic(key: nil, kind: .journalTornTail(path: json.journal.path, line: line, bytes: torn.bytes), store: storage.description))
+        }
     }
 
     deinit {
@@ -339,4 +342,17 @@ public final class Prefs: Sendable {
 final class DecodedBox<Value: Sendable>: Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
+}
+
+extension Changeset {
+    /// Stages a raw write of `value` under `name` (`nil` removes), checking the name and the limits first.
+    mutating func stageRaw(_ value: StoredValue?, forKey name: String) throws(PrefsError) {
+        try KeyName.validate(name)
+        if let value {
+            try Prefs.checkLimits(value, key: name)
+            values[name] = .set(value)
+        } else {
+            values[name] = .remove
+        }
+    }
 }

@@ -117,20 +117,26 @@ extension Prefs {
             let support = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
             return support.appendingPathComponent(identifier).appendingPathComponent("prefs.sqlite")
             #else
-            let base: URL
-            if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
-                base = URL(fileURLWithPath: config)
-            } else if let home = environment["HOME"], home.hasPrefix("/") {
-                base = URL(fileURLWithPath: home).appendingPathComponent(".config")
-            } else if let home = homeDirectoryFromUserDatabase(), home.hasPrefix("/") {
-                base = URL(fileURLWithPath: home).appendingPathComponent(".config")
-            } else {
+            guard let base = configDirectory(environment: environment) else {
                 let home = environment["HOME"].map { JSON.string($0).serialized() } ?? "unset"
                 throw .invalidIdentifier(identifier, reason: "no absolute home directory to keep the store in (HOME is \(home), XDG_CONFIG_HOME is not absolute, and the user database has none)")
             }
             return base.appendingPathComponent("prefs").appendingPathComponent(identifier + ".sqlite")
             #endif
         }
+
+        #if !canImport(Darwin)
+        /// The XDG configuration directory: an absolute `XDG_CONFIG_HOME`, else `.config` in the home directory (an
+        /// absolute `HOME`, else the user database's); nil when neither gives an absolute path.
+        package static func configDirectory(environment: [String: String]) -> URL? {
+            if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") { return URL(fileURLWithPath: config) }
+            if let home = environment["HOME"], home.hasPrefix("/") { return URL(fileURLWithPath: home).appendingPathComponent(".config") }
+            if let home = homeDirectoryFromUserDatabase(), home.hasPrefix("/") {
+                return URL(fileURLWithPath: home).appendingPathComponent(".config")
+            }
+            return nil
+        }
+        #endif
 
         /// Why `identifier` cannot name a store file, or nil.
         static func identifierProblem(_ identifier: String) -> String? {
@@ -166,7 +172,7 @@ extension Prefs {
         }
 
         /// The endings of the files a file store keeps beside its file (SQLite's `-wal`, `-shm`, `-journal`; the JSON
-        /// store's `.lock`), for tools that must not treat them as anything else.
+        /// store's `.lock` and `.journal`), for tools that must not treat them as anything else.
         @_spi(Tooling) public static let sidecarSuffixes = SQLiteBackend.sidecarSuffixes + JSONFileBackend.sidecarSuffixes
 
         /// The file path for file-backed stores.

@@ -183,7 +183,7 @@ enum FeedCommand {
         }
         func described(_ fetchedAt: Date?) -> String {
             guard let fetchedAt else { return "fetch date unknown" }
-            let limit = FeedFetcher.Options().maximumCacheAge.components.seconds
+            let limit = FeedOptions().maximumCacheAge.components.seconds
             let stale = Date().timeIntervalSince(fetchedAt) >= Double(limit)
             return "fetched \(ISO8601.format(fetchedAt, fractionDigits: 0))"
                 + (stale ? "; older than the \(limit / 86_400) days the app uses a kept feed for, so the app shows none of it" : "")
@@ -219,7 +219,7 @@ enum FeedCommand {
         let created = NewStoreFiles(path: context.store.path)
         let onDisk = context.store.isExplicit || context.store.exists
         let prefs = onDisk ? try context.store.open(create: true, checked: true) : try Prefs(.memory)
-        let options = FeedFetcher.Options(allowInsecureHTTP: arguments.flag("allow-http"))
+        let options = FeedOptions(allowInsecureHTTP: arguments.flag("allow-http"))
         let fetcher = FeedFetcher(url: url, prefs: prefs, options: options)
         let keptBefore = try prefs.storedValue(forKey: fetcher.cacheKey.name) != nil
         let result = await fetcher.fetch(force: arguments.flag("force"))
@@ -284,7 +284,7 @@ enum FeedCommand {
         var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 10)
         request.httpMethod = "GET"
         do {
-            let response = try await FeedLoaders.standard().load(request, limits: FeedLoadLimits(maximumBytes: 1 << 20, allowInsecureHTTP: arguments.flag("allow-http")))
+            let response = try await FeedLoaders.standard().load(request, options: FeedOptions(allowInsecureHTTP: arguments.flag("allow-http")))
             guard (200...299).contains(response.statusCode) else { throw ToolError.io("\(source): HTTP \(response.statusCode)") }
             return (response.body, source)
         } catch let error as ToolError {

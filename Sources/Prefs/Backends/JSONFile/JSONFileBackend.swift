@@ -1,11 +1,13 @@
 import Foundation
 package import PrefsJSON
 
-/// A store in one human-readable JSON file (see ``JSONStoreDocument``).
+/// A store in one human-readable JSON file (see ``JSONStoreDocument``) and its journal (see ``JSONJournal``).
 ///
-/// Writers take an exclusive lock on `FILE.lock`, re-read the file when another process changed it,
-/// apply their own changes key by key, and replace the file atomically. Two processes writing different
-/// keys therefore both survive, and a stale copy never overwrites newer keys.
+/// Writers take an exclusive lock on `FILE.lock`, catch up with what other processes wrote (the journal's new records,
+/// or the whole file after a compaction), and append their change set to the journal as one line: a set costs one
+/// `write(2)`, whatever the number of keys. Once the journal outgrows the snapshot, the writer folds it into a new
+/// snapshot (atomic replace) and starts a new journal generation. Two processes writing different keys therefore both
+/// survive, and a stale copy never overwrites newer keys.
 final class JSONFileBackend: PrefsBackend {
     /// The lock file beside the store: `store.json.lock`.
     static let lockSuffix = ".lock"
@@ -21,6 +23,14 @@ final class JSONFileBackend: PrefsBackend {
     private let requestedPath: String
     private let options: Options
     private let lock: FileLock
+    /// The journal beside the snapshot, `FILE.journal`.
+    let journal: JSONJournalFile
+    /// The journal generation of the snapshot read (its `journalGeneration` member); nil without one.
+    private var snapshotGeneration: String?
+    /// Whether the journal read continues the snapshot read (same generation), so its records are in `document`.
+    private var journalApplies = false
+    /// Whether this backend appended to the journal since it was opened (it then compacts when closed).
+    private var appendedSinceOpen = false
     /// The committed document, with pending coalesced changes applied on top.
     private var document = JSONStoreDocument()
     /// The stamp of the file `document` was read from or written as; nil while the file does not exist.
@@ -41,19 +51,32 @@ final class JSONFileBackend: PrefsBackend {
         self.path = try FileSystem.resolvingLinks(requestedPath)
         self.options = options
         self.lock = FileLock(path: path + Self.lockSuffix)
+        self.journal = JSONJournalFile(path: path + JSONJournal.suffix)
         recovered = nil
         readOnly = access(path, F_OK) == 0 ? PrefsError.readOnlyReason(path: path) : nil
-        (_, recovered) = try StoreFileRecovery.open(path, recovery: options.recovery, sidecarSuffixes: [], lock: (lock, options.lockTimeout)) {
+        // An unreadable snapshot or journal (a bad line before good ones) moves both aside, and the store starts empty.
+        (_, recovered) = try StoreFileRecovery.open(path, recovery: options.recovery, sidecarSuffixes: [JSONJournal.suffix], lock: (lock, options.lockTimeout)) {
             () throws(PrefsError) in try reload()
         }
+        if journalApplies, journal.tail != .clean {
+            // An incomplete last line may be an append in progress: look again holding the writer lock.
+            if case .incomplete = journal.tail, (try? lock.lock(timeout: options.lockTimeout)) != nil {
+                defer { lock.unlock() }
+                _ = try? reload()
+            }
+            if journalApplies, journal.tail != .clean { tornJournalTail = journal.tail }
+        }
     }
+
+    /// A torn last journal record found on opening (a writer died mid-append): not applied, removed by the next write.
+    private(set) var tornJournalTail: JSONJournal.Tail?
 
     private(set) var recovered: RecoveredFile?
     /// Why this user cannot write the store, found at open; nil when it can (a write then fails with its own error).
     private let readOnly: String?
 
-    /// The endings of the files beside the store: its lock file.
-    static let sidecarSuffixes = [lockSuffix]
+    /// The endings of the files beside the store: its lock file and its journal.
+    static let sidecarSuffixes = [lockSuffix, JSONJournal.suffix]
 
     var files: [String] { FileSystem.existing([path] + Self.sidecarSuffixes.map { path + $0 }) }
 
@@ -70,29 +93,64 @@ final class JSONFileBackend: PrefsBackend {
     func allValues() -> [String: StoredValue] { document.values }
     func declarations() -> [String: KeyDeclaration] { document.declarations }
 
-    /// Re-reads the file when its stamp changed; returns true when it did. The pending coalesced changes stay on top.
+    /// Catches up with the files: the journal's new records when only they changed, the snapshot and the whole journal
+    /// when the snapshot or the journal was replaced. Returns true when anything changed. The pending coalesced changes
+    /// stay on top.
     private func reload() throws(PrefsError) -> Bool {
         let current = try FileSystem.stamp(path)
-        guard current != stamp else { return false }
-        if let unreadable, unreadable.stamp == current { throw unreadable.error }
-        guard let (data, readStamp) = try FileSystem.contents(of: path) else {
-            document = JSONStoreDocument()
-            document.apply(pending)
-            stamp = nil
+        if current == stamp {
+            guard current != nil else { return false }  // no snapshot: a journal beside it is a leftover, never read
+            if let records = try journal.readNew() {
+                guard journalApplies, !records.isEmpty else { return false }
+                for record in records { document.apply(record) }
+                if !pending.isEmpty { document.apply(pending) }
+                return true
+            }
+        }
+        return try reloadAll(current)
+    }
+
+    /// Re-reads the snapshot, then the journal from its start, applying the journal when it continues the snapshot.
+    private func reloadAll(_ first: FileSystem.Stamp?) throws(PrefsError) -> Bool {
+        var current = first
+        for _ in 0..<100 {
+            if let unreadable, unreadable.stamp == current { throw unreadable.error }
+            guard let (data, readStamp) = try FileSystem.contents(of: path) else {
+                document = JSONStoreDocument()
+                document.apply(pending)
+                stamp = nil
+                snapshotGeneration = nil
+                journalApplies = false
+                journal.forget()
+                return true
+            }
+            var fresh: JSONStoreDocument
+            do {
+                fresh = try JSONStoreDocument(data: data, path: path)
+                unreadable = nil
+            } catch {
+                unreadable = (readStamp, error)
+                throw error
+            }
+            let generation = JSONJournal.generation(of: fresh)
+            let records = try journal.readAll()
+            if records != nil, journal.generation != generation {
+                // Another generation: a journal already folded into this snapshot, unless a compaction replaced the
+                // snapshot since it was read (then read both again).
+                current = try FileSystem.stamp(path)
+                if current != readStamp { continue }
+            }
+            journalApplies = records != nil && generation != nil && journal.generation == generation
+            if journalApplies, let records {
+                for record in records { fresh.apply(record) }
+            }
+            fresh.apply(pending)
+            document = fresh
+            stamp = readStamp
+            snapshotGeneration = generation
             return true
         }
-        var fresh: JSONStoreDocument
-        do {
-            fresh = try JSONStoreDocument(data: data, path: path)
-            unreadable = nil
-        } catch {
-            unreadable = (readStamp, error)
-            throw error
-        }
-        fresh.apply(pending)
-        document = fresh
-        stamp = readStamp
-        return true
+        throw .io(path: path, operation: "read (replaced on every attempt)", errno: EAGAIN)
     }
 
     func refresh() throws -> Bool {
@@ -119,6 +177,7 @@ final class JSONFileBackend: PrefsBackend {
             if !removedLeftovers {
                 // Only the lock holder writes temporary files, so any found now were left by a writer that died.
                 FileSystem.removeTemporaryLeftovers(of: path)
+                FileSystem.removeTemporaryLeftovers(of: journal.path)
                 removedLeftovers = true
             }
             if try reload() { changedSinceRefresh = true }
@@ -134,10 +193,47 @@ final class JSONFileBackend: PrefsBackend {
             inTransaction = false
             lock.unlock()
         }
-        var next = document
-        next.apply(changes)
-        try write(next)
+        var record = pending
+        record.merge(changes)
+        guard stamp != nil, let snapshotGeneration else {
+            // No snapshot yet, or one without a generation (written by hand or by an earlier release): write it whole,
+            // with a new generation. A journal left beside it is of another generation, so it is never applied.
+            var next = document
+            next.apply(changes)
+            let generation = JSONJournal.newGeneration()
+            next.unknownMembers[JSONJournal.generationMember] = .string(generation)
+            try write(next)
+            snapshotGeneration = generation
+            journalApplies = false
+            pending = Changeset()
+            return
+        }
+        guard !record.isEmpty else { return }
+        let sync = options.durability == .powerLoss
+        journalApplies = false
+        try journal.prepareForAppend(generation: snapshotGeneration, sync: sync)
+        journalApplies = true
+        try journal.append(record, sync: sync)  // the commit point
+        appendedSinceOpen = true
+        document.apply(changes)  // in place: the document already holds `pending`
         pending = Changeset()
+        if let stamp, journal.size > max(JSONJournal.compactionFloor.withLock { $0 }, Int(stamp.size)) {
+            try? compact()  // the change is committed; a compaction that fails is tried again by the next write
+        }
+    }
+
+    /// Folds the journal into a new snapshot. Called under the lock, with nothing pending. A crash at any step loses
+    /// nothing: before the snapshot's rename, the old snapshot and its journal hold everything; after it, the new
+    /// snapshot does, and the old journal (another generation) is never applied again.
+    private func compact() throws(PrefsError) {
+        let generation = JSONJournal.newGeneration()
+        var next = document
+        next.unknownMembers[JSONJournal.generationMember] = .string(generation)
+        try write(next)  // 1. the new snapshot; the journal is stale from here on
+        snapshotGeneration = generation
+        journalApplies = false
+        try journal.reset(generation: generation, sync: options.durability == .powerLoss)  // 2. an empty journal continues it
+        journalApplies = true
     }
 
     func rollbackTransaction() {
@@ -162,21 +258,42 @@ final class JSONFileBackend: PrefsBackend {
 
     // MARK: - Checking and closing
 
+    /// Problems of the snapshot with its journal applied. A torn last journal record is none: a writer killed
+    /// mid-append leaves one, it is never applied, and opening reports it (``Prefs/Diagnostic/Kind/journalTornTail(path:line:bytes:)``).
     func integrityProblems() throws -> [String] {
-        guard let (data, _) = try FileSystem.contents(of: path) else { return [] }
-        let onDisk = try JSONStoreDocument(data: data, path: path)
+        guard let onDisk = try readFiles() else { return [] }
         return onDisk.values.keys.sorted().compactMap { key in
             onDisk.values[key].flatMap { $0.typeProblem ?? $0.shapeProblem() }.map { "$.values\(JSONPath.member(key)): \($0)" }
         }
     }
 
-    /// The file as it is now parses as a store document (a file that does not throws
-    /// ``PrefsError/corruptStore(path:reason:)``); values are not checked against their types.
+    /// The files as they are now parse as a store document and a journal (files that do not throw
+    /// ``PrefsError/corruptStore(path:reason:)``); values are not checked against their types, and a torn journal
+    /// tail (never applied) is no problem.
     func quickCheckProblems() throws -> [String] {
-        guard let (data, _) = try FileSystem.contents(of: path) else { return [] }
-        _ = try JSONStoreDocument(data: data, path: path)
+        _ = try readFiles()
         return []
     }
 
-    func close() {}
+    /// The snapshot with its journal applied, as the files are now; nil without a snapshot.
+    private func readFiles() throws(PrefsError) -> JSONStoreDocument? {
+        guard let (data, _) = try FileSystem.contents(of: path) else { return nil }
+        var onDisk = try JSONStoreDocument(data: data, path: path)
+        let reader = JSONJournalFile(path: journal.path)
+        guard let records = try reader.readAll(), let generation = JSONJournal.generation(of: onDisk), reader.generation == generation else {
+            return onDisk
+        }
+        for record in records { onDisk.apply(record) }
+        return onDisk
+    }
+
+    /// Folds the journal into the snapshot when this backend wrote to it, so that after a normal close the snapshot
+    /// alone is current (when no other process writes). Skipped, harmlessly, when the lock is busy or the fold fails.
+    func close() {
+        defer { journal.closeDescriptor() }
+        guard appendedSinceOpen, pending.isEmpty, (try? lock.lock(timeout: min(options.lockTimeout, .milliseconds(200)))) != nil else { return }
+        defer { lock.unlock() }
+        guard (try? reload()) != nil, stamp != nil, journalApplies, journal.hasRecords else { return }
+        try? compact()
+    }
 }

@@ -94,7 +94,7 @@ struct JSONStoreDocument: Sendable, Hashable {
     ///
     /// A tag whose type name is over ``ValueType``'s limits (too long, nested too deeply) keeps its value under that
     /// name, as a type this release does not know: written back as found, and reported by an integrity check.
-    private static func storedValue(from entry: JSON) -> StoredValue {
+    static func storedValue(from entry: JSON) -> StoredValue {
         if case .object(let members) = entry, members.count == 2,
            case .string(let typeName)? = members["type"], let value = members["value"] {
             if let type = ValueType(typeName) { return StoredValue(type: type, json: value) }

@@ -1,0 +1,515 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+package import PrefsJSON
+import PrefsSupport
+
+/// The JSON store's journal, `FILE.journal` beside the snapshot `FILE`: JSON Lines, one self-checking line per
+/// committed change set, so that a set appends one line instead of rewriting the whole document.
+///
+/// ```
+/// {"format":"prefs-journal","formatVersion":1,"generation":"9f2c4e7a01b3d586","crc":"5d0f8a1e"}
+/// {"seq":1,"values":{"launchCount":{"type":"int","value":4}},"crc":"a3c1907b"}
+/// {"seq":2,"values":{"theme":null},"crc":"0c77e215"}
+/// ```
+/// - The first line is the header: the journal continues the snapshot whose `"journalGeneration"` member equals its
+///   `"generation"`, a random token that every snapshot write draws anew. A journal of another generation is stale
+///   (its records are folded into a newer snapshot, or the snapshot was replaced by another file) and is never applied.
+///   A snapshot without the member (written by hand or by an earlier release) has no journal: its first write
+///   rewrites it whole, with a generation.
+/// - Each record holds `"seq"` (1, 2, 3… with no gap), `"values"` (a tagged value as in the snapshot, or `null` for a
+///   removal), `"declared"` (declarations as in the snapshot) and `"undeclared"` (declarations removed).
+/// - Every line ends in `,"crc":"XXXXXXXX"}`: the CRC-32 (IEEE) of the line's bytes before `,"crc":`, in lowercase hex.
+///   A last line that is cut short or fails its check is a torn tail (a writer died mid-append): it was never
+///   acknowledged, is never applied, and the next writer truncates it. A bad line followed by a good one is corruption,
+///   ``PrefsError/corruptStore(path:reason:)`` naming the line; the file is left as it is.
+package enum JSONJournal {
+    static let suffix = ".journal"
+    static let formatName = "prefs-journal"
+    static let formatVersion = 1
+    /// The snapshot's top-level member naming the journal generation it continues.
+    static let generationMember = "journalGeneration"
+    /// Compaction folds the journal into the snapshot once it is larger than the snapshot and than this (64 KiB;
+    /// tests lower it to compact often).
+    package static let compactionFloor = Locked<Int>(64 * 1024)
+
+    /// The journal generation a snapshot records; nil without one.
+    static func generation(of document: JSONStoreDocument) -> String? {
+        if case .string(let generation)? = document.unknownMembers[generationMember], !generation.isEmpty { return generation }
+        return nil
+    }
+
+    /// A new generation: 64 random bits in hex.
+    static func newGeneration() -> String {
+        let value = UInt64.random(in: .min ... .max)
+        let hex = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    // MARK: - CRC-32
+
+    private static let crcTable: [UInt32] = (0..<256).map { index in
+        var value = UInt32(index)
+        for _ in 0..<8 { value = value & 1 != 0 ? 0xEDB8_8320 ^ (value >> 1) : value >> 1 }
+        return value
+    }
+
+    /// CRC-32 (IEEE 802.3, as zlib's `crc32`).
+    static func crc32(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        crcTable.withUnsafeBufferPointer { table in
+            for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+        }
+        return crc ^ 0xFFFF_FFFF
+    }
+
+    static func crc32<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> UInt32 {
+        if let crc = bytes.withContiguousStorageIfAvailable({ crc32(UnsafeRawBufferPointer($0)) }) { return crc }
+        return Array(bytes).withUnsafeBytes { crc32($0) }
+    }
+
+    // MARK: - Writing lines
+
+    private static let crcPrefix = Array(#","crc":""#.utf8)
+    /// `,"crc":"` + 8 hex digits + `"}`.
+    private static let crcSuffixLength = crcPrefix.count + 8 + 2
+
+    /// `body` (a JSON object's text without its closing brace) closed with its checksum and a newline.
+    private static func sealed(_ body: consuming [UInt8]) -> [UInt8] {
+        let crc = crc32(body)
+        var line = body
+        line.reserveCapacity(line.count + crcSuffixLength + 1)
+        line += crcPrefix
+        for shift in stride(from: 28, through: 0, by: -4) {
+            let digit = UInt8((crc >> UInt32(shift)) & 0xF)
+            line.append(digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10)
+        }
+        line.append(UInt8(ascii: "\""))
+        line.append(UInt8(ascii: "}"))
+        line.append(0x0A)
+        return line
+    }
+
+    package static func header(generation: String) -> Data {
+        Data(sealed(Array(#"{"format":"\#(formatName)","formatVersion":\#(formatVersion),"generation":"#.utf8) + JSON.string(generation).serializedBytes()))
+    }
+
+    package static func record(seq: Int, changes: Changeset) -> Data {
+        Data(recordBytes(seq: seq, changes: changes))
+    }
+
+    /// A record line. Values are written directly (no intermediate ``JSON`` objects): this runs on every set.
+    static func recordBytes(seq: Int, changes: Changeset) -> [UInt8] {
+        var body: [UInt8] = []
+        body.reserveCapacity(160)
+        body += #"{"seq":"#.utf8
+        body += String(seq).utf8
+        if !changes.values.isEmpty {
+            body += #","values":{"#.utf8
+            let keys = changes.values.count == 1 ? Array(changes.values.keys) : changes.values.keys.sorted()
+            for (index, key) in keys.enumerated() {
+                if index > 0 { body.append(UInt8(ascii: ",")) }
+                body += JSON.string(key).serializedBytes()
+                switch changes.values[key] {
+                case .set(let value)?:
+                    body += #":{"type":"#.utf8
+                    body += JSON.string(value.type.description).serializedBytes()
+                    body += #","value":"#.utf8
+                    body += value.json.serializedBytes()
+                    body.append(UInt8(ascii: "}"))
+                case .remove?, nil:
+                    body += #":null"#.utf8
+                }
+            }
+            body.append(UInt8(ascii: "}"))
+        }
+        if !changes.declarations.isEmpty {
+            let declared = changes.declarations.mapValues { declaration -> JSON in
+                var members: [String: JSON] = ["type": .string(declaration.type.description)]
+                if let initial = declaration.initial { members["initial"] = initial }
+                if !declaration.formerNames.isEmpty { members["formerNames"] = .array(declaration.formerNames.map(JSON.string)) }
+                return .object(members)
+            }
+            body += Array(#","declared":"#.utf8) + JSON.object(declared).serializedBytes()
+        }
+        if !changes.removedDeclarations.isEmpty {
+            body += Array(#","undeclared":"#.utf8) + JSON.array(changes.removedDeclarations.sorted().map(JSON.string)).serializedBytes()
+        }
+        return sealed(body)
+    }
+
+    // MARK: - Reading lines
+
+    /// A whole journal as read from `data` (tools, the fuzz target): the header's generation (nil without a good
+    /// header), the records in order, the bytes of good lines, and the first line of a torn tail. Throws
+    /// ``PrefsError/corruptStore(path:reason:)`` for a bad line followed by a good one, and
+    /// ``PrefsError/unsupportedFormatVersion(path:found:supported:)`` for a newer header.
+    package static func read(_ data: Data, path: String) throws(PrefsError) -> (generation: String?, records: [Changeset], goodBytes: Int, tornLine: Int?) {
+        let scan = try data.withUnsafeBytes { bytes in
+            Result { () throws(PrefsError) in try Self.scan(bytes, firstLine: 1, lastSeq: nil, path: path) }
+        }.get()
+        return (scan.generation, scan.records, scan.goodBytes, scan.tail.line)
+    }
+
+    /// How the bytes after the last good line look.
+    enum Tail: Sendable, Hashable {
+        /// Nothing after the last good line.
+        case clean
+        /// A last line without its newline: a write in progress, or one that died (`bytes` long).
+        case incomplete(line: Int, bytes: Int)
+        /// Lines that fail their check, with no good line after them: a torn tail (`bytes` long, from `line`).
+        case bad(line: Int, bytes: Int, reason: String)
+
+        var bytes: Int {
+            switch self {
+            case .clean: 0
+            case .incomplete(_, let bytes), .bad(_, let bytes, _): bytes
+            }
+        }
+
+        var line: Int? {
+            switch self {
+            case .clean: nil
+            case .incomplete(let line, _), .bad(let line, _, _): line
+            }
+        }
+    }
+
+    /// What reading a stretch of the journal found.
+    struct Scan {
+        /// The header's generation, when the stretch started at the beginning of the file.
+        var generation: String?
+        var records: [Changeset] = []
+        /// Bytes of good lines read, from the start of the stretch.
+        var goodBytes = 0
+        /// Good lines read.
+        var goodLines = 0
+        var lastSeq: Int
+        var tail: Tail = .clean
+    }
+
+    /// Reads lines from `bytes`, the journal from byte offset of line `firstLine` (1-based) on: the header first when
+    /// `lastSeq` is nil, then records numbered from `lastSeq + 1`. Throws for a newer format and for a bad line
+    /// followed by a good one.
+    static func scan(_ bytes: UnsafeRawBufferPointer, firstLine: Int, lastSeq: Int?, path: String) throws(PrefsError) -> Scan {
+        var scan = Scan(lastSeq: lastSeq ?? 0)
+        var expectHeader = lastSeq == nil
+        var position = 0
+        var lineNumber = firstLine
+        var firstBad: (line: Int, offset: Int, reason: String)?
+        while position < bytes.count {
+            guard let newline = bytes[position...].firstIndex(of: 0x0A) else {
+                if firstBad == nil { scan.tail = .incomplete(line: lineNumber, bytes: bytes.count - position) }
+                break
+            }
+            let line = UnsafeRawBufferPointer(rebasing: bytes[position..<newline])
+            let outcome = Result(catching: { () throws(LineProblem) -> Changeset? in
+                let members = try verified(line)
+                if let firstBad {  // a line whose checksum holds, after one that failed: not a torn tail
+                    throw .corruptAt(line: firstBad.line, reason: firstBad.reason)
+                }
+                if expectHeader { return try header(members, into: &scan) }
+                return try record(members, expectedSeq: scan.lastSeq + 1)
+            })
+            switch outcome {
+            case .success(let changes):
+                if let changes {
+                    scan.records.append(changes)
+                    scan.lastSeq += 1
+                }
+                expectHeader = false
+                scan.goodLines += 1
+                scan.goodBytes = newline + 1
+            case .failure(.corruptAt(let line, let reason)):
+                throw .corruptStore(path: path, reason: "journal line \(line): \(reason), and a line whose checksum holds follows it")
+            case .failure(.newerFormat(let found)):
+                throw .unsupportedFormatVersion(path: path, found: found, supported: formatVersion)
+            case .failure(.invalid(let reason)):
+                if firstBad == nil { firstBad = (lineNumber, position, reason) }
+            }
+            position = newline + 1
+            lineNumber += 1
+        }
+        if let firstBad { scan.tail = .bad(line: firstBad.line, bytes: bytes.count - firstBad.offset, reason: firstBad.reason) }
+        return scan
+    }
+
+    private enum LineProblem: Error {
+        case invalid(String)
+        case corruptAt(line: Int, reason: String)
+        case newerFormat(Int)
+    }
+
+    /// The members of a line whose checksum holds.
+    private static func verified(_ line: UnsafeRawBufferPointer) throws(LineProblem) -> [String: JSON] {
+        guard line.count > crcSuffixLength, line.last == UInt8(ascii: "}") else { throw .invalid("not a journal line (no checksum)") }
+        let bodyEnd = line.count - crcSuffixLength
+        guard line[bodyEnd..<(bodyEnd + crcPrefix.count)].elementsEqual(crcPrefix) else { throw .invalid("not a journal line (no checksum)") }
+        var stored: UInt32 = 0
+        for byte in line[(bodyEnd + crcPrefix.count)..<(line.count - 2)] {
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            default: throw .invalid("the checksum is not 8 lowercase hex digits")
+            }
+            stored = stored << 4 | UInt32(digit)
+        }
+        let computed = crc32(UnsafeRawBufferPointer(rebasing: line[0..<bodyEnd]))
+        guard computed == stored else {
+            throw .invalid("checksum mismatch (the line's CRC-32 is \(String(computed, radix: 16)), it records \(String(stored, radix: 16)))")
+        }
+        guard case .object(let members)? = try? JSON.parse(line) else { throw .invalid("the checksum holds but the line is not a JSON object") }
+        return members
+    }
+
+    private static func header(_ members: [String: JSON], into scan: inout Scan) throws(LineProblem) -> Changeset? {
+        guard case .string(formatName)? = members["format"] else { throw .invalid("expected the journal header (\"format\": \"\(formatName)\")") }
+        guard case .int(let version)? = members["formatVersion"], version >= 1 else { throw .invalid("the header's \"formatVersion\" is not a positive integer") }
+        guard version <= formatVersion else { throw .newerFormat(version) }
+        guard case .string(let generation)? = members["generation"], !generation.isEmpty else { throw .invalid("the header's \"generation\" is not a string") }
+        scan.generation = generation
+        return nil
+    }
+
+    private static func record(_ members: [String: JSON], expectedSeq: Int) throws(LineProblem) -> Changeset {
+        guard case .int(let seq)? = members["seq"] else {
+            if members["format"] != nil { throw .invalid("a journal header where a record was expected") }
+            throw .invalid("a record without \"seq\"")
+        }
+        guard seq == expectedSeq else { throw .invalid("record \(seq) where record \(expectedSeq) was expected") }
+        var changes = Changeset()
+        if let values = members["values"] {
+            guard case .object(let entries) = values else { throw .invalid("\"values\" is not an object") }
+            for (key, entry) in entries {
+                if case .null = entry {
+                    changes.values[key] = .remove
+                } else {
+                    changes.values[key] = .set(JSONStoreDocument.storedValue(from: entry))
+                }
+            }
+        }
+        if let declared = members["declared"] {
+            guard case .object(let entries) = declared else { throw .invalid("\"declared\" is not an object") }
+            for (key, entry) in entries {
+                guard case .string(let typeName)? = entry["type"], let type = ValueType(typeName) else {
+                    throw .invalid("declared\(JSONPath.member(key)).type is not a type name")
+                }
+                var formerNames: [String] = []
+                if let member = entry["formerNames"] {
+                    guard case .array(let names) = member else { throw .invalid("declared\(JSONPath.member(key)).formerNames is not an array") }
+                    for name in names {
+                        guard case .string(let text) = name else { throw .invalid("declared\(JSONPath.member(key)).formerNames holds a non-string") }
+                        formerNames.append(text)
+                    }
+                }
+                changes.declarations[key] = KeyDeclaration(type: type, initial: entry["initial"], formerNames: formerNames)
+            }
+        }
+        if let undeclared = members["undeclared"] {
+            guard case .array(let names) = undeclared else { throw .invalid("\"undeclared\" is not an array") }
+            for name in names {
+                guard case .string(let text) = name else { throw .invalid("\"undeclared\" holds a non-string") }
+                changes.removedDeclarations.insert(text)
+            }
+        }
+        return changes
+    }
+}
+
+/// One store's journal file: what has been read of it, and the descriptor a writer appends with.
+///
+/// Readers keep the offset of the end of the last good line and read only bytes appended after it; a journal that
+/// was replaced (another inode: compaction or reset), removed or shortened is read again from its start.
+final class JSONJournalFile {
+    let path: String
+    /// Identity of the file read; nil when there was none.
+    private(set) var identity: FileIdentity?
+    /// The header's generation; nil when there is no journal (or no header could be read).
+    private(set) var generation: String?
+    /// End of the last good line: the append position for a writer, the read position for a reader.
+    private(set) var offset = 0
+    private(set) var lines = 0
+    private(set) var lastSeq = 0
+    private(set) var tail: JSONJournal.Tail = .clean
+    private var descriptor: Int32 = -1
+    private var descriptorIdentity: FileIdentity?
+
+    init(path: String) {
+        self.path = path
+    }
+
+    deinit { closeDescriptor() }
+
+    /// Bytes in the file as last seen.
+    var size: Int { offset + tail.bytes }
+    /// Whether any record was read or appended.
+    var hasRecords: Bool { lastSeq > 0 }
+
+    /// Reads the journal from its start; returns its records, or nil when there is none. A torn tail is left in
+    /// ``tail``; corruption and a newer format throw.
+    func readAll() throws(PrefsError) -> [Changeset]? {
+        forget()
+        guard let (data, info) = try read(from: 0) else { return nil }
+        identity = FileIdentity(info)
+        let scan = try data.withUnsafeBytes { bytes in
+            Result { () throws(PrefsError) in try JSONJournal.scan(bytes, firstLine: 1, lastSeq: nil, path: path) }
+        }.get()
+        generation = scan.generation
+        take(scan)
+        return scan.records
+    }
+
+    /// The records appended since the last read, or nil when the journal must be read again from its start
+    /// (it was replaced, removed, created or shortened).
+    func readNew() throws(PrefsError) -> [Changeset]? {
+        var info = stat()
+        // The file this writer appends to, still linked: its status without a path lookup (a replaced or removed
+        // journal has no links left). Otherwise the path's.
+        let current = descriptor >= 0 && descriptorIdentity == identity && fstat(descriptor, &info) == 0 && info.st_nlink > 0
+        guard current || stat(path, &info) == 0 else {
+            if errno != ENOENT { throw .io(path: path, operation: "stat", errno: errno) }
+            return identity == nil ? [] : nil
+        }
+        guard identity == FileIdentity(info) else { return nil }
+        let size = Int(info.st_size)
+        if size == self.size { return [] }
+        if size < offset || generation == nil { return nil }
+        guard let (data, after) = try read(from: offset), FileIdentity(after) == identity else { return nil }
+        let scan = try data.withUnsafeBytes { bytes in
+            Result { () throws(PrefsError) in try JSONJournal.scan(bytes, firstLine: lines + 1, lastSeq: lastSeq, path: path) }
+        }.get()
+        take(scan)
+        return scan.records
+    }
+
+    private func take(_ scan: JSONJournal.Scan) {
+        offset += scan.goodBytes
+        lines += scan.goodLines
+        lastSeq = scan.lastSeq
+        tail = scan.tail
+    }
+
+    /// Forgets what was read (the journal will be read from its start).
+    func forget() {
+        identity = nil
+        generation = nil
+        offset = 0
+        lines = 0
+        lastSeq = 0
+        tail = .clean
+    }
+
+    /// The bytes from `start` to the end, with the file's status; nil when there is no file.
+    private func read(from start: Int) throws(PrefsError) -> (Data, stat)? {
+        guard let (fd, info) = try FileSystem.openRegularFile(path) else { return nil }
+        defer { close(fd) }
+        var data = Data()
+        var chunk = [UInt8](repeating: 0, count: max(4096, min(Int(info.st_size) - start + 1, 1 << 20)))
+        var position = off_t(start)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, position) }
+            if count < 0 { if errno == EINTR { continue }; throw .io(path: path, operation: "read", errno: errno) }
+            if count == 0 { break }
+            data.append(contentsOf: chunk[0..<count])
+            position += off_t(count)
+        }
+        return (data, info)
+    }
+
+    // MARK: - Writing (under the writer lock)
+
+    /// Makes the journal ready to take records that continue `generation`: a missing or stale journal is replaced by
+    /// an empty one, a torn tail is cut off. Returns the tail that was cut off, if any.
+    @discardableResult
+    func prepareForAppend(generation: String, sync: Bool) throws(PrefsError) -> JSONJournal.Tail {
+        guard identity != nil, self.generation == generation else {
+            try reset(generation: generation, sync: sync)
+            return .clean
+        }
+        try openDescriptor()
+        let cut = tail
+        if cut != .clean {
+            guard ftruncate(descriptor, off_t(offset)) == 0 else { throw .io(path: path, operation: "truncate", errno: errno) }
+            FileSystem.report(.truncated(path: path, length: offset))
+            if sync, fdatasync(descriptor) != 0 { throw .io(path: path, operation: "fsync", errno: errno) }
+            if sync { FileSystem.report(.syncedFile(path: path)) }
+            tail = .clean
+        }
+        return cut
+    }
+
+    /// Replaces the journal by one holding only a header for `generation` (atomic replace).
+    func reset(generation: String, sync: Bool) throws(PrefsError) {
+        let header = JSONJournal.header(generation: generation)
+        try FileSystem.replace(path, with: header, sync: sync)
+        closeDescriptor()
+        forget()
+        try openDescriptor()
+        identity = descriptorIdentity
+        self.generation = generation
+        offset = header.count
+        lines = 1
+    }
+
+    /// Appends one record with one `write(2)`; with `sync`, `fdatasync` before returning. A failed append is cut
+    /// off again, so the journal never keeps a partial line this process wrote.
+    func append(_ changes: Changeset, sync: Bool) throws(PrefsError) {
+        let line = JSONJournal.recordBytes(seq: lastSeq + 1, changes: changes)
+        let failure: Int32? = line.withUnsafeBytes { buffer -> Int32? in
+            guard let base = buffer.baseAddress else { return nil }
+            var written = 0
+            while written < buffer.count {
+                let count = write(descriptor, base + written, buffer.count - written)
+                if count < 0 { if errno == EINTR { continue }; return errno }
+                written += count
+            }
+            return nil
+        }
+        if let failure {
+            _ = ftruncate(descriptor, off_t(offset))
+            throw .io(path: path, operation: "write", errno: failure)
+        }
+        FileSystem.report(.appended(path: path, data: Data(line)))
+        if sync {
+            guard fdatasync(descriptor) == 0 else {
+                let code = errno
+                _ = ftruncate(descriptor, off_t(offset))
+                throw .io(path: path, operation: "fsync", errno: code)
+            }
+            FileSystem.report(.syncedFile(path: path))
+        }
+        offset += line.count
+        lines += 1
+        lastSeq += 1
+    }
+
+    private func openDescriptor() throws(PrefsError) {
+        if descriptor >= 0, descriptorIdentity == identity, identity != nil { return }
+        closeDescriptor()
+        let fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+        guard fd >= 0 else { throw .io(path: path, operation: "open", errno: errno) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let code = errno
+            close(fd)
+            throw .io(path: path, operation: "fstat", errno: code)
+        }
+        do throws(PrefsError) { try FileSystem.requireRegularFile(info, path: path) } catch {
+            close(fd)
+            throw error
+        }
+        descriptor = fd
+        descriptorIdentity = FileIdentity(info)
+    }
+
+    func closeDescriptor() {
+        if descriptor >= 0 { close(descriptor) }
+        descriptor = -1
+        descriptorIdentity = nil
+    }
+}
+

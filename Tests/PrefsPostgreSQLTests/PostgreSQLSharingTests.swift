@@ -36,7 +36,7 @@ struct PostgreSQLSharingTests {
                 if value == 3 { return }
             }
         }
-        #expect(await eventually { seen.withLock { $0 } == [0] })
+        #expect(await eventually(timeout: .seconds(60)) { seen.withLock { $0 } == [0] })
         for value in 1...3 {
             try writer.set(value, for: .launchCount)
             // The bound is generous: the whole suite runs in parallel on few cores, and a starved poll is late, not lost.
@@ -151,13 +151,17 @@ final class LineReader: Sendable {
 
     init(_ handle: FileHandle) {
         let arrived = arrived
+        let descriptor = handle.fileDescriptor
         Thread.detachNewThread {
             var buffer = Data()
+            var bytes = [UInt8](repeating: 0, count: 4096)
             while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { return }
+                // read(2), not FileHandle.availableData, which traps on EINTR (a child's SIGCHLD can interrupt it).
+                let count = read(descriptor, &bytes, bytes.count)
+                if count < 0, errno == EINTR { continue }
+                if count <= 0 { return }
                 let now = ContinuousClock.now
-                buffer.append(chunk)
+                buffer.append(contentsOf: bytes[0..<count])
                 while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
                     let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
                     buffer.removeSubrange(buffer.startIndex...newline)

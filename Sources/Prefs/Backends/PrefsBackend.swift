@@ -41,9 +41,9 @@ package protocol PrefsBackend: AnyObject {
     /// Releases files and handles. Pending writes are flushed first by the store.
     func close()
 
-    /// What opening recovered from (``Prefs/Recovery/moveAsideAndStartEmpty``); the store reports it once as a
-    /// ``Prefs/Diagnostic``. Nil by default.
-    var recovered: RecoveredFile? { get }
+    /// What opening found and dealt with (a file moved aside by ``Prefs/Recovery/moveAsideAndStartEmpty``, a torn
+    /// journal record left unapplied); the store reports each once as a ``Prefs/Diagnostic``. Empty by default.
+    var openingReport: [Prefs.Diagnostic.Kind] { get }
     /// The files the backend keeps (the store file and the sidecars that exist now), for tools that copy, remove or
     /// inspect a store. Empty by default (memory, a server).
     var files: [String] { get }
@@ -72,7 +72,7 @@ extension PrefsBackend {
         try integrityProblems()
     }
     package func flush() throws {}
-    package var recovered: RecoveredFile? { nil }
+    package var openingReport: [Prefs.Diagnostic.Kind] { [] }
     package var files: [String] { [] }
 }
 

@@ -31,3 +31,8 @@ enum StoreFileRecovery {
         }
     }
 }
+
+extension RecoveredFile {
+    /// The diagnostic the store reports for it.
+    var diagnosticKind: Prefs.Diagnostic.Kind { .recovered(movedTo: movedTo, reason: reason) }
+}

@@ -108,11 +108,8 @@ public final class Prefs: Sendable {
         let backend = try storage.makeBackend()
         io = BackendLock(backend, storage: storage)
         state = Locked(State())
-        if let recovered = backend.recovered {
-            report(Diagnostic(key: nil, kind: .recovered(movedTo: recovered.movedTo, reason: recovered.reason), store: storage.description))
-        }
-        if let json = backend as? JSONFileBackend, let torn = json.tornJournalTail, let line = torn.line {
-            report(Diagnostic(key: nil, kind: .journalTornTail(path: json.journal.path, line: line, bytes: torn.bytes), store: storage.description))
+        for kind in backend.openingReport {
+            report(Diagnostic(key: nil, kind: kind, store: storage.description))
         }
     }
 

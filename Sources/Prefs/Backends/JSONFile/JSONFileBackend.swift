@@ -72,6 +72,14 @@ final class JSONFileBackend: PrefsBackend {
     private(set) var tornJournalTail: JSONJournal.Tail?
 
     private(set) var recovered: RecoveredFile?
+
+    var openingReport: [Prefs.Diagnostic.Kind] {
+        var kinds = recovered.map { [$0.diagnosticKind] } ?? []
+        if let torn = tornJournalTail, let line = torn.line {
+            kinds.append(.journalTornTail(path: journal.path, line: line, bytes: torn.bytes))
+        }
+        return kinds
+    }
     /// Why this user cannot write the store, found at open; nil when it can (a write then fails with its own error).
     private let readOnly: String?
 

@@ -36,6 +36,7 @@ final class SQLiteBackend: PrefsBackend {
     private var changedSinceRefresh = false
     private var dataVersion: Int64 = 0
     let recovered: RecoveredFile?
+    var openingReport: [Prefs.Diagnostic.Kind] { recovered.map { [$0.diagnosticKind] } ?? [] }
 
     var files: [String] { FileSystem.existing([path] + Self.sidecarSuffixes.map { path + $0 }) }
     /// Rows whose key is not in Unicode NFC, by the NFC name, as the last full read found them.

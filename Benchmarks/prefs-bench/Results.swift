@@ -78,7 +78,7 @@ final class Recorder {
         metric: String, display: Measurement.Display = .perOperation,
         phaseDisplay: Measurement.Display = .total, rules: [Rule], notes: [String: String] = [:]
     ) {
-        var group: [(order: Int, main: Bool, measurement: Measurement)] = []
+        var group: [(order: Int, main: Bool, measurement: Measurement, perRound: [Double])] = []
         for (id, result) in results where !result.perOp.isEmpty {
             let parts = id.components(separatedBy: " · ")
             let contender = parts[0]
@@ -91,7 +91,7 @@ final class Recorder {
                 workload: workload, n: n, valueType: valueType, contender: contender, role: role,
                 metric: isMain ? mainMetric : parts[1], display: isMain ? display : phaseDisplay,
                 opsPerSample: result.ops, nanosecondsPerOperation: stats,
-                operationsPerSecond: 1e9 / stats.median, note: notes[id])))
+                operationsPerSecond: 1e9 / stats.median, note: notes[id]), result.perOp))
         }
         func find(_ name: String) -> Int? {
             group.firstIndex { $0.measurement.id == name } ?? group.firstIndex { $0.main && $0.measurement.contender == name }
@@ -99,7 +99,7 @@ final class Recorder {
         for rule in rules {
             guard let subject = find(rule.subject), let baseline = find(rule.baseline) else { continue }
             let base = group[baseline].measurement
-            let ratio = group[subject].measurement.nanosecondsPerOperation.median / base.nanosecondsPerOperation.median
+            let ratio = Self.ratio(group[subject].perRound, to: group[baseline].perRound)
             group[subject].measurement.comparisons.append(Comparison(
                 baseline: base.id, ratio: ratio, target: rule.target, met: rule.target.map { ratio <= $0.maxRatio }))
         }
@@ -111,6 +111,13 @@ final class Recorder {
         }
         pending.append(contentsOf: group.map(\.measurement))
         measurements.append(contentsOf: group.map(\.measurement))
+    }
+
+    /// The median of the round-by-round ratios (each round's subject sample over the same round's baseline sample,
+    /// so a slow phase of the machine cancels out); the ratio of the medians when the two have different rounds.
+    static func ratio(_ subject: [Double], to baseline: [Double]) -> Double {
+        guard subject.count == baseline.count, !subject.isEmpty else { return Stats(subject).median / Stats(baseline).median }
+        return Stats(zip(subject, baseline).map { $0 / $1 }).median
     }
 
     /// Adds a measurement made elsewhere (e.g. a baseline reused from another workload).

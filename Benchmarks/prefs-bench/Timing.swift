@@ -89,7 +89,9 @@ struct Budget {
 }
 
 /// Runs every contender in interleaved rounds (A B C, A B C, …) so that a slow phase of a noisy machine
-/// affects them alike. Returns the per-operation times in nanoseconds, by contender name.
+/// affects them alike, and every contender the same number of rounds (the run stops, for all, once it has
+/// `minRounds` and one contender has spent its budget), so that ratios can be taken round by round.
+/// Returns the per-operation times in nanoseconds, by contender name, in round order.
 func runRounds(_ contenders: [Contender], budget: Budget, label: String) throws -> [String: (perOp: [Double], ops: Int)] {
     var prepared: [Contender.Prepared] = []
     defer { prepared.forEach { $0.finish() } }
@@ -111,9 +113,9 @@ func runRounds(_ contenders: [Contender], budget: Budget, label: String) throws 
     var phases = [[String: (perOp: [Double], ops: Int)]](repeating: [:], count: contenders.count)
     var spent = [Duration](repeating: .zero, count: contenders.count)
     for round in 0..<budget.rounds {
+        if round >= budget.minRounds, spent.contains(where: { $0 > budget.perContender }) { break }
         progress("\(label): round \(round + 1)/\(budget.rounds)")
         for index in contenders.indices {
-            if results[index].count >= budget.minRounds, spent[index] > budget.perContender { continue }
             let trial = try prepared[index].run(round, opsPerSample[index])
             spent[index] += trial.elapsed
             results[index].append(trial.elapsed.nanoseconds / Double(trial.ops))

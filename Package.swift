@@ -51,7 +51,7 @@ let package = Package(
             path: "Benchmarks/prefs-bench"
         ),
         .executableTarget(name: "prefs-torture", dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "DialogGate", "PrefsTestSupport"], path: "Torture/prefs-torture"),
-        .testTarget(name: "PrefsTests", dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "PrefsSupport", "PrefsUserDefaults", "PrefsTestSupport", "prefs-test-child", "CSQLiteCrashVFS"]),
+        .testTarget(name: "PrefsTests", dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "PrefsSupport", "PrefsUserDefaults", "PrefsPostgreSQL", "PrefsTestSupport", "prefs-test-child", "CSQLiteCrashVFS"]),
         .testTarget(name: "DialogGateTests", dependencies: ["DialogGate", "Prefs", "PrefsJSON", "PrefsUserDefaults", "PrefsTestSupport", "dialoggate-test-child", "prefs-tool"]),
         .testTarget(name: "ReadmeTests", dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "PrefsTestSupport", "PrefsPostgreSQL"]),
         .testTarget(name: "PrefsPostgreSQLTests", dependencies: ["PrefsPostgreSQL", "Prefs", "PrefsJSON", "PrefsSupport", "DialogGate", "PrefsTestSupport", "prefs-test-child", "prefs-tool"]),

@@ -3,16 +3,21 @@ import Foundation
 import PrefsTestSupport
 import Testing
 import PrefsSupport
+import PrefsPostgreSQL
 
-/// The backends the conformance suites run over: adding a backend adds a case here.
+/// The backends the conformance suites run over: adding a backend adds a case here. `postgres` runs on the test run's
+/// private PostgreSQL server (``TestPostgreSQLServer``), a namespace per test.
 ///
 /// `shared` is ``SharedDictionaryBackend``, a backend written in the tests on the package's seam: it proves a backend
 /// outside the Prefs module needs only `PrefsBackend` and `Prefs.Storage.backend`.
 enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
-    case memory, json, sqlite, shared
+    case memory, json, sqlite, shared, postgres
 
     var testDescription: String { rawValue }
     var isFile: Bool { self == .json || self == .sqlite }
+    /// Whether an integrity check reads every stored value against its type (the persistent stores; memory and the
+    /// tests' backend hold only values the store checked on the way in).
+    var checksStoredValues: Bool { isFile || self == .postgres }
     /// Whether a second store opened on the same storage sees the first one's values (all but memory).
     var isShared: Bool { self != .memory }
 
@@ -23,6 +28,9 @@ enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
         case .sqlite: .sqlite(directory.file(name + ".sqlite"))
         case .shared:
             .backend(".shared(\(name))") { [path = directory.file(name).path] in SharedDictionaryBackend(name: path) }
+        case .postgres:
+            // The run's private server (started on first use); a namespace per directory and name, so tests never share.
+            .postgreSQL((try? TestPostgreSQLServer.shared())?.url ?? "postgresql://127.0.0.1:1/unavailable", namespace: directory.file(name).path)
         }
     }
 }

@@ -23,7 +23,8 @@ final class MutexDictionary<V: Sendable>: Sendable {
 /// Raw sqlite3 calls on the Prefs schema, in WAL mode with `synchronous=NORMAL`, with cached prepared statements.
 final class RawSQLite {
     static let schema = "CREATE TABLE IF NOT EXISTS prefs (key TEXT PRIMARY KEY NOT NULL, type TEXT NOT NULL, value) WITHOUT ROWID"
-    static let upsertSQL = "INSERT INTO prefs (key, type, value) VALUES (?1, ?2, ?3) ON CONFLICT (key) DO UPDATE SET type = excluded.type, value = excluded.value"
+    static let upsertSQL =
+        "INSERT INTO prefs (key, type, value) VALUES (?1, ?2, ?3) ON CONFLICT (key) DO UPDATE SET type = excluded.type, value = excluded.value"
     static let selectSQL = "SELECT type, value FROM prefs WHERE key = ?1"
 
     private var db: OpaquePointer?
@@ -156,7 +157,9 @@ final class DefaultsBaseline {
 
     /// A fresh, uniquely named suite.
     init() throws {
-        let serial = Self.counter.withLock { value in value += 1; return value }
+        let serial = Self.counter.withLock { value in
+            value += 1; return value
+        }
         suite = "prefs-bench-\(getpid())-\(serial)"
         guard let defaults = UserDefaults(suiteName: suite) else { throw BenchError("UserDefaults(suiteName: \(suite))") }
         self.defaults = defaults

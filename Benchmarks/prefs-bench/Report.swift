@@ -61,8 +61,10 @@ enum Report {
         var rows: [[String]] = [["workload", "N", "type", "subject", "vs", "ratio", "target"]]
         for row in measurements {
             for comparison in row.comparisons where comparison.target != nil {
-                rows.append(["\(row.workload)", Format.count(row.n), row.valueType, row.id, comparison.baseline,
-                             Format.ratio(comparison.ratio), targetText(comparison)])
+                rows.append([
+                    "\(row.workload)", Format.count(row.n), row.valueType, row.id, comparison.baseline,
+                    Format.ratio(comparison.ratio), targetText(comparison),
+                ])
             }
         }
         guard rows.count > 1 else { return }
@@ -116,8 +118,11 @@ enum Report {
         for row in measurements {
             for comparison in row.comparisons {
                 guard let target = comparison.target, let met = comparison.met else { continue }
-                bars.append(("\(row.workload) · \(Format.count(row.n)) \(row.valueType) · \(row.id) vs \(comparison.baseline)",
-                             comparison.ratio, target.maxRatio, met))
+                bars.append(
+                    (
+                        "\(row.workload) · \(Format.count(row.n)) \(row.valueType) · \(row.id) vs \(comparison.baseline)",
+                        comparison.ratio, target.maxRatio, met
+                    ))
             }
         }
         let labelWidth = 560.0, plotWidth = 420.0, rowHeight = 18.0, top = 40.0
@@ -138,7 +143,8 @@ enum Report {
             let y = top + rowHeight * Double(index)
             let label = bar.label.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
             svg += "<text x=\"\(labelWidth - 6)\" y=\"\(y + 12)\" text-anchor=\"end\">\(label)</text>"
-            svg += "<rect x=\"\(labelWidth)\" y=\"\(y + 3)\" width=\"\(max(x(bar.ratio) - labelWidth, 1))\" height=\"\(rowHeight - 6)\" fill=\"\(bar.met ? "#4a4" : "#d44")\"/>"
+            svg +=
+                "<rect x=\"\(labelWidth)\" y=\"\(y + 3)\" width=\"\(max(x(bar.ratio) - labelWidth, 1))\" height=\"\(rowHeight - 6)\" fill=\"\(bar.met ? "#4a4" : "#d44")\"/>"
             svg += "<line x1=\"\(x(bar.target))\" y1=\"\(y + 1)\" x2=\"\(x(bar.target))\" y2=\"\(y + rowHeight - 1)\" stroke=\"#000\" stroke-width=\"2\"/>"
             svg += "<text x=\"\(labelWidth + plotWidth + 6)\" y=\"\(y + 12)\">\(Format.ratio(bar.ratio))</text>\n"
         }

@@ -87,11 +87,15 @@ final class Recorder {
             let order = contenders.firstIndex { $0.name == contender } ?? contenders.count
             let role = order < contenders.count ? contenders[order].role : .subject
             let mainMetric = (order < contenders.count ? contenders[order].metric : nil) ?? metric
-            group.append((order, isMain, Measurement(
-                workload: workload, n: n, valueType: valueType, contender: contender, role: role,
-                metric: isMain ? mainMetric : parts[1], display: isMain ? display : phaseDisplay,
-                opsPerSample: result.ops, nanosecondsPerOperation: stats,
-                operationsPerSecond: 1e9 / stats.median, note: notes[id]), result.perOp))
+            group.append(
+                (
+                    order, isMain,
+                    Measurement(
+                        workload: workload, n: n, valueType: valueType, contender: contender, role: role,
+                        metric: isMain ? mainMetric : parts[1], display: isMain ? display : phaseDisplay,
+                        opsPerSample: result.ops, nanosecondsPerOperation: stats,
+                        operationsPerSecond: 1e9 / stats.median, note: notes[id]), result.perOp
+                ))
         }
         func find(_ name: String) -> Int? {
             group.firstIndex { $0.measurement.id == name } ?? group.firstIndex { $0.main && $0.measurement.contender == name }
@@ -100,8 +104,9 @@ final class Recorder {
             guard let subject = find(rule.subject), let baseline = find(rule.baseline) else { continue }
             let base = group[baseline].measurement
             let ratio = Self.ratio(group[subject].perRound, to: group[baseline].perRound)
-            group[subject].measurement.comparisons.append(Comparison(
-                baseline: base.id, ratio: ratio, target: rule.target, met: rule.target.map { ratio <= $0.maxRatio }))
+            group[subject].measurement.comparisons.append(
+                Comparison(
+                    baseline: base.id, ratio: ratio, target: rule.target, met: rule.target.map { ratio <= $0.maxRatio }))
         }
         // Baselines first, then subjects, each in the order contenders were given, main metric before phases.
         group.sort { a, b in

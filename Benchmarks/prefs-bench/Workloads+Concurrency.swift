@@ -17,40 +17,49 @@ extension Bench {
         func contender(_ name: String, _ role: Contender.Role, _ make: @escaping () throws -> (SharedAccess, () -> Void)) -> Contender {
             Contender(name: name, role: role, maxOps: 1) {
                 let (access, finish) = try make()
-                return .init(run: { round, _ in
-                    let result = try runThreads(for: duration, n: n, variant: round, access)
-                    return Trial(ops: max(result.reads, 1), elapsed: result.elapsed,
-                                 phases: ["writes (1 thread)": Trial(ops: max(result.writes, 1), elapsed: result.elapsed)])
-                }, finish: finish)
+                return .init(
+                    run: { round, _ in
+                        let result = try runThreads(for: duration, n: n, variant: round, access)
+                        return Trial(
+                            ops: max(result.reads, 1), elapsed: result.elapsed,
+                            phases: ["writes (1 thread)": Trial(ops: max(result.writes, 1), elapsed: result.elapsed)])
+                    }, finish: finish)
             }
         }
         var contenders = [
             contender(Name.dictionary, .baseline) {
                 let dictionary = MutexDictionary(data.dictionary())
-                return (SharedAccess(
-                    read: { blackHole(dictionary.get(data.names[$0]) ?? V.initialValue) },
-                    write: { dictionary.set(data.values[$1][$0], for: data.names[$0]) }), {})
-            },
+                return (
+                    SharedAccess(
+                        read: { blackHole(dictionary.get(data.names[$0]) ?? V.initialValue) },
+                        write: { dictionary.set(data.values[$1][$0], for: data.names[$0]) }), {}
+                )
+            }
         ]
         for backend in Backend.allCases {
-            contenders.append(contender(backend.contenderName, .subject) {
-                progress("6. filling \(backend.rawValue), \(data.label)")
-                let store = try OpenStore(backend)
-                try store.fill(data)
-                store.warm(data.keys)
-                let prefs = store.prefs
-                return (SharedAccess(
-                    read: { blackHole(prefs[data.keys[$0]]) },
-                    write: { try prefs.set(data.values[$1][$0], for: data.keys[$0]) }), { store.close() })
-            })
+            contenders.append(
+                contender(backend.contenderName, .subject) {
+                    progress("6. filling \(backend.rawValue), \(data.label)")
+                    let store = try OpenStore(backend)
+                    try store.fill(data)
+                    store.warm(data.keys)
+                    let prefs = store.prefs
+                    return (
+                        SharedAccess(
+                            read: { blackHole(prefs[data.keys[$0]]) },
+                            write: { try prefs.set(data.values[$1][$0], for: data.keys[$0]) }), { store.close() }
+                    )
+                })
         }
         let writes = " · writes (1 thread)"
         try measure(
             workload: 6, title: "Two threads reading and one writing at once: throughput", data: data.info,
             contenders: contenders, metric: "reads (2 threads)", phaseDisplay: .perOperation,
             rules: Backend.allCases.flatMap { backend in
-                [Rule(subject: backend.contenderName, baseline: Name.dictionary),
-                 Rule(subject: backend.contenderName + writes, baseline: Name.dictionary + writes)]
+                [
+                    Rule(subject: backend.contenderName, baseline: Name.dictionary),
+                    Rule(subject: backend.contenderName + writes, baseline: Name.dictionary + writes),
+                ]
             },
             budget: Budget(rounds: settings.quick ? 2 : 5, minRounds: 2, sample: .zero, perContender: .seconds(3600)))
     }

@@ -14,21 +14,25 @@ extension Bench {
             Contender(name: Name.dictionary, role: .baseline, maxOps: 1_000_000, adaptive: true, metric: "lookup") {
                 let dictionary = MutexDictionary(["dialogs.welcome": DialogRecord()])
                 return .init { _, ops in timed(ops: ops) { for _ in 0..<ops { blackHole(dictionary.get("dialogs.welcome")) } } }
-            },
+            }
         ]
         for backend in [Backend.memory, .sqlite] {
-            contenders.append(Contender(name: "DialogGate on " + backend.contenderName, role: .subject, maxOps: 1_000_000, adaptive: true) {
-                let store = try OpenStore(backend)
-                let gate = DialogGate(prefs: store.prefs, session: DialogSession(), appVersion: "2.1", overrides: DialogOverrides())
-                try gate.claim(dialog).presentation?.finish(.dismiss)
-                return .init(run: { _, ops in timed(ops: ops) { for _ in 0..<ops { blackHole(gate.decision(for: dialog)) } } },
-                             finish: { store.close() })
-            })
+            contenders.append(
+                Contender(name: "DialogGate on " + backend.contenderName, role: .subject, maxOps: 1_000_000, adaptive: true) {
+                    let store = try OpenStore(backend)
+                    let gate = DialogGate(prefs: store.prefs, session: DialogSession(), appVersion: "2.1", overrides: DialogOverrides())
+                    try gate.claim(dialog).presentation?.finish(.dismiss)
+                    return .init(
+                        run: { _, ops in timed(ops: ops) { for _ in 0..<ops { blackHole(gate.decision(for: dialog)) } } },
+                        finish: { store.close() })
+                })
         }
         try measure(
             workload: 7, title: "DialogGate: one decision for a local dialog", data: data, contenders: contenders, metric: "decision",
-            rules: [Rule(subject: "DialogGate on " + Backend.memory.contenderName, baseline: Name.dictionary),
-                    Rule(subject: "DialogGate on " + Backend.sqlite.contenderName, baseline: Name.dictionary)],
+            rules: [
+                Rule(subject: "DialogGate on " + Backend.memory.contenderName, baseline: Name.dictionary),
+                Rule(subject: "DialogGate on " + Backend.sqlite.contenderName, baseline: Name.dictionary),
+            ],
             budget: settings.budget(1_000))
         try explainFeed()
     }
@@ -48,8 +52,9 @@ extension Bench {
                 .init { _, ops in
                     timed(ops: ops) {
                         for _ in 0..<ops {
-                            blackHole(messages.filter { $0.bundleId == context.bundleIdentifier && $0.id > 10 && !$0.cancelled }
-                                .max { ($0.priority, $0.id) < ($1.priority, $1.id) })
+                            blackHole(
+                                messages.filter { $0.bundleId == context.bundleIdentifier && $0.id > 10 && !$0.cancelled }
+                                    .max { ($0.priority, $0.id) < ($1.priority, $1.id) })
                         }
                     }
                 }

@@ -32,7 +32,8 @@ extension Bench {
             progress("8. peak memory: \(kind.displayName), N = \(Format.count(n))")
             let result = try runChild(["--child-peak-memory", kind.rawValue, "\(n)"])
             guard let base = field("base_kib", in: result.output).flatMap(Int.init),
-                  let peak = field("peak_kib", in: result.output).flatMap(Int.init) else {
+                let peak = field("peak_kib", in: result.output).flatMap(Int.init)
+            else {
                 throw BenchError("peak-memory child \(kind.rawValue) printed: \(result.output)")
             }
             recorder.memory.append(PeakMemory(contender: kind.displayName, n: n, baseKiB: base, peakKiB: peak))

@@ -72,7 +72,9 @@ extension Bench {
             ],
             metric: "set",
             rules: [Rule(subject: subject, baseline: same, target: .within(1.3)), Rule(subject: subject, baseline: "raw libpq, one autocommit upsert")],
-            notes: [subject: "a set is one transaction that locks the namespace's row, so it is atomic with every instance's updates; the autocommit upsert is not"])
+            notes: [
+                subject: "a set is one transaction that locks the namespace's row, so it is atomic with every instance's updates; the autocommit upsert is not"
+            ])
 
         // Get: one SELECT on the server; the typed get is a cache hit.
         let cached = "Prefs postgresql, typed get (cache hit)"
@@ -243,7 +245,9 @@ final class RawLibPQ {
         }
 
         static func array(_ elements: [String]) -> String {
-            "{" + elements.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }.joined(separator: ",") + "}"
+            "{"
+                + elements.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }.joined(
+                    separator: ",") + "}"
         }
     }
 }

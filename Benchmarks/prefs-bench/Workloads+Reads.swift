@@ -31,17 +31,19 @@ extension Bench {
             var list = [
                 Contender(name: Name.dictionary, role: .baseline, maxOps: n) {
                     .init { _, ops in timed(ops: ops) { for i in 0..<ops { blackHole(dictionary.get(names[i]) ?? V.initialValue) } } }
-                },
+                }
             ]
             if let defaults {
-                list.append(Contender(name: Name.defaults, role: .baseline, maxOps: n, adaptive: true) {
-                    .init { _, ops in timed(ops: ops) { for i in 0..<ops { blackHole(V.read(from: defaults.defaults, forKey: names[i])) } } }
-                })
+                list.append(
+                    Contender(name: Name.defaults, role: .baseline, maxOps: n, adaptive: true) {
+                        .init { _, ops in timed(ops: ops) { for i in 0..<ops { blackHole(V.read(from: defaults.defaults, forKey: names[i])) } } }
+                    })
             }
             for store in stores {
-                list.append(Contender(name: store.backend.contenderName, role: .subject, maxOps: n) {
-                    .init { _, ops in timed(ops: ops) { for i in 0..<ops { blackHole(store.prefs[keys[i]]) } } }
-                })
+                list.append(
+                    Contender(name: store.backend.contenderName, role: .subject, maxOps: n) {
+                        .init { _, ops in timed(ops: ops) { for i in 0..<ops { blackHole(store.prefs[keys[i]]) } } }
+                    })
             }
             return list
         }
@@ -75,26 +77,30 @@ extension Bench {
             try store.close()
             if backend == .sqlite { sqlitePath = backend.path(in: directory)! }
             let next = Counter()
-            contenders.append(Contender(name: backend.contenderName, role: .subject, maxOps: maxOps, adaptive: true) {
-                .init(run: { _, ops in
-                    let prefs = try Prefs(backend.storage(in: directory))
-                    defer { try? prefs.close() }
-                    let start = next.value
-                    next.value += ops
-                    return timed(ops: ops) { for i in start..<start + ops { blackHole(prefs[data.keys[i % n]]) } }
-                }, finish: { Scratch.remove(directory) })
-            })
+            contenders.append(
+                Contender(name: backend.contenderName, role: .subject, maxOps: maxOps, adaptive: true) {
+                    .init(
+                        run: { _, ops in
+                            let prefs = try Prefs(backend.storage(in: directory))
+                            defer { try? prefs.close() }
+                            let start = next.value
+                            next.value += ops
+                            return timed(ops: ops) { for i in start..<start + ops { blackHole(prefs[data.keys[i % n]]) } }
+                        }, finish: { Scratch.remove(directory) })
+                })
         }
         let path = sqlitePath
-        contenders.insert(Contender(name: Name.rawSQLite, role: .baseline, maxOps: maxOps, adaptive: true) {
-            let raw = try RawSQLite(path: path, createSchema: false)
-            let next = Counter()
-            return .init(run: { _, ops in
-                let start = next.value
-                next.value += ops
-                return try timed(ops: ops) { for i in start..<start + ops { blackHole(try raw.get(data.names[i % n], as: V.self)) } }
-            }, finish: { raw.close() })
-        }, at: 0)
+        contenders.insert(
+            Contender(name: Name.rawSQLite, role: .baseline, maxOps: maxOps, adaptive: true) {
+                let raw = try RawSQLite(path: path, createSchema: false)
+                let next = Counter()
+                return .init(
+                    run: { _, ops in
+                        let start = next.value
+                        next.value += ops
+                        return try timed(ops: ops) { for i in start..<start + ops { blackHole(try raw.get(data.names[i % n], as: V.self)) } }
+                    }, finish: { raw.close() })
+            }, at: 0)
         try measure(
             workload: 1, title: "First read of a stored key in a freshly opened store (for the record)", data: data.info,
             contenders: contenders, metric: "first get",

@@ -24,63 +24,76 @@ extension Bench {
                 let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
                 guard fd >= 0 else { throw BenchError("open \(path): errno \(errno)") }
                 let record = Array(#"{"seq":1,"values":{"k":{"type":"int","value":1}}}"#.utf8) + [0x0A]
-                return .init(run: { _, ops in
-                    try timed(ops: ops) {
-                        for _ in 0..<ops {
-                            let written = record.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-                            guard written == record.count else { throw BenchError("write \(path): errno \(errno)") }
+                return .init(
+                    run: { _, ops in
+                        try timed(ops: ops) {
+                            for _ in 0..<ops {
+                                let written = record.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                                guard written == record.count else { throw BenchError("write \(path): errno \(errno)") }
+                            }
                         }
-                    }
-                }, finish: { close(fd); Scratch.remove(directory) })
+                    },
+                    finish: {
+                        close(fd); Scratch.remove(directory)
+                    })
             },
             Contender(name: Name.rawAutocommit, role: .baseline, maxOps: n, adaptive: true) {
                 let directory = Scratch.directory("raw")
                 let raw = try RawSQLite(path: directory + "/raw.sqlite")
                 try raw.setAll(data.values(round: 0), for: data.names, count: n)
-                return .init(run: { round, ops in
-                    let values = data.values(round: round)
-                    return try timed(ops: ops) { for i in 0..<ops { try raw.set(values[i], for: data.names[i]) } }
-                }, finish: { raw.close(); Scratch.remove(directory) })
+                return .init(
+                    run: { round, ops in
+                        let values = data.values(round: round)
+                        return try timed(ops: ops) { for i in 0..<ops { try raw.set(values[i], for: data.names[i]) } }
+                    },
+                    finish: {
+                        raw.close(); Scratch.remove(directory)
+                    })
             },
             Contender(name: Name.jsonEncoder, role: .baseline, maxOps: n, adaptive: true) {
                 let directory = Scratch.directory("json-baseline")
                 var document = JSONBaseline.document(data.dictionary())
                 try JSONBaseline.save(document, to: directory + "/prefs.json")
-                return .init(run: { round, ops in
-                    let values = data.values(round: round)
-                    return try timed(ops: ops) {
-                        for i in 0..<ops {
-                            document.values[data.names[i]] = .init(type: V.typeName, value: values[i])
-                            try JSONBaseline.save(document, to: directory + "/prefs.json")
+                return .init(
+                    run: { round, ops in
+                        let values = data.values(round: round)
+                        return try timed(ops: ops) {
+                            for i in 0..<ops {
+                                document.values[data.names[i]] = .init(type: V.typeName, value: values[i])
+                                try JSONBaseline.save(document, to: directory + "/prefs.json")
+                            }
                         }
-                    }
-                }, finish: { Scratch.remove(directory) })
+                    }, finish: { Scratch.remove(directory) })
             },
         ]
         if includesDefaults(n, workload: 2) {
-            contenders.append(Contender(name: Name.defaults, role: .baseline, maxOps: n, adaptive: true) {
-                let defaults = try DefaultsBaseline()
-                defaults.fill(data.names, data.values(round: 0))
-                return .init(run: { round, ops in
-                    let values = data.values(round: round)
-                    return timed(ops: ops) {
-                        for i in 0..<ops {
-                            values[i].store(in: defaults.defaults, forKey: data.names[i])
-                            defaults.defaults.synchronize()
-                        }
-                    }
-                }, finish: { defaults.remove() })
-            })
+            contenders.append(
+                Contender(name: Name.defaults, role: .baseline, maxOps: n, adaptive: true) {
+                    let defaults = try DefaultsBaseline()
+                    defaults.fill(data.names, data.values(round: 0))
+                    return .init(
+                        run: { round, ops in
+                            let values = data.values(round: round)
+                            return timed(ops: ops) {
+                                for i in 0..<ops {
+                                    values[i].store(in: defaults.defaults, forKey: data.names[i])
+                                    defaults.defaults.synchronize()
+                                }
+                            }
+                        }, finish: { defaults.remove() })
+                })
         }
         for backend in [Backend.memory] + Backend.durable {
-            contenders.append(Contender(name: backend.contenderName, role: .subject, maxOps: n, adaptive: backend != .memory) {
-                let store = try OpenStore(backend)
-                try store.fill(data)
-                return .init(run: { round, ops in
-                    let values = data.values(round: round)
-                    return try timed(ops: ops) { for i in 0..<ops { try store.prefs.set(values[i], for: data.keys[i]) } }
-                }, finish: { store.close() })
-            })
+            contenders.append(
+                Contender(name: backend.contenderName, role: .subject, maxOps: n, adaptive: backend != .memory) {
+                    let store = try OpenStore(backend)
+                    try store.fill(data)
+                    return .init(
+                        run: { round, ops in
+                            let values = data.values(round: round)
+                            return try timed(ops: ops) { for i in 0..<ops { try store.prefs.set(values[i], for: data.keys[i]) } }
+                        }, finish: { store.close() })
+                })
         }
         let (memory, sqlite, json) = (Backend.memory.contenderName, Backend.sqlite.contenderName, Backend.json.contenderName)
         try measure(
@@ -133,18 +146,19 @@ extension Bench {
         ]
         if includesDefaults(n, workload: 3) { contenders.append(defaultsBatch(data)) }
         for backend in [Backend.memory] + Backend.durable {
-            contenders.append(Contender(name: backend.contenderName, role: .subject, maxOps: n) {
-                .init { round, ops in
-                    let store = try OpenStore(backend)
-                    defer { store.close() }
-                    let values = data.values(round: round)
-                    return try timed(ops: ops) {
-                        try store.prefs.batch { transaction in
-                            for i in 0..<ops { try transaction.set(values[i], for: data.keys[i]) }
+            contenders.append(
+                Contender(name: backend.contenderName, role: .subject, maxOps: n) {
+                    .init { round, ops in
+                        let store = try OpenStore(backend)
+                        defer { store.close() }
+                        let values = data.values(round: round)
+                        return try timed(ops: ops) {
+                            try store.prefs.batch { transaction in
+                                for i in 0..<ops { try transaction.set(values[i], for: data.keys[i]) }
+                            }
                         }
                     }
-                }
-            })
+                })
         }
         let (memory, sqlite, json) = (Backend.memory.contenderName, Backend.sqlite.contenderName, Backend.json.contenderName)
         let versusDefaults: Target? = n == 10_000 ? .faster(by: 100) : nil
@@ -222,8 +236,10 @@ extension Bench {
         let projection = try projectedTime(n: n) { try Self.coalescedSetsAndFlush(data, round: 0, count: $0).elapsed }
         var notes: [String: String] = [:]
         if projection.seconds > settings.sampleLimitSeconds {
-            recorder.note(String(format: "workload 4, %@: %@ skipped: one sample of N sets + flush is projected at %.0f s (time grows as N^%.1f)",
-                                 data.label, subject, projection.seconds, projection.exponent))
+            recorder.note(
+                String(
+                    format: "workload 4, %@: %@ skipped: one sample of N sets + flush is projected at %.0f s (time grows as N^%.1f)",
+                    data.label, subject, projection.seconds, projection.exponent))
         } else {
             contenders.append(coalesced)
         }

@@ -52,12 +52,24 @@ final class Bench {
             guard workloads.contains(workload) else { return }
             for n in sizes { try body(n) }
         }
-        try each(1) { n in try typedGet(data(n, Int.self)); try typedGet(data(n, String.self)) }
-        try each(2) { n in try singleSet(data(n, Int.self)); try singleSet(data(n, String.self)) }
-        try each(3) { n in try batchSet(data(n, Int.self)); try batchSet(data(n, String.self)) }
-        try each(4) { n in try coalescedJSON(data(n, Int.self)); try coalescedJSON(data(n, String.self)) }
-        try each(5) { n in try coldStart(data(n, Int.self)); try coldStart(data(n, String.self)) }
-        try each(6) { n in try concurrent(data(n, Int.self)); try concurrent(data(n, String.self)) }
+        try each(1) { n in
+            try typedGet(data(n, Int.self)); try typedGet(data(n, String.self))
+        }
+        try each(2) { n in
+            try singleSet(data(n, Int.self)); try singleSet(data(n, String.self))
+        }
+        try each(3) { n in
+            try batchSet(data(n, Int.self)); try batchSet(data(n, String.self))
+        }
+        try each(4) { n in
+            try coalescedJSON(data(n, Int.self)); try coalescedJSON(data(n, String.self))
+        }
+        try each(5) { n in
+            try coldStart(data(n, Int.self)); try coldStart(data(n, String.self))
+        }
+        try each(6) { n in
+            try concurrent(data(n, Int.self)); try concurrent(data(n, String.self))
+        }
         if workloads.contains(7) { try dialogGate() }
         if workloads.contains(8) { try peakMemory(n: settings.quick ? 1_000 : 100_000) }
         if workloads.contains(9) { try postgreSQL(n: sizes.min() ?? 1_000) }
@@ -67,7 +79,9 @@ final class Bench {
     /// Whether UserDefaults runs at `n` keys in `workload`; notes it when not.
     func includesDefaults(_ n: Int, workload: Int) -> Bool {
         if n <= settings.userDefaultsLimit { return true }
-        recorder.note("workload \(workload), N = \(Format.count(n)): UserDefaults skipped (above \(Format.count(settings.userDefaultsLimit)) keys; CoreFoundation's plist writer is O(N²) per write here)")
+        recorder.note(
+            "workload \(workload), N = \(Format.count(n)): UserDefaults skipped (above \(Format.count(settings.userDefaultsLimit)) keys; CoreFoundation's plist writer is O(N²) per write here)"
+        )
         return false
     }
 
@@ -81,8 +95,9 @@ final class Bench {
         var results = try runRounds(contenders, budget: budget ?? settings.budget(data.n), label: "\(workload). \(title), \(data.label)")
         let measured = results
         for entry in reused { results[entry.contender.name] = entry.samples }
-        recorder.record(workload: workload, n: data.n, valueType: data.type, contenders: contenders + reused.map(\.contender),
-                        results: results, metric: metric, display: display, phaseDisplay: phaseDisplay, rules: rules, notes: notes)
+        recorder.record(
+            workload: workload, n: data.n, valueType: data.type, contenders: contenders + reused.map(\.contender),
+            results: results, metric: metric, display: display, phaseDisplay: phaseDisplay, rules: rules, notes: notes)
         recorder.printTable("\(workload). \(title) · \(data.label)")
         return measured
     }

@@ -37,7 +37,9 @@ case .run(let options):
         "sqlite": String(cString: sqlite3_libversion()),
         "build": build,
     ]
-    print("prefs-bench \(options.quick ? "--quick " : "")· \(build) build · \(host["cores"]!) cores · SQLite \(host["sqlite"]!) · N = \(sizes.map(Format.count).joined(separator: ", "))")
+    print(
+        "prefs-bench \(options.quick ? "--quick " : "")· \(build) build · \(host["cores"]!) cores · SQLite \(host["sqlite"]!) · N = \(sizes.map(Format.count).joined(separator: ", "))"
+    )
     print("Times are medians over interleaved rounds; ratio = this contender's time ÷ the baseline's (below 1: faster).")
     do {
         try bench.run(sizes: sizes, workloads: options.workloads)

@@ -29,13 +29,17 @@ public func jsonParseTestOneInput(_ start: UnsafePointer<UInt8>, _ count: Int) -
         case .success(let strictValue):
             guard duplicates.isEmpty, strictValue == value else { fatalError("strict parse accepts a document with duplicate keys \(duplicates.map(\.key))") }
         case .failure(let error):
-            guard !duplicates.isEmpty, error.message.hasPrefix("duplicate key") else { fatalError("strict parse rejects a document without duplicates: \(error)") }
+            guard !duplicates.isEmpty, error.message.hasPrefix("duplicate key") else {
+                fatalError("strict parse rejects a document without duplicates: \(error)")
+            }
         }
         for format in [JSONFormat.compact, .pretty] {
             let text = value.serializedBytes(format)
             do {
                 let again = try JSON.parse(text)
-                guard again == value else { fatalError("\(format) serialization does not parse back to the same value: \(String(decoding: text.prefix(200), as: UTF8.self))") }
+                guard again == value else {
+                    fatalError("\(format) serialization does not parse back to the same value: \(String(decoding: text.prefix(200), as: UTF8.self))")
+                }
             } catch {
                 fatalError("\(format) serialization does not parse: \(error): \(String(decoding: text.prefix(200), as: UTF8.self))")
             }

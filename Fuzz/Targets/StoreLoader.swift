@@ -20,7 +20,9 @@ public func storeLoaderTestOneInput(_ start: UnsafePointer<UInt8>, _ count: Int)
         let again = try StoreArchive.decode(encoded, source: "re-encoded.json")
         if again != values {
             let changed = values.keys.sorted().filter { again[$0] != values[$0] }
-            fatalError("round trip changed \(changed.count) values, first \(changed.first ?? "?"): \(values[changed.first ?? ""].map(String.init(describing:)) ?? "nil") → \(again[changed.first ?? ""].map(String.init(describing:)) ?? "nil")")
+            fatalError(
+                "round trip changed \(changed.count) values, first \(changed.first ?? "?"): \(values[changed.first ?? ""].map(String.init(describing:)) ?? "nil") → \(again[changed.first ?? ""].map(String.init(describing:)) ?? "nil")"
+            )
         }
     } catch {
         fatalError("the re-encoded archive does not load: \(error)")

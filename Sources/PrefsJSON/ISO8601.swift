@@ -87,10 +87,13 @@ public enum ISO8601 {
     /// ```
     public static func formatForStorage(_ date: Date, codingPath: [any CodingKey] = []) throws -> String {
         guard canFormat(date) else {
-            throw EncodingError.invalidValue(date, EncodingError.Context(
-                codingPath: codingPath,
-                debugDescription: "the date \(date.timeIntervalSinceReferenceDate) s after 2001-01-01 is outside the range of ISO-8601 dates (less than 2^62 s from 2001-01-01)"
-            ))
+            throw EncodingError.invalidValue(
+                date,
+                EncodingError.Context(
+                    codingPath: codingPath,
+                    debugDescription:
+                        "the date \(date.timeIntervalSinceReferenceDate) s after 2001-01-01 is outside the range of ISO-8601 dates (less than 2^62 s from 2001-01-01)"
+                ))
         }
         return format(date)
     }
@@ -110,13 +113,13 @@ public enum ISO8601 {
             // I + 0.d = -1 + (1 - 0.s) = -0.s, which parses back to t.
             return (seconds, complement(shortestDigits(ofFraction: -interval)))
         }
-        let fraction = interval - whole   // exact: the result is a multiple of ulp(t) below 1
+        let fraction = interval - whole  // exact: the result is a multiple of ulp(t) below 1
         return (seconds, fraction == 0 ? [] : shortestDigits(ofFraction: fraction))
     }
 
     /// The digits after `0.` of the shortest decimal that round-trips to `fraction` (0 < fraction < 1).
     public static func shortestDigits(ofFraction fraction: Double) -> [UInt8] {
-        let text = Array(fraction.description.utf8)   // "0.125", "1e-05" or "1.5e-07"
+        let text = Array(fraction.description.utf8)  // "0.125", "1e-05" or "1.5e-07"
         var digits: [UInt8]
         if let e = text.firstIndex(of: UInt8(ascii: "e")) {
             let mantissa = text[..<e].filter { $0 != UInt8(ascii: ".") }

@@ -222,7 +222,8 @@ extension LocatedJSON {
             for member in members { occurrences[member.key, default: []].append(member.keyLocation) }
             for member in members {
                 guard let locations = occurrences[member.key], locations.count > 1,
-                      locations[0] == member.keyLocation else { continue }
+                    locations[0] == member.keyLocation
+                else { continue }
                 found.append(DuplicateKey(objectPath: path, key: member.key, locations: locations))
             }
         }

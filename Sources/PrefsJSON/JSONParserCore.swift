@@ -41,7 +41,7 @@ public struct JSONParserCore<Builder: JSONTreeBuilder> {
 
     /// Parses one value starting at `pos` (whitespace already skipped), iteratively.
     private mutating func parseTree() throws(JSONParseError) -> Builder.Value {
-        var containers: [Bool] = []   // true = object, false = array
+        var containers: [Bool] = []  // true = object, false = array
         var afterComma = false
         valueLoop: while true {
             guard pos < end else { throw unexpected("a value", at: pos) }
@@ -222,7 +222,7 @@ public enum JSONParserCharacters {
     public static func isPrintable(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.properties.generalCategory {
         case .control, .format, .surrogate, .privateUse, .unassigned, .lineSeparator, .paragraphSeparator,
-             .nonspacingMark, .enclosingMark:
+            .nonspacingMark, .enclosingMark:
             false
         case .spaceSeparator:
             scalar == " "
@@ -237,7 +237,7 @@ extension UInt8 {
     public var isASCIIWordByte: Bool {
         switch self {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"):
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"):
             true
         default:
             false

@@ -173,7 +173,8 @@ public struct JSONWriter {
                 if byte == 0xE2 {
                     // U+2028 and U+2029 are E2 80 A8 / E2 80 A9.
                     guard index + 2 < bytes.count, bytes[index + 1] == 0x80,
-                          bytes[index + 2] == 0xA8 || bytes[index + 2] == 0xA9 else {
+                        bytes[index + 2] == 0xA8 || bytes[index + 2] == 0xA9
+                    else {
                         index += 1
                         continue
                     }

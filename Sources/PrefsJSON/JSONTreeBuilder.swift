@@ -114,7 +114,7 @@ public struct JSONPlainBuilder: JSONTreeBuilder {
         if rejectDuplicates { keySets.removeLast() }
         var members = [String: JSON](minimumCapacity: keys.count - keyStart)
         for (key, value) in zip(keys[keyStart...], values[valueStart...]) {
-            members[key] = value   // later duplicates (lastWins) overwrite earlier ones
+            members[key] = value  // later duplicates (lastWins) overwrite earlier ones
         }
         keys.removeSubrange(keyStart...)
         values.removeSubrange(valueStart...)

@@ -110,11 +110,11 @@ package final class PostgreSQLBackend: PrefsBackend {
         let connection = try liveConnection()
         do {
             return try body(connection)
-        } catch where error.kind == .connectionLost && retrying {
+        } catch  where error.kind == .connectionLost && retrying {
             connection.close()
             self.connection = nil
             return try body(try liveConnection())
-        } catch where error.kind == .connectionLost {
+        } catch  where error.kind == .connectionLost {
             connection.close()
             self.connection = nil
             throw error
@@ -242,7 +242,7 @@ package final class PostgreSQLBackend: PrefsBackend {
             let commit: PostgreSQLConnection.Result
             do {
                 commit = try connection.execute("COMMIT", operation: operation)
-            } catch where error.kind == .connectionLost {
+            } catch  where error.kind == .connectionLost {
                 var unknown = error
                 unknown.kind = .commitOutcomeUnknown
                 throw unknown

@@ -46,13 +46,14 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
     }
 
     public var description: String {
-        let what: String = switch kind {
-        case .connectionFailed: "cannot connect"
-        case .connectionLost: "connection lost"
-        case .commitOutcomeUnknown: "connection lost during COMMIT (the outcome is unknown; nothing was retried)"
-        case .statementFailed: "statement failed"
-        case .unexpectedSchema: "unexpected schema"
-        }
+        let what: String =
+            switch kind {
+            case .connectionFailed: "cannot connect"
+            case .connectionLost: "connection lost"
+            case .commitOutcomeUnknown: "connection lost during COMMIT (the outcome is unknown; nothing was retried)"
+            case .statementFailed: "statement failed"
+            case .unexpectedSchema: "unexpected schema"
+            }
         let code = sqlState.map { " [SQLSTATE \($0)]" } ?? ""
         return "PostgreSQL: \(what)\(code) while \(operation) at \(target): \(message)"
     }

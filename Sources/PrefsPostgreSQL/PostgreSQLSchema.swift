@@ -99,7 +99,7 @@ enum PostgreSQLSchema {
         for probe in probes {
             do {
                 try connection.execute(probe, operation: "checking the schema")
-            } catch where error.kind == .statementFailed {
+            } catch  where error.kind == .statementFailed {
                 problems.append("\(probe.replacingOccurrences(of: " LIMIT 0", with: "")) fails: \(error.message)")
             }
         }

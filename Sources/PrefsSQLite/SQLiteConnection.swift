@@ -120,7 +120,7 @@ package final class SQLiteConnection {
             let error = SQLiteError(resultCode: rc == SQLITE_OK ? SQLITE_CANTOPEN : rc, db: handle, sql: nil, path: path)
             sqlite3_close_v2(handle)
             if createdFile {
-                _ = unlink(path) // do not leave behind the empty file created above
+                _ = unlink(path)  // do not leave behind the empty file created above
             }
             throw error
         }
@@ -383,8 +383,9 @@ package final class SQLiteConnection {
         let statement = try statement("PRAGMA data_version")
         defer { statement.reset() }
         guard try statement.step() else {
-            throw SQLiteError(misuse: "PRAGMA data_version returned no row", code: SQLITE_ERROR,
-                              sql: statement.sql, path: path)
+            throw SQLiteError(
+                misuse: "PRAGMA data_version returned no row", code: SQLITE_ERROR,
+                sql: statement.sql, path: path)
         }
         return statement.columnInt64(0)
     }

@@ -27,7 +27,8 @@ public struct ChildProcess: Sendable {
         // swift-testing may run from the .xctest binary inside .build/debug or from a swiftpm-testing-helper.
         while !url.path.isEmpty, url.path != "/" {
             if FileManager.default.fileExists(atPath: url.appendingPathComponent("prefs-tool").path)
-                || FileManager.default.fileExists(atPath: url.appendingPathComponent("prefs-test-child").path) {
+                || FileManager.default.fileExists(atPath: url.appendingPathComponent("prefs-test-child").path)
+            {
                 return url
             }
             url.deleteLastPathComponent()
@@ -87,8 +88,9 @@ public struct ChildProcess: Sendable {
         let watchdog = Watchdog(process, timeout: timeout)
         let result = await offPool { finishBlocking(parts.value.0, parts.value.1, parts.value.2) }
         if watchdog.finish() {
-            throw TimedOut(executable: process.executableURL?.lastPathComponent ?? "?", arguments: process.arguments ?? [],
-                           timeout: timeout, output: result)
+            throw TimedOut(
+                executable: process.executableURL?.lastPathComponent ?? "?", arguments: process.arguments ?? [],
+                timeout: timeout, output: result)
         }
         return result
     }
@@ -135,7 +137,6 @@ public struct ChildProcess: Sendable {
         )
     }
 }
-
 
 private final class LockedData: Sendable {
     private let data = Locked(Data())

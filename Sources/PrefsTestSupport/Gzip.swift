@@ -16,11 +16,11 @@ public enum Gzip {
         var bits = BitWriter()
         // Header: magic, deflate, no flags, no time, no extra flags, OS unknown.
         bits.bytes = [0x1F, 0x8B, 0x08, 0x00, 0, 0, 0, 0, 0x00, 0xFF]
-        bits.write(1, count: 1)        // BFINAL
-        bits.write(0b10, count: 2)     // BTYPE: dynamic Huffman
+        bits.write(1, count: 1)  // BFINAL
+        bits.write(0b10, count: 2)  // BTYPE: dynamic Huffman
         bits.write(286 - 257, count: 5)  // HLIT: literal/length codes 0...285
-        bits.write(1 - 1, count: 5)      // HDIST: one distance code
-        bits.write(18 - 4, count: 4)     // HCLEN: code-length codes up to symbol 1 in the permuted order
+        bits.write(1 - 1, count: 5)  // HDIST: one distance code
+        bits.write(18 - 4, count: 4)  // HCLEN: code-length codes up to symbol 1 in the permuted order
         // Code-length code lengths, in the order 16 17 18 0 8 7 9 6 10 5 11 4 12 3 13 2 14 1: symbol 18 gets
         // 1 bit, symbols 1 and 2 get 2 bits (canonical codes: 18 → 0, 1 → 10, 2 → 11).
         for length in [0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 2] { bits.write(UInt32(length), count: 3) }

@@ -29,9 +29,10 @@ struct HTTPRequestReader {
     /// Reads the next request, sending `100 Continue` first when the client asks for it.
     mutating func read() -> Result<TestHTTPServer.Request, Failure> {
         guard let headEnd = readHead() else {
-            return .failure(buffer.count > Self.maximumHeadBytes
-                ? .rejected(status: 431, reason: "request head larger than \(Self.maximumHeadBytes) bytes")
-                : .closed)
+            return .failure(
+                buffer.count > Self.maximumHeadBytes
+                    ? .rejected(status: 431, reason: "request head larger than \(Self.maximumHeadBytes) bytes")
+                    : .closed)
         }
         let head = String(decoding: buffer[..<headEnd], as: UTF8.self)
         var request: TestHTTPServer.Request
@@ -96,18 +97,19 @@ struct HTTPRequestReader {
         var headers: [String: String] = [:]
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":"), colon > line.startIndex,
-                  !line[..<colon].contains(where: \.isWhitespace)
+                !line[..<colon].contains(where: \.isWhitespace)
             else { return .failure(.rejected(status: 400, reason: "bad header line: \(line)")) }
             let name = line[..<colon].lowercased()
             let value = line[line.index(after: colon)...].trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
             headers[name] = headers[name].map { $0 + ", " + value } ?? value
         }
-        return .success(TestHTTPServer.Request(
-            method: String(parts[0]),
-            path: String(target[..<(questionMark ?? target.endIndex)]),
-            query: questionMark.map { String(target[target.index(after: $0)...]) },
-            headers: headers
-        ))
+        return .success(
+            TestHTTPServer.Request(
+                method: String(parts[0]),
+                path: String(target[..<(questionMark ?? target.endIndex)]),
+                query: questionMark.map { String(target[target.index(after: $0)...]) },
+                headers: headers
+            ))
     }
 
     /// The body length from a `Content-Length` value (0 when absent).

@@ -59,17 +59,21 @@ public struct OtherUser: Sendable {
 
     /// Runs `script` with `/bin/bash -c` as this user (`setpriv --reuid --regid --clear-groups`), in a child process.
     public func shell(_ script: String) async throws -> ChildProcess.Result {
-        try await ChildProcess.runSystem("/usr/bin/setpriv", [
-            "--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", "--", "/bin/bash", "-c", script,
-        ])
+        try await ChildProcess.runSystem(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", "--", "/bin/bash", "-c", script,
+            ])
     }
 
     /// Starts `script` as this user and returns the running process with its pipes, for work that must overlap
     /// with the test's own (``ChildProcess/finish(_:_:_:)`` collects it).
     public func start(_ script: String) throws -> (Process, Pipe, Pipe) {
-        try ChildProcess.launch(URL(fileURLWithPath: "/usr/bin/setpriv"), [
-            "--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", "--", "/bin/bash", "-c", script,
-        ], environment: nil, stdin: nil)
+        try ChildProcess.launch(
+            URL(fileURLWithPath: "/usr/bin/setpriv"),
+            [
+                "--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", "--", "/bin/bash", "-c", script,
+            ], environment: nil, stdin: nil)
     }
 }
 

@@ -88,7 +88,10 @@ public final class TestPostgreSQLServer: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: socketDirectory, withIntermediateDirectories: true)
         if getuid() == 0 {
             guard let owner = getpwnam("postgres") else {
-                throw Missing(description: "running as root, PostgreSQL's server must run as the user 'postgres', which does not exist; install postgresql (apt-get install postgresql)")
+                throw Missing(
+                    description:
+                        "running as root, PostgreSQL's server must run as the user 'postgres', which does not exist; install postgresql (apt-get install postgresql)"
+                )
             }
             for path in [directory, socketDirectory] { chown(path, owner.pointee.pw_uid, owner.pointee.pw_gid) }
         }
@@ -104,7 +107,8 @@ public final class TestPostgreSQLServer: @unchecked Sendable {
     public func start() throws {
         // fsync off (-F): a killed server loses nothing the operating system holds. synchronous_commit stays on: off,
         // a commit returns before its WAL is written, and a killed server loses acknowledged commits.
-        let options = "-F -k \(socketDirectory) -p \(port) -c listen_addresses=127.0.0.1 -c unix_socket_permissions=0777 -c max_connections=200 -c full_page_writes=off"
+        let options =
+            "-F -k \(socketDirectory) -p \(port) -c listen_addresses=127.0.0.1 -c unix_socket_permissions=0777 -c max_connections=200 -c full_page_writes=off"
             + settings.sorted { $0.key < $1.key }.map { " -c \($0.key)=\($0.value)" }.joined()
         try run("pg_ctl", ["-D", dataDirectory, "-l", directory + "/server.log", "-w", "-t", "60", "-o", options, "start"])
         lock.withLock { stopped = false }
@@ -113,7 +117,8 @@ public final class TestPostgreSQLServer: @unchecked Sendable {
     /// The server's process id (from `postmaster.pid`), while it runs.
     public var postmasterPID: pid_t? {
         guard let text = try? String(contentsOfFile: dataDirectory + "/postmaster.pid", encoding: .utf8),
-              let first = text.split(separator: "\n").first, let pid = pid_t(first.trimmingCharacters(in: .whitespaces)) else { return nil }
+            let first = text.split(separator: "\n").first, let pid = pid_t(first.trimmingCharacters(in: .whitespaces))
+        else { return nil }
         return sendSignal(pid, 0) == 0 && !Self.isZombie(pid) ? pid : nil
     }
 
@@ -155,7 +160,8 @@ public final class TestPostgreSQLServer: @unchecked Sendable {
     /// Runs one SQL script through `psql` as the superuser; returns its output (unaligned, tuples only).
     @discardableResult
     public func psql(_ sql: String, database: String = TestPostgreSQLServer.database) throws -> String {
-        let output = try capture(binDirectory + "/psql", ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", url(database: database), "-c", sql], asServerUser: false)
+        let output = try capture(
+            binDirectory + "/psql", ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", url(database: database), "-c", sql], asServerUser: false)
         return output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
@@ -179,7 +185,10 @@ public final class TestPostgreSQLServer: @unchecked Sendable {
         let status = try Self.spawnAndWait(argv, outputPath: outputPath)
         let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
         guard status == 0 else {
-            throw Failed(description: "\((executable as NSString).lastPathComponent) \(arguments.joined(separator: " ")) failed with status \(status): \(text)\n\(log.suffix(2000))")
+            throw Failed(
+                description:
+                    "\((executable as NSString).lastPathComponent) \(arguments.joined(separator: " ")) failed with status \(status): \(text)\n\(log.suffix(2000))"
+            )
         }
         return text
     }
@@ -230,10 +239,11 @@ public final class TestPostgreSQLServer: @unchecked Sendable {
         where FileManager.default.isExecutableFile(atPath: candidate + "/initdb") && FileManager.default.isExecutableFile(atPath: candidate + "/pg_ctl") {
             return candidate
         }
-        throw Missing(description: """
-            PostgreSQL's server programs (initdb, pg_ctl) were not found (looked in: \(candidates.isEmpty ? "pg_config --bindir, /usr/lib/postgresql/*/bin" : candidates.joined(separator: ", "))). \
-            Install them: apt-get install postgresql libpq-dev (.ci/run does)
-            """)
+        throw Missing(
+            description: """
+                PostgreSQL's server programs (initdb, pg_ctl) were not found (looked in: \(candidates.isEmpty ? "pg_config --bindir, /usr/lib/postgresql/*/bin" : candidates.joined(separator: ", "))). \
+                Install them: apt-get install postgresql libpq-dev (.ci/run does)
+                """)
     }
 
     /// A TCP port on 127.0.0.1 nobody listens on now.
@@ -258,7 +268,8 @@ public final class TestPostgreSQLServer: @unchecked Sendable {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         return entries.compactMap(pid_t.init).filter { candidate in
             guard let stat = try? String(contentsOfFile: "/proc/\(candidate)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { return false }
+                let close = stat.lastIndex(of: ")")
+            else { return false }
             let fields = stat[stat.index(after: close)...].split(separator: " ")
             return fields.count > 1 && pid_t(fields[1]) == pid
         }

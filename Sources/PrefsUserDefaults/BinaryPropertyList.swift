@@ -40,16 +40,17 @@ struct BinaryPropertyList {
         let trailer = bytes.count - 32
         let offsetSize = Int(bytes[trailer + 6]), referenceSize = Int(bytes[trailer + 7])
         guard (1...8).contains(offsetSize), (1...8).contains(referenceSize),
-              let count = Self.integer(bytes, at: trailer + 8, size: 8),
-              let top = Self.integer(bytes, at: trailer + 16, size: 8),
-              let table = Self.integer(bytes, at: trailer + 24, size: 8),
-              table >= 8, table <= trailer, count <= (trailer - table) / offsetSize, top < count
+            let count = Self.integer(bytes, at: trailer + 8, size: 8),
+            let top = Self.integer(bytes, at: trailer + 16, size: 8),
+            let table = Self.integer(bytes, at: trailer + 24, size: 8),
+            table >= 8, table <= trailer, count <= (trailer - table) / offsetSize, top < count
         else { return nil }
         var offsets: [Int] = []
         offsets.reserveCapacity(count)
         for index in 0..<count {
             guard let offset = Self.integer(bytes, at: table + index * offsetSize, size: offsetSize),
-                  offset >= 8, offset < table else { return nil }
+                offset >= 8, offset < table
+            else { return nil }
             offsets.append(offset)
         }
         self.bytes = bytes
@@ -73,7 +74,8 @@ struct BinaryPropertyList {
             return .array(elements)
         case 0xD:
             guard let (count, start) = length(low, after: position), count <= Int.max / 2,
-                  let references = references(2 * count, at: start) else { return nil }
+                let references = references(2 * count, at: start)
+            else { return nil }
             var members: [String: Int] = [:]
             for member in 0..<count {
                 guard let key = string(references[member]) else { return nil }  // not object(): no recursion

@@ -27,7 +27,8 @@ enum BinaryPropertyListScan {
         let offsetSize = Int(bytes[trailer + 6])
         guard (1...8).contains(offsetSize) else { return .malformed("offset size \(offsetSize) in the trailer") }
         guard let count = integer(bytes, at: trailer + 8, size: 8),
-              let table = integer(bytes, at: trailer + 24, size: 8) else { return .malformed("trailer") }
+            let table = integer(bytes, at: trailer + 24, size: 8)
+        else { return .malformed("trailer") }
         let (tableLength, overflow) = count.multipliedReportingOverflow(by: offsetSize)
         guard !overflow, table >= 8, table <= trailer, tableLength <= trailer - table else {
             return .malformed("the offset table lies outside the file")

@@ -270,10 +270,11 @@ extension PrefsDefaults {
     /// A string from `url(forKey:)`: a URL when it has a scheme, else a file path with `~` expanded.
     static func url(fromPathOrURL string: String) -> URL? {
         if !string.hasPrefix("/"), !string.hasPrefix("~"),
-           let colon = string.firstIndex(of: ":"), colon != string.startIndex,
-           string[..<colon].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }),
-           string.first?.isLetter == true,
-           let url = URL(string: string) {
+            let colon = string.firstIndex(of: ":"), colon != string.startIndex,
+            string[..<colon].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }),
+            string.first?.isLetter == true,
+            let url = URL(string: string)
+        {
             return url
         }
         guard !string.isEmpty else { return nil }

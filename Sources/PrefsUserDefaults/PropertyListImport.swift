@@ -172,7 +172,8 @@ public enum PropertyListImport {
         #if canImport(Darwin)
         return URL(fileURLWithPath: NSHomeDirectory()).appendingPathComponent("Library/Preferences").appendingPathComponent(file)
         #else
-        let config = Prefs.Storage.configDirectory(environment: environment)
+        let config =
+            Prefs.Storage.configDirectory(environment: environment)
             ?? URL(fileURLWithPath: NSHomeDirectory()).appendingPathComponent(".config")
         return config.appendingPathComponent(file)
         #endif
@@ -215,7 +216,8 @@ public enum PropertyListImport {
     /// bytes come from a file another program wrote. Found by the fuzzer (`Fuzz/`).
     static func archivedURL(in data: Data) -> URL? {
         guard let archive = KeyedArchive(data), case .dictionary(let top)? = archive.list.object(archive.topReference),
-              let rootReference = top["root"], case .uid(let root)? = archive.list.object(rootReference) else { return nil }
+            let rootReference = top["root"], case .uid(let root)? = archive.list.object(rootReference)
+        else { return nil }
         return archive.url(at: root, depth: 0)
     }
 
@@ -228,9 +230,10 @@ public enum PropertyListImport {
 
         init?(_ data: Data) {
             guard let list = BinaryPropertyList(data), case .dictionary(let archive)? = list.object(list.top),
-                  let archiver = archive["$archiver"], list.object(archiver) == .string("NSKeyedArchiver"),
-                  let objectsReference = archive["$objects"], case .array(let objects)? = list.object(objectsReference),
-                  let topReference = archive["$top"] else { return nil }
+                let archiver = archive["$archiver"], list.object(archiver) == .string("NSKeyedArchiver"),
+                let objectsReference = archive["$objects"], case .array(let objects)? = list.object(objectsReference),
+                let topReference = archive["$top"]
+            else { return nil }
             self.list = list
             self.objects = objects
             self.topReference = topReference
@@ -245,9 +248,10 @@ public enum PropertyListImport {
         /// The `NSURL` at `$objects[uid]`; `depth` bounds a chain of base URLs.
         func url(at uid: Int, depth: Int) -> URL? {
             guard depth < 8, objects.indices.contains(uid), case .dictionary(let members)? = list.object(objects[uid]),
-                  case .dictionary(let classMembers)? = object(members, "$class"), let nameReference = classMembers["$classname"],
-                  list.object(nameReference) == .string("NSURL"),
-                  case .string(let relative)? = object(members, "NS.relative") else { return nil }
+                case .dictionary(let classMembers)? = object(members, "$class"), let nameReference = classMembers["$classname"],
+                list.object(nameReference) == .string("NSURL"),
+                case .string(let relative)? = object(members, "NS.relative")
+            else { return nil }
             var base: URL?
             if let baseReference = members["NS.base"], case .uid(let baseUID)? = list.object(baseReference), baseUID != 0 {
                 guard let resolved = url(at: baseUID, depth: depth + 1) else { return nil }

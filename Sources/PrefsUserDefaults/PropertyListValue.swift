@@ -124,7 +124,8 @@ public enum PropertyListValue {
             }
             throw Unsupported(
                 path: path,
-                reason: "\(type(of: value)) is not a property-list type (Bool, numbers, String, Date, Data, URL, and arrays and string-keyed dictionaries of them)"
+                reason:
+                    "\(type(of: value)) is not a property-list type (Bool, numbers, String, Date, Data, URL, and arrays and string-keyed dictionaries of them)"
             )
         }
     }

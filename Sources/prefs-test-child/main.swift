@@ -110,11 +110,12 @@ if arguments.first == "open" {
     }
     let url = URL(fileURLWithPath: arguments[2])
     do {
-        let storage: Prefs.Storage = switch arguments[1] {
-        case "json": .jsonFile(url)
-        case "sqlite": .sqlite(url)
-        default: try .file(url)
-        }
+        let storage: Prefs.Storage =
+            switch arguments[1] {
+            case "json": .jsonFile(url)
+            case "sqlite": .sqlite(url)
+            default: try .file(url)
+            }
         _ = try Prefs(storage)
         say("opened")
         exit(0)
@@ -123,96 +124,99 @@ if arguments.first == "open" {
     }
 }
 /// The store of `coalesced`: a global, never released, as an app keeps its store.
-let coalescedStore: Prefs? = arguments.first == "coalesced" ? {
-    guard arguments.count == 6, arguments[1] == "json", let value = Int(arguments[4]) else {
-        fail("usage: prefs-test-child coalesced json PATH KEY VALUE exit|return")
-    }
-    do {
-        let prefs = try Prefs(.jsonFile(URL(fileURLWithPath: arguments[2]), writeMode: .coalesced(.seconds(3600))))
-        try prefs.set(value, for: try Prefs.Key(validating: arguments[3], initial: 0))
-        return prefs
-    } catch {
-        fail("\(error)")
-    }
-}() : nil
+let coalescedStore: Prefs? =
+    arguments.first == "coalesced"
+    ? {
+        guard arguments.count == 6, arguments[1] == "json", let value = Int(arguments[4]) else {
+            fail("usage: prefs-test-child coalesced json PATH KEY VALUE exit|return")
+        }
+        do {
+            let prefs = try Prefs(.jsonFile(URL(fileURLWithPath: arguments[2]), writeMode: .coalesced(.seconds(3600))))
+            try prefs.set(value, for: try Prefs.Key(validating: arguments[3], initial: 0))
+            return prefs
+        } catch {
+            fail("\(error)")
+        }
+    }() : nil
 if coalescedStore != nil {
     say("set")
     if arguments[5] == "exit" { exit(0) }
 } else {
-guard arguments.count >= 4 else { fail("usage: prefs-test-child write|batch|update|watch json|sqlite PATH ARGS…") }
-let url = URL(fileURLWithPath: arguments[2])
-let storage: Prefs.Storage = postgreSQLStorage(kind: arguments[1], url: arguments[2])
-    ?? (arguments[1] == "json" ? .jsonFile(url, lockTimeout: .seconds(30)) : .sqlite(url, busyTimeout: .seconds(30)))
+    guard arguments.count >= 4 else { fail("usage: prefs-test-child write|batch|update|watch json|sqlite PATH ARGS…") }
+    let url = URL(fileURLWithPath: arguments[2])
+    let storage: Prefs.Storage =
+        postgreSQLStorage(kind: arguments[1], url: arguments[2])
+        ?? (arguments[1] == "json" ? .jsonFile(url, lockTimeout: .seconds(30)) : .sqlite(url, busyTimeout: .seconds(30)))
 
-do {
-    let prefs = try Prefs(storage, pollInterval: .milliseconds(20))
-    switch arguments[0] {
-    case "write":
-        guard arguments.count == 5, let count = Int(arguments[4]) else { fail("write needs PREFIX COUNT") }
-        for index in 0..<count {
-            try prefs.set(index, for: try Prefs.Key(validating: "\(arguments[3])-\(index)", initial: -1))
-            say("ack \(index)")
-        }
-    case "batch":
-        guard arguments.count == 5, let count = Int(arguments[4]) else { fail("batch needs PREFIX COUNT") }
-        try prefs.batch { transaction in
+    do {
+        let prefs = try Prefs(storage, pollInterval: .milliseconds(20))
+        switch arguments[0] {
+        case "write":
+            guard arguments.count == 5, let count = Int(arguments[4]) else { fail("write needs PREFIX COUNT") }
             for index in 0..<count {
-                try transaction.set(index, for: try Prefs.Key(validating: "\(arguments[3])-\(index)", initial: -1))
+                try prefs.set(index, for: try Prefs.Key(validating: "\(arguments[3])-\(index)", initial: -1))
+                say("ack \(index)")
             }
-        }
-        say("ack")
-    case "repeat":
-        guard arguments.count == 5 else { fail("repeat needs PREFIX set|batch|transaction|update") }
-        let prefix = arguments[3]
-        func key(_ suffix: String) throws -> Prefs.Key<Int> { try Prefs.Key(validating: "\(prefix)-\(suffix)", initial: -1) }
-        for index in 0... {
-            switch arguments[4] {
-            case "set":
-                try prefs.set(index, for: try key("\(index)"))
-            case "batch":
-                try prefs.batch { transaction in
-                    for part in 0..<16 { try transaction.set(index, for: try key("\(index)-\(part)")) }
+        case "batch":
+            guard arguments.count == 5, let count = Int(arguments[4]) else { fail("batch needs PREFIX COUNT") }
+            try prefs.batch { transaction in
+                for index in 0..<count {
+                    try transaction.set(index, for: try Prefs.Key(validating: "\(arguments[3])-\(index)", initial: -1))
                 }
-            case "transaction":
-                let read = try prefs.transaction { transaction in
-                    let next = try transaction.value(for: try key("next"))
-                    let value = next < 0 ? 0 : next
-                    for part in 0..<16 { try transaction.set(value, for: try key("\(value)-\(part)")) }
-                    try transaction.set(value + 1, for: try key("next"))
-                    return value
-                }
-                guard read == index else { fail("transaction read \(read), expected \(index)") }
-            case "update":
-                let count = try prefs.update(try key("count")) { value in
-                    value = max(value, 0) + 1
-                    return value
-                }
-                guard count == index + 1 else { fail("update counted \(count), expected \(index + 1)") }
-            default:
-                fail("unknown operation \(arguments[4])")
             }
-            say("ack \(index)")
+            say("ack")
+        case "repeat":
+            guard arguments.count == 5 else { fail("repeat needs PREFIX set|batch|transaction|update") }
+            let prefix = arguments[3]
+            func key(_ suffix: String) throws -> Prefs.Key<Int> { try Prefs.Key(validating: "\(prefix)-\(suffix)", initial: -1) }
+            for index in 0... {
+                switch arguments[4] {
+                case "set":
+                    try prefs.set(index, for: try key("\(index)"))
+                case "batch":
+                    try prefs.batch { transaction in
+                        for part in 0..<16 { try transaction.set(index, for: try key("\(index)-\(part)")) }
+                    }
+                case "transaction":
+                    let read = try prefs.transaction { transaction in
+                        let next = try transaction.value(for: try key("next"))
+                        let value = next < 0 ? 0 : next
+                        for part in 0..<16 { try transaction.set(value, for: try key("\(value)-\(part)")) }
+                        try transaction.set(value + 1, for: try key("next"))
+                        return value
+                    }
+                    guard read == index else { fail("transaction read \(read), expected \(index)") }
+                case "update":
+                    let count = try prefs.update(try key("count")) { value in
+                        value = max(value, 0) + 1
+                        return value
+                    }
+                    guard count == index + 1 else { fail("update counted \(count), expected \(index + 1)") }
+                default:
+                    fail("unknown operation \(arguments[4])")
+                }
+                say("ack \(index)")
+            }
+        case "update":
+            guard arguments.count == 5, let count = Int(arguments[4]) else { fail("update needs KEY COUNT") }
+            let key = try Prefs.Key(validating: arguments[3], initial: 0)
+            for _ in 0..<count { try prefs.update(key) { $0 += 1 } }
+            say("done")
+        case "set":
+            guard arguments.count == 6, let type = ValueType(arguments[4]) else { fail("set needs KEY TYPE JSON") }
+            try prefs.setStoredValue(StoredValue(type: type, json: try JSON.parse(arguments[5])), forKey: arguments[3])
+            say("ack")
+        case "watch":
+            let key = try Prefs.Key(validating: arguments[3], initial: 0)
+            let task = Task.detached {
+                for await value in prefs.values(for: key) { say("value \(value)") }
+            }
+            _ = FileHandle.standardInput.readDataToEndOfFile()
+            task.cancel()
+        default:
+            fail("unknown command \(arguments[0])")
         }
-    case "update":
-        guard arguments.count == 5, let count = Int(arguments[4]) else { fail("update needs KEY COUNT") }
-        let key = try Prefs.Key(validating: arguments[3], initial: 0)
-        for _ in 0..<count { try prefs.update(key) { $0 += 1 } }
-        say("done")
-    case "set":
-        guard arguments.count == 6, let type = ValueType(arguments[4]) else { fail("set needs KEY TYPE JSON") }
-        try prefs.setStoredValue(StoredValue(type: type, json: try JSON.parse(arguments[5])), forKey: arguments[3])
-        say("ack")
-    case "watch":
-        let key = try Prefs.Key(validating: arguments[3], initial: 0)
-        let task = Task.detached {
-            for await value in prefs.values(for: key) { say("value \(value)") }
-        }
-        _ = FileHandle.standardInput.readDataToEndOfFile()
-        task.cancel()
-    default:
-        fail("unknown command \(arguments[0])")
+    } catch {
+        fail("\(error)")
     }
-} catch {
-    fail("\(error)")
-}
 }

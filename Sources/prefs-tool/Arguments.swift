@@ -45,7 +45,8 @@ enum ArgumentParser {
     static func isNegativeNumber(_ argument: String) -> Bool {
         if ["-inf", "-infinity"].contains(argument.lowercased()) { return true }
         guard argument.count > 1, let second = argument.dropFirst().first, second.isASCII,
-              second.isNumber || second == "." else { return false }
+            second.isNumber || second == "."
+        else { return false }
         return Double(argument) != nil
     }
 
@@ -141,7 +142,8 @@ enum ArgumentParser {
         }
         if parsed.flags.contains("help") { return parsed }
         if !spec.positionals.contains(parsed.positionals.count) {
-            let message = parsed.positionals.count < spec.positionals.lowerBound
+            let message =
+                parsed.positionals.count < spec.positionals.lowerBound
                 ? "missing argument" : "unexpected argument '\(parsed.positionals[spec.positionals.upperBound])'"
             throw .usage(message, usageLine)
         }
@@ -150,9 +152,11 @@ enum ArgumentParser {
 
     /// `word` as it would be typed in a POSIX shell: as is when it holds no special character, else in single quotes.
     static func shellQuoted(_ word: String) -> String {
-        let plain = !word.isEmpty && word.unicodeScalars.allSatisfy {
-            ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) || "-_./:=@%+,".unicodeScalars.contains($0)
-        }
+        let plain =
+            !word.isEmpty
+            && word.unicodeScalars.allSatisfy {
+                ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) || "-_./:=@%+,".unicodeScalars.contains($0)
+            }
         return plain ? word : "'" + word.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
     }
 }

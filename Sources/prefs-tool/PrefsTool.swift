@@ -22,7 +22,10 @@ struct Command: Sendable {
 enum PrefsTool {
     static let version = "0.1.0"
 
-    static let commands: [Command] = StoreCommands.all + [StoresCommand.command] + TransferCommands.all + [WatchCommand.command, CheckCommand.command, DialogsCommand.command, FeedCommand.command, DemoCommand.command]
+    static let commands: [Command] =
+        StoreCommands.all + [StoresCommand.command] + TransferCommands.all + [
+            WatchCommand.command, CheckCommand.command, DialogsCommand.command, FeedCommand.command, DemoCommand.command,
+        ]
 
     static var usage: String { "usage: prefs-tool [--store PATH | --app ID] COMMAND [ARGUMENTS…]" }
 
@@ -64,8 +67,10 @@ enum PrefsTool {
             break
         }
         guard let command = commands.first(where: { $0.spec.name == first }) else {
-            let candidates = first.hasPrefix("-") ? ["--store", "--app", "--namespace", "--create-dirs", "--help", "--version"] : commands.map(\.spec.name) + ["help"]
-            let hint = (synonyms[first] ?? synonyms[first.lowercased()]).map { "; did you mean \($0)" }
+            let candidates =
+                first.hasPrefix("-") ? ["--store", "--app", "--namespace", "--create-dirs", "--help", "--version"] : commands.map(\.spec.name) + ["help"]
+            let hint =
+                (synonyms[first] ?? synonyms[first.lowercased()]).map { "; did you mean \($0)" }
                 ?? NameSuggestion.nearest(to: first, in: candidates).map { "; did you mean '\($0)'?" } ?? ""
             let what = first.hasPrefix("-") ? "unknown option '\(first)'" : "unknown command '\(first)'"
             throw ToolError.usage("\(what)\(hint)", usage + "\n(see 'prefs-tool help')")
@@ -192,7 +197,8 @@ enum PrefsTool {
             }
             let words = content.split(separator: " ")
             let first = words.first ?? ""
-            let startsItem = first.hasPrefix("-") || first == "usage:" || first == "prefs-tool"
+            let startsItem =
+                first.hasPrefix("-") || first == "usage:" || first == "prefs-tool"
                 || (first.hasSuffix(":") && first.dropLast().allSatisfy { $0.isLetter || $0 == "-" })
             if let current = paragraph, !startsItem, indent >= current.indent {
                 paragraph?.words += words

@@ -72,7 +72,8 @@ extension StoreLocator {
             switch identifiers.count {
             case 0: return message
             case 1: return message + "; the default location holds one store: --app \(ArgumentParser.shellQuoted(identifiers[0]))"
-            default: return message + "; the default location holds \(identifiers.count) stores: \(StoreDirectory.shortList(identifiers)) (see 'prefs-tool stores')"
+            default:
+                return message + "; the default location holds \(identifiers.count) stores: \(StoreDirectory.shortList(identifiers)) (see 'prefs-tool stores')"
             }
         case .path:
             let others = StoreDirectory.stores(beside: path)

@@ -150,7 +150,8 @@ extension StoreLocator {
     func ownFile(_ other: String) -> String? {
         guard postgreSQL == nil, !Self.isPostgreSQL(other) else { return nil }
         guard let store = StoreFiles.resolvingLinks(path).map(FilePaths.canonical),
-              let candidate = StoreFiles.resolvingLinks(other).map(FilePaths.canonical) else { return nil }
+            let candidate = StoreFiles.resolvingLinks(other).map(FilePaths.canonical)
+        else { return nil }
         let candidateID = Self.fileIdentity(candidate)
         for suffix in [""] + Self.sidecarSuffixes {
             let file = store + suffix

@@ -22,8 +22,9 @@ enum ValueText {
     /// second); any other text as it is.
     static func toMilliseconds(_ text: String) -> String {
         guard text.hasSuffix("Z"), let dot = text.lastIndex(of: "."), text.distance(from: dot, to: text.endIndex) > 5,
-              text[text.index(after: dot)..<text.index(before: text.endIndex)].allSatisfy(\.isASCII),
-              (try? ISO8601.parse(text)) != nil else { return text }
+            text[text.index(after: dot)..<text.index(before: text.endIndex)].allSatisfy(\.isASCII),
+            (try? ISO8601.parse(text)) != nil
+        else { return text }
         return String(text[...text.index(dot, offsetBy: 3)]) + "Z"
     }
 

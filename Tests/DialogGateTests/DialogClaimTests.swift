@@ -48,12 +48,14 @@ struct DialogClaimTests {
 
     /// A gate on its own store instance over the file: a scene, or a window, with a store of its own.
     func scene(_ store: FileStore, session: DialogSession = DialogSession(), overrides: DialogOverrides = DialogOverrides()) throws -> DialogGate {
-        DialogGate(prefs: try Prefs(store.storage(store.file(in: directory))), session: session, appVersion: "1.0",
-                   overrides: overrides, clock: clock.function)
+        DialogGate(
+            prefs: try Prefs(store.storage(store.file(in: directory))), session: session, appVersion: "1.0",
+            overrides: overrides, clock: clock.function)
     }
 
-    @Test("two scenes: while one presents, the other is declined; once answered, the limit of 1 is reached for both",
-          arguments: FileStore.allCases)
+    @Test(
+        "two scenes: while one presents, the other is declined; once answered, the limit of 1 is reached for both",
+        arguments: FileStore.allCases)
     func twoScenes(store: FileStore) throws {
         let tip = Dialog("tip", policy: DialogPolicy(maximumPresentations: 1))
         let first = try scene(store), second = try scene(store)

@@ -16,16 +16,18 @@ struct DialogCrossProcessTests {
     }
 
     func app(_ store: FileStore) throws -> DialogGate {
-        DialogGate(prefs: try Prefs(store.storage(store.file(in: directory))), session: DialogSession(), appVersion: "1.0",
-                   overrides: DialogOverrides(), clock: clock.function)
+        DialogGate(
+            prefs: try Prefs(store.storage(store.file(in: directory))), session: DialogSession(), appVersion: "1.0",
+            overrides: DialogOverrides(), clock: clock.function)
     }
 
     func child(_ arguments: [String]) async throws -> ChildProcess.Result {
         try await ChildProcess.run("dialoggate-test-child", arguments)
     }
 
-    @Test("the app decides eligible; the extension presents and answers never-remind; the app's next decision and claim see it",
-          arguments: FileStore.allCases)
+    @Test(
+        "the app decides eligible; the extension presents and answers never-remind; the app's next decision and claim see it",
+        arguments: FileStore.allCases)
     func extensionAnswers(store: FileStore) async throws {
         let path = store.file(in: directory).path
         let tip = Dialog("tip", policy: DialogPolicy(maximumPresentations: 1))
@@ -54,8 +56,9 @@ struct DialogCrossProcessTests {
         #expect(try gate.prefs.storedValue(forKey: "UserHasSeenMsg") == nil, "the legacy key went with the record")
     }
 
-    @Test("a dialog on screen in another process is not presented here; when that process is killed, it is, and the killed one was not counted",
-          arguments: FileStore.allCases)
+    @Test(
+        "a dialog on screen in another process is not presented here; when that process is killed, it is, and the killed one was not counted",
+        arguments: FileStore.allCases)
     func heldByAnotherProcess(store: FileStore) async throws {
         let path = store.file(in: directory).path
         let tip = Dialog("tip", policy: DialogPolicy(maximumPresentations: 1))

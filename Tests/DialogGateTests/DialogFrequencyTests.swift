@@ -15,10 +15,13 @@ struct DialogFrequencyTests {
         directory = try TemporaryDirectory()
     }
 
-    func launch(_ frequency: DisplayFrequency = .unlimited, session: DialogSession = DialogSession(),
-                onEvent: (@Sendable (DialogEvent) -> Void)? = nil) throws -> DialogGate {
-        DialogGate(prefs: try Prefs(.sqlite(directory.file("app.sqlite"))), session: session, appVersion: "1.0",
-                   overrides: DialogOverrides(), displayFrequency: frequency, onEvent: onEvent, clock: clock.function)
+    func launch(
+        _ frequency: DisplayFrequency = .unlimited, session: DialogSession = DialogSession(),
+        onEvent: (@Sendable (DialogEvent) -> Void)? = nil
+    ) throws -> DialogGate {
+        DialogGate(
+            prefs: try Prefs(.sqlite(directory.file("app.sqlite"))), session: session, appVersion: "1.0",
+            overrides: DialogOverrides(), displayFrequency: frequency, onEvent: onEvent, clock: clock.function)
     }
 
     @Test("once per session: a second nag waits for the next launch; an exempt dialog does not")
@@ -36,9 +39,10 @@ struct DialogFrequencyTests {
         let shown = clock.now
         try #require(try app.claim(Dialog("rate")).presentation).finish(.dismiss)
         clock.advance(by: 3_600)
-        #expect(try other.claim(Dialog("tips")).decision.reasons == [
-            .displayFrequency(lastPresented: shown, nextAllowed: shown.addingTimeInterval(86_400)),
-        ])
+        #expect(
+            try other.claim(Dialog("tips")).decision.reasons == [
+                .displayFrequency(lastPresented: shown, nextAllowed: shown.addingTimeInterval(86_400))
+            ])
         clock.advance(by: 86_400 - 3_600)
         #expect(try other.claim(Dialog("tips")).presentation != nil)
         try app.resetAll()
@@ -54,8 +58,9 @@ struct DialogFrequencyTests {
         clock.advance(by: 180 * 86_400 - 1)
         #expect(try launch().decision(for: dialog).reasons == [.neverRemind(since: answered)])
         clock.advance(by: 1)
-        #expect(try launch().decision(for: dialog).reasons == [.neverRemindExpired(since: answered), .eligible(shown: 1, limit: nil)],
-                "the legacy key written with the answer expires with it")
+        #expect(
+            try launch().decision(for: dialog).reasons == [.neverRemindExpired(since: answered), .eligible(shown: 1, limit: nil)],
+            "the legacy key written with the answer expires with it")
     }
 
     @Test("events: presented, answered, cancelled")

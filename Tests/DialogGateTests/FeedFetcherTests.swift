@@ -95,8 +95,9 @@ struct FeedFetcherTests {
 
     // MARK: - Failures
 
-    @Test("404 and 410: the feed was removed; the last good feed is dropped at once and not used after a later failure",
-          arguments: [404, 410])
+    @Test(
+        "404 and 410: the feed was removed; the last good feed is dropped at once and not used after a later failure",
+        arguments: [404, 410])
     func removedFeed(status: Int) async throws {
         let prefs = try Prefs(.memory)
         let scenario = Scenario(.ok(Feeds.seed, headers: ["ETag": #""v1""#]))
@@ -199,10 +200,12 @@ struct FeedFetcherTests {
         #expect(checked.error == .tooLarge(bytes: 2 << 20, limit: 1 << 20))
     }
 
-    @Test("an invalid body is not stored; the last good feed is kept and used", arguments: [
-        ("[{\"id\": 1,", "3:1: error: $: invalid JSON: expected a string key, found end of input"),
-        ("{\"id\": 1}", "1:1: error: $: expected an array of messages, found object"),
-    ])
+    @Test(
+        "an invalid body is not stored; the last good feed is kept and used",
+        arguments: [
+            ("[{\"id\": 1,", "3:1: error: $: invalid JSON: expected a string key, found end of input"),
+            ("{\"id\": 1}", "1:1: error: $: expected an array of messages, found object"),
+        ])
     func invalidBody(body: String, issue: String) async throws {
         let prefs = try Prefs(.memory)
         let scenario = Scenario(.ok(Feeds.seed))
@@ -251,7 +254,9 @@ struct FeedFetcherTests {
         let url = try #require(URL(string: "http://example.invalid/messages.json"))
         let result = await fetcher(url, prefs: prefs, loader: loader).fetch()
         #expect(result.error == .insecureURL(url))
-        #expect(result.error?.description == "refusing http://example.invalid/messages.json: only https is allowed, except for loopback hosts or with allowInsecureHTTP")
+        #expect(
+            result.error?.description
+                == "refusing http://example.invalid/messages.json: only https is allowed, except for loopback hosts or with allowInsecureHTTP")
         #expect(!result.requestSent)
         #expect(loader.recorded.isEmpty)
         // The default loader too: nothing is resolved or connected.
@@ -263,11 +268,13 @@ struct FeedFetcherTests {
         #expect(loader.recorded.count == 1)
     }
 
-    @Test("URL policy: https anywhere, http on loopback only, file read directly, other schemes refused", arguments: [
-        ("https://example.com/m.json", true), ("http://127.0.0.1:8080/m.json", true), ("http://127.1.2.3/m.json", true),
-        ("http://localhost/m.json", true), ("http://[::1]:8080/m.json", true), ("http://example.com/m.json", false),
-        ("http://127.0.0.1.example.com/m.json", false), ("ftp://example.com/m.json", false), ("file:///tmp/m.json", true),
-    ])
+    @Test(
+        "URL policy: https anywhere, http on loopback only, file read directly, other schemes refused",
+        arguments: [
+            ("https://example.com/m.json", true), ("http://127.0.0.1:8080/m.json", true), ("http://127.1.2.3/m.json", true),
+            ("http://localhost/m.json", true), ("http://[::1]:8080/m.json", true), ("http://example.com/m.json", false),
+            ("http://127.0.0.1.example.com/m.json", false), ("ftp://example.com/m.json", false), ("file:///tmp/m.json", true),
+        ])
     func urlPolicy(text: String, allowed: Bool) throws {
         let url = try #require(URL(string: text))
         #expect((FeedURLPolicy.refusal(for: url, allowInsecureHTTP: false) == nil) == allowed)
@@ -334,9 +341,11 @@ struct FeedFetcherTests {
 
     // MARK: - Hostile headers and clock changes
 
-    @Test("a huge Retry-After is capped at maximumBackoff, and the cache stays readable", arguments: [
-        "31536000000", "9223372036854775807",
-    ])
+    @Test(
+        "a huge Retry-After is capped at maximumBackoff, and the cache stays readable",
+        arguments: [
+            "31536000000", "9223372036854775807",
+        ])
     func hugeRetryAfter(value: String) async throws {
         let prefs = try Prefs(.memory)
         let scenario = Scenario(.ok(Feeds.seed))

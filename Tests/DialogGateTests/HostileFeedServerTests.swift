@@ -67,9 +67,11 @@ struct HostileFeedServerTests {
     func loopbackRedirectPolicy() throws {
         let publicFeed = try #require(URL(string: "https://feeds.example.com/messages.json"))
         let localFeed = try #require(URL(string: "http://127.0.0.1:8080/messages.json"))
-        for target in ["http://127.0.0.1:6379/", "http://localhost:8080/admin", "https://127.0.0.1/", "http://[::1]:80/",
-                       "http://127.1:22/", "http://2130706433/", "http://0x7f000001/", "http://0.0.0.0:8080/",
-                       "http://[::ffff:127.0.0.1]/", "http://LOCALHOST./"] {
+        for target in [
+            "http://127.0.0.1:6379/", "http://localhost:8080/admin", "https://127.0.0.1/", "http://[::1]:80/",
+            "http://127.1:22/", "http://2130706433/", "http://0x7f000001/", "http://0.0.0.0:8080/",
+            "http://[::ffff:127.0.0.1]/", "http://LOCALHOST./",
+        ] {
             let url = try #require(URL(string: target))
             #expect(FeedURLPolicy.redirectRefusal(from: publicFeed, to: url, allowInsecureHTTP: false) == .insecureRedirect(to: url), "\(target)")
             #expect(FeedURLPolicy.redirectRefusal(from: publicFeed, to: url, allowInsecureHTTP: true) == .insecureRedirect(to: url), "\(target)")
@@ -82,14 +84,16 @@ struct HostileFeedServerTests {
         let plain = try #require(URL(string: "http://cdn.example.net/messages.json"))
         #expect(FeedURLPolicy.redirectRefusal(from: publicFeed, to: plain, allowInsecureHTTP: false) == .insecureRedirect(to: plain))
         #expect(FeedURLPolicy.redirectRefusal(from: localFeed, to: plain, allowInsecureHTTP: false) == .insecureRedirect(to: plain))
-        #expect(FeedFetchError.insecureRedirect(to: URL(string: "http://127.0.0.1:6379/")!).description
+        #expect(
+            FeedFetchError.insecureRedirect(to: URL(string: "http://127.0.0.1:6379/")!).description
                 == "refusing the redirect to http://127.0.0.1:6379/: only a feed on a loopback host may redirect to one")
         #expect(FeedURLPolicy.isLoopback(host: "127.1") && FeedURLPolicy.isLoopback(host: "2130706433"))
         #expect(!FeedURLPolicy.isLoopback(host: "127.example") && !FeedURLPolicy.isLoopback(host: "128.0.0.1"))
     }
 
-    @Test("both loaders judge each redirect against the URL first requested",
-          arguments: [LoaderKind.standard, .urlSession])
+    @Test(
+        "both loaders judge each redirect against the URL first requested",
+        arguments: [LoaderKind.standard, .urlSession])
     func redirectsJudgedAgainstOriginal(loader: LoaderKind) async throws {
         // Within loopback: followed. (A public origin cannot be served here; the policy test above covers it.)
         let server = try TestHTTPServer { request in

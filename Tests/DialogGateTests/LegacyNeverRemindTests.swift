@@ -21,8 +21,9 @@ struct LegacyNeverRemindTests {
     var path: String { directory.file("app.sqlite").path }
 
     func launch(appVersion: String = "1.0", overrides: DialogOverrides = DialogOverrides()) throws -> DialogGate {
-        DialogGate(prefs: try Prefs(.sqlite(URL(fileURLWithPath: path))), session: DialogSession(), appVersion: appVersion,
-                   overrides: overrides, clock: clock.function)
+        DialogGate(
+            prefs: try Prefs(.sqlite(URL(fileURLWithPath: path))), session: DialogSession(), appVersion: appVersion,
+            overrides: overrides, clock: clock.function)
     }
 
     /// The store as older code left it: only the key.

@@ -18,14 +18,17 @@ struct LocalDialogEdgeTests {
 
     /// A "launch": a new store on the same file and a new session, as a new app process has.
     func launch(appVersion: String? = "1.0") throws -> DialogGate {
-        DialogGate(prefs: try Prefs(.sqlite(directory.file("app.sqlite"))), session: DialogSession(),
-                   appVersion: appVersion, overrides: DialogOverrides(), clock: clock.function)
+        DialogGate(
+            prefs: try Prefs(.sqlite(directory.file("app.sqlite"))), session: DialogSession(),
+            appVersion: appVersion, overrides: DialogOverrides(), clock: clock.function)
     }
 
-    @Test("hashed ids in NFC and NFD spellings are one dialog: never remind on one hides the other", arguments: [
-        ("msg:Caf\u{E9}\nsecond line", "msg:Cafe\u{301}\nsecond line"),
-        (String(repeating: "x", count: 250) + "\u{E9}", String(repeating: "x", count: 250) + "e\u{301}"),
-    ])
+    @Test(
+        "hashed ids in NFC and NFD spellings are one dialog: never remind on one hides the other",
+        arguments: [
+            ("msg:Caf\u{E9}\nsecond line", "msg:Cafe\u{301}\nsecond line"),
+            (String(repeating: "x", count: 250) + "\u{E9}", String(repeating: "x", count: 250) + "e\u{301}"),
+        ])
     func hashedIdsAcrossSpellings(composed: String, decomposed: String) throws {
         #expect(DialogRecord.storeKeyName(for: composed) == DialogRecord.storeKeyName(for: decomposed))
         #expect(DialogRecord.storeKeyName(for: composed).hasPrefix(DialogRecord.hashedKeyPrefix))
@@ -57,14 +60,18 @@ struct LocalDialogEdgeTests {
         #expect(v2.prefs[Prefs.Key("w_never", initial: false)], "a never-remind in the new version writes the key again")
     }
 
-    @Test("seed 000's Dialog(\"msg:\\(msg)\") works for a message that is not a valid key name: hashed key, listed and reset", arguments: [
-        "Line 1\nLine 2", "Trailing space ", String(repeating: "x", count: 300), " leading\ttab",
-    ])
+    @Test(
+        "seed 000's Dialog(\"msg:\\(msg)\") works for a message that is not a valid key name: hashed key, listed and reset",
+        arguments: [
+            "Line 1\nLine 2", "Trailing space ", String(repeating: "x", count: 300), " leading\ttab",
+        ])
     func idThatIsNotAKeyName(message: String) async throws {
         let dialog = Dialog("msg:\(message)")
         let gate = try launch()
         var shown = 0
-        try await gate.presentIfNeeded(dialog) { _ in shown += 1; return .neverRemind }
+        try await gate.presentIfNeeded(dialog) { _ in
+            shown += 1; return .neverRemind
+        }
         #expect(shown == 1)
         let name = DialogRecord.storeKeyName(for: dialog.id)
         #expect(name.hasPrefix(DialogRecord.hashedKeyPrefix) && name.count == DialogRecord.hashedKeyPrefix.count + 16)
@@ -108,13 +115,14 @@ struct LocalDialogEdgeTests {
         #expect(try gate.states().map(\.dialogID) == [dialog.id])
     }
 
-    @Test("remind later beyond what a date can store snoozes until Date.distantFuture; the record, never-remind included, stays readable",
-          arguments: [
-              DialogResponse.remindLaterAfter(.seconds(Int64.max)),
-              .remindLater(until: Date(timeIntervalSinceReferenceDate: 1e300)),
-              .remindLater(until: Date(timeIntervalSinceReferenceDate: .infinity)),
-              .remindLater(until: Date(timeIntervalSinceReferenceDate: .nan)),
-          ])
+    @Test(
+        "remind later beyond what a date can store snoozes until Date.distantFuture; the record, never-remind included, stays readable",
+        arguments: [
+            DialogResponse.remindLaterAfter(.seconds(Int64.max)),
+            .remindLater(until: Date(timeIntervalSinceReferenceDate: 1e300)),
+            .remindLater(until: Date(timeIntervalSinceReferenceDate: .infinity)),
+            .remindLater(until: Date(timeIntervalSinceReferenceDate: .nan)),
+        ])
     func hugeSnooze(response: DialogResponse) throws {
         let dialog = Dialog("snooze")
         let gate = try launch()
@@ -178,21 +186,24 @@ struct LocalDialogEdgeTests {
         #expect(try await gate.presentIfNeeded(dialog) { _ in .ok }.shouldPresent)
     }
 
-    @Test("DIALOGGATE_OVERRIDE: modes in any case; a quoted id keeps its commas, semicolons and spaces", arguments: [
-        ("SHOW-ALL", DialogOverrides(mode: .showAll), nil),
-        ("Hide-All ; force=a, b", DialogOverrides(mode: .hideAll, forced: ["a", "b"]), nil),
-        (#"force="msg:Hello, world""#, DialogOverrides(forced: ["msg:Hello, world"]), nil),
-        (#"FORCE="a;b",  " padded " ,"say \"hi\"";show-all"#, DialogOverrides(mode: .showAll, forced: ["a;b", " padded ", #"say "hi""#]), nil),
-        ("show-all;bogus", DialogOverrides(mode: .showAll), "bogus"),
-    ] as [(String, DialogOverrides, String?)])
+    @Test(
+        "DIALOGGATE_OVERRIDE: modes in any case; a quoted id keeps its commas, semicolons and spaces",
+        arguments: [
+            ("SHOW-ALL", DialogOverrides(mode: .showAll), nil),
+            ("Hide-All ; force=a, b", DialogOverrides(mode: .hideAll, forced: ["a", "b"]), nil),
+            (#"force="msg:Hello, world""#, DialogOverrides(forced: ["msg:Hello, world"]), nil),
+            (#"FORCE="a;b",  " padded " ,"say \"hi\"";show-all"#, DialogOverrides(mode: .showAll, forced: ["a;b", " padded ", #"say "hi""#]), nil),
+            ("show-all;bogus", DialogOverrides(mode: .showAll), "bogus"),
+        ] as [(String, DialogOverrides, String?)])
     func overridesFromEnvironment(value: String, expected: DialogOverrides, unrecognized: String?) {
         let (overrides, rest) = DialogOverrides.fromEnvironment(["DIALOGGATE_OVERRIDE": value])
         #expect(overrides == expected)
         #expect(rest == unrecognized)
     }
 
-    @Test("the version reset reads versions as feed targeting does: a build number or a suffix is no new version",
-          arguments: [("2.0 (145)", "2.0 (146)", false), ("2.0-beta", "2.0", false), ("2.0", "2.0.0", false), ("2.0", "2.1 (1)", true)])
+    @Test(
+        "the version reset reads versions as feed targeting does: a build number or a suffix is no new version",
+        arguments: [("2.0 (145)", "2.0 (146)", false), ("2.0-beta", "2.0", false), ("2.0", "2.0.0", false), ("2.0", "2.1 (1)", true)])
     func versionResetParsing(old: String, new: String, resets: Bool) throws {
         let dialog = Dialog("whatsnew", policy: DialogPolicy(resetsOnAppVersionChange: true))
         try launch(appVersion: old).record(.neverRemind, for: dialog)

@@ -15,8 +15,9 @@ struct LocalDialogTests {
 
     /// A "launch": a new store on the same file and a new session, as a new app process has.
     func launch(appVersion: String? = "1.0", overrides: DialogOverrides = DialogOverrides()) throws -> DialogGate {
-        DialogGate(prefs: try Prefs(.sqlite(directory.file("app.sqlite"))), session: DialogSession(),
-                   appVersion: appVersion, overrides: overrides, clock: clock.function)
+        DialogGate(
+            prefs: try Prefs(.sqlite(directory.file("app.sqlite"))), session: DialogSession(),
+            appVersion: appVersion, overrides: overrides, clock: clock.function)
     }
 
     @Test("seed 001: OK hides the dialog for this launch only")
@@ -151,8 +152,9 @@ struct LocalDialogTests {
         let seenBehind = clock.now
         #expect(gate.decision(for: dialog).reasons == [.tooSoon(lastPresented: shown, nextAllowed: seenBehind.addingTimeInterval(86_400))])
         clock.advance(by: 86_399)
-        #expect(try launch().decision(for: dialog).reasons == [.tooSoon(lastPresented: shown, nextAllowed: seenBehind.addingTimeInterval(86_400))],
-                "the anchor is stored: a new launch does not restart the wait")
+        #expect(
+            try launch().decision(for: dialog).reasons == [.tooSoon(lastPresented: shown, nextAllowed: seenBehind.addingTimeInterval(86_400))],
+            "the anchor is stored: a new launch does not restart the wait")
         clock.advance(by: 1)
         #expect(gate.shouldPresent(dialog), "not locked for the year")
         clock.set(shown.addingTimeInterval(3_600))  // set right, an hour after the presentation
@@ -193,8 +195,9 @@ struct LocalDialogTests {
         #expect(!upgraded.shouldPresent(keeping))
         try upgraded.record(.neverRemind, for: resetting)
         #expect(try launch(appVersion: "1.1").decision(for: resetting).reasons == [.neverRemind(since: clock.now)])
-        #expect(try launch(appVersion: "1.1.0").decision(for: resetting).reasons == [.neverRemind(since: clock.now)],
-                "the same version spelled with a trailing .0 is no change")
+        #expect(
+            try launch(appVersion: "1.1.0").decision(for: resetting).reasons == [.neverRemind(since: clock.now)],
+            "the same version spelled with a trailing .0 is no change")
     }
 
     @Test("QA overrides show all, hide all and force ids, through the API and the environment, without touching state")
@@ -243,8 +246,12 @@ struct LocalDialogTests {
         let gate = try launch()
         let dialog = Dialog("welcome")
         var asked = 0
-        try await gate.presentIfNeeded(dialog) { _ in asked += 1; return .ok }
-        let second = try await gate.presentIfNeeded(dialog) { _ in asked += 1; return .ok }
+        try await gate.presentIfNeeded(dialog) { _ in
+            asked += 1; return .ok
+        }
+        let second = try await gate.presentIfNeeded(dialog) { _ in
+            asked += 1; return .ok
+        }
         #expect(asked == 1)
         #expect(!second.shouldPresent)
     }

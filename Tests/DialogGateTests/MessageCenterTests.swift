@@ -14,8 +14,9 @@ struct MessageCenterTests {
         _ url: URL, prefs: Prefs, context: MessageContext = .seedApp, lastMessageIdKey: String = "lastMessageId",
         options: FeedOptions = FeedOptions()
     ) -> MessageCenter {
-        MessageCenter(feedURL: url, prefs: prefs, context: context, lastMessageIdKey: lastMessageIdKey,
-                      options: options, clock: clock.function, random: { 0 })
+        MessageCenter(
+            feedURL: url, prefs: prefs, context: context, lastMessageIdKey: lastMessageIdKey,
+            options: options, clock: clock.function, random: { 0 })
     }
 
     /// A center over a feed file of `messages` (by id) and a memory store holding `lastMessageId` as given, refreshed once.
@@ -63,7 +64,9 @@ struct MessageCenterTests {
         #expect(server.requests.count == 3)
     }
 
-    @Test("the center's first refresh declares lastMessageId, so prefs-tool lists it, and finds it to reset, before any acknowledgement; making a center writes nothing")
+    @Test(
+        "the center's first refresh declares lastMessageId, so prefs-tool lists it, and finds it to reset, before any acknowledgement; making a center writes nothing"
+    )
     func declaresLastMessageId() async throws {
         let directory = try TemporaryDirectory()
         let prefs = try Prefs(.sqlite(directory.file("prefs.sqlite")))
@@ -189,8 +192,9 @@ struct MessageCenterTests {
         #expect(center.pendingMessage?.id == 8)
     }
 
-    @Test("a removed feed (410, or 404 as static hosting answers for a deleted file) stops showing its cached message at once",
-          arguments: [404, 410])
+    @Test(
+        "a removed feed (410, or 404 as static hosting answers for a deleted file) stops showing its cached message at once",
+        arguments: [404, 410])
     func removedFeed(status: Int) async throws {
         let scenario = Scenario(.ok(Feeds.seed))
         let server = try TestHTTPServer { _ in scenario.current }
@@ -217,12 +221,13 @@ struct MessageCenterTests {
         return message.id
     }
 
-    @Test("no eligible lower id is lost: acknowledging a higher id (or a higher priority) passes the lower ones over, and they show next",
-          arguments: [
-              ([Feeds.message(id: 3), Feeds.message(id: 5)], [5, 3]),
-              ([Feeds.message(id: 5, #""priority": 0"#), Feeds.message(id: 7, #""priority": 10"#)], [7, 5]),
-              ([Feeds.message(id: 2), Feeds.message(id: 9), Feeds.message(id: 4)], [9, 4, 2]),
-          ])
+    @Test(
+        "no eligible lower id is lost: acknowledging a higher id (or a higher priority) passes the lower ones over, and they show next",
+        arguments: [
+            ([Feeds.message(id: 3), Feeds.message(id: 5)], [5, 3]),
+            ([Feeds.message(id: 5, #""priority": 0"#), Feeds.message(id: 7, #""priority": 10"#)], [7, 5]),
+            ([Feeds.message(id: 2), Feeds.message(id: 9), Feeds.message(id: 4)], [9, 4, 2]),
+        ])
     func lowerIdsAreNotLost(messages: [String], order: [Int]) async throws {
         let directory = try TemporaryDirectory()
         let file = directory.file("messages.json")
@@ -272,9 +277,11 @@ struct MessageCenterTests {
         #expect(!prefs.isStored(Prefs.Key<Int>("lastMessageId", initial: 0)))
     }
 
-    @Test("a lastMessageId stored as another type is read as UserDefaults.integer would: 3.0, \"3\", \" 3 \", \"3.0\"", arguments: [
-        try StoredValue(3.0), try StoredValue("3"), try StoredValue(" 3 "), try StoredValue("3.0"), try StoredValue(3),
-    ])
+    @Test(
+        "a lastMessageId stored as another type is read as UserDefaults.integer would: 3.0, \"3\", \" 3 \", \"3.0\"",
+        arguments: [
+            try StoredValue(3.0), try StoredValue("3"), try StoredValue(" 3 "), try StoredValue("3.0"), try StoredValue(3),
+        ])
     func lastMessageIdOfAnotherType(stored: StoredValue) async throws {
         let directory = try TemporaryDirectory()
         let (center, prefs) = try await refreshedCenter(messages: [2, 3], lastMessageId: stored, in: directory)
@@ -294,9 +301,11 @@ struct MessageCenterTests {
         #expect(center.lastReport?.evaluations.first?.check(.id)?.summary == "id > lastMessageId (1 is not > 1)")
     }
 
-    @Test("a lastMessageId that is not a whole number fails closed: nothing shown, nothing written, lastError says why", arguments: [
-        try StoredValue(3.5), try StoredValue("three"), try StoredValue(Date(timeIntervalSinceReferenceDate: 0)), try StoredValue([1, 2]),
-    ])
+    @Test(
+        "a lastMessageId that is not a whole number fails closed: nothing shown, nothing written, lastError says why",
+        arguments: [
+            try StoredValue(3.5), try StoredValue("three"), try StoredValue(Date(timeIntervalSinceReferenceDate: 0)), try StoredValue([1, 2]),
+        ])
     func unreadableLastMessageId(stored: StoredValue) async throws {
         let directory = try TemporaryDirectory()
         let (center, prefs) = try await refreshedCenter(messages: [2, 4], lastMessageId: stored, in: directory)
@@ -343,10 +352,11 @@ struct MessageCenterTests {
         let center = center(file, prefs: try Prefs(.memory))
         await center.refresh()
         #expect(center.pendingMessage?.id == 2)
-        #expect(center.diagnostics.map(\.summary) == [
-            "$[1]: missing required key \"confirmLabel\"", "$[1]: missing required key \"text\"",
-            "$[1]: missing required key \"title\"", "$[1].id: expected an integer, found string",
-        ])
+        #expect(
+            center.diagnostics.map(\.summary) == [
+                "$[1]: missing required key \"confirmLabel\"", "$[1]: missing required key \"text\"",
+                "$[1]: missing required key \"title\"", "$[1].id: expected an integer, found string",
+            ])
     }
 
     @Test("refresh never throws: errors go to lastError, and an expired last good feed shows nothing")

@@ -19,8 +19,9 @@ struct MessageImpressionTests {
     func launch(_ messages: [Int], impressions: ImpressionPolicy) throws -> MessageCenter {
         let file = directory.file("messages.json")
         try Data(Feeds.of(messages.map { Feeds.message(id: $0) }).utf8).write(to: file)
-        return MessageCenter(feedURL: file, prefs: try Prefs(.sqlite(directory.file("app.sqlite"))), context: .seedApp,
-                             impressions: impressions, clock: clock.function, random: { 0 })
+        return MessageCenter(
+            feedURL: file, prefs: try Prefs(.sqlite(directory.file("app.sqlite"))), context: .seedApp,
+            impressions: impressions, clock: clock.function, random: { 0 })
     }
 
     /// Launches, refreshes, and dismisses what is pending without acknowledging it; returns its id.

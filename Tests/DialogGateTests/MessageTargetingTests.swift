@@ -13,8 +13,10 @@ struct MessageTargetingTests {
         return decoded.messages
     }
 
-    private func select(_ messages: [RemoteMessage], _ context: MessageContext = .seedApp, lastId: Int = 0,
-                        at date: Date? = nil, installation: String = "installation-1") -> RemoteMessage? {
+    private func select(
+        _ messages: [RemoteMessage], _ context: MessageContext = .seedApp, lastId: Int = 0,
+        at date: Date? = nil, installation: String = "installation-1"
+    ) -> RemoteMessage? {
         MessageTargeting.select(messages, context: context, now: date ?? now, lastMessageId: lastId, installationId: installation)
     }
 
@@ -32,10 +34,12 @@ struct MessageTargetingTests {
         #expect(select(feed, otherApp) == nil)
     }
 
-    @Test("app and OS version lists compare numerically", arguments: [
-        ("1.0", "17.2", true), ("1.0.0", "17.2.0", true), ("1.0", "17.0.1", true), ("1.0", "17.1", false),
-        ("1.1", "17.2", false), ("1.0-beta", "17.2 (21C62)", true), ("beta", "17.2", false),
-    ])
+    @Test(
+        "app and OS version lists compare numerically",
+        arguments: [
+            ("1.0", "17.2", true), ("1.0.0", "17.2.0", true), ("1.0", "17.0.1", true), ("1.0", "17.1", false),
+            ("1.1", "17.2", false), ("1.0-beta", "17.2 (21C62)", true), ("beta", "17.2", false),
+        ])
     func versionLists(app: String, os: String, shown: Bool) throws {
         let feed = try messages(Feeds.multipleApplications)
         #expect((select(feed, .seedApp.with(appVersion: app, osVersion: os)) != nil) == shown)
@@ -62,11 +66,12 @@ struct MessageTargetingTests {
 
     @Test("among eligible messages the highest priority wins, then the highest id")
     func selectionOrder() throws {
-        let feed = try messages(Feeds.of(
-            Feeds.message(id: 4), Feeds.message(id: 9), Feeds.message(id: 5, #""priority": 2"#),
-            Feeds.message(id: 6, #""priority": 2"#), Feeds.message(id: 12, bundleId: "other", #""priority": 9"#),
-            Feeds.message(id: 7, #""priority": -1"#)
-        ))
+        let feed = try messages(
+            Feeds.of(
+                Feeds.message(id: 4), Feeds.message(id: 9), Feeds.message(id: 5, #""priority": 2"#),
+                Feeds.message(id: 6, #""priority": 2"#), Feeds.message(id: 12, bundleId: "other", #""priority": 9"#),
+                Feeds.message(id: 7, #""priority": -1"#)
+            ))
         #expect(select(feed)?.id == 6)
         #expect(select(feed, lastId: 6)?.id == 9)  // 5 and 6 are too old now
         #expect(select(feed, lastId: 9) == nil)
@@ -85,13 +90,15 @@ struct MessageTargetingTests {
 
     // MARK: - Locales
 
-    @Test("locales match by language-tag prefix, case-insensitively, with _ and - alike", arguments: [
-        ("en", "en_GB", true), ("en", "en-US", true), ("EN", "en", true), ("en", "eng", false), ("en-GB", "en_GB", true),
-        ("en-US", "en_GB", false), ("pt_BR", "pt-br", true), ("de", "de_DE@calendar=gregorian", true), ("de", "C", false),
-        ("zh-Hant", "zh_Hant_TW", true), ("zh-TW", "zh-Hant_TW", true), ("zh-Hant", "zh_TW", true), ("zh-Hant-TW", "zh_TW", true),
-        ("zh-Hans", "zh_TW", false), ("zh-TW", "zh_CN", false), ("zh-Hans", "zh-Hans_CN", true), ("zh-Hans", "zh", true),
-        ("zh-HK", "zh-Hant_HK", true), ("sr-Latn", "sr_RS", false), ("en-US-posix", "en_US_POSIX", true),
-    ])
+    @Test(
+        "locales match by language-tag prefix, case-insensitively, with _ and - alike",
+        arguments: [
+            ("en", "en_GB", true), ("en", "en-US", true), ("EN", "en", true), ("en", "eng", false), ("en-GB", "en_GB", true),
+            ("en-US", "en_GB", false), ("pt_BR", "pt-br", true), ("de", "de_DE@calendar=gregorian", true), ("de", "C", false),
+            ("zh-Hant", "zh_Hant_TW", true), ("zh-TW", "zh-Hant_TW", true), ("zh-Hant", "zh_TW", true), ("zh-Hant-TW", "zh_TW", true),
+            ("zh-Hans", "zh_TW", false), ("zh-TW", "zh_CN", false), ("zh-Hans", "zh-Hans_CN", true), ("zh-Hans", "zh", true),
+            ("zh-HK", "zh-Hant_HK", true), ("sr-Latn", "sr_RS", false), ("en-US-posix", "en_US_POSIX", true),
+        ])
     func locales(tag: String, locale: String, shown: Bool) throws {
         let feed = try messages(Feeds.of(Feeds.message(id: 1, #""locales": ["\#(tag)"]"#)))
         #expect((select(feed, .seedApp.with(locale: locale)) != nil) == shown)
@@ -126,33 +133,38 @@ struct MessageTargetingTests {
 
     @Test("explain lists every check of every message with its reason")
     func explain() throws {
-        let feed = try messages(Feeds.of(
-            Feeds.message(id: 3, #"""
-                "appVersions": [">=1.0 <2"], "osVersions": ["17.*"], "locales": ["de", "en"], "rolloutPercent": 80,
-                "startsAt": "2026-03-01T00:00:00Z", "endsAt": "2026-04-01T00:00:00Z"
-                """#),
-            Feeds.message(id: 2, bundleId: "other", #""cancelled": true, "appVersions": ["0"], "rolloutPercent": 10"#)
-        ))
+        let feed = try messages(
+            Feeds.of(
+                Feeds.message(
+                    id: 3,
+                    #"""
+                    "appVersions": [">=1.0 <2"], "osVersions": ["17.*"], "locales": ["de", "en"], "rolloutPercent": 80,
+                    "startsAt": "2026-03-01T00:00:00Z", "endsAt": "2026-04-01T00:00:00Z"
+                    """#),
+                Feeds.message(id: 2, bundleId: "other", #""cancelled": true, "appVersions": ["0"], "rolloutPercent": 10"#)
+            ))
         let report = MessageTargeting.explain(feed, context: .seedApp, now: now, lastMessageId: 2, installationId: "installation-1")
         #expect(report.selected?.id == 3)
-        #expect(report.evaluations[0].checks.map(\.description) == [
-            #"pass: bundleId ("com.createchsol.AppAlertExample" == "com.createchsol.AppAlertExample")"#,
-            "pass: id > lastMessageId (3 > 2)",
-            "pass: cancelled (not cancelled)",
-            "pass: startsAt (started 2026-03-01T00:00:00Z, now is 2026-03-01T12:00:00Z)",
-            "pass: endsAt (ends 2026-04-01T00:00:00Z, now is 2026-03-01T12:00:00Z)",
-            #"pass: appVersions (1.0 matches [">=1.0 <2"])"#,
-            #"pass: osVersions (17.2 matches ["17.*"])"#,
-            #"pass: locales (en_US matches "en")"#,
-            "pass: rolloutPercent (bucket 6 < 80)",
-        ])
-        #expect(report.evaluations[1].failedChecks.map(\.summary) == [
-            #"bundleId ("other" == "com.createchsol.AppAlertExample")"#.replacingOccurrences(of: "==", with: "!="),
-            "id > lastMessageId (2 is not > 2)",
-            "cancelled (cancelled in the feed)",
-            #"appVersions (1.0 matches none of ["0"])"#,
-            "rolloutPercent (bucket 86 is not < 10)",
-        ])
+        #expect(
+            report.evaluations[0].checks.map(\.description) == [
+                #"pass: bundleId ("com.createchsol.AppAlertExample" == "com.createchsol.AppAlertExample")"#,
+                "pass: id > lastMessageId (3 > 2)",
+                "pass: cancelled (not cancelled)",
+                "pass: startsAt (started 2026-03-01T00:00:00Z, now is 2026-03-01T12:00:00Z)",
+                "pass: endsAt (ends 2026-04-01T00:00:00Z, now is 2026-03-01T12:00:00Z)",
+                #"pass: appVersions (1.0 matches [">=1.0 <2"])"#,
+                #"pass: osVersions (17.2 matches ["17.*"])"#,
+                #"pass: locales (en_US matches "en")"#,
+                "pass: rolloutPercent (bucket 6 < 80)",
+            ])
+        #expect(
+            report.evaluations[1].failedChecks.map(\.summary) == [
+                #"bundleId ("other" == "com.createchsol.AppAlertExample")"#.replacingOccurrences(of: "==", with: "!="),
+                "id > lastMessageId (2 is not > 2)",
+                "cancelled (cancelled in the feed)",
+                #"appVersions (1.0 matches none of ["0"])"#,
+                "rolloutPercent (bucket 86 is not < 10)",
+            ])
         #expect(report.description.hasSuffix("selected: message 3 at $[0]"))
         #expect(report.description.contains("message 2 at $[1]: not eligible\n  fail: bundleId"))
     }

@@ -50,42 +50,42 @@ enum Feeds {
 
     /// The seed's exact one-message feed.
     static let seed = """
-    [
-       {
-          "id": 1,
-          "bundleId": "com.createchsol.AppAlertExample",
-          "title": "App Alert",
-          "text": "Warning:  There is a bug in the application and I am working on it.",
-          "confirmLabel" : "OK"
-       }
-    ]
-    """
+        [
+           {
+              "id": 1,
+              "bundleId": "com.createchsol.AppAlertExample",
+              "title": "App Alert",
+              "text": "Warning:  There is a bug in the application and I am working on it.",
+              "confirmLabel" : "OK"
+           }
+        ]
+        """
 
     /// The seed's "Multiple Applications" sample.
     static let multipleApplications = """
-    [
-      {
-         "id":3,
-         "bundleId":"com.createchsol.AppAlertExample",
-         "title":"App Alert",
-         "text":"Warning:  There is a bug in the application and I am working on it.",
-         "confirmLabel":"OK",
-         "osVersions": ["17.0.1", "17.2"],
-         "appVersions": ["1.0"],
-         "link":{
-            "title":"More information",
-            "url":"https://www.createchsol.com"
-         }
-      },
-      {
-         "id":1,
-         "bundleId":"com.createchsol.MyWineCellar",
-         "title":"Special Offer",
-         "text":"Pro user subscription is on sale until the end of the month.",
-         "confirmLabel":"OK"
-      }
-    ]
-    """
+        [
+          {
+             "id":3,
+             "bundleId":"com.createchsol.AppAlertExample",
+             "title":"App Alert",
+             "text":"Warning:  There is a bug in the application and I am working on it.",
+             "confirmLabel":"OK",
+             "osVersions": ["17.0.1", "17.2"],
+             "appVersions": ["1.0"],
+             "link":{
+                "title":"More information",
+                "url":"https://www.createchsol.com"
+             }
+          },
+          {
+             "id":1,
+             "bundleId":"com.createchsol.MyWineCellar",
+             "title":"Special Offer",
+             "text":"Pro user subscription is on sale until the end of the month.",
+             "confirmLabel":"OK"
+          }
+        ]
+        """
 
     /// A one-line message object with the required fields and `extra` members (`"k": v, …`).
     static func message(id: Int, bundleId: String = seedBundle, _ extra: String = "") -> String {

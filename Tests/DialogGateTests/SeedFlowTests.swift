@@ -27,7 +27,8 @@ struct SeedFlowTests {
         let defaults: PrefsDefaults
         func displayMsg(title: String?, msg: String, dontRemindKey: String? = nil, tap: (_ buttons: [String]) -> String) -> Bool {
             if dontRemindKey != nil,
-               defaults.bool(forKey: dontRemindKey!) == true {
+                defaults.bool(forKey: dontRemindKey!) == true
+            {
                 return false
             }
             var buttons = ["OK"]
@@ -60,9 +61,9 @@ struct SeedFlowTests {
     /// One call of the script: the key, and the button the user taps if the alert shows.
     typealias Call = (key: String?, tap: String)
     static let seed000Script: [Call] = [
-        (nil, "OK"), (nil, "OK"), (nil, "OK"),                                  // no key: every time
-        ("UserHasSeenMsg", "OK"), ("UserHasSeenMsg", "OK"),                     // OK suppresses nothing
-        ("UserHasSeenMsg", "Don't Remind"), ("UserHasSeenMsg", "OK"),           // Don't Remind: never again
+        (nil, "OK"), (nil, "OK"), (nil, "OK"),  // no key: every time
+        ("UserHasSeenMsg", "OK"), ("UserHasSeenMsg", "OK"),  // OK suppresses nothing
+        ("UserHasSeenMsg", "Don't Remind"), ("UserHasSeenMsg", "OK"),  // Don't Remind: never again
         (nil, "OK"), ("tipSwipe", "Don't Remind"), ("tipSwipe", "OK"),
     ]
 
@@ -160,11 +161,12 @@ struct SeedFlowTests {
             let seed = Seed001(defaults: PrefsDefaults(try Prefs(.sqlite(seedDirectory.file("seed.sqlite")))), shared: DialogHelper())
             let gate = DialogGate(prefs: try store(), session: DialogSession(), overrides: DialogOverrides())
             seedShown.append(taps.map { tap in seed.showDialogIfNeed { tap } })
-            mappedShown.append(try taps.map { tap in
-                guard let presentation = try gate.claim(dialog).presentation else { return false }
-                try presentation.finish(tap == "OK" ? .ok : .neverRemind)
-                return true
-            })
+            mappedShown.append(
+                try taps.map { tap in
+                    guard let presentation = try gate.claim(dialog).presentation else { return false }
+                    try presentation.finish(tap == "OK" ? .ok : .neverRemind)
+                    return true
+                })
         }
         #expect(seedShown == [[true, false], [true, false], [true, false], [false]])
         #expect(mappedShown == seedShown)
@@ -195,9 +197,11 @@ struct SeedFlowTests {
         }
 
         func showAlertIfNecessary() throws -> Int? {
-            guard let message = try JSONDecoder().decode([Message].self, from: Data(contentsOf: feed)).first(where: {
-                $0.bundleId == bundleIdentifier
-            }) else { return nil }
+            guard
+                let message = try JSONDecoder().decode([Message].self, from: Data(contentsOf: feed)).first(where: {
+                    $0.bundleId == bundleIdentifier
+                })
+            else { return nil }
             guard message.id > lastMessageId else { return nil }
             if let osVersions = message.osVersions {
                 guard osVersions.contains(Self.osVersion) else { return nil }

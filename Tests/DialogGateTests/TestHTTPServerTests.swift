@@ -31,7 +31,9 @@ struct TestHTTPServerTests {
 
     /// Waits for the first of `events` (a handler's signal), failing instead of hanging if it never comes.
     private func first(_ events: AsyncStream<String>, _ what: String) async throws -> String? {
-        try await withDeadline(.seconds(60), what) { var iterator = events.makeAsyncIterator(); return await iterator.next() }
+        try await withDeadline(.seconds(60), what) {
+            var iterator = events.makeAsyncIterator(); return await iterator.next()
+        }
     }
 
     // MARK: - Responses
@@ -106,7 +108,8 @@ struct TestHTTPServerTests {
 
         for size in [0, 5, 200_000] {
             let body = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31) })
-            let (echo, response) = try await get(session, server.url("/upload"), headers: ["Content-Type": "application/octet-stream"], method: "POST", body: body)
+            let (echo, response) = try await get(
+                session, server.url("/upload"), headers: ["Content-Type": "application/octet-stream"], method: "POST", body: body)
             #expect(response.statusCode == 200)
             #expect(echo == Data(body.reversed()))
         }
@@ -261,12 +264,14 @@ struct TestHTTPServerTests {
         #expect(server.requests.isEmpty)
     }
 
-    @Test("malformed requests get a 400 and are not recorded", arguments: [
-        "NONSENSE\r\n\r\n",
-        "GET /x HTTP/1.1\r\nno colon here\r\n\r\n",
-        "GET /x HTTP/1.1\r\nContent-Length: -3\r\n\r\n",
-        "GET x HTTP/1.1\r\n\r\n",
-    ])
+    @Test(
+        "malformed requests get a 400 and are not recorded",
+        arguments: [
+            "NONSENSE\r\n\r\n",
+            "GET /x HTTP/1.1\r\nno colon here\r\n\r\n",
+            "GET /x HTTP/1.1\r\nContent-Length: -3\r\n\r\n",
+            "GET x HTTP/1.1\r\n\r\n",
+        ])
     func malformed(request: String) throws {
         let server = try TestHTTPServer { _ in .ok("") }
         defer { server.stop() }
@@ -301,7 +306,8 @@ struct TestHTTPServerTests {
         defer { server.stop() }
         let client = try RawHTTPClient(port: server.port)
         try client.send("GET /w?q=1 HTTP/1.1\r\nHost: h\r\nX-A: 1\r\nx-a:  2 \r\n\r\n")
-        #expect(client.readToEnd() == "HTTP/1.1 200 OK\r\nETag: \"a\"\r\nSet-Cookie: x=1\r\nSet-Cookie: y=2\r\nContent-Length: 4\r\nConnection: close\r\n\r\nbody")
+        #expect(
+            client.readToEnd() == "HTTP/1.1 200 OK\r\nETag: \"a\"\r\nSet-Cookie: x=1\r\nSet-Cookie: y=2\r\nContent-Length: 4\r\nConnection: close\r\n\r\nbody")
         let request = try #require(server.requests.first)
         #expect(request.path == "/w" && request.query == "q=1")
         #expect(request.headers == ["host": "h", "x-a": "1, 2"])

@@ -25,16 +25,18 @@ struct VersionRequirementTests {
         #expect(try matching("1.9", ["1.9", "1.10", "1.90"]) == ["1.9"])
     }
 
-    @Test("every operator", arguments: [
-        ("==1.2", ["1.2", "1.2.0"]),
-        ("=1.2", ["1.2", "1.2.0"]),
-        ("!=1.2", ["1", "1.1", "1.2.1", "1.10", "2", "2.0.0.1", "3"]),
-        ("<1.2", ["1", "1.1"]),
-        ("<=1.2", ["1", "1.1", "1.2", "1.2.0"]),
-        (">1.2", ["1.2.1", "1.10", "2", "2.0.0.1", "3"]),
-        (">=1.2", ["1.2", "1.2.0", "1.2.1", "1.10", "2", "2.0.0.1", "3"]),
-        (">= 1.2", ["1.2", "1.2.0", "1.2.1", "1.10", "2", "2.0.0.1", "3"]),
-    ])
+    @Test(
+        "every operator",
+        arguments: [
+            ("==1.2", ["1.2", "1.2.0"]),
+            ("=1.2", ["1.2", "1.2.0"]),
+            ("!=1.2", ["1", "1.1", "1.2.1", "1.10", "2", "2.0.0.1", "3"]),
+            ("<1.2", ["1", "1.1"]),
+            ("<=1.2", ["1", "1.1", "1.2", "1.2.0"]),
+            (">1.2", ["1.2.1", "1.10", "2", "2.0.0.1", "3"]),
+            (">=1.2", ["1.2", "1.2.0", "1.2.1", "1.10", "2", "2.0.0.1", "3"]),
+            (">= 1.2", ["1.2", "1.2.0", "1.2.1", "1.10", "2", "2.0.0.1", "3"]),
+        ])
     func operators(requirement: String, expected: [String]) throws {
         #expect(try matching(requirement, ladder) == expected)
     }
@@ -46,8 +48,9 @@ struct VersionRequirementTests {
         #expect(try matching(">=1.2  <2.0 !=1.10", ladder) == ["1.2", "1.2.0", "1.2.1"])
         #expect(try matching("\t>= 1.2\n< 2.0 ", ladder) == ["1.2", "1.2.0", "1.2.1", "1.10"])
         // Just below and just above each bound.
-        #expect(try matching(">=17.0.1 <17.2", ["17", "17.0.0.9", "17.0.1", "17.1.99", "17.2", "17.2.0.1"])
-            == ["17.0.1", "17.1.99"])
+        #expect(
+            try matching(">=17.0.1 <17.2", ["17", "17.0.0.9", "17.0.1", "17.1.99", "17.2", "17.2.0.1"])
+                == ["17.0.1", "17.1.99"])
         // An empty range matches nothing.
         #expect(try matching(">2 <1", ladder) == [])
     }
@@ -69,10 +72,12 @@ struct VersionRequirementTests {
         #expect(try VersionRequirement(parsing: "17") == VersionRequirement(parsing: "17.0"))
     }
 
-    @Test("description is the normalized text and parses back", arguments: [
-        ("1.2", "1.2"), ("=1.2", "1.2"), ("== 1.2", "1.2"), (">= 1.2   <2.0", ">=1.2 <2.0"),
-        ("17.*", "17.*"), ("!= 17.*", "!=17.*"), ("2.0028", "2.28"), (" !=3 ", "!=3"),
-    ])
+    @Test(
+        "description is the normalized text and parses back",
+        arguments: [
+            ("1.2", "1.2"), ("=1.2", "1.2"), ("== 1.2", "1.2"), (">= 1.2   <2.0", ">=1.2 <2.0"),
+            ("17.*", "17.*"), ("!= 17.*", "!=17.*"), ("2.0028", "2.28"), (" !=3 ", "!=3"),
+        ])
     func normalized(text: String, expected: String) throws {
         let requirement = try VersionRequirement(parsing: text)
         #expect(requirement.description == expected)
@@ -81,35 +86,37 @@ struct VersionRequirementTests {
 
     // MARK: - Errors
 
-    @Test("bad requirements fail with a reason naming the offending token", arguments: [
-        ("1.x", #""1.x": "x" is not a number"#),
-        (">=", #"">=": missing version after ">=""#),
-        (">= <2", #"">= <2": missing version after ">=""#),
-        ("*", #""*": a wildcard needs at least one leading number, like "17.*""#),
-        (">=*", #"">=*": a wildcard needs at least one leading number, like "17.*""#),
-        (".*", #"".*": a wildcard needs at least one leading number, like "17.*""#),
-        ("", #""": empty requirement; write a version like "1.2", a wildcard like "17.*" or comparisons like ">=1.2 <2.0""#),
-        ("  ", #""  ": empty requirement; write a version like "1.2", a wildcard like "17.*" or comparisons like ">=1.2 <2.0""#),
-        ("1.", #""1.": "1." has an empty component"#),
-        (".1", #"".1": ".1" has an empty component"#),
-        ("1..2", #""1..2": "1..2" has an empty component"#),
-        ("1..*", #""1..*": "1..*" has an empty component"#),
-        ("v1", #""v1": "v1" is not a number"#),
-        ("1.2-beta", #""1.2-beta": "2-beta" is not a number"#),
-        ("-1", #""-1": "-1" is not a number"#),
-        ("1e3", #""1e3": "1e3" is not a number"#),
-        (">=1.2,<2.0", #"">=1.2,<2.0": "2,<2" is not a number"#),
-        ("99999999999999999999999", #""99999999999999999999999": "99999999999999999999999" is too large; a version component has at most 9 digits"#),
-        (">=1.10000000000", #"">=1.10000000000": "10000000000" is too large; a version component has at most 9 digits"#),
-        ("1.2.3.4.5.6.7.8.9", #""1.2.3.4.5.6.7.8.9": "1.2.3.4.5.6.7.8.9" has more than 8 components"#),
-        ("=>1", #""=>1": "=>" is not an operator; use ==, =, !=, <, <=, > or >="#),
-        ("!1", #""!1": "!" is not an operator; use ==, =, !=, <, <=, > or >="#),
-        ("<>1", #""<>1": "<>" is not an operator; use ==, =, !=, <, <=, > or >="#),
-        ("1.*.2", #""1.*.2": "*" may only be the last component, but "1.*.2" has it elsewhere"#),
-        ("17*", #""17*": "*" may only be the last component, but "17*" has it elsewhere"#),
-        ("<17.*", #""<17.*": a wildcard can only follow == or !=, not "<"; compare with a version instead, like "<17""#),
-        (">=1 <", #"">=1 <": missing version after "<""#),
-    ])
+    @Test(
+        "bad requirements fail with a reason naming the offending token",
+        arguments: [
+            ("1.x", #""1.x": "x" is not a number"#),
+            (">=", #"">=": missing version after ">=""#),
+            (">= <2", #"">= <2": missing version after ">=""#),
+            ("*", #""*": a wildcard needs at least one leading number, like "17.*""#),
+            (">=*", #"">=*": a wildcard needs at least one leading number, like "17.*""#),
+            (".*", #"".*": a wildcard needs at least one leading number, like "17.*""#),
+            ("", #""": empty requirement; write a version like "1.2", a wildcard like "17.*" or comparisons like ">=1.2 <2.0""#),
+            ("  ", #""  ": empty requirement; write a version like "1.2", a wildcard like "17.*" or comparisons like ">=1.2 <2.0""#),
+            ("1.", #""1.": "1." has an empty component"#),
+            (".1", #"".1": ".1" has an empty component"#),
+            ("1..2", #""1..2": "1..2" has an empty component"#),
+            ("1..*", #""1..*": "1..*" has an empty component"#),
+            ("v1", #""v1": "v1" is not a number"#),
+            ("1.2-beta", #""1.2-beta": "2-beta" is not a number"#),
+            ("-1", #""-1": "-1" is not a number"#),
+            ("1e3", #""1e3": "1e3" is not a number"#),
+            (">=1.2,<2.0", #"">=1.2,<2.0": "2,<2" is not a number"#),
+            ("99999999999999999999999", #""99999999999999999999999": "99999999999999999999999" is too large; a version component has at most 9 digits"#),
+            (">=1.10000000000", #"">=1.10000000000": "10000000000" is too large; a version component has at most 9 digits"#),
+            ("1.2.3.4.5.6.7.8.9", #""1.2.3.4.5.6.7.8.9": "1.2.3.4.5.6.7.8.9" has more than 8 components"#),
+            ("=>1", #""=>1": "=>" is not an operator; use ==, =, !=, <, <=, > or >="#),
+            ("!1", #""!1": "!" is not an operator; use ==, =, !=, <, <=, > or >="#),
+            ("<>1", #""<>1": "<>" is not an operator; use ==, =, !=, <, <=, > or >="#),
+            ("1.*.2", #""1.*.2": "*" may only be the last component, but "1.*.2" has it elsewhere"#),
+            ("17*", #""17*": "*" may only be the last component, but "17*" has it elsewhere"#),
+            ("<17.*", #""<17.*": a wildcard can only follow == or !=, not "<"; compare with a version instead, like "<17""#),
+            (">=1 <", #"">=1 <": missing version after "<""#),
+        ])
     func errors(text: String, message: String) {
         #expect {
             try VersionRequirement(parsing: text)
@@ -174,9 +181,10 @@ struct VersionListTests {
     func badEntries() throws {
         let list = VersionList(parsing: ["1.x", "17.*", ">=", "1.2"])
         #expect(list.invalidEntries.map(\.index) == [0, 2])
-        #expect(list.invalidEntries.map { $0.error?.description } == [
-            #""1.x": "x" is not a number"#, #"">=": missing version after ">=""#,
-        ])
+        #expect(
+            list.invalidEntries.map { $0.error?.description } == [
+                #""1.x": "x" is not a number"#, #"">=": missing version after ">=""#,
+            ])
         #expect(list.invalidEntries.map(\.text) == ["1.x", ">="])
         #expect(list.requirements.map(\.description) == ["17.*", "1.2"])
         #expect(list.entries.map { $0.requirement == nil } == [true, false, true, false])

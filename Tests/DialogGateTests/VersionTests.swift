@@ -12,11 +12,13 @@ struct VersionTests {
 
     // MARK: - Parsing
 
-    @Test("valid versions keep their components as written", arguments: [
-        ("1", [1]), ("17.0", [17, 0]), ("17.0.1", [17, 0, 1]), (" 2.0028\n", [2, 28]),
-        ("0", [0]), ("999999999", [999_999_999]), ("1.2.3.4.5.6.7.8", [1, 2, 3, 4, 5, 6, 7, 8]),
-        ("\t007.08", [7, 8]),
-    ])
+    @Test(
+        "valid versions keep their components as written",
+        arguments: [
+            ("1", [1]), ("17.0", [17, 0]), ("17.0.1", [17, 0, 1]), (" 2.0028\n", [2, 28]),
+            ("0", [0]), ("999999999", [999_999_999]), ("1.2.3.4.5.6.7.8", [1, 2, 3, 4, 5, 6, 7, 8]),
+            ("\t007.08", [7, 8]),
+        ])
     func validVersions(text: String, components: [Int]) {
         #expect(Version(text)?.components == components)
     }
@@ -29,18 +31,22 @@ struct VersionTests {
         #expect(try Version(v("1.10").description) == v("1.10"))
     }
 
-    @Test("strict parsing rejects everything but digits and dots", arguments: [
-        "", " ", "1.", ".1", "1..2", "v1", "1.2-beta", "-1", "1e3", "+1", "1.2.", "1 2", "1,2", "١", "½",
-        "17.0 (21A329)", "1.*", "0x10", "1.2.3.4.5.6.7.8.9",
-    ])
+    @Test(
+        "strict parsing rejects everything but digits and dots",
+        arguments: [
+            "", " ", "1.", ".1", "1..2", "v1", "1.2-beta", "-1", "1e3", "+1", "1.2.", "1 2", "1,2", "١", "½",
+            "17.0 (21A329)", "1.*", "0x10", "1.2.3.4.5.6.7.8.9",
+        ])
     func rejected(text: String) {
         #expect(Version(text) == nil)
     }
 
-    @Test("overflow-sized numbers are rejected, never trapped", arguments: [
-        "99999999999999999999999", "1.99999999999999999999999", "1000000000", "9223372036854775808",
-        "18446744073709551616.1",
-    ])
+    @Test(
+        "overflow-sized numbers are rejected, never trapped",
+        arguments: [
+            "99999999999999999999999", "1.99999999999999999999999", "1000000000", "9223372036854775808",
+            "18446744073709551616.1",
+        ])
     func overflow(text: String) {
         #expect(Version(text) == nil)
         #expect(Version(lenient: text) == nil)
@@ -100,11 +106,13 @@ struct VersionTests {
 
     // MARK: - Lenient
 
-    @Test("lenient parsing takes the leading numeric dotted prefix", arguments: [
-        ("1.2-beta", [1, 2]), ("17.0 (21A329)", [17, 0]), ("1.", [1]), ("  3.4.5  ", [3, 4, 5]),
-        ("2.0028rc1", [2, 28]), ("1..2", [1]), ("1.2.3.4.5.6.7.8.9", [1, 2, 3, 4, 5, 6, 7, 8]),
-        ("16", [16]), ("5.x", [5]),
-    ])
+    @Test(
+        "lenient parsing takes the leading numeric dotted prefix",
+        arguments: [
+            ("1.2-beta", [1, 2]), ("17.0 (21A329)", [17, 0]), ("1.", [1]), ("  3.4.5  ", [3, 4, 5]),
+            ("2.0028rc1", [2, 28]), ("1..2", [1]), ("1.2.3.4.5.6.7.8.9", [1, 2, 3, 4, 5, 6, 7, 8]),
+            ("16", [16]), ("5.x", [5]),
+        ])
     func lenient(text: String, components: [Int]) {
         #expect(Version(lenient: text)?.components == components)
     }

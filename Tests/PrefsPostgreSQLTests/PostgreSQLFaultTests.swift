@@ -31,15 +31,19 @@ struct PostgreSQLFaultTests {
         let server = try server()
         let url = server.tcpURL(password: "hunter2-secret")
         let log = DiagnosticLog()
-        let prefs = try Prefs(.postgreSQL(url, namespace: freshNamespace(), options: PostgreSQLOptions(statementTimeout: .milliseconds(200))),
-                              pollInterval: .milliseconds(20)) { log.append($0) }
+        let prefs = try Prefs(
+            .postgreSQL(url, namespace: freshNamespace(), options: PostgreSQLOptions(statementTimeout: .milliseconds(200))),
+            pollInterval: .milliseconds(20)
+        ) { log.append($0) }
         #expect(!prefs.storage.description.contains("hunter2"))
         // A failing statement: a key too long for nothing but… a value of a type the server cannot hold is impossible,
         // so make the server refuse: drop the table under the store.
         let database = "pw_\(UUID().uuidString.prefix(8).lowercased())"
         try server.psql("CREATE DATABASE \(database)")
-        let broken = try Prefs(.postgreSQL(server.tcpURL(password: "hunter2-secret", database: database), namespace: "n"),
-                               pollInterval: .milliseconds(20)) { log.append($0) }
+        let broken = try Prefs(
+            .postgreSQL(server.tcpURL(password: "hunter2-secret", database: database), namespace: "n"),
+            pollInterval: .milliseconds(20)
+        ) { log.append($0) }
         try server.psql("DROP TABLE prefs", database: database)
         do {
             try broken.set(1, for: .launchCount)

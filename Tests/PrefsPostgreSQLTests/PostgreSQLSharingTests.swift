@@ -139,7 +139,9 @@ struct PostgreSQLSharingTests {
         }
         latencies.sort()
         if !latencies.isEmpty {
-            print("PostgreSQL notification latency (write → seen by another process, its poll interval 20 ms): median \(latencies[latencies.count / 2]), max \(latencies.last!)")
+            print(
+                "PostgreSQL notification latency (write → seen by another process, its poll interval 20 ms): median \(latencies[latencies.count / 2]), max \(latencies.last!)"
+            )
         }
         #expect(latencies.count == 25)
     }

@@ -133,7 +133,9 @@ struct PostgreSQLStoreTests {
         try other.declare(.renamed)
         let declared = try fixture.reopen().declaredKeys()
         #expect(declared["newName"] == KeyDeclaration(type: .int, initial: .int(0), formerNames: ["oldName", "olderName"]))
-        #expect(try server().psql("SELECT string_agg(former, ',' ORDER BY position) FROM prefs_renamed WHERE namespace = '\(fixture.namespace)'") == "oldName,olderName")
+        #expect(
+            try server().psql("SELECT string_agg(former, ',' ORDER BY position) FROM prefs_renamed WHERE namespace = '\(fixture.namespace)'")
+                == "oldName,olderName")
         try other.reset(.renamed)
         #expect(try fixture.reopen()[.renamed] == 0)
     }
@@ -252,14 +254,16 @@ struct PostgreSQLStoreTests {
 
 @Suite("PostgreSQL redaction")
 struct PostgreSQLRedactionTests {
-    @Test("passwords are hidden in URLs, query parameters and key=value strings", arguments: [
-        ("postgresql://app:s3cret@db.internal/prefs?sslmode=verify-full", "postgresql://app:***@db.internal/prefs?sslmode=verify-full"),
-        ("postgres://app:p%40ss@db:5432/prefs", "postgres://app:***@db:5432/prefs"),
-        ("postgresql://app@db/prefs?password=s3cret&sslmode=require", "postgresql://app@db/prefs?password=***&sslmode=require"),
-        ("postgresql:///prefs?host=/tmp", "postgresql:///prefs?host=/tmp"),
-        ("host=db user=app password=s3cret sslmode=require", "host=db user=app password=*** sslmode=require"),
-        ("host=db password = 'a b\\' c' dbname=x", "host=db password=*** dbname=x"),
-    ])
+    @Test(
+        "passwords are hidden in URLs, query parameters and key=value strings",
+        arguments: [
+            ("postgresql://app:s3cret@db.internal/prefs?sslmode=verify-full", "postgresql://app:***@db.internal/prefs?sslmode=verify-full"),
+            ("postgres://app:p%40ss@db:5432/prefs", "postgres://app:***@db:5432/prefs"),
+            ("postgresql://app@db/prefs?password=s3cret&sslmode=require", "postgresql://app@db/prefs?password=***&sslmode=require"),
+            ("postgresql:///prefs?host=/tmp", "postgresql:///prefs?host=/tmp"),
+            ("host=db user=app password=s3cret sslmode=require", "host=db user=app password=*** sslmode=require"),
+            ("host=db password = 'a b\\' c' dbname=x", "host=db password=*** dbname=x"),
+        ])
     func redaction(input: String, expected: String) {
         #expect(PostgreSQLRedaction.redact(input) == expected)
     }

@@ -65,7 +65,9 @@ struct PostgreSQLToolTests {
         #expect(try returned.declaredKeys() == prefs.declaredKeys())
 
         // Errors name the database without the password.
-        let refused = try await tool(["--store", "postgresql://prefs:hunter2-secret@127.0.0.1:\(try TestPostgreSQLServer.freePort())/postgres", "--namespace", "n", "list"])
+        let refused = try await tool([
+            "--store", "postgresql://prefs:hunter2-secret@127.0.0.1:\(try TestPostgreSQLServer.freePort())/postgres", "--namespace", "n", "list",
+        ])
         #expect(refused.status == 74)
         #expect(refused.stderr.contains("prefs:***@127.0.0.1"), "\(refused.stderr)")
         all += refused.stdout + refused.stderr

@@ -122,7 +122,7 @@ struct AppAPITests {
         let prefs = try Prefs(.memory)
         prefs[MixedKey.volume] = 0.75
         let asInt: Int = prefs[MixedKey.volume]
-        #expect(asInt == 0)   // 0.5 does not convert either: the empty Int
+        #expect(asInt == 0)  // 0.5 does not convert either: the empty Int
         let asString: String = prefs[MixedKey.volume]
         #expect(asString == "")
         let asBool: Bool? = prefs[MixedKey.title]
@@ -171,7 +171,11 @@ struct AppAPITests {
         let fixture = try StoreFixture(backend)
         let model = PlayerModel(store: fixture.prefs)
         let fired = Locked(0)
-        withObservationTracking { _ = model.volume } onChange: { fired.withLock { $0 += 1 } }
+        withObservationTracking {
+            _ = model.volume
+        } onChange: {
+            fired.withLock { $0 += 1 }
+        }
         model.volume = 0.25
         model.$volume.queue.sync {}
         #expect(fired.withLock { $0 } == 1)
@@ -185,14 +189,22 @@ struct AppAPITests {
         let path = try #require(fixture.path)
         let model = PlayerModel(store: fixture.prefs)
         let changed = Locked(false)
-        withObservationTracking { _ = model.volume } onChange: { changed.withLock { $0 = true } }
+        withObservationTracking {
+            _ = model.volume
+        } onChange: {
+            changed.withLock { $0 = true }
+        }
         let result = try await ChildProcess.run("prefs-test-child", ["set", backend.rawValue, path, "volume", "double", "0.1"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(await eventually { changed.withLock { $0 } })
         #expect(model.volume == 0.1)
         let again = Locked(0)
-        withObservationTracking { _ = model.volume } onChange: { again.withLock { $0 += 1 } }
-        try fixture.prefs.refresh()   // nothing changed since: no notification
+        withObservationTracking {
+            _ = model.volume
+        } onChange: {
+            again.withLock { $0 += 1 }
+        }
+        try fixture.prefs.refresh()  // nothing changed since: no notification
         model.$volume.queue.sync {}
         #expect(again.withLock { $0 } == 0)
     }
@@ -205,11 +217,13 @@ struct AppAPITests {
         let observable = prefs.observable(.launchCount)
         let onMain = Locked<Bool?>(nil)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            withObservationTracking { _ = observable.value } onChange: {
+            withObservationTracking {
+                _ = observable.value
+            } onChange: {
                 onMain.withLock { $0 = DispatchQueue.getSpecific(key: mainQueueMark) == true }
                 continuation.resume()
             }
-            Thread.detachNewThread { prefs[.launchCount] = 5 }   // the change comes from another thread
+            Thread.detachNewThread { prefs[.launchCount] = 5 }  // the change comes from another thread
         }
         #expect(onMain.withLock { $0 } == true)
         let background = await Task.detached { prefs.observable(.launchCount) }.value

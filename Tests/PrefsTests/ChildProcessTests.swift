@@ -38,7 +38,9 @@ struct ChildProcessTests {
         #expect(try await withDeadline(.seconds(60)) { 7 } == 7)
         let (never, _) = AsyncStream<Void>.makeStream()
         await #expect(throws: DeadlinePassed.self) {
-            try await withDeadline(.milliseconds(50), "an event never signalled") { var it = never.makeAsyncIterator(); await it.next() }
+            try await withDeadline(.milliseconds(50), "an event never signalled") {
+                var it = never.makeAsyncIterator(); await it.next()
+            }
         }
     }
 }

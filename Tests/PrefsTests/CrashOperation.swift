@@ -71,7 +71,8 @@ struct CrashOperationTests {
         let two = Self.batch(0).merging(Self.batch(1)) { a, _ in a }
         #expect(CrashOperation.batch.problems(in: two, prefix: "r", acknowledged: 1) == [])
         #expect(CrashOperation.batch.problems(in: two, prefix: "r", acknowledged: 0) == [], "the one in flight landed whole")
-        #expect(CrashOperation.batch.problems(in: Self.batch(0), prefix: "r", acknowledged: 1)
+        #expect(
+            CrashOperation.batch.problems(in: Self.batch(0), prefix: "r", acknowledged: 1)
                 == ["r: acknowledged operation 1 lost (0 of 16 values)"])
         let half = Self.batch(0).merging(Self.batch(1, parts: 0..<8)) { a, _ in a }
         #expect(CrashOperation.batch.problems(in: half, prefix: "r", acknowledged: 0) == ["r: operation 1 half applied (8 of 16 values)"])
@@ -82,10 +83,12 @@ struct CrashOperationTests {
         let sets = ["r-0": Self.int(0), "r-2": Self.int(2)]
         #expect(CrashOperation.set.problems(in: sets, prefix: "r", acknowledged: 2) == ["r: acknowledged operation 1 lost (0 of 1 values)"])
         #expect(CrashOperation.update.problems(in: ["r-count": Self.int(3)], prefix: "r", acknowledged: 2) == [])
-        #expect(CrashOperation.update.problems(in: ["r-count": Self.int(2)], prefix: "r", acknowledged: 2)
+        #expect(
+            CrashOperation.update.problems(in: ["r-count": Self.int(2)], prefix: "r", acknowledged: 2)
                 == ["r-count is 2 after 3 acknowledged increments"])
         var transactions = Self.batch(0).merging(["r-next": Self.int(2)]) { a, _ in a }
-        #expect(CrashOperation.transaction.problems(in: transactions, prefix: "r", acknowledged: 1)
+        #expect(
+            CrashOperation.transaction.problems(in: transactions, prefix: "r", acknowledged: 1)
                 == ["r: acknowledged operation 1 lost (0 of 16 values)"], "counted, but its values are missing")
         transactions.merge(Self.batch(1)) { a, _ in a }
         #expect(CrashOperation.transaction.problems(in: transactions, prefix: "r", acknowledged: 1) == [])

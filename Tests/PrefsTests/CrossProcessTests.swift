@@ -43,8 +43,9 @@ struct CrossProcessTests {
     /// waits for a random number of acknowledgements and kills it with SIGKILL, mostly inside an operation. After
     /// each kill the store must open, pass its integrity check and hold every round's acknowledged operations so far,
     /// not only this round's: a later kill must not damage what earlier rounds left.
-    @Test("SIGKILL inside sets, batches, transactions and updates: the store opens and every round's acknowledged writes survive",
-          arguments: fileBackends)
+    @Test(
+        "SIGKILL inside sets, batches, transactions and updates: the store opens and every round's acknowledged writes survive",
+        arguments: fileBackends)
     func killedWriter(backend: Backend) async throws {
         let directory = try TemporaryDirectory()
         guard let path = backend.storage(directory).path else { return }
@@ -62,9 +63,10 @@ struct CrossProcessTests {
             let result = try await ChildProcess.finish(process, out, err)
             #expect(result.signaled && result.status == SIGKILL, "round \(round) (\(operation)) ended by itself: \(result.stderr)")
             // Whatever the child printed before dying was acknowledged too.
-            let acknowledged = (before + result.stdout).split(separator: "\n").compactMap { line in
-                line.hasPrefix("ack ") ? Int(line.dropFirst(4)) : nil
-            }.max() ?? -1
+            let acknowledged =
+                (before + result.stdout).split(separator: "\n").compactMap { line in
+                    line.hasPrefix("ack ") ? Int(line.dropFirst(4)) : nil
+                }.max() ?? -1
             #expect(acknowledged >= target)
             rounds.append((prefix, operation, acknowledged))
 

@@ -46,8 +46,9 @@ struct FaultRegressionTests {
 
     /// The open connection kept writing to the unlinked inode: the write returned, and no other process ever saw it.
     /// The store now reopens the path (README, "Fuzzing"): the write succeeds, into a new file, as after a reset.
-    @Test("a write after another process deletes the SQLite file reopens the path: the write lands in a new file",
-          arguments: [false, true])
+    @Test(
+        "a write after another process deletes the SQLite file reopens the path: the write lands in a new file",
+        arguments: [false, true])
     func sqliteWriteAfterDeletion(removingSidecars: Bool) throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.sqlite")

@@ -16,33 +16,34 @@ struct FileStoreTests {
         try prefs.close()  // folds the journal into the file
         let text = try String(contentsOf: url, encoding: .utf8)
             .replacing(/\n  "journalGeneration": "[0-9a-f]{16}",/, with: "")
-        #expect(text == """
-            {
-              "declared": {
-                "lastLaunch": {
-                  "initial": "1970-01-01T00:00:00Z",
-                  "type": "date"
-                },
-                "launchCount": {
-                  "initial": 0,
-                  "type": "int"
+        #expect(
+            text == """
+                {
+                  "declared": {
+                    "lastLaunch": {
+                      "initial": "1970-01-01T00:00:00Z",
+                      "type": "date"
+                    },
+                    "launchCount": {
+                      "initial": 0,
+                      "type": "int"
+                    }
+                  },
+                  "format": "prefs",
+                  "formatVersion": 1,
+                  "values": {
+                    "lastLaunch": {
+                      "type": "date",
+                      "value": "2023-11-14T22:13:20.5Z"
+                    },
+                    "launchCount": {
+                      "type": "int",
+                      "value": 3
+                    }
+                  }
                 }
-              },
-              "format": "prefs",
-              "formatVersion": 1,
-              "values": {
-                "lastLaunch": {
-                  "type": "date",
-                  "value": "2023-11-14T22:13:20.5Z"
-                },
-                "launchCount": {
-                  "type": "int",
-                  "value": 3
-                }
-              }
-            }
 
-            """)
+                """)
         // A hand edit: a bare value without its type tag is read with the type its JSON implies.
         let edited = text.replacingOccurrences(of: "\"values\": {", with: "\"values\": {\n    \"name\": \"edited by hand\",")
         try Data(edited.utf8).write(to: url)
@@ -59,7 +60,8 @@ struct FileStoreTests {
         try prefs.set(3, for: .launchCount)
         try prefs.set("x", for: .name)
         try prefs.close()
-        let result = try await ChildProcess.runSystem("/usr/bin/sqlite3", [url.path, "SELECT key, type, value FROM prefs ORDER BY key; PRAGMA application_id; PRAGMA user_version; PRAGMA journal_mode;"])
+        let result = try await ChildProcess.runSystem(
+            "/usr/bin/sqlite3", [url.path, "SELECT key, type, value FROM prefs ORDER BY key; PRAGMA application_id; PRAGMA user_version; PRAGMA journal_mode;"])
         #expect(result.stdout == "launchCount|int|3\nname|string|x\n1349674611\n1\nwal\n")
     }
 
@@ -87,14 +89,15 @@ struct FileStoreTests {
         #expect(try Prefs(backend.storage(directory))[.launchCount] == 2)
     }
 
-    @Test("a corrupt JSON store fails to open with the file, line and column, and its bytes are kept",
-          arguments: [
+    @Test(
+        "a corrupt JSON store fails to open with the file, line and column, and its bytes are kept",
+        arguments: [
             ("{\"formatVersion\": 1, \"values\": {", "invalid JSON at 1:33: expected a string key or '}', found end of input"),
             ("", "the file is empty"),
             ("garbage", "invalid JSON at 1:1"),
             ("[1, 2]", "expected a JSON object at the top level, found array"),
             ("{\"values\": {}}", "missing \"formatVersion\""),
-          ])
+        ])
     func corruptJSON(content: String, expected: String) throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")
@@ -126,8 +129,9 @@ struct FileStoreTests {
         #expect(try Data(contentsOf: url) == content)
     }
 
-    @Test("a .sqlite file that is not a database fails with a clear error and is untouched",
-          arguments: [Data("this is not a database at all, just some text that goes on".utf8), Data([0x53, 0x51]), Data(repeating: 0xAB, count: 4096)])
+    @Test(
+        "a .sqlite file that is not a database fails with a clear error and is untouched",
+        arguments: [Data("this is not a database at all, just some text that goes on".utf8), Data([0x53, 0x51]), Data(repeating: 0xAB, count: 4096)])
     func corruptSQLite(content: Data) throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.sqlite")
@@ -172,14 +176,15 @@ struct FileStoreTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["other.sqlite"])
     }
 
-    @Test("a Prefs SQLite store whose schema was damaged by hand is a corrupt store naming what is missing; untouched",
-          arguments: [
+    @Test(
+        "a Prefs SQLite store whose schema was damaged by hand is a corrupt store naming what is missing; untouched",
+        arguments: [
             ("DROP TABLE prefs;", "no such table: prefs"),
             ("DROP TABLE prefs; CREATE TABLE prefs (key TEXT PRIMARY KEY NOT NULL, value) WITHOUT ROWID;", "no such column: type"),
             ("DROP TABLE prefs_declared;", "no such table: prefs_declared"),
             ("ALTER TABLE prefs_declared RENAME COLUMN initial TO first;", "no such column: initial"),
             ("DROP TABLE prefs; CREATE TABLE prefs (key, type, value);", "prefs.key is not a primary key"),
-          ])
+        ])
     func damagedSchema(damage: String, missing: String) async throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.sqlite")
@@ -240,7 +245,8 @@ struct FileStoreTests {
         let garbage = Data("{ not json, not sqlite".utf8)
         try garbage.write(to: url)
         let log = DiagnosticLog()
-        let storage: Prefs.Storage = backend == .json
+        let storage: Prefs.Storage =
+            backend == .json
             ? .jsonFile(url, recovery: .moveAsideAndStartEmpty) : .sqlite(url, recovery: .moveAsideAndStartEmpty)
         let prefs = try Prefs(storage) { log.append($0) }
         #expect(prefs[.launchCount] == 0)
@@ -251,7 +257,9 @@ struct FileStoreTests {
         #expect(log.all.first?.description.contains("unreadable file moved to") == true)
     }
 
-    @Test("a store whose files cannot be written gives a typed error (JSON: on write, SQLite: on open); memory and disk stay consistent", arguments: [Backend.json, .sqlite])
+    @Test(
+        "a store whose files cannot be written gives a typed error (JSON: on write, SQLite: on open); memory and disk stay consistent",
+        arguments: [Backend.json, .sqlite])
     func unwritable(backend: Backend) throws {
         let directory = try TemporaryDirectory()
         let prefs = try Prefs(backend.storage(directory))

@@ -17,14 +17,14 @@ struct FuzzRegressionTests {
         }
         let table = bytes.count
         bytes += offsets
-        bytes += [0, 0, 0, 0, 0, 0, 1, 1]                                  // unused, offset size 1, reference size 1
-        bytes += withUnsafeBytes(of: UInt64(objects.count).bigEndian, Array.init)   // object count
-        bytes += [UInt8](repeating: 0, count: 8)                                    // top object: 0
-        bytes += withUnsafeBytes(of: UInt64(table).bigEndian, Array.init)          // offset table
+        bytes += [0, 0, 0, 0, 0, 0, 1, 1]  // unused, offset size 1, reference size 1
+        bytes += withUnsafeBytes(of: UInt64(objects.count).bigEndian, Array.init)  // object count
+        bytes += [UInt8](repeating: 0, count: 8)  // top object: 0
+        bytes += withUnsafeBytes(of: UInt64(table).bigEndian, Array.init)  // offset table
         return Data(bytes)
     }
 
-    static let setOfOne: [[UInt8]] = [[0xC1, 1], [0x10, 1]]                           // {1}
+    static let setOfOne: [[UInt8]] = [[0xC1, 1], [0x10, 1]]  // {1}
     static let dictionaryWithSet: [[UInt8]] = [[0xD1, 1, 2], [0x51, 0x61], [0xC1, 3], [0x10, 1]]  // {"a": {1}}
 
     /// swift-corelibs-foundation's PropertyListSerialization dereferences null bridging a set in a binary
@@ -44,12 +44,13 @@ struct FuzzRegressionTests {
     /// swift-corelibs-foundation's `NSKeyedUnarchiver` traps (index out of range), so importing a defaults
     /// file holding it killed the process. Found by Fuzz/Targets/PropertyList.swift
     /// (Fuzz/Corpus/PropertyList/crash-archive-uid-out-of-range.plist).
-    static let archiveWithUIDOutOfRange = Data(base64Encoded: """
-        YnBsaXN0MDDUAQIDBAUGFhlZJGFyY2hpdmVyWCRvYmplY3RzVCR0b3BYJHZlcnNpb25fEA9OU0tleWVkQXJjaGl2ZXKkBwgPEFUkbnVsbNMJCgsM\
-        DQ5WJGNsYXNzV05TLmJhc2VbTlMucmVsYXRpdmWAY4AAgAJfEBNodHRwczovL2V4YW1wbGUuY29t0hESExRYJGNsYXNzZXNaJGNsYXNzbmFtZaIU\
-        FVVOU1VSTFhOU09iamVjdNEXGFRyb290gAESAAGGoAgRGyQpMkRJT1ZdZXFzdXeNkpumqa+4u8DCAAAAAAAAAQEAAAAAAAAAGgAAAAAAAAAAAAAA\
-        AAAAAMc=
-        """)
+    static let archiveWithUIDOutOfRange = Data(
+        base64Encoded: """
+            YnBsaXN0MDDUAQIDBAUGFhlZJGFyY2hpdmVyWCRvYmplY3RzVCR0b3BYJHZlcnNpb25fEA9OU0tleWVkQXJjaGl2ZXKkBwgPEFUkbnVsbNMJCgsM\
+            DQ5WJGNsYXNzV05TLmJhc2VbTlMucmVsYXRpdmWAY4AAgAJfEBNodHRwczovL2V4YW1wbGUuY29t0hESExRYJGNsYXNzZXNaJGNsYXNzbmFtZaIU\
+            FVVOU1VSTFhOU09iamVjdNEXGFRyb290gAESAAGGoAgRGyQpMkRJT1ZdZXFzdXeNkpumqa+4u8DCAAAAAAAAAQEAAAAAAAAAGgAAAAAAAAAAAAAA\
+            AAAAAMc=
+            """)
 
     @Test("an archived URL whose UIDs point past its objects is imported as data, not a crash")
     func archiveWithUIDOutOfRange() throws {

@@ -42,19 +42,23 @@ struct HostileStoreFileTests {
 
     /// The recursive parser took any colon inside the brackets for a dictionary's, so `[[string: int]]`, the type of a
     /// `[[String: Int]]` value, did not parse: the value was written and then not readable as its type.
-    @Test("every type's name parses back to the type, an array of dictionaries too", arguments: [
-        ValueType.array(.dictionary(.int)), .dictionary(.array(.dictionary(.date))), .array(.array(.dictionary(.json))),
-        .dictionary(.dictionary(.string)), .array(.other("future.type-2")), .dictionary(.url),
-    ])
+    @Test(
+        "every type's name parses back to the type, an array of dictionaries too",
+        arguments: [
+            ValueType.array(.dictionary(.int)), .dictionary(.array(.dictionary(.date))), .array(.array(.dictionary(.json))),
+            .dictionary(.dictionary(.string)), .array(.other("future.type-2")), .dictionary(.url),
+        ])
     func typeNamesRoundTrip(type: ValueType) {
         #expect(ValueType(type.description) == type)
         #expect(ValueType(" \(type.description)\t") == type)
     }
 
-    @Test("names with spaces inside the brackets parse as before", arguments: [
-        ("[ string : [ int ] ]", ValueType.dictionary(.array(.int))), ("[ [string:date] ]", .array(.dictionary(.date))),
-        ("[string]", .array(.string)), ("[stringy: int]", nil), ("[int: string]", nil), ("[]", nil), ("[string: ]", nil),
-    ])
+    @Test(
+        "names with spaces inside the brackets parse as before",
+        arguments: [
+            ("[ string : [ int ] ]", ValueType.dictionary(.array(.int))), ("[ [string:date] ]", .array(.dictionary(.date))),
+            ("[string]", .array(.string)), ("[stringy: int]", nil), ("[int: string]", nil), ("[]", nil), ("[string: ]", nil),
+        ])
     func spacedTypeNames(name: String, expected: ValueType?) {
         #expect(ValueType(name) == expected)
     }
@@ -68,8 +72,9 @@ struct HostileStoreFileTests {
         #expect(try reopened.integrityProblems() == [])
     }
 
-    @Test("a JSON store whose value has an overlong or overdeep type name opens; the value is kept as found, and check reports it",
-          arguments: [(6000, "longer than 2048 bytes"), (131, "nested more than 130 levels deep")])
+    @Test(
+        "a JSON store whose value has an overlong or overdeep type name opens; the value is kept as found, and check reports it",
+        arguments: [(6000, "longer than 2048 bytes"), (131, "nested more than 130 levels deep")])
     func jsonStoreWithDeepTypeName(levels: Int, problem: String) throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")
@@ -160,9 +165,10 @@ struct HostileStoreFileTests {
 
     /// `FileSystem.contents(of:)` and `prefix(of:count:)` opened the path without `O_NONBLOCK` and read whatever was
     /// there: a FIFO at a store's path hung `prefs-tool list` for ever, and a link to `/dev/zero` read until memory ran out.
-    @Test("a FIFO or a link to /dev/zero at the store path fails to open at once with corruptStore, and stays as it was",
-          arguments: [("prefs.json", "json"), ("prefs.sqlite", "sqlite"), ("prefs.json", "file"), ("prefs.sqlite", "file"), ("prefs", "file")],
-          [true, false])
+    @Test(
+        "a FIFO or a link to /dev/zero at the store path fails to open at once with corruptStore, and stays as it was",
+        arguments: [("prefs.json", "json"), ("prefs.sqlite", "sqlite"), ("prefs.json", "file"), ("prefs.sqlite", "file"), ("prefs", "file")],
+        [true, false])
     func notARegularFile(place: (name: String, kind: String), fifo: Bool) async throws {
         let (name, kind) = place
         let directory = try TemporaryDirectory()
@@ -189,11 +195,12 @@ struct HostileStoreFileTests {
         // would rename a FIFO in the temporary directory, never the device behind the link.
         let url = directory.file(name)
         let expected = PrefsError.corruptStore(path: fifo ? path : "/dev/zero", reason: reason)
-        let storages: [Prefs.Storage] = switch kind {
-        case "json": [.jsonFile(url)] + (fifo ? [.jsonFile(url, recovery: .moveAsideAndStartEmpty)] : [])
-        case "sqlite": [.sqlite(url)] + (fifo ? [.sqlite(url, recovery: .moveAsideAndStartEmpty)] : [])
-        default: []
-        }
+        let storages: [Prefs.Storage] =
+            switch kind {
+            case "json": [.jsonFile(url)] + (fifo ? [.jsonFile(url, recovery: .moveAsideAndStartEmpty)] : [])
+            case "sqlite": [.sqlite(url)] + (fifo ? [.sqlite(url, recovery: .moveAsideAndStartEmpty)] : [])
+            default: []
+            }
         for storage in storages {
             #expect(throws: expected) { try Prefs(storage) }
         }

@@ -65,7 +65,7 @@ struct ISO8601Tests {
         let text = ISO8601.format(date(interval))
         do {
             let parsed = try ISO8601.parse(text).timeIntervalSinceReferenceDate
-            let expected = interval == 0 ? 0 : interval   // -0.0 comes back as 0.0
+            let expected = interval == 0 ? 0 : interval  // -0.0 comes back as 0.0
             #expect(parsed.bitPattern == expected.bitPattern, "\(interval) -> \(text) -> \(parsed)")
         } catch {
             Issue.record("\(interval) -> \(text): \(error)")
@@ -94,7 +94,8 @@ struct ISO8601Tests {
             case 1:
                 interval = Double.random(in: -1e11...1e11, using: &rng)
             case 2:
-                interval = Double(Int64.random(in: -100_000_000_000...100_000_000_000, using: &rng))
+                interval =
+                    Double(Int64.random(in: -100_000_000_000...100_000_000_000, using: &rng))
                     + Double(Int.random(in: 0..<1_000_000_000, using: &rng)) / 1e9
             case 3:
                 interval = Double.random(in: -1...1, using: &rng) * Double(sign: .plus, exponentBitPattern: UInt(rng.next() % 1100), significandBitPattern: 0)

@@ -93,8 +93,9 @@ struct JSONJournalTests {
         #expect(try Prefs(.jsonFile(url)).snapshot().count == 3)
     }
 
-    @Test("a torn last record (cut mid-line, or garbage after it) is not applied, is reported, and the next write drops it",
-          arguments: ["cut", "garbage", "garbage lines", "bad checksum"])
+    @Test(
+        "a torn last record (cut mid-line, or garbage after it) is not applied, is reported, and the next write drops it",
+        arguments: ["cut", "garbage", "garbage lines", "bad checksum"])
     func tornTail(kind: String) throws {
         let directory = try TemporaryDirectory()
         let (url, writer) = try Self.journaled(directory)
@@ -333,9 +334,10 @@ struct JSONJournalTests {
             kill(process.processIdentifier, SIGKILL)
             let result = try await ChildProcess.finish(process, out, err)
             #expect(result.signaled && result.status == SIGKILL, "\(result.stderr)")
-            let acknowledged = (before + result.stdout).split(separator: "\n").compactMap { line in
-                line.hasPrefix("ack ") ? Int(line.dropFirst(4)) : nil
-            }.max() ?? -1
+            let acknowledged =
+                (before + result.stdout).split(separator: "\n").compactMap { line in
+                    line.hasPrefix("ack ") ? Int(line.dropFirst(4)) : nil
+                }.max() ?? -1
             rounds.append((prefix, acknowledged))
 
             let prefs = try Prefs(.jsonFile(url))

@@ -7,14 +7,14 @@ import PrefsJSON
 @Suite("Located JSON and paths")
 struct JSONLocatedTests {
     static let document = """
-    {
-      "name": "Prefs",
-      "appVersions": ["1.0", "2.0",
-        "3.0"],
-      "nested": {"id": 1, "id": 2},
-      "wéird key": null
-    }
-    """
+        {
+          "name": "Prefs",
+          "appVersions": ["1.0", "2.0",
+            "3.0"],
+          "nested": {"id": 1, "id": 2},
+          "wéird key": null
+        }
+        """
 
     @Test func valuesAndKeysHaveExactLocations() throws {
         let root = try JSON.parseLocated(Self.document)
@@ -60,10 +60,11 @@ struct JSONLocatedTests {
         let root = try JSON.parseLocated(Self.document)
         var visited: [String] = []
         root.walk { path, node in visited.append("\(path) \(node.location)") }
-        #expect(visited == [
-            "$ 1:1", "$.name 2:11", "$.appVersions 3:18", "$.appVersions[0] 3:19", "$.appVersions[1] 3:26",
-            "$.appVersions[2] 4:5", "$.nested 5:13", "$.nested.id 5:20", "$.nested.id 5:29", #"$["wéird key"] 6:16"#,
-        ])
+        #expect(
+            visited == [
+                "$ 1:1", "$.name 2:11", "$.appVersions 3:18", "$.appVersions[0] 3:19", "$.appVersions[1] 3:26",
+                "$.appVersions[2] 4:5", "$.nested 5:13", "$.nested.id 5:20", "$.nested.id 5:29", #"$["wéird key"] 6:16"#,
+            ])
     }
 
     @Test func jsonMatchesThePlainParser() throws {

@@ -10,11 +10,13 @@ struct JSONParserTests {
 
     @Test func parsesEveryKindExactly() throws {
         let value = try JSON.parse(#" { "a": [1, -2, 3.5, true, false, null, "x"], "b": {"c": ""}, "d": [] } "#)
-        #expect(value == .object([
-            "a": .array([.int(1), .int(-2), .double(3.5), .bool(true), .bool(false), .null, .string("x")]),
-            "b": .object(["c": .string("")]),
-            "d": .array([]),
-        ]))
+        #expect(
+            value
+                == .object([
+                    "a": .array([.int(1), .int(-2), .double(3.5), .bool(true), .bool(false), .null, .string("x")]),
+                    "b": .object(["c": .string("")]),
+                    "d": .array([]),
+                ]))
     }
 
     @Test func integersStayIntegersAcrossTheInt64Range() throws {
@@ -108,8 +110,11 @@ struct JSONParserTests {
         // Large objects switch from comparing keys to a set.
         let members = (0..<40).map { #""k\#($0)": \#($0)"# }.joined(separator: ", ")
         let text = "{" + members + #", "k3": 0}"#
-        #expect(throws: JSONParseError(location: SourceLocation(line: 1, column: text.count - 7, offset: text.utf8.count - 8),
-                                       message: #"duplicate key "k3""#)) {
+        #expect(
+            throws: JSONParseError(
+                location: SourceLocation(line: 1, column: text.count - 7, offset: text.utf8.count - 8),
+                message: #"duplicate key "k3""#)
+        ) {
             try JSON.parse(text)
         }
         let lastWins = try JSON.parse(text, options: .init(duplicateKeys: .lastWins))
@@ -193,8 +198,11 @@ struct JSONParserTests {
 
     @Test func nestingDeeperThanTheDefaultLimitFails() {
         let input = String(repeating: "[", count: 300) + String(repeating: "]", count: 300)
-        #expect(throws: JSONParseError(location: SourceLocation(line: 1, column: 257, offset: 256),
-                                       message: "nesting deeper than 256 levels")) {
+        #expect(
+            throws: JSONParseError(
+                location: SourceLocation(line: 1, column: 257, offset: 256),
+                message: "nesting deeper than 256 levels")
+        ) {
             try JSON.parse(input)
         }
         let limit = String(repeating: "[", count: 256) + String(repeating: "]", count: 256)
@@ -202,8 +210,11 @@ struct JSONParserTests {
     }
 
     @Test func sizeLimitIsCheckedBeforeParsing() {
-        #expect(throws: JSONParseError(location: SourceLocation(line: 1, column: 1, offset: 0),
-                                       message: "document is larger than 4 bytes")) {
+        #expect(
+            throws: JSONParseError(
+                location: SourceLocation(line: 1, column: 1, offset: 0),
+                message: "document is larger than 4 bytes")
+        ) {
             try JSON.parse("[1,2]", options: .init(maxBytes: 4))
         }
         #expect(throws: Never.self) { try JSON.parse("[1,2]", options: .init(maxBytes: 5)) }

@@ -21,11 +21,12 @@ struct JSONPowerLossTests {
         let prefix = directory.url.path + "/"
         FileSystem.trace.withLock {
             $0 = { event in
-                let path: String = switch event {
-                case .wrote(let path, _), .syncedFile(let path), .appended(let path, _), .truncated(let path, _): path
-                case .renamed(_, let to): to
-                case .syncedDirectory(let directory): directory + "/"
-                }
+                let path: String =
+                    switch event {
+                    case .wrote(let path, _), .syncedFile(let path), .appended(let path, _), .truncated(let path, _): path
+                    case .renamed(_, let to): to
+                    case .syncedDirectory(let directory): directory + "/"
+                    }
                 if path.hasPrefix(prefix) { events.withLock { $0.append(event) } }
             }
         }
@@ -89,9 +90,14 @@ struct JSONPowerLossTests {
     func powerLoss() throws {
         let directory = try TemporaryDirectory()
         let (events, acknowledged) = try Self.record(directory, durability: .powerLoss)
-        let syncPoints = [0] + events.indices.filter {
-            switch events[$0] { case .syncedFile, .syncedDirectory: true; default: false }
-        }.map { $0 + 1 } + [events.count]
+        let syncPoints =
+            [0]
+            + events.indices.filter {
+                switch events[$0] {
+                case .syncedFile, .syncedDirectory: true;
+                default: false
+                }
+            }.map { $0 + 1 } + [events.count]
         #expect(syncPoints.count >= Self.writes, "a journal sync per write")
         for cut in syncPoints {
             for reordered in [false, true] {

@@ -15,27 +15,26 @@ struct JSONSerializerTests {
     ])
 
     @Test func compactOutputIsExact() {
-        #expect(Self.sample.serialized() ==
-            #"{"empty":[],"ids":[1,-2],"name":"Prefs","nested":{"none":null,"ok":true,"ratio":0.5},"nothing":{}}"#)
+        #expect(Self.sample.serialized() == #"{"empty":[],"ids":[1,-2],"name":"Prefs","nested":{"none":null,"ok":true,"ratio":0.5},"nothing":{}}"#)
     }
 
     @Test func prettyOutputIsExact() {
         let expected = """
-        {
-          "empty": [],
-          "ids": [
-            1,
-            -2
-          ],
-          "name": "Prefs",
-          "nested": {
-            "none": null,
-            "ok": true,
-            "ratio": 0.5
-          },
-          "nothing": {}
-        }
-        """
+            {
+              "empty": [],
+              "ids": [
+                1,
+                -2
+              ],
+              "name": "Prefs",
+              "nested": {
+                "none": null,
+                "ok": true,
+                "ratio": 0.5
+              },
+              "nothing": {}
+            }
+            """
         #expect(Self.sample.serialized(.pretty) == expected)
         #expect(JSON.int(3).serialized(.pretty) == "3")
         #expect(JSON.array([]).serialized(.pretty) == "[]")

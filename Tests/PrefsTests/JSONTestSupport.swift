@@ -26,8 +26,10 @@ enum JSONTestValues {
 
     /// A random string with ASCII, escapes, controls, U+2028 and non-ASCII.
     static func string(_ rng: inout SeededGenerator) -> String {
-        let pieces = ["a", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\u{0}", "\u{1F}", "\u{7F}", "é", "ß", "€", "😀",
-                      "\u{2028}", "\u{2029}", "\u{FEFF}", "key", "long text without escapes "]
+        let pieces = [
+            "a", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\u{0}", "\u{1F}", "\u{7F}", "é", "ß", "€", "😀",
+            "\u{2028}", "\u{2029}", "\u{FEFF}", "key", "long text without escapes ",
+        ]
         let count = Int(rng.next() % 12)
         return (0..<count).map { _ in pieces[Int(rng.next() % UInt64(pieces.count))] }.joined()
     }

@@ -35,7 +35,9 @@ struct KeyNormalizationTests {
         let url = directory.file("s.sqlite")
         try Prefs(.sqlite(url)).set(1, for: Prefs.Key("other", initial: 0))
         // The NFD row first, so row order alone would let it win.
-        _ = try await sqlite(url.path, """
+        _ = try await sqlite(
+            url.path,
+            """
             INSERT INTO prefs VALUES (CAST(x'63616665CC81' AS TEXT), 'string', 'nfd');
             INSERT INTO prefs VALUES (CAST(x'636166C3A9' AS TEXT), 'string', 'nfc');
             """)

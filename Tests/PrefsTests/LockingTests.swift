@@ -47,7 +47,8 @@ struct LockingTests {
     @Test("power-loss durability writes and reads like the default", arguments: [Backend.json, .sqlite])
     func powerLoss(backend: Backend) throws {
         let directory = try TemporaryDirectory()
-        let storage: Prefs.Storage = backend == .json
+        let storage: Prefs.Storage =
+            backend == .json
             ? .jsonFile(directory.file("p.json"), durability: .powerLoss) : .sqlite(directory.file("p.sqlite"), durability: .powerLoss)
         try Prefs(storage).set(7, for: .launchCount)
         #expect(try Prefs(storage)[.launchCount] == 7)

@@ -62,8 +62,9 @@ struct PowerLossTests {
         return directory.appendingPathComponent("p.sqlite")
     }
 
-    @Test("at every sync point, a cut leaves a store that opens, is whole, holds a prefix of the writes, and with .powerLoss every acknowledged one",
-          arguments: [Prefs.Durability.powerLoss, .processCrash])
+    @Test(
+        "at every sync point, a cut leaves a store that opens, is whole, holds a prefix of the writes, and with .powerLoss every acknowledged one",
+        arguments: [Prefs.Durability.powerLoss, .processCrash])
     func cutAtEverySync(durability: Prefs.Durability) throws {
         let directory = try TemporaryDirectory()
         let acknowledged = try Self.record(directory, durability: durability)

@@ -21,12 +21,13 @@ struct RealAppCoreTests {
     @Test("update and transaction read a value still stored under a former name, and move it", arguments: Backend.allCases)
     func updateSeesFormerName(backend: Backend) throws {
         let fixture = try StoreFixture(backend)
-        try fixture.reopen().set(41, for: Self.launchCounter)   // written by version 1
+        try fixture.reopen().set(41, for: Self.launchCounter)  // written by version 1
         let prefs = try fixture.reopen()
-        #expect(try prefs.update(Self.launches) { count -> Int in
-            count += 1
-            return count
-        } == 42)
+        #expect(
+            try prefs.update(Self.launches) { count -> Int in
+                count += 1
+                return count
+            } == 42)
         #expect(try prefs.transaction { t in t[Self.launches] } == 42)
         let stored = try fixture.reopen().snapshot()
         #expect(stored["launches"]?.json == .int(42))
@@ -60,7 +61,7 @@ struct RealAppCoreTests {
         try fixture.reopen().set("old-secret", for: Self.authToken)
         let prefs = try fixture.reopen()
         prefs[Self.token] = "fresh-login"
-        prefs[Self.token] = nil   // a logout
+        prefs[Self.token] = nil  // a logout
         #expect(prefs.diagnostics.isEmpty)
         #expect(try fixture.reopen()[Self.token] == nil)
         #expect(try fixture.reopen().snapshot().isEmpty)
@@ -91,7 +92,7 @@ struct RealAppCoreTests {
     func reentrantReadInTransaction(backend: Backend) throws {
         let fixture = try StoreFixture(backend)
         try fixture.reopen().set(5, for: .launchCount)
-        let prefs = try fixture.reopen()   // nothing cached
+        let prefs = try fixture.reopen()  // nothing cached
         try prefs.transaction { t in
             t[.ratio] = Double(prefs[.launchCount]) + 1
             #expect(prefs.isStored(.launchCount))
@@ -115,7 +116,7 @@ struct RealAppCoreTests {
             #expect(throws: PrefsError.reentrantCall(store: prefs.storage.description, operation: "set(_:for:)")) {
                 try prefs.set("x", for: .name)
             }
-            prefs[.name] = "y"   // reported, not written
+            prefs[.name] = "y"  // reported, not written
         }
         #expect(prefs[.launchCount] == 1)
         #expect(prefs[.name] == "anonymous")
@@ -135,14 +136,14 @@ struct RealAppCoreTests {
         let prefs = try Prefs(backend.isShared ? storage : .memory(try seed.snapshot())) { diagnostic in
             guard case .typeMismatch = diagnostic.kind, let prefs = holder.withLock({ $0 }) else { return }
             do {
-                try prefs.reset(.launchCount)   // the app's fix for a bad value
+                try prefs.reset(.launchCount)  // the app's fix for a bad value
                 handled.withLock { $0.append("reset") }
             } catch {
                 handled.withLock { $0.append("\(error)") }
             }
         }
         holder.withLock { $0 = prefs }
-        try prefs.update(.launchCount) { $0 += 1 }   // reads the initial 0: the stored text is reported
+        try prefs.update(.launchCount) { $0 += 1 }  // reads the initial 0: the stored text is reported
         #expect(handled.withLock { $0 } == ["reset"])
         #expect(prefs.isStored(.launchCount) == false)
     }
@@ -154,7 +155,7 @@ struct RealAppCoreTests {
         let directory = try TemporaryDirectory()
         let prefs = try Prefs(backend.storage(directory), pollInterval: .milliseconds(20)) { diagnostic in
             guard case .typeMismatch = diagnostic.kind, let prefs = holder.withLock({ $0 }) else { return }
-            try? prefs.set(7, for: .launchCount)   // the handler repairs the value (its failure would show below)
+            try? prefs.set(7, for: .launchCount)  // the handler repairs the value (its failure would show below)
             handled.withLock { $0 += 1 }
         }
         holder.withLock { $0 = prefs }
@@ -199,9 +200,11 @@ struct RealAppCoreTests {
 
     // MARK: - Location
 
-    @Test("default identifiers are reverse-DNS names; anything that could leave the folder is refused", arguments: [
-        "", "../../escaped", "a/b", ".hidden", "-flag", "a..b", "com.example.app\n", "naïve", String(repeating: "a", count: 201),
-    ])
+    @Test(
+        "default identifiers are reverse-DNS names; anything that could leave the folder is refused",
+        arguments: [
+            "", "../../escaped", "a/b", ".hidden", "-flag", "a..b", "com.example.app\n", "naïve", String(repeating: "a", count: 201),
+        ])
     func invalidIdentifiers(identifier: String) {
         #expect(throws: PrefsError.self) {
             _ = try Prefs.Storage.defaultURL(identifier: identifier, environment: ["HOME": "/home/ada"])
@@ -210,12 +213,15 @@ struct RealAppCoreTests {
 
     @Test("a valid identifier lives under an absolute XDG_CONFIG_HOME or HOME")
     func defaultLocation() throws {
-        #expect(try Prefs.Storage.defaultURL(identifier: "com.example.App_2-beta", environment: ["HOME": "/home/ada"]).path
-            == "/home/ada/.config/prefs/com.example.App_2-beta.sqlite")
-        #expect(try Prefs.Storage.defaultURL(identifier: "app", environment: ["HOME": "/home/ada", "XDG_CONFIG_HOME": "/cfg"]).path
-            == "/cfg/prefs/app.sqlite")
-        #expect(try Prefs.Storage.defaultURL(identifier: "app", environment: ["HOME": "/home/ada", "XDG_CONFIG_HOME": "cfg"]).path
-            == "/home/ada/.config/prefs/app.sqlite")
+        #expect(
+            try Prefs.Storage.defaultURL(identifier: "com.example.App_2-beta", environment: ["HOME": "/home/ada"]).path
+                == "/home/ada/.config/prefs/com.example.App_2-beta.sqlite")
+        #expect(
+            try Prefs.Storage.defaultURL(identifier: "app", environment: ["HOME": "/home/ada", "XDG_CONFIG_HOME": "/cfg"]).path
+                == "/cfg/prefs/app.sqlite")
+        #expect(
+            try Prefs.Storage.defaultURL(identifier: "app", environment: ["HOME": "/home/ada", "XDG_CONFIG_HOME": "cfg"]).path
+                == "/home/ada/.config/prefs/app.sqlite")
     }
 
     @Test("an empty or relative HOME never puts the store under the current directory")
@@ -242,8 +248,12 @@ struct RealAppCoreTests {
         for _ in 0..<50 {
             let observable = prefs.observable(.launchCount)
             let fired = Locked(false)
-            withObservationTracking { _ = observable.value } onChange: { fired.withLock { $0 = true } }
-            observable.queue.sync {}   // every notification the object queued so far has run
+            withObservationTracking {
+                _ = observable.value
+            } onChange: {
+                fired.withLock { $0 = true }
+            }
+            observable.queue.sync {}  // every notification the object queued so far has run
             #expect(fired.withLock { $0 } == false)
         }
     }
@@ -253,7 +263,11 @@ struct RealAppCoreTests {
         let prefs = try Prefs(.memory)
         let observable = prefs.observable(.launchCount)
         let fired = Locked(0)
-        withObservationTracking { _ = observable.value } onChange: { fired.withLock { $0 += 1 } }
+        withObservationTracking {
+            _ = observable.value
+        } onChange: {
+            fired.withLock { $0 += 1 }
+        }
         prefs[.launchCount] = 4
         observable.queue.sync {}
         #expect(fired.withLock { $0 } == 1)
@@ -277,7 +291,7 @@ struct RealAppCoreTests {
         let ticks = prefs.state.withLock { $0.pollTicks }
         #expect(await eventually { prefs.state.withLock { $0.pollTicks } >= ticks + 10 })
         #expect(refreshFailures() == 1)
-        try Data("[1, 2".utf8).write(to: URL(fileURLWithPath: path), options: .atomic)   // another version, another problem
+        try Data("[1, 2".utf8).write(to: URL(fileURLWithPath: path), options: .atomic)  // another version, another problem
         #expect(await eventually { refreshFailures() >= 2 })
         #expect(refreshFailures() == 2)
     }
@@ -346,7 +360,7 @@ struct ReadNeverWritesTests {
         do {
             let writer = try Prefs(storage)
             try writer.set(3, for: .launchCount)
-            try writer.setStoredValue(StoredValue(type: .int, json: .int(7)), forKey: "olderName")   // a value under a former name
+            try writer.setStoredValue(StoredValue(type: .int, json: .int(7)), forKey: "olderName")  // a value under a former name
             try writer.setStoredValue(StoredValue(type: .string, json: .string("x")), forKey: "ratio")  // a mismatch
             try writer.close()
         }

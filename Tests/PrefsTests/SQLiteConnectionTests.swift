@@ -10,7 +10,8 @@ struct SQLiteConnectionTests {
             let path = directory.appendingPathComponent("db.sqlite").path
             let connection = try SQLiteConnection(path: path)
             defer { connection.close() }
-            try connection.execute("""
+            try connection.execute(
+                """
                 CREATE TABLE prefs(key TEXT PRIMARY KEY NOT NULL, value BLOB);
                 -- a comment between statements
                 CREATE INDEX prefs_value ON prefs(value);
@@ -68,7 +69,7 @@ struct SQLiteConnectionTests {
             try cached.bind("dup", 2)
             let error = #expect(throws: SQLiteError.self) { try cached.step() }
             #expect(error?.code == 19)
-            #expect(error?.extendedCode == 1555) // SQLITE_CONSTRAINT_PRIMARYKEY
+            #expect(error?.extendedCode == 1555)  // SQLITE_CONSTRAINT_PRIMARYKEY
             #expect(cached.isFinalized)
             #expect(throws: SQLiteError.self) { try cached.step() }
 
@@ -185,9 +186,10 @@ struct SQLiteConnectionTests {
             #expect(error?.code == 5)
             #expect(error?.extendedCode == 5)
             #expect(error?.description.contains("SQLITE_BUSY") == true)
-            #expect(error?.description == """
-                SQLite error 5 (SQLITE_BUSY: database is locked) in "\(path)" while executing "BEGIN IMMEDIATE"
-                """)
+            #expect(
+                error?.description == """
+                    SQLite error 5 (SQLITE_BUSY: database is locked) in "\(path)" while executing "BEGIN IMMEDIATE"
+                    """)
             #expect(error.map { SQLiteError.busy ~= $0 } == true)
             // It waited for the busy timeout before giving up (without one, SQLite fails at once). SQLite's busy handler
             // sleeps at least the timeout, so this lower bound cannot fail by load; no upper bound is asserted.
@@ -241,7 +243,7 @@ struct SQLiteConnectionTests {
             #expect(error?.path == path)
             #expect(throws: SQLiteError.self) { try connection.dataVersion() }
             #expect(throws: SQLiteError.self) { try connection.execute("SELECT 1") }
-            _ = uncached // finalized on release, after the connection closed (sqlite3_close_v2)
+            _ = uncached  // finalized on release, after the connection closed (sqlite3_close_v2)
         }
     }
 

@@ -38,7 +38,7 @@ struct SQLiteErrorTests {
 
     @Test("matching with Code constants")
     func matching() {
-        let error: any Error = SQLiteError(extendedCode: 517, message: "database is locked") // SQLITE_BUSY_SNAPSHOT
+        let error: any Error = SQLiteError(extendedCode: 517, message: "database is locked")  // SQLITE_BUSY_SNAPSHOT
         do {
             throw error
         } catch SQLiteError.locked {

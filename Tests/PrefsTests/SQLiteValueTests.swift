@@ -23,17 +23,19 @@ struct SQLiteValueTests {
         }
     }
 
-    @Test("every storage class round-trips", arguments: [
-        SQLiteValue.null,
-        .integer(0), .integer(1), .integer(-1), .integer(.min), .integer(.max),
-        .real(0.5), .real(-1.25), .real(.pi), .real(.infinity), .real(-.infinity),
-        .real(.greatestFiniteMagnitude), .real(-.greatestFiniteMagnitude),
-        .real(.leastNonzeroMagnitude), .real(.leastNormalMagnitude),
-        .text(""), .text("hello"), .text("héllo wörld 🌍🇫🇷"), .text("a\u{0}b"), .text("\u{0}"),
-        .text(String(repeating: "long text ", count: 1000)),
-        .blob(Data()), .blob(Data([0])), .blob(Data([0, 1, 2, 0xfe, 0xff])),
-        .blob(Data(repeating: 0xab, count: 100_000)),
-    ])
+    @Test(
+        "every storage class round-trips",
+        arguments: [
+            SQLiteValue.null,
+            .integer(0), .integer(1), .integer(-1), .integer(.min), .integer(.max),
+            .real(0.5), .real(-1.25), .real(.pi), .real(.infinity), .real(-.infinity),
+            .real(.greatestFiniteMagnitude), .real(-.greatestFiniteMagnitude),
+            .real(.leastNonzeroMagnitude), .real(.leastNormalMagnitude),
+            .text(""), .text("hello"), .text("héllo wörld 🌍🇫🇷"), .text("a\u{0}b"), .text("\u{0}"),
+            .text(String(repeating: "long text ", count: 1000)),
+            .blob(Data()), .blob(Data([0])), .blob(Data([0, 1, 2, 0xfe, 0xff])),
+            .blob(Data(repeating: 0xab, count: 100_000)),
+        ])
     func roundTrip(_ value: SQLiteValue) throws {
         try withTable { connection in
             let (read, type) = try roundTrip(value, in: connection)

@@ -7,8 +7,9 @@ import Testing
 /// sticky world-writable directory is never followed, whatever `fs.protected_symlinks` says.
 @Suite("Links another user planted", .enabled(if: OtherUser.canRun, "needs root to create and become a second user"))
 struct SharedDirectoryLinkTests {
-    @Test("opening a store through another user's link in a sticky directory throws untrustedLink and creates nothing",
-          arguments: ["json", "sqlite"])
+    @Test(
+        "opening a store through another user's link in a sticky directory throws untrustedLink and creates nothing",
+        arguments: ["json", "sqlite"])
     func plantedStoreLink(ext: String) async throws {
         let mallory = try OtherUser.ensure()
         let shared = try OtherUser.sharedDirectory()

@@ -195,11 +195,11 @@ struct StoreBehaviourTests {
     func enumKeyConversions() throws {
         let fixture = try StoreFixture(.sqlite)
         let prefs = fixture.prefs
-        prefs[AudioKey.volume] = 1   // an Int literal for a Double case
+        prefs[AudioKey.volume] = 1  // an Int literal for a Double case
         let volume: Double = prefs[AudioKey.volume]
         #expect(volume == 1.0)
         #expect(try fixture.reopen().storedValue(forKey: "volume") == StoredValue(type: .double, json: .double(1)))
-        prefs[AppKey.greeting] = "hi"   // a String for a String? case
+        prefs[AppKey.greeting] = "hi"  // a String for a String? case
         let greeting: String? = prefs[AppKey.greeting]
         #expect(greeting == "hi")
         let asInt: Int = prefs[AppKey.lastMessageId]
@@ -209,8 +209,9 @@ struct StoreBehaviourTests {
         prefs[AudioKey.volume] = true
         let unchanged: Double = prefs[AudioKey.volume]
         #expect(unchanged == 1.0, "nothing written")
-        #expect(fixture.diagnostics.all.contains { $0.key == "volume" && "\($0)".contains("AudioKey.volume holds Double values, and Bool true is not one") },
-                "\(fixture.diagnostics.all)")
+        #expect(
+            fixture.diagnostics.all.contains { $0.key == "volume" && "\($0)".contains("AudioKey.volume holds Double values, and Bool true is not one") },
+            "\(fixture.diagnostics.all)")
     }
 
     @Test("update is an atomic read-modify-write across threads", arguments: Backend.allCases)
@@ -332,8 +333,9 @@ struct StoreBehaviourTests {
     }
 
     /// A value the store's own loader could not read back would make the whole file unreadable at the next open.
-    @Test("nesting up to maximumValueDepth round-trips through a reopen; one level more is refused and nothing is written",
-          arguments: Backend.allCases)
+    @Test(
+        "nesting up to maximumValueDepth round-trips through a reopen; one level more is refused and nothing is written",
+        arguments: Backend.allCases)
     func depthLimit(backend: Backend) throws {
         let fixture = try StoreFixture(backend)
         let deepest = StoredValue(type: .json, json: .nested(Prefs.maximumValueDepth))
@@ -365,8 +367,9 @@ struct StoreBehaviourTests {
 
     /// ISO-8601 text for such a date is "+Infinity", which the loader refuses: the value (and, in a Codable, the
     /// whole record around it) would be lost at the next read.
-    @Test("a date outside ISO-8601's range is refused as encodingFailed, alone or inside a Codable, and nothing is written",
-          arguments: Backend.allCases)
+    @Test(
+        "a date outside ISO-8601's range is refused as encodingFailed, alone or inside a Codable, and nothing is written",
+        arguments: Backend.allCases)
     func unrepresentableDate(backend: Backend) throws {
         let fixture = try StoreFixture(backend)
         let date = Prefs.Key<Date?>("date")

@@ -57,7 +57,6 @@ final class StoreFixture: Sendable {
     var path: String? { backend.storage(directory).path }
 }
 
-
 final class DiagnosticLog: Sendable {
     private let entries = Locked<[Prefs.Diagnostic]>([])
     func append(_ diagnostic: Prefs.Diagnostic) { entries.withLock { $0.append(diagnostic) } }

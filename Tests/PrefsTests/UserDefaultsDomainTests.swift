@@ -37,7 +37,7 @@ struct UserDefaultsDomainTests {
         #expect(defaults.integer(forKey: "a") == 1)
         #expect(defaults.string(forKey: "b") == "two")
 
-        defaults.removePersistentDomain(forName: "com.example.app")   // "reset all settings"
+        defaults.removePersistentDomain(forName: "com.example.app")  // "reset all settings"
         #expect(try fixture.prefs.snapshot().isEmpty)
         #expect(defaults.bool(forKey: "registered"))
         #expect(log.posted == [["a", "b", "lastMessageId"], ["a", "b"]], "one notification per change")
@@ -79,7 +79,8 @@ struct UserDefaultsDomainTests {
     func suiteName() async throws {
         #expect(throws: PrefsError.self) { _ = try PrefsDefaults(suiteName: "../escape") }
         let directory = try TemporaryDirectory()
-        let result = try await ChildProcess.run("prefs-test-child", ["suite", "group.com.example.app", "k", "5"], environment: ["XDG_CONFIG_HOME": directory.url.path])
+        let result = try await ChildProcess.run(
+            "prefs-test-child", ["suite", "group.com.example.app", "k", "5"], environment: ["XDG_CONFIG_HOME": directory.url.path])
         #expect(result.status == 0, "\(result.stderr)")
         let path = directory.url.appendingPathComponent("prefs/group.com.example.app.sqlite").path
         #expect(result.stdout == "\(path)\n")

@@ -43,7 +43,8 @@ struct UserDefaultsGetterTests {
 
         #expect(try fixture.stored("bool") == StoredValue(type: .bool, json: .bool(true)))
         #expect(try fixture.stored("int") == StoredValue(type: .int, json: .int(42)))
-        #expect(try fixture.stored("float") == StoredValue(type: .double, json: .double(Double(Float(0.1)))), "a Float as the double it converts to, as Apple's")
+        #expect(
+            try fixture.stored("float") == StoredValue(type: .double, json: .double(Double(Float(0.1)))), "a Float as the double it converts to, as Apple's")
         #expect(try fixture.stored("double") == StoredValue(type: .double, json: .double(2.5)))
         #expect(try fixture.stored("url") == StoredValue(type: .url, json: .string(url.absoluteString)))
         #expect(try fixture.stored("string") == StoredValue(type: .string, json: .string("text")))
@@ -218,9 +219,10 @@ struct UserDefaultsGetterTests {
         #expect(try fixture.prefs.snapshot().isEmpty, "registration writes nothing")
         #expect(PrefsDefaults(fixture.prefs).object(forKey: "quality") == nil, "another instance does not see them")
         #expect(defaults.object(forKey: "bad") == nil)
-        #expect(fixture.diagnostics.map(\.description) == [
-            #"key "bad" in \#(fixture.prefs.storage): write failed: register(defaults:) skipped it: Point is not a property-list type (Bool, numbers, String, Date, Data, URL, and arrays and string-keyed dictionaries of them)"#,
-        ])
+        #expect(
+            fixture.diagnostics.map(\.description) == [
+                #"key "bad" in \#(fixture.prefs.storage): write failed: register(defaults:) skipped it: Point is not a property-list type (Bool, numbers, String, Date, Data, URL, and arrays and string-keyed dictionaries of them)"#
+            ])
 
         defaults.set(0.5, forKey: "quality")
         #expect(defaults.double(forKey: "quality") == 0.5)

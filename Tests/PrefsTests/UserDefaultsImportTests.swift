@@ -37,10 +37,11 @@ struct UserDefaultsImportTests {
         #expect(log.posted == [keys], "one notification for the whole import")
 
         let types = try fixture.prefs.snapshot().mapValues(\.type)
-        #expect(types == [
-            "dialog_neverAgain": .bool, "lastLaunch": .date, "lastMessageId": .int, "name": .string,
-            "recent": .array(.string), "token": .data, "volume": .double, "window": .json,
-        ])
+        #expect(
+            types == [
+                "dialog_neverAgain": .bool, "lastLaunch": .date, "lastMessageId": .int, "name": .string,
+                "recent": .array(.string), "token": .data, "volume": .double, "window": .json,
+            ])
         let reader = PrefsDefaults(try fixture.store.reopen())
         #expect(reader.bool(forKey: "dialog_neverAgain"))
         #expect(reader.integer(forKey: "lastMessageId") == 7)
@@ -75,16 +76,18 @@ struct UserDefaultsImportTests {
 
         let report = try fixture.defaults.importPropertyList(at: file)
         #expect(report.imported == ["colors", "count", "flag", "history", "homepage"])
-        #expect(report.unsupported.map(\.description) == [
-            #""": a key name cannot be empty"#,
-            #""big": integer 18446744073709551615 is outside Int's range and no double holds it exactly"#,
-            #""huge": value for key "huge" is 1066668 bytes; the limit is 1048576"#,
-            #""tab\tkey": a key name cannot contain the control character U+0009"#,
-        ])
-        #expect(report.notes.map(\.description) == [
-            #""colors": data archived by NSKeyedArchiver (NSArray), imported as data"#,
-            #""homepage": a URL archived by NSKeyedArchiver, imported as url"#,
-        ])
+        #expect(
+            report.unsupported.map(\.description) == [
+                #""": a key name cannot be empty"#,
+                #""big": integer 18446744073709551615 is outside Int's range and no double holds it exactly"#,
+                #""huge": value for key "huge" is 1066668 bytes; the limit is 1048576"#,
+                #""tab\tkey": a key name cannot contain the control character U+0009"#,
+            ])
+        #expect(
+            report.notes.map(\.description) == [
+                #""colors": data archived by NSKeyedArchiver (NSArray), imported as data"#,
+                #""homepage": a URL archived by NSKeyedArchiver, imported as url"#,
+            ])
         let defaults = fixture.defaults
         #expect(defaults.bool(forKey: "flag"))
         #expect(defaults.integer(forKey: "count") == 3)
@@ -164,7 +167,9 @@ struct UserDefaultsImportTests {
     func domainLocation() {
         #if !canImport(Darwin)
         #expect(PropertyListImport.userDefaultsFile(named: "app", environment: ["XDG_CONFIG_HOME": "/cfg", "HOME": "/home/u"]).path == "/cfg/app.plist")
-        #expect(PropertyListImport.userDefaultsFile(named: "app", environment: ["XDG_CONFIG_HOME": "relative", "HOME": "/home/u"]).path == "/home/u/.config/app.plist")
+        #expect(
+            PropertyListImport.userDefaultsFile(named: "app", environment: ["XDG_CONFIG_HOME": "relative", "HOME": "/home/u"]).path
+                == "/home/u/.config/app.plist")
         #expect(PropertyListImport.userDefaultsFile(named: "app", environment: ["HOME": "/home/u"]).path == "/home/u/.config/app.plist")
         #endif
     }

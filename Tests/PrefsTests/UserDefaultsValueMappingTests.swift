@@ -23,7 +23,8 @@ struct UserDefaultsValueMappingTests {
         #expect(try PropertyListValue.encode(NSNumber(value: Float(0.1))) == StoredValue(type: .double, json: .double(Double(Float(0.1)))))
         #expect(try PropertyListValue.encode(NSNumber(value: UInt64(1) << 63)) == StoredValue(type: .double, json: .double(0x1p63)))
 
-        let xml = Data("""
+        let xml = Data(
+            """
             <?xml version="1.0" encoding="UTF-8"?>
             <plist version="1.0"><dict>
             <key>t</key><true/><key>f</key><false/><key>one</key><integer>1</integer><key>zero</key><integer>0</integer>
@@ -44,9 +45,11 @@ struct UserDefaultsValueMappingTests {
         let date = Date(timeIntervalSinceReferenceDate: 1.5)
         #expect(try PropertyListValue.encode([1, 2]) == StoredValue(type: .array(.int), json: .array([.int(1), .int(2)])))
         #expect(try PropertyListValue.encode(["a": date]) == StoredValue(type: .dictionary(.date), json: .object(["a": .string("2001-01-01T00:00:01.5Z")])))
-        #expect(try PropertyListValue.encode([["$date": "not a tag"]]) == StoredValue(
-            type: .array(.dictionary(.string)), json: .array([.object(["$date": .string("not a tag")])])
-        ), "typed collections need no escaping")
+        #expect(
+            try PropertyListValue.encode([["$date": "not a tag"]])
+                == StoredValue(
+                    type: .array(.dictionary(.string)), json: .array([.object(["$date": .string("not a tag")])])
+                ), "typed collections need no escaping")
         #expect(try PropertyListValue.encode([Any]()) == StoredValue(type: .json, json: .array([])))
         #expect(try PropertyListValue.encode([String: Any]()) == StoredValue(type: .json, json: .object([:])))
         #expect(try PropertyListValue.encode([[1], ["a"]]).type == .json)
@@ -58,9 +61,10 @@ struct UserDefaultsValueMappingTests {
         ]
         let stored = try PropertyListValue.encode(mixed)
         #expect(stored.type == .json)
-        #expect(stored.json.serialized() == #"""
-            [true,1,2.0,"s",{"$date":"2001-01-01T00:00:01.5Z"},{"$data":"AQID"},{"$url":"file:///a%20b"},{"$double":"nan"},{"$double":"-inf"},{"$dict":{"$date":"looks like a tag"}},{"$url":1,"other":2},[1,2]]
-            """#)
+        #expect(
+            stored.json.serialized() == #"""
+                [true,1,2.0,"s",{"$date":"2001-01-01T00:00:01.5Z"},{"$data":"AQID"},{"$url":"file:///a%20b"},{"$double":"nan"},{"$double":"-inf"},{"$dict":{"$date":"looks like a tag"}},{"$url":1,"other":2},[1,2]]
+                """#)
     }
 
     @Test("every kind of value reads back as it was written, on every backend", arguments: Backend.allCases)

@@ -38,9 +38,10 @@ struct UserDefaultsWriteTests {
 
         defaults.set(Point(x: 1, y: 2), forKey: "origin")
         #expect(defaults.integer(forKey: "origin") == 1, "the earlier value is untouched")
-        #expect(fixture.diagnostics.map(\.description) == [
-            #"key "origin" in \#(fixture.prefs.storage): write failed: value for key "origin" could not be encoded: Point is not a property-list type (Bool, numbers, String, Date, Data, URL, and arrays and string-keyed dictionaries of them)"#,
-        ])
+        #expect(
+            fixture.diagnostics.map(\.description) == [
+                #"key "origin" in \#(fixture.prefs.storage): write failed: value for key "origin" could not be encoded: Point is not a property-list type (Bool, numbers, String, Date, Data, URL, and arrays and string-keyed dictionaries of them)"#
+            ])
 
         #expect {
             try defaults.setChecked(["ok": 1, "bad": [1, Point(x: 0, y: 0)]] as [String: Any], forKey: "origin")
@@ -68,7 +69,9 @@ struct UserDefaultsWriteTests {
         }
         #expect(message([1: "a"]) == "a dictionary with Int keys is not a property-list type; keys must be strings")
         #expect(message(["a": 1, 2: "b"] as [AnyHashable: Any]) == "a dictionary with Int keys is not a property-list type; keys must be strings")
-        #expect(message(["a": [NSNull()]]) == "at $.a[0]: NSNull is not a property-list type (Bool, numbers, String, Date, Data, URL, and arrays and string-keyed dictionaries of them)")
+        #expect(
+            message(["a": [NSNull()]])
+                == "at $.a[0]: NSNull is not a property-list type (Bool, numbers, String, Date, Data, URL, and arrays and string-keyed dictionaries of them)")
         #expect(message([Int?.none as Any]) == "at $[0]: nil has no property-list form")
         #expect(message(UInt64.max) == "integer 18446744073709551615 is outside Int's range and no double holds it exactly")
         #expect(message(NSNumber(value: UInt64.max)) == "integer 18446744073709551615 is outside Int's range and no double holds it exactly")
@@ -87,9 +90,10 @@ struct UserDefaultsWriteTests {
             try defaults.setChecked(huge, forKey: "huge")
         }
         #expect(try fixture.prefs.snapshot().isEmpty)
-        #expect(fixture.diagnostics.map(\.description) == [
-            #"key "" in \#(fixture.prefs.storage): write failed: invalid key name "": a key name cannot be empty"#,
-        ])
+        #expect(
+            fixture.diagnostics.map(\.description) == [
+                #"key "" in \#(fixture.prefs.storage): write failed: invalid key name "": a key name cannot be empty"#
+            ])
     }
 
     @Test("nil, removeObject and setValue behave as in UserDefaults", arguments: Backend.allCases)

@@ -22,7 +22,8 @@ struct FeedCommandTests {
         """
 
     enum Feeds {
-        static let twoMessages = #"[{"id": 3, "bundleId": "a", "title": "t", "text": "x", "confirmLabel": "OK"}, {"id": 5, "bundleId": "a", "title": "t", "text": "y", "confirmLabel": "OK"}]"#
+        static let twoMessages =
+            #"[{"id": 3, "bundleId": "a", "title": "t", "text": "x", "confirmLabel": "OK"}, {"id": 5, "bundleId": "a", "title": "t", "text": "y", "confirmLabel": "OK"}]"#
     }
 
     func write(_ text: String, _ directory: TemporaryDirectory, _ name: String = "messages.json") throws -> String {
@@ -43,17 +44,21 @@ struct FeedCommandTests {
         let typo = try write(#"[{"id": 1, "bundleId": "a", "title": "t", "text": "x", "confirmLabel": "OK", "appVersion": ["1.0"]}]"#, directory, "typo.json")
         let warned = try await tool("feed", "lint", typo)
         #expect(warned.status == 0)
-        #expect(warned.stdout == #"\#(typo):1:78: warning: $[0].appVersion: unknown key "appVersion" is ignored; did you mean "appVersions"?"# + "\n", "findings on stdout, for a pipe: \(warned)")
+        #expect(
+            warned.stdout == #"\#(typo):1:78: warning: $[0].appVersion: unknown key "appVersion" is ignored; did you mean "appVersions"?"# + "\n",
+            "findings on stdout, for a pipe: \(warned)")
         #expect(warned.stderr == "\(typo): 0 errors, 1 warning\n")
         #expect(try await tool("feed", "lint", typo, "--strict").status == 65)
 
         // Only the case differs (the seed's "appversions"): an error, the message would be skipped.
-        let wrongCase = try write(#"[{"id": 1, "bundleId": "a", "title": "t", "text": "x", "confirmLabel": "OK", "appversions": ["0"]}]"#, directory, "case.json")
+        let wrongCase = try write(
+            #"[{"id": 1, "bundleId": "a", "title": "t", "text": "x", "confirmLabel": "OK", "appversions": ["0"]}]"#, directory, "case.json")
         let caseError = try await tool("feed", "lint", wrongCase)
         #expect(caseError.status == 65)
         #expect(caseError.stdout.contains(#"\#(wrongCase):1:78: error: $[0].appversions: unknown key "appversions" skips the message"#), "\(caseError.stdout)")
 
-        let broken = try write("[\n  {\"id\": \"1\", \"bundleId\": \"a\", \"title\": \"t\", \"text\": \"x\", \"confirmLabel\": \"OK\"},\n  {\"id\": 2,", directory, "broken.json")
+        let broken = try write(
+            "[\n  {\"id\": \"1\", \"bundleId\": \"a\", \"title\": \"t\", \"text\": \"x\", \"confirmLabel\": \"OK\"},\n  {\"id\": 2,", directory, "broken.json")
         let failed = try await tool("feed", "lint", broken)
         #expect(failed.status == 65)
         #expect(failed.stdout.contains("\(broken):3:12: error: $: invalid JSON: expected a string key, found end of input"), "\(failed.stdout)")
@@ -67,7 +72,10 @@ struct FeedCommandTests {
     func explain() async throws {
         let directory = try TemporaryDirectory()
         let feed = try write(Self.seedFeed, directory)
-        let common = ["feed", "explain", feed, "--bundle-id", "com.createchsol.AppAlertExample", "--app-version", "1.0", "--os-version", "17.0", "--date", "2026-11-29T10:00:00Z"]
+        let common = [
+            "feed", "explain", feed, "--bundle-id", "com.createchsol.AppAlertExample", "--app-version", "1.0", "--os-version", "17.0", "--date",
+            "2026-11-29T10:00:00Z",
+        ]
         let text = try await tool(common + ["--last-id", "0"])
         #expect(text.status == 0, "\(text.stderr)")
         #expect(text.stdout.contains("message 1 \"App Alert\" for com.createchsol.AppAlertExample: eligible\n  pass: bundleId"))
@@ -76,7 +84,8 @@ struct FeedCommandTests {
 
         let json = try JSON.parse(try await tool(common + ["--last-id", "1", "--json"]).stdout)
         #expect(json["selected"] == .null)
-        #expect(json["messages"]?[0]?["checks"]?[1] == .object(["rule": .string("id > lastMessageId"), "passed": .bool(false), "detail": .string("1 is not > 1")]))
+        #expect(
+            json["messages"]?[0]?["checks"]?[1] == .object(["rule": .string("id > lastMessageId"), "passed": .bool(false), "detail": .string("1 is not > 1")]))
 
         let store = directory.file("app.sqlite").path
         try Prefs(.sqlite(URL(fileURLWithPath: store))).set(1, for: Prefs.Key("lastMessageId", initial: 0))
@@ -113,17 +122,22 @@ struct FeedCommandTests {
         let feed = try write(Self.seedFeed, directory)
         let store = directory.file("app.sqlite").path
         let prefs = try Prefs(.sqlite(URL(fileURLWithPath: store)))
-        try prefs.setStoredValues(["lastMessageId": StoredValue(type: .int, json: .int(1)), "dialoggate.installationId": StoredValue(type: .string, json: .string("install-1"))])
+        try prefs.setStoredValues([
+            "lastMessageId": StoredValue(type: .int, json: .int(1)), "dialoggate.installationId": StoredValue(type: .string, json: .string("install-1")),
+        ])
         try prefs.close()
-        let explained = try await tool("--store", store, "feed", "explain", feed, "--bundle-id", "com.createchsol.AppAlertExample",
-                                       "--app-version", "1.0", "--os-version", "17.0", "--json")
+        let explained = try await tool(
+            "--store", store, "feed", "explain", feed, "--bundle-id", "com.createchsol.AppAlertExample",
+            "--app-version", "1.0", "--os-version", "17.0", "--json")
         #expect(explained.status == 0, "\(explained.stderr)")
         #expect(try JSON.parse(explained.stdout)["context"]?["lastMessageId"] == .int(1))
         #expect(try Prefs(.sqlite(URL(fileURLWithPath: store))).declaredKeys().isEmpty, "no declaration recorded")
 
         // Read as the app reads it: "3" is 3; 3.5 is unreadable, and the app would show nothing.
-        let arguments = ["--store", store, "feed", "explain", feed, "--bundle-id", "com.createchsol.AppAlertExample",
-                         "--app-version", "1.0", "--os-version", "17.0", "--json"]
+        let arguments = [
+            "--store", store, "feed", "explain", feed, "--bundle-id", "com.createchsol.AppAlertExample",
+            "--app-version", "1.0", "--os-version", "17.0", "--json",
+        ]
         try Prefs(.sqlite(URL(fileURLWithPath: store))).setStoredValue(StoredValue(type: .string, json: .string("3")), forKey: "lastMessageId")
         #expect(try JSON.parse(try await tool(arguments).stdout)["context"]?["lastMessageId"] == .int(3))
         try Prefs(.sqlite(URL(fileURLWithPath: store))).setStoredValue(StoredValue(type: .double, json: .double(3.5)), forKey: "lastMessageId")
@@ -193,7 +207,8 @@ struct FeedCommandTests {
         let full = try await tool(common + ["--bundle-id", "com.createchsol.AppAlertExample", "--app-version", "1.0", "--os-version", "17.0"])
         let message2 = try #require(full.stdout.components(separatedBy: "message 2 ").last)
         #expect(message2.hasPrefix("\"New\" for com.createchsol.AppAlertExample: not eligible\n  fail: appVersions"), "failed checks first: \(full.stdout)")
-        let failures = try await tool(common + ["--bundle-id", "com.createchsol.AppAlertExample", "--app-version", "1.0", "--os-version", "17.0", "--failures-only"])
+        let failures = try await tool(
+            common + ["--bundle-id", "com.createchsol.AppAlertExample", "--app-version", "1.0", "--os-version", "17.0", "--failures-only"])
         #expect(!failures.stdout.contains("  pass: "), "\(failures.stdout)")
         #expect(failures.stdout.contains("  fail: appVersions"))
         #expect(failures.stdout.hasSuffix("selected: message 1 \"App Alert\"\n"))
@@ -213,11 +228,14 @@ struct FeedCommandTests {
         let environment = ["XDG_CONFIG_HOME": directory.url.path]
         #expect(try await tool(["--app", "com.createchsol.AppAlertExample", "set", "lastMessageId", "1"], environment: environment).status == 0)
         #expect(FileManager.default.fileExists(atPath: store))
-        let byApp = try await tool(["--app", "com.createchsol.AppAlertExample", "feed", "explain", feed, "--app-version", "1.0", "--os-version", "17.0", "--json"],
-                                   environment: environment)
+        let byApp = try await tool(
+            ["--app", "com.createchsol.AppAlertExample", "feed", "explain", feed, "--app-version", "1.0", "--os-version", "17.0", "--json"],
+            environment: environment)
         #expect(try JSON.parse(byApp.stdout)["context"]?["bundleId"] == .string("com.createchsol.AppAlertExample"), "\(byApp)")
         let missing = try await tool("feed", "explain", feed, "--app-version", "1.0", "--os-version", "17.0")
-        #expect(missing.stderr.hasPrefix("prefs-tool: error: feed explain needs --bundle-id (or --context FILE: a saved 'feed explain --json')\n"), "\(missing.stderr)")
+        #expect(
+            missing.stderr.hasPrefix("prefs-tool: error: feed explain needs --bundle-id (or --context FILE: a saved 'feed explain --json')\n"),
+            "\(missing.stderr)")
     }
 
     @Test("explain --cached uses the feed the store keeps; when the server is down, that feed is used with a warning")
@@ -230,7 +248,9 @@ struct FeedCommandTests {
         let store = directory.file("app.sqlite").path
         let url = server.url("/messages.json").absoluteString
         #expect(try await tool("--store", store, "feed", "fetch", url).status == 0)
-        let explain = ["--store", store, "feed", "explain", "--bundle-id", "com.createchsol.AppAlertExample", "--app-version", "1.0", "--os-version", "17.0", "--json"]
+        let explain = [
+            "--store", store, "feed", "explain", "--bundle-id", "com.createchsol.AppAlertExample", "--app-version", "1.0", "--os-version", "17.0", "--json",
+        ]
         let cached = try await tool(explain + [url, "--cached"])
         #expect(cached.status == 0, "\(cached)")
         #expect(try JSON.parse(cached.stdout)["selected"] == .int(1))
@@ -283,7 +303,9 @@ struct FeedCommandTests {
         let answers = Locked(0)
         let body = Self.seedFeed
         let server = try TestHTTPServer { _ in
-            answers.withLock { $0 += 1; return $0 } == 1 ? .ok(body, headers: ["Cache-Control": "max-age=3600"]) : .ok("[{\"id\": 1,")
+            answers.withLock {
+                $0 += 1; return $0
+            } == 1 ? .ok(body, headers: ["Cache-Control": "max-age=3600"]) : .ok("[{\"id\": 1,")
         }
         defer { server.stop() }
         let directory = try TemporaryDirectory()

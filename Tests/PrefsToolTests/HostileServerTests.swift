@@ -11,16 +11,18 @@ struct HostileServerTests {
     /// 1 GiB of zeros in about 1 MB of gzip, sent whatever the request's Accept-Encoding says.
     static let bombSize = 1 << 30
 
-    @Test("a gzip bomb sent regardless of Accept-Encoding: fetch and lint fail with little memory, and identity was asked for",
-          arguments: ["fetch", "lint"])
+    @Test(
+        "a gzip bomb sent regardless of Accept-Encoding: fetch and lint fail with little memory, and identity was asked for",
+        arguments: ["fetch", "lint"])
     func gzipBomb(action: String) async throws {
         let bomb = Gzip.zeros(count: Self.bombSize)
         let server = try TestHTTPServer { _ in
             .ok(bomb, headers: ["Content-Type": "application/json", "Content-Encoding": "gzip"])
         }
         defer { server.stop() }
-        let run = try await ChildProcess.runMeasured("prefs-tool", ["feed", action, server.url("/messages.json").absoluteString],
-                                                     environment: ["XDG_CONFIG_HOME": "/nonexistent-prefs-tool-test", "PREFS_STORE": ""])
+        let run = try await ChildProcess.runMeasured(
+            "prefs-tool", ["feed", action, server.url("/messages.json").absoluteString],
+            environment: ["XDG_CONFIG_HOME": "/nonexistent-prefs-tool-test", "PREFS_STORE": ""])
         #expect(run.result.status == 74, "\(run.result.stderr)")
         #expect(run.result.stderr.contains("larger than the limit of 1048576 bytes"), "\(run.result.stderr)")
         // The old code peaked at about 1.1 GiB (the whole decoded body); a sanitizer's runtime alone takes ~250 MiB.

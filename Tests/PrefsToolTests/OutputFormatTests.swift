@@ -36,7 +36,8 @@ struct OutputFormatTests {
         switch file {
         case .json:
             guard case .object(var root) = try JSON.parse(Data(contentsOf: URL(fileURLWithPath: store))),
-                  case .object(var values)? = root["values"] else { throw PrefsError.corruptStore(path: store, reason: "test setup") }
+                case .object(var values)? = root["values"]
+            else { throw PrefsError.corruptStore(path: store, reason: "test setup") }
             for name in names { values[name] = .object(["type": .string("string"), "value": .string("x")]) }
             root["values"] = .object(values)
             try JSON.object(root).serializedData(.pretty).write(to: URL(fileURLWithPath: store))
@@ -59,25 +60,31 @@ struct OutputFormatTests {
         try prefs.declare(Prefs.Key("lastMessageId", initial: 0))
         try prefs.setStoredValues([
             "dialog_neverAgain": StoredValue(type: .bool, json: .bool(true)),
-            "dialogs.welcome": StoredValue(type: .json, json: .object([
-                "id": .string("welcome"), "presentations": .int(2), "lastResponse": .string("neverRemind"),
-                "firstPresented": .string("2026-11-29T08:24:31.06376409530639648Z"),
-            ])),
+            "dialogs.welcome": StoredValue(
+                type: .json,
+                json: .object([
+                    "id": .string("welcome"), "presentations": .int(2), "lastResponse": .string("neverRemind"),
+                    "firstPresented": .string("2026-11-29T08:24:31.06376409530639648Z"),
+                ])),
             "multi": StoredValue(type: .string, json: .string(Self.hostile)),
         ])
         let result = try await toolOnTerminal(["--store", store, "list"], columns: 60)
         #expect(result.status == 0)
-        #expect(result.stdout == """
-            dialog_neverAgain  bool    true
-            dialogs.welcome    json    {"firstPresented":"2026-11-29T08…
-            lastMessageId      int     0  (initial)
-            multi              string  a\\nb\\tc\\d\\r\\u{1B}[31mred\\u{9B}2J…
+        #expect(
+            result.stdout == """
+                dialog_neverAgain  bool    true
+                dialogs.welcome    json    {"firstPresented":"2026-11-29T08…
+                lastMessageId      int     0  (initial)
+                multi              string  a\\nb\\tc\\d\\r\\u{1B}[31mred\\u{9B}2J…
 
-            """)
+                """)
         #expect(result.stdout.split(separator: "\n").allSatisfy { $0.count <= 60 })
         let wide = try await toolOnTerminal(["--store", store, "list", "dialogs.*"], columns: 200)
-        #expect(wide.stdout == #"dialogs.welcome  json  {"firstPresented":"2026-11-29T08:24:31.063Z","id":"welcome","lastResponse":"neverRemind","presentations":2}"# + "\n",
-                "timestamps to the millisecond")
+        #expect(
+            wide.stdout
+                == #"dialogs.welcome  json  {"firstPresented":"2026-11-29T08:24:31.063Z","id":"welcome","lastResponse":"neverRemind","presentations":2}"#
+                + "\n",
+            "timestamps to the millisecond")
         let exact = try await tool("--store", store, "get", "dialogs.welcome", "--json")
         #expect(exact.stdout.contains("08:24:31.06376409530639648Z"), "--json keeps every digit")
     }
@@ -92,9 +99,11 @@ struct OutputFormatTests {
         #expect(try await tool("--store", store, "list", "dialog*").stdout == "dialog_neverAgain\tint\t1\ndialogs.welcome\tint\t1\n")
         #expect(try await tool("--store", store, "list", "last*", "*Msg").stdout == "UserHasSeenMsg\tint\t1\nlastMessageId\tint\t1\n")
         #expect(try await tool("--store", store, "list", "dialogs.[w]elcome").stdout == "dialogs.welcome\tint\t1\n")
-        #expect(try JSON.parse(try await tool("--store", store, "list", "--json", "last*").stdout) == .object([
-            "lastMessageId": .object(["type": .string("int"), "value": .int(1), "initial": .null, "stored": .bool(true)]),
-        ]))
+        #expect(
+            try JSON.parse(try await tool("--store", store, "list", "--json", "last*").stdout)
+                == .object([
+                    "lastMessageId": .object(["type": .string("int"), "value": .int(1), "initial": .null, "stored": .bool(true)])
+                ]))
         let none = try await tool("--store", store, "list", "lastMesageId")
         #expect(none.status == 1)
         #expect(none.stdout.isEmpty)
@@ -107,15 +116,21 @@ struct OutputFormatTests {
         let store = directory.file("s.sqlite").path
         let prefs = try Prefs(.sqlite(URL(fileURLWithPath: store)))
         try prefs.setStoredValue(StoredValue(type: .string, json: .string(Self.hostile)), forKey: "multi")
-        try prefs.setStoredValue(StoredValue(type: .json, json: .object([
-            "presentations": .int(1), "lastResponse": .string("ok\u{202E}"),
-        ])), forKey: "dialogs.\u{202E}evil")
+        try prefs.setStoredValue(
+            StoredValue(
+                type: .json,
+                json: .object([
+                    "presentations": .int(1), "lastResponse": .string("ok\u{202E}"),
+                ])), forKey: "dialogs.\u{202E}evil")
         let escaped = #""a\nb\tc\\d\r\u001b[31mred\u009b2J\u007f\u202eevil\u2066""#
         for arguments in [["list", "--json"], ["get", "multi", "--json"], ["export"], ["export", "-"], ["dialogs", "--json"]] {
             let terminal = try await toolOnTerminal(["--store", store] + arguments)
             #expect(terminal.status == 0, "\(arguments): \(terminal)")
-            #expect(!terminal.stdout.unicodeScalars.contains { (0x7F...0x9F).contains($0.value) || (0x202A...0x202E).contains($0.value) || (0x2066...0x2069).contains($0.value) },
-                    "\(arguments): \(terminal.stdout)")
+            #expect(
+                !terminal.stdout.unicodeScalars.contains {
+                    (0x7F...0x9F).contains($0.value) || (0x202A...0x202E).contains($0.value) || (0x2066...0x2069).contains($0.value)
+                },
+                "\(arguments): \(terminal.stdout)")
             #expect(!terminal.stdout.contains("\u{1B}"), "\(arguments)")
             if arguments[0] != "dialogs" { #expect(terminal.stdout.contains(escaped), "\(arguments): \(terminal.stdout)") }
             #expect(terminal.stdout.contains(#"\u202e"#), "\(arguments)")

@@ -17,8 +17,9 @@ struct ReadOnlyStoreTests {
         var testDescription: String { rawValue }
     }
 
-    @Test("list, get, export and check work as another user; set fails with a clear error; nothing changes on disk",
-          arguments: StoreFile.allCases, Restriction.allCases)
+    @Test(
+        "list, get, export and check work as another user; set fails with a clear error; nothing changes on disk",
+        arguments: StoreFile.allCases, Restriction.allCases)
     func readOnlyStore(file: StoreFile, restriction: Restriction) async throws {
         let mallory = try OtherUser.ensure()
         let directory = try TemporaryDirectory()

@@ -43,8 +43,9 @@ struct ReadmeSessionTests {
             .appendingPathComponent("Sources/Prefs/Prefs.docc/PrefsTool.md")
         let text = try String(contentsOf: readme, encoding: .utf8)
         guard let start = text.range(of: "A QA session on an app's store"),
-              let open = text.range(of: "```console\n", range: start.upperBound..<text.endIndex),
-              let close = text.range(of: "\n```", range: open.upperBound..<text.endIndex) else { return [] }
+            let open = text.range(of: "```console\n", range: start.upperBound..<text.endIndex),
+            let close = text.range(of: "\n```", range: open.upperBound..<text.endIndex)
+        else { return [] }
         var steps: [(command: String, output: String)] = []
         var continued = false
         for line in text[open.upperBound..<close.lowerBound].split(separator: "\n", omittingEmptySubsequences: false) {
@@ -66,8 +67,9 @@ struct ReadmeSessionTests {
         #expect(steps.count >= 10, "the session was found in PrefsTool.md")
         let home = try TemporaryDirectory()
         try Data(Self.feed.utf8).write(to: home.file("messages.json"))
-        let seeded = try await tool(["--app", "com.createchsol.AppAlertExample", "import", "-"], stdin: Self.appStore,
-                                    environment: ["XDG_CONFIG_HOME": home.file(".config").path])
+        let seeded = try await tool(
+            ["--app", "com.createchsol.AppAlertExample", "import", "-"], stdin: Self.appStore,
+            environment: ["XDG_CONFIG_HOME": home.file(".config").path])
         #expect(seeded.status == 0, "\(seeded)")
         let products = ChildProcess.productsDirectory.path
         var exports = ""
@@ -76,7 +78,8 @@ struct ReadmeSessionTests {
                 exports += step.command + "; "
                 continue
             }
-            let script = "cd \(shellQuoted(home.url.path)) && export HOME=\(shellQuoted(home.url.path)) COLUMNS=80 "
+            let script =
+                "cd \(shellQuoted(home.url.path)) && export HOME=\(shellQuoted(home.url.path)) COLUMNS=80 "
                 + "PATH=\(shellQuoted(products)):\"$PATH\" && unset XDG_CONFIG_HOME PREFS_STORE && \(exports)\(step.command)"
             let result = try await ChildProcess.runSystem("/usr/bin/script", ["-qec", script, "/dev/null"])
             let output = result.stdout.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: home.url.path, with: Self.shownHome)

@@ -46,8 +46,9 @@ struct SetTypeTests {
             #expect(result.status == 0, "\(key): \(result)")
             #expect(try stored(store, key) == expected, "\(key) = \(text)")
         }
-        #expect(try await tool("--store", store, "list").stdout
-            == "arr\t[int]\t[4,5]\nnote\tstring\t5\nratio\tdouble\t2.0\nwhen\tdate\t2026-12-01T00:00:00Z\n")
+        #expect(
+            try await tool("--store", store, "list").stdout
+                == "arr\t[int]\t[4,5]\nnote\tstring\t5\nratio\tdouble\t2.0\nwhen\tdate\t2026-12-01T00:00:00Z\n")
     }
 
     @Test("a value that does not fit the stored type is refused with a hint naming --type, and --type changes the type", arguments: StoreFile.allCases)
@@ -57,11 +58,12 @@ struct SetTypeTests {
         #expect(try await tool("--store", store, "set", "count", "3").status == 0)
         let refused = try await tool("--store", store, "set", "count", "hello")
         #expect(refused.status == 65)
-        #expect(refused.stderr == """
-            prefs-tool: error: "hello" is not a valid int: expected an integer in -9223372036854775808...9223372036854775807; \
-            key "count" holds an int (to store a string instead, give --type string)
+        #expect(
+            refused.stderr == """
+                prefs-tool: error: "hello" is not a valid int: expected an integer in -9223372036854775808...9223372036854775807; \
+                key "count" holds an int (to store a string instead, give --type string)
 
-            """)
+                """)
         #expect(try stored(store, "count") == StoredValue(type: .int, json: .int(3)), "nothing written")
         let decimal = try await tool("--store", store, "set", "count", "2.5")
         #expect(decimal.stderr.hasSuffix("key \"count\" holds an int (to store a double instead, give --type double)\n"), "\(decimal.stderr)")
@@ -89,7 +91,9 @@ struct SetTypeTests {
         }
         let wrongShape = try await tool("--store", store, "set", "arr2", #"[1,"a"]"#, "--type", "[int]")
         #expect(wrongShape.status == 65)
-        #expect(wrongShape.stderr.hasPrefix(#"prefs-tool: error: "[1,\"a\"]" is not a valid [int]: [1]: type int: expected an integer, found string"#), "\(wrongShape.stderr)")
+        #expect(
+            wrongShape.stderr.hasPrefix(#"prefs-tool: error: "[1,\"a\"]" is not a valid [int]: [1]: type int: expected an integer, found string"#),
+            "\(wrongShape.stderr)")
         let unknown = try await tool("--store", store, "set", "x", "1", "--type", "[integer]")
         #expect(unknown.status == 64)
         #expect(unknown.stderr.hasPrefix("prefs-tool: error: unknown type '[integer]'"), "\(unknown.stderr)")
@@ -106,10 +110,11 @@ struct SetTypeTests {
         try prefs.set(1, for: Prefs.Key("count", initial: 0))
         let typo = try await tool("--store", store, "set", "lastMesageId", "5")
         #expect(typo.status == 0)
-        #expect(typo.stderr == """
-            prefs-tool: warning: "lastMesageId" is a new key; did you mean "lastMessageId"? (prefs-tool reset lastMesageId removes it)
+        #expect(
+            typo.stderr == """
+                prefs-tool: warning: "lastMesageId" is a new key; did you mean "lastMessageId"? (prefs-tool reset lastMesageId removes it)
 
-            """)
+                """)
         #expect(try await tool("--store", store, "set", "cuont", "2").stderr.contains(#"did you mean "count"?"#), "a swap of two letters")
         #expect(try await tool("--store", store, "set", "LastMessageID", "2").stderr.contains(#"did you mean "lastMessageId"?"#), "case only")
         for quiet in ["count2", "welcome", "lastMessageId", "cnt", "lastMessageDate"] {
@@ -126,7 +131,10 @@ struct SetTypeTests {
         for arguments in [["set", "a", "1"], ["import", "-"], ["feed", "fetch", "http://127.0.0.1:1/m.json"]] {
             let refused = try await tool(["--store", store] + arguments, stdin: #"{"formatVersion": 1, "values": {}}"#)
             #expect(refused.status == 74, "\(arguments): \(refused)")
-            #expect(refused.stderr == "prefs-tool: error: no folder \(directory.url.path)/typo/dir for a new store at \(store) (give --create-dirs to create it); nothing was written\n")
+            #expect(
+                refused.stderr
+                    == "prefs-tool: error: no folder \(directory.url.path)/typo/dir for a new store at \(store) (give --create-dirs to create it); nothing was written\n"
+            )
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).isEmpty, "no folder created")
         let source = directory.file("source.json").path
@@ -155,7 +163,9 @@ struct SetTypeTests {
         try await Task.sleep(for: .milliseconds(500))
         kill(process.processIdentifier, SIGINT)
         let result = try await ChildProcess.finish(process, out, err)
-        #expect(result.stderr.hasPrefix("prefs-tool: warning: key \"lastMesageId\" is neither stored nor declared; did you mean \"lastMessageId\"?\n"), "\(result.stderr)")
+        #expect(
+            result.stderr.hasPrefix("prefs-tool: warning: key \"lastMesageId\" is neither stored nor declared; did you mean \"lastMessageId\"?\n"),
+            "\(result.stderr)")
         #expect(result.stdout.hasSuffix("\tlastMesageId\tint\t4\t(new)\n"), "\(result.stdout)")
         #expect(result.status == 0)
     }

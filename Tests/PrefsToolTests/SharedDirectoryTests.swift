@@ -13,9 +13,11 @@ struct SharedDirectoryTests {
     private func secretStore(_ directory: TemporaryDirectory, secret: String) throws -> String {
         let path = directory.file("private.json").path
         let prefs = try Prefs(.jsonFile(URL(fileURLWithPath: path)))
-        try prefs.setStoredValues(Dictionary(uniqueKeysWithValues: (0..<200).map {
-            ("key\($0)", .some(StoredValue(type: .string, json: .string(secret + String(repeating: "x", count: 20_000)))))
-        }))
+        try prefs.setStoredValues(
+            Dictionary(
+                uniqueKeysWithValues: (0..<200).map {
+                    ("key\($0)", .some(StoredValue(type: .string, json: .string(secret + String(repeating: "x", count: 20_000)))))
+                }))
         try prefs.close()
         return path
     }
@@ -29,7 +31,8 @@ struct SharedDirectoryTests {
         let stop = shared.file("stop").path
         // Opens every file it can as soon as it appears, waits a moment with it open (the writer may chmod meanwhile),
         // then reads it through the open descriptor.
-        let (poller, out, err) = try mallory.start("""
+        let (poller, out, err) = try mallory.start(
+            """
             cd '\(shared.url.path)' || exit 2
             end=$((SECONDS + 60))
             while [ ! -e stop ] && [ $SECONDS -lt $end ]; do
@@ -59,10 +62,11 @@ struct SharedDirectoryTests {
         let mallory = try OtherUser.ensure()
         let shared = try OtherUser.sharedDirectory()
         let own = try TemporaryDirectory()
-        let victim = own.file("nologin").path       // think /etc/nologin
+        let victim = own.file("nologin").path  // think /etc/nologin
         let victimStore = own.file("victim.json").path
         try Data("root's own file\n".utf8).write(to: URL(fileURLWithPath: victimStore))
-        let planted = try await mallory.shell("""
+        let planted = try await mallory.shell(
+            """
             cd '\(shared.url.path)' && ln -s '\(victim)' qa.json.lock && ln -s '\(victimStore)' linked.json \
               && ln -s '\(victimStore)' out.json
             """)
@@ -75,7 +79,9 @@ struct SharedDirectoryTests {
 
         let store = try await tool("--store", shared.file("linked.json").path, "set", "a", "1")
         #expect(store.status == 74)
-        #expect(store.stderr.contains("linked.json: refusing to follow a symbolic link owned by another user (uid \(mallory.uid)) in a shared sticky directory"), "\(store.stderr)")
+        #expect(
+            store.stderr.contains("linked.json: refusing to follow a symbolic link owned by another user (uid \(mallory.uid)) in a shared sticky directory"),
+            "\(store.stderr)")
         #expect(try await tool("--store", own.file("mine.json").path, "set", "a", "1").status == 0)
         let export = try await tool("--store", own.file("mine.json").path, "export", shared.file("out.json").path)
         #expect(export.status == 74, "\(export.stderr)")
@@ -89,8 +95,9 @@ struct SharedDirectoryTests {
         #expect(FileManager.default.fileExists(atPath: own.file("target.json").path))
     }
 
-    @Test("-wal and -shm links another user planted beside a new SQLite store: refused by name, and no database is left behind",
-          arguments: ["-wal", "-shm"])
+    @Test(
+        "-wal and -shm links another user planted beside a new SQLite store: refused by name, and no database is left behind",
+        arguments: ["-wal", "-shm"])
     func plantedSQLiteSidecars(suffix: String) async throws {
         let mallory = try OtherUser.ensure()
         let shared = try OtherUser.sharedDirectory()
@@ -99,7 +106,10 @@ struct SharedDirectoryTests {
         #expect(planted.status == 0, "\(planted.stderr)")
         let set = try await tool("--store", store, "set", "a", "1")
         #expect(set.status == 74)
-        #expect(set.stderr == "prefs-tool: error: \(store)\(suffix): open (a symbolic link, which SQLite does not follow) failed: Too many levels of symbolic links (errno 40)\n", "\(set.stderr)")
+        #expect(
+            set.stderr
+                == "prefs-tool: error: \(store)\(suffix): open (a symbolic link, which SQLite does not follow) failed: Too many levels of symbolic links (errno 40)\n",
+            "\(set.stderr)")
         #expect(fileOwnerAndMode(store) == nil, "no database created")
     }
 

@@ -20,8 +20,9 @@ struct SnapshotTests {
         return prefs
     }
 
-    @Test("export carries declarations; import --replace makes another store hold exactly the snapshot; diff finds nothing",
-          arguments: StoreFile.allCases, StoreFile.allCases)
+    @Test(
+        "export carries declarations; import --replace makes another store hold exactly the snapshot; diff finds nothing",
+        arguments: StoreFile.allCases, StoreFile.allCases)
     func exactSnapshot(source: StoreFile, target: StoreFile) async throws {
         let directory = try TemporaryDirectory()
         let sourcePath = directory.file("source.\(source.rawValue)").path
@@ -38,17 +39,18 @@ struct SnapshotTests {
         try other.setStoredValues(["lastMessageId": StoredValue(type: .int, json: .int(9)), "extra": StoredValue(type: .string, json: .string("x"))])
         let merged = try await tool("--store", targetPath, "diff", snapshot)
         #expect(merged.status == 1)
-        #expect(merged.stdout == """
-            -\tdialog_neverAgain\tbool\ttrue
-            +\textra\tstring\tx
-            -\tlastMessageId\tint\t3
-            +\tlastMessageId\tint\t9
-            -\tnote\tstring\ta\\nb
-            -\tdialog_neverAgain\tbool\tfalse\t(declared)
-            +\textra\tstring\t\t(declared)
-            -\tlastMessageId\tint\t0\t(declared)
+        #expect(
+            merged.stdout == """
+                -\tdialog_neverAgain\tbool\ttrue
+                +\textra\tstring\tx
+                -\tlastMessageId\tint\t3
+                +\tlastMessageId\tint\t9
+                -\tnote\tstring\ta\\nb
+                -\tdialog_neverAgain\tbool\tfalse\t(declared)
+                +\textra\tstring\t\t(declared)
+                -\tlastMessageId\tint\t0\t(declared)
 
-            """)
+                """)
         let replaced = try await tool("--store", targetPath, "import", "--replace", snapshot)
         #expect(replaced.status == 0, "\(replaced)")
         #expect(replaced.stderr == "imported 3 values and 2 declarations, replacing the store's contents\n")
@@ -70,8 +72,9 @@ struct SnapshotTests {
         #expect(try await tool("--store", store, "set", "lastMessageId", "9").status == 0)
         let imported = try await tool("--store", store, "import", snapshot)
         #expect(imported.stderr == "imported 3 values and 2 declarations\n")
-        #expect(try await tool("--store", store, "list").stdout
-            == "dialog_neverAgain\tbool\ttrue\nkept\tint\t1\nlastMessageId\tint\t3\nnote\tstring\ta\\nb\n")
+        #expect(
+            try await tool("--store", store, "list").stdout
+                == "dialog_neverAgain\tbool\ttrue\nkept\tint\t1\nlastMessageId\tint\t3\nnote\tstring\ta\\nb\n")
         let diff = try await tool("--store", store, "diff", snapshot)
         #expect(diff.status == 1)
         #expect(diff.stdout == "+\tkept\tint\t1\n")
@@ -88,32 +91,38 @@ struct SnapshotTests {
         let document = #"{"formatVersion": 1, "values": {"ok": {"type": "int", "value": 1}, "lastMessageId": {"type": "string", "value": "three"}}}"#
         let refused = try await tool(["--store", store, "import", "-"], stdin: document)
         #expect(refused.status == 65, "as set refuses it")
-        #expect(refused.stderr == """
-            prefs-tool: error: <stdin>: $.values.lastMessageId: key "lastMessageId" is declared as int, and string "three" \
-            cannot be read as one (a string is never read as int); nothing was written (--unchecked imports it as it is)
+        #expect(
+            refused.stderr == """
+                prefs-tool: error: <stdin>: $.values.lastMessageId: key "lastMessageId" is declared as int, and string "three" \
+                cannot be read as one (a string is never read as int); nothing was written (--unchecked imports it as it is)
 
-            """)
+                """)
         #expect(try prefs.snapshot().isEmpty, "all or nothing")
         // Declared in the document itself, into a store that declares nothing.
         let fresh = directory.file("fresh.\(file.rawValue)").path
-        let declaredInDocument = #"{"formatVersion": 1, "declared": {"n": {"type": "double", "initial": 0.5}}, "values": {"n": {"type": "json", "value": "x"}}}"#
+        let declaredInDocument =
+            #"{"formatVersion": 1, "declared": {"n": {"type": "double", "initial": 0.5}}, "values": {"n": {"type": "json", "value": "x"}}}"#
         let refusedToo = try await tool(["--store", fresh, "import", "-"], stdin: declaredInDocument)
         #expect(refusedToo.status == 65, "\(refusedToo)")
         #expect(refusedToo.stderr.contains("key \"n\" is declared as double, and json \"x\" cannot be read as one (type double: "), "\(refusedToo.stderr)")
         // An int where a double is declared reads as the double: accepted, as the app reads it.
-        #expect(try await tool(["--store", store, "import", "-"],
-                               stdin: #"{"formatVersion": 1, "declared": {"r": {"type": "double", "initial": 0.5}}, "values": {"r": {"type": "int", "value": 2}}}"#).status == 0)
+        #expect(
+            try await tool(
+                ["--store", store, "import", "-"],
+                stdin: #"{"formatVersion": 1, "declared": {"r": {"type": "double", "initial": 0.5}}, "values": {"r": {"type": "int", "value": 2}}}"#
+            ).status == 0)
         // --unchecked imports it as it is, to reproduce the bug; check then names it.
         #expect(try await tool(["--store", store, "import", "-", "--unchecked"], stdin: document).status == 0)
         #expect(try Prefs(.file(URL(fileURLWithPath: store))).storedValue(forKey: "lastMessageId") == StoredValue(type: .string, json: .string("three")))
         let check = try await tool("--store", store, "check")
         #expect(check.status == 65)
-        #expect(check.stderr == """
-            prefs-tool: error: key "lastMessageId" is declared as int, and its stored string "three" cannot be read as one \
-            (a string is never read as int): the app reads its initial value 0 (prefs-tool reset lastMessageId)
-            prefs-tool: error: \(store): 1 problem found
+        #expect(
+            check.stderr == """
+                prefs-tool: error: key "lastMessageId" is declared as int, and its stored string "three" cannot be read as one \
+                (a string is never read as int): the app reads its initial value 0 (prefs-tool reset lastMessageId)
+                prefs-tool: error: \(store): 1 problem found
 
-            """)
+                """)
         #expect(try await tool("--store", store, "reset", "lastMessageId").status == 0)
         #expect(try await tool("--store", store, "check").status == 0)
     }

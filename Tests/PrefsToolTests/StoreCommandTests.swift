@@ -103,10 +103,12 @@ struct StoreCommandTests {
         #expect(plain.stdout == "dialog_neverAgain\tbool\ttrue\nlastMessageId\tint\t0\t(initial)\n")
         let json = try await tool("--store", store, "list", "--json")
         #expect(json.status == 0)
-        #expect(try JSON.parse(json.stdout) == .object([
-            "dialog_neverAgain": .object(["type": .string("bool"), "value": .bool(true), "initial": .bool(false), "stored": .bool(true)]),
-            "lastMessageId": .object(["type": .string("int"), "value": .int(0), "initial": .int(0), "stored": .bool(false)]),
-        ]))
+        #expect(
+            try JSON.parse(json.stdout)
+                == .object([
+                    "dialog_neverAgain": .object(["type": .string("bool"), "value": .bool(true), "initial": .bool(false), "stored": .bool(true)]),
+                    "lastMessageId": .object(["type": .string("int"), "value": .int(0), "initial": .int(0), "stored": .bool(false)]),
+                ]))
         #expect(json.stdout.hasSuffix("}\n"))
     }
 
@@ -115,7 +117,9 @@ struct StoreCommandTests {
         let directory = try TemporaryDirectory()
         let store = file.path(in: directory)
         let prefs = try Prefs(.file(URL(fileURLWithPath: store)))
-        try prefs.setStoredValues(["lastMessageId": StoredValue(type: .int, json: .int(3)), "a": StoredValue(type: .int, json: .int(1)), "b": StoredValue(type: .int, json: .int(2))])
+        try prefs.setStoredValues([
+            "lastMessageId": StoredValue(type: .int, json: .int(3)), "a": StoredValue(type: .int, json: .int(1)), "b": StoredValue(type: .int, json: .int(2)),
+        ])
         #expect(try await tool("--store", store, "reset", "lastMessageId").status == 0)
         #expect(try await tool("--store", store, "get", "lastMessageId").status == 1)
         let again = try await tool("--store", store, "reset", "lastMessageId")
@@ -160,8 +164,9 @@ struct StoreCommandTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == [URL(fileURLWithPath: store).lastPathComponent])
     }
 
-    @Test("an SQLite store whose schema was damaged exits 65 naming what is missing, and the file is untouched",
-          arguments: [("DROP TABLE prefs;", "no such table: prefs"), ("DROP TABLE prefs_declared;", "no such table: prefs_declared")])
+    @Test(
+        "an SQLite store whose schema was damaged exits 65 naming what is missing, and the file is untouched",
+        arguments: [("DROP TABLE prefs;", "no such table: prefs"), ("DROP TABLE prefs_declared;", "no such table: prefs_declared")])
     func damagedSchema(damage: String, missing: String) async throws {
         let directory = try TemporaryDirectory()
         let store = directory.file("s.sqlite").path
@@ -178,8 +183,9 @@ struct StoreCommandTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path) == ["s.sqlite"])
     }
 
-    @Test("an SQLite store with damaged pages: every command that writes exits 65, and no byte changes",
-          arguments: [12, 20] as [Int])
+    @Test(
+        "an SQLite store with damaged pages: every command that writes exits 65, and no byte changes",
+        arguments: [12, 20] as [Int])
     func damagedPages(page: Int) async throws {
         let directory = try TemporaryDirectory()
         let store = directory.file("s.sqlite").path
@@ -274,7 +280,8 @@ struct StoreCommandTests {
         #expect(!FileManager.default.fileExists(atPath: directory.file("none.sqlite").path))
         // Without --store or PREFS_STORE, the hint says how to name one.
         let defaulted = try await tool(["list"], environment: ["XDG_CONFIG_HOME": directory.url.path])
-        #expect(defaulted.stderr == "prefs-tool: error: no store at \(directory.url.path)/prefs/default.sqlite (give --store PATH, --app ID or set PREFS_STORE)\n")
+        #expect(
+            defaulted.stderr == "prefs-tool: error: no store at \(directory.url.path)/prefs/default.sqlite (give --store PATH, --app ID or set PREFS_STORE)\n")
     }
 
     @Test("PREFS_STORE picks the store when --store is absent")

@@ -23,12 +23,14 @@ struct StoreLocationTests {
         let path = "\(directory.url.path)/prefs/com.createchsol.AppAlertExample.sqlite"
         #expect(FileManager.default.fileExists(atPath: path))
         #expect(try await tool(["--app", "com.createchsol.AppAlertExample", "get", "lastMessageId"], environment: environment).stdout == "1\n")
-        #expect(try await tool(["get", "lastMessageId", "--app=com.createchsol.AppAlertExample"], environment: environment).stdout == "1\n",
-                "a global option, before or after the command")
+        #expect(
+            try await tool(["get", "lastMessageId", "--app=com.createchsol.AppAlertExample"], environment: environment).stdout == "1\n",
+            "a global option, before or after the command")
         var withVariable = environment
         withVariable["PREFS_STORE"] = directory.file("elsewhere.json").path
-        #expect(try await tool(["--app", "com.createchsol.AppAlertExample", "get", "lastMessageId"], environment: withVariable).stdout == "1\n",
-                "--app wins over $PREFS_STORE, as --store does")
+        #expect(
+            try await tool(["--app", "com.createchsol.AppAlertExample", "get", "lastMessageId"], environment: withVariable).stdout == "1\n",
+            "--app wins over $PREFS_STORE, as --store does")
         let both = try await tool(["--app", "a.b", "--store", path, "list"], environment: environment)
         #expect(both.status == 64)
         #expect(both.stderr.hasPrefix("prefs-tool: error: give --store or --app, not both\n"))
@@ -36,7 +38,10 @@ struct StoreLocationTests {
         #expect(bad.status == 64)
         let typo = try await tool(["--app", "com.createchsol.AppAlertExampel", "list"], environment: environment)
         #expect(typo.status == 74)
-        #expect(typo.stderr == "prefs-tool: error: no store at \(directory.url.path)/prefs/com.createchsol.AppAlertExampel.sqlite; did you mean --app com.createchsol.AppAlertExample?\n")
+        #expect(
+            typo.stderr
+                == "prefs-tool: error: no store at \(directory.url.path)/prefs/com.createchsol.AppAlertExampel.sqlite; did you mean --app com.createchsol.AppAlertExample?\n"
+        )
     }
 
     @Test("stores lists the default location's stores by identifier, as defaults domains; --paths gives their paths")
@@ -45,8 +50,9 @@ struct StoreLocationTests {
         let stores = try await tool(["stores"], environment: environment)
         #expect(stores.status == 0)
         #expect(stores.stdout == "com.createchsol.AppAlertExample\ncom.example.Other\n")
-        #expect(try await tool(["stores", "--paths"], environment: environment).stdout
-            == "\(directory.url.path)/prefs/com.createchsol.AppAlertExample.sqlite\n\(directory.url.path)/prefs/com.example.Other.sqlite\n")
+        #expect(
+            try await tool(["stores", "--paths"], environment: environment).stdout
+                == "\(directory.url.path)/prefs/com.createchsol.AppAlertExample.sqlite\n\(directory.url.path)/prefs/com.example.Other.sqlite\n")
         let empty = try await tool(["stores"], environment: ["XDG_CONFIG_HOME": directory.file("none").path])
         #expect(empty.status == 0 && empty.stdout.isEmpty)
         #expect(empty.stderr == "no stores in the default location (\(directory.url.path)/none/prefs/ID.sqlite)\n")
@@ -60,14 +66,16 @@ struct StoreLocationTests {
         let (directory, environment) = try await defaultLocation()
         let defaulted = try await tool(["list"], environment: environment)
         #expect(defaulted.status == 74)
-        #expect(defaulted.stderr == """
-            prefs-tool: error: no store at \(directory.url.path)/prefs/default.sqlite (give --store PATH, --app ID or set PREFS_STORE); \
-            the default location holds 2 stores: com.createchsol.AppAlertExample, com.example.Other (see 'prefs-tool stores')
+        #expect(
+            defaulted.stderr == """
+                prefs-tool: error: no store at \(directory.url.path)/prefs/default.sqlite (give --store PATH, --app ID or set PREFS_STORE); \
+                the default location holds 2 stores: com.createchsol.AppAlertExample, com.example.Other (see 'prefs-tool stores')
 
-            """)
+                """)
         try FileManager.default.removeItem(atPath: "\(directory.url.path)/prefs/com.example.Other.sqlite")
-        #expect(try await tool(["list"], environment: environment).stderr.hasSuffix(
-            "; the default location holds one store: --app com.createchsol.AppAlertExample\n"))
+        #expect(
+            try await tool(["list"], environment: environment).stderr.hasSuffix(
+                "; the default location holds one store: --app com.createchsol.AppAlertExample\n"))
         let beside = try await tool(["--store", "\(directory.url.path)/prefs/com.createchsol.AppAlertExample.sqlit", "list"], environment: environment)
         #expect(beside.stderr.hasSuffix("; did you mean \(directory.url.path)/prefs/com.createchsol.AppAlertExample.sqlite?\n"), "\(beside.stderr)")
         let other = try await tool(["--store", "\(directory.url.path)/prefs/zzz.json", "list"], environment: environment)
@@ -96,14 +104,19 @@ struct StoreLocationTests {
         try PropertyListSerialization.data(fromPropertyList: ["lastMessageId": 3], format: .binary, options: 0).write(to: plist)
         let plistResult = try await tool("--store", store, "import", plist.path)
         #expect(plistResult.status == 64)
-        #expect(plistResult.stderr.hasPrefix("prefs-tool: error: \(plist.path) is a property list; did you mean 'prefs-tool import --plist \(plist.path)'?\n"), "\(plistResult.stderr)")
+        #expect(
+            plistResult.stderr.hasPrefix("prefs-tool: error: \(plist.path) is a property list; did you mean 'prefs-tool import --plist \(plist.path)'?\n"),
+            "\(plistResult.stderr)")
         try PropertyListSerialization.data(fromPropertyList: ["a": 1], format: .xml, options: 0).write(to: plist)
         #expect(try await tool("--store", store, "import", plist.path).status == 64, "an XML property list too")
         #expect(try await tool("--store", store, "set", "a", "1").status == 0)
         let listed = try await tool("--store", store, "list", "--json").stdout
         let listResult = try await tool(["--store", store, "import", "-"], stdin: listed)
         #expect(listResult.status == 65)
-        #expect(listResult.stderr == "prefs-tool: error: <stdin> is the output of 'prefs-tool list --json', which 'import' does not read; write a snapshot to import with 'prefs-tool export FILE'\n")
+        #expect(
+            listResult.stderr
+                == "prefs-tool: error: <stdin> is the output of 'prefs-tool list --json', which 'import' does not read; write a snapshot to import with 'prefs-tool export FILE'\n"
+        )
     }
 
     @Test("options an action does not take are refused, not ignored")

@@ -19,17 +19,25 @@ struct ToolCommandTests {
         let typo = try await tool("rest", "lastMessageId")
         #expect(typo.status == 64)
         #expect(typo.stdout.isEmpty)
-        #expect(typo.stderr == "prefs-tool: error: unknown command 'rest'; did you mean 'reset'?\nusage: prefs-tool [--store PATH | --app ID] COMMAND [ARGUMENTS…]\n(see 'prefs-tool help')\n")
+        #expect(
+            typo.stderr
+                == "prefs-tool: error: unknown command 'rest'; did you mean 'reset'?\nusage: prefs-tool [--store PATH | --app ID] COMMAND [ARGUMENTS…]\n(see 'prefs-tool help')\n"
+        )
         let option = try await tool("list", "--jsn")
         #expect(option.status == 64)
-        #expect(option.stderr == "prefs-tool: error: unknown option '--jsn' for 'list'; did you mean '--json'?\nusage: prefs-tool [--store PATH] list [PATTERN…] [--json]\n")
+        #expect(
+            option.stderr
+                == "prefs-tool: error: unknown option '--jsn' for 'list'; did you mean '--json'?\nusage: prefs-tool [--store PATH] list [PATTERN…] [--json]\n")
         #expect(try await tool().status == 64)
         #expect(try await tool("--stor", "x", "list").stderr.hasPrefix("prefs-tool: error: unknown option '--stor'; did you mean '--store'?\n"))
         #expect(try await tool("help", "help").stdout.hasPrefix("prefs-tool: inspect and reset"))
         let directory = try TemporaryDirectory()
         let store = directory.file("s.json").path
-        #expect(try await tool("--store", store, "set", "x", "1", "--type", "integer").stderr
-            .hasPrefix("prefs-tool: error: unknown type 'integer'; did you mean 'int'? (types: bool, int, uint, double, string, date, data, url, json, [T], [string: T])\n"))
+        #expect(
+            try await tool("--store", store, "set", "x", "1", "--type", "integer").stderr
+                .hasPrefix(
+                    "prefs-tool: error: unknown type 'integer'; did you mean 'int'? (types: bool, int, uint, double, string, date, data, url, json, [T], [string: T])\n"
+                ))
         #expect(try await tool("--store", store, "--", "set", "x", "1").status == 0, "'--' before the command ends the global options")
         for empty in [["--store=", "set", "x", "1"], ["--store", "", "list"]] {
             let refused = try await tool(empty)
@@ -53,11 +61,12 @@ struct ToolCommandTests {
         let store = directory.file("s.json").path
         let refused = try await tool("--store", store, "set", "n", "-x")
         #expect(refused.status == 64)
-        #expect(refused.stderr == """
-            prefs-tool: error: unknown option '-x' (to pass a value that starts with '-', put '--' before it: set n -- -x)
-            usage: prefs-tool [--store PATH] set KEY VALUE [--type TYPE]
+        #expect(
+            refused.stderr == """
+                prefs-tool: error: unknown option '-x' (to pass a value that starts with '-', put '--' before it: set n -- -x)
+                usage: prefs-tool [--store PATH] set KEY VALUE [--type TYPE]
 
-            """)
+                """)
         #expect(!FileManager.default.fileExists(atPath: store), "nothing written")
         // A negative number where a value is expected is the value, as in git config.
         #expect(try await tool("--store", store, "set", "m", "-5").status == 0)
@@ -66,7 +75,10 @@ struct ToolCommandTests {
         #expect(try await tool("--store", store, "get", "d").stdout == "-0.25\n")
         #expect(try await tool("--store", store, "set", "d", "-inf", "--type", "double").status == 0)
         let quoted = try await tool("--store", store, "set", "a b", "-x y")
-        #expect(quoted.stderr.hasPrefix("prefs-tool: error: unknown option '-x y' (to pass a value that starts with '-', put '--' before it: set 'a b' -- '-x y')\n"), "\(quoted.stderr)")
+        #expect(
+            quoted.stderr.hasPrefix(
+                "prefs-tool: error: unknown option '-x y' (to pass a value that starts with '-', put '--' before it: set 'a b' -- '-x y')\n"),
+            "\(quoted.stderr)")
         #expect(try await tool("--store", store, "set", "n", "--", "-5").status == 0)
         #expect(try await tool("--store", store, "get", "n").stdout == "-5\n")
         let noRoom = try await tool("--store", store, "get", "n", "-j")
@@ -320,9 +332,12 @@ struct ToolCommandTests {
         let store = directory.file("d.sqlite").path
         let prefs = try Prefs(.sqlite(URL(fileURLWithPath: store)))
         try prefs.set(9, for: Prefs.Key("unrelated", initial: 0))
-        try prefs.setStoredValue(StoredValue(type: .json, json: .object([
-            "presentations": .int(2), "lastResponse": .string("neverRemind"), "neverRemindSince": .string("2026-11-29T10:00:00Z"),
-        ])), forKey: "dialogs.welcome")
+        try prefs.setStoredValue(
+            StoredValue(
+                type: .json,
+                json: .object([
+                    "presentations": .int(2), "lastResponse": .string("neverRemind"), "neverRemindSince": .string("2026-11-29T10:00:00Z"),
+                ])), forKey: "dialogs.welcome")
         let list = try await tool("--store", store, "dialogs")
         #expect(list.stdout == "welcome\tshown 2\tanswered neverRemind\tnever remind since 2026-11-29T10:00:00Z\n")
         let json = try await tool("--store", store, "dialogs", "list", "--json")

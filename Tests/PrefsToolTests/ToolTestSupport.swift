@@ -28,7 +28,8 @@ enum StoreFile: String, CaseIterable, CustomTestStringConvertible, Sendable {
 func toolOnTerminal(_ arguments: [String], columns: Int = 80, environment: [String: String] = [:]) async throws -> ChildProcess.Result {
     var variables = ["XDG_CONFIG_HOME": "/nonexistent-prefs-tool-test", "PREFS_STORE": "", "COLUMNS": String(columns)]
     variables.merge(environment) { _, new in new }
-    let command = (["env"] + variables.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+    let command =
+        (["env"] + variables.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
         + [ChildProcess.executable("prefs-tool").path] + arguments).map(shellQuoted).joined(separator: " ")
     var result = try await ChildProcess.runSystem("/usr/bin/script", ["-qec", command, "/dev/null"])
     result.stdout = result.stdout.replacingOccurrences(of: "\r\n", with: "\n")

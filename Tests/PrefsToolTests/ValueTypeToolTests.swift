@@ -33,8 +33,9 @@ struct ValueTypeToolTests {
         #expect(prefs.diagnostics.isEmpty, "\(prefs.diagnostics)")
     }
 
-    @Test("export from one backend and import --replace into the other reads back every type exactly",
-          arguments: [(StoreFile.json, StoreFile.sqlite), (.sqlite, .json)])
+    @Test(
+        "export from one backend and import --replace into the other reads back every type exactly",
+        arguments: [(StoreFile.json, StoreFile.sqlite), (.sqlite, .json)])
     func exportImport(from source: StoreFile, to target: StoreFile) async throws {
         let directory = try TemporaryDirectory()
         let sourcePath = source.path(in: directory)

@@ -26,7 +26,8 @@ enum ContentionKeys {
     /// Nil when `value` is one an own-key writer could have written; otherwise what is wrong with it.
     static func problem(withOwnValue value: String) -> String? {
         guard let colon = value.firstIndex(of: ":"), let hash = value.firstIndex(of: "#"), hash < colon,
-              let sequence = Int(value[value.index(after: hash)..<colon]) else { return "no header" }
+            let sequence = Int(value[value.index(after: hash)..<colon])
+        else { return "no header" }
         let payloadText = value[value.index(after: colon)...]
         return payloadText == payload(sequence, length: payloadText.count)[...] ? nil : "payload does not match its header"
     }
@@ -58,8 +59,9 @@ enum ContentionChild {
         let tallies = Locked<[Tally]>([])
         DispatchQueue.concurrentPerform(iterations: threads) { thread in
             var random = SeededGenerator(seed: seed, stream: 4, UInt64(process), UInt64(thread))
-            let tally = contend(prefs, process: process, thread: thread, processes: processes,
-                                threads: threads, until: deadline, random: &random)
+            let tally = contend(
+                prefs, process: process, thread: thread, processes: processes,
+                threads: threads, until: deadline, random: &random)
             tallies.withLock { $0.append(tally) }
         }
         var total = Tally()
@@ -78,8 +80,10 @@ enum ContentionChild {
         say("end")
     }
 
-    private static func contend(_ prefs: Prefs, process: Int, thread: Int, processes: Int, threads: Int,
-                                until deadline: ContinuousClock.Instant, random: inout SeededGenerator) -> Tally {
+    private static func contend(
+        _ prefs: Prefs, process: Int, thread: Int, processes: Int, threads: Int,
+        until deadline: ContinuousClock.Instant, random: inout SeededGenerator
+    ) -> Tally {
         var tally = Tally()
         var sequence = 0
         let counters = ContentionKeys.counters.map { Prefs.Key<Int>($0, initial: 0) }
@@ -197,11 +201,12 @@ struct Contention {
         let path = (directory as NSString).appendingPathComponent("contention-\(run)-\(backend.fileName)")
         let errorLog = (directory as NSString).appendingPathComponent("contention-stderr.log")
         let children = try (0..<processes).map { process in
-            try Subprocess([
-                "--child", "contend", "--backend", backend.rawValue, "--path", path, "--process", String(process),
-                "--processes", String(processes), "--threads", String(threads), "--seconds", String(seconds),
-                "--seed", String(seed &+ UInt64(run)),
-            ], errorPath: errorLog)
+            try Subprocess(
+                [
+                    "--child", "contend", "--backend", backend.rawValue, "--path", path, "--process", String(process),
+                    "--processes", String(processes), "--threads", String(threads), "--seconds", String(seconds),
+                    "--seed", String(seed &+ UInt64(run)),
+                ], errorPath: errorLog)
         }
         var increments: [String: Int] = [:]
         var pairIncrements = 0
@@ -253,7 +258,9 @@ struct Contention {
         }
         for (name, value) in last.sorted(by: { $0.key < $1.key }) {
             guard case .string(let found)? = snapshot[name]?.json, found == value else {
-                report.failures.append("run \(run): \(name) holds \(ModelState.short(snapshot[name].map { $0.preview() })), not its last acknowledged value \(ModelState.short(value))")
+                report.failures.append(
+                    "run \(run): \(name) holds \(ModelState.short(snapshot[name].map { $0.preview() })), not its last acknowledged value \(ModelState.short(value))"
+                )
                 continue
             }
         }

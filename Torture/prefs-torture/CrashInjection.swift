@@ -61,7 +61,7 @@ enum CrashChild {
             if coalesced { try prefs.flush() }
             let other = try Prefs(storage)
             let renamed = try Prefs.Key<String?>(validating: to, initial: nil, formerNames: [from])
-            try other.update(renamed) { _ in }   // reads the former name's value while the new name holds none, writes it back
+            try other.update(renamed) { _ in }  // reads the former name's value while the new name holds none, writes it back
             if let problem = other.diagnostics.first { throw TortureError("rename \(from) → \(to): \(problem)") }
             try other.close()
         case .flush:
@@ -134,7 +134,8 @@ struct CrashInjection {
             try prefs.close()
             report.temporaryFilesAfterWrite = temporaryFiles().count
             if report.temporaryFilesAfterWrite > 0 {
-                report.failures.append("\(report.temporaryFilesAfterWrite) temporary files left by killed writers are still there after a new write: \(temporaryFiles())")
+                report.failures.append(
+                    "\(report.temporaryFilesAfterWrite) temporary files left by killed writers are still there after a new write: \(temporaryFiles())")
             }
         } catch {
             report.failures.append("the final write failed: \(error)")
@@ -161,8 +162,10 @@ struct CrashInjection {
         let durability = random.chance(0.3) ? "powerLoss" : "processCrash"
         let flushMilliseconds = [5, 20, 50, 100, 200].randomElement(using: &random)!
         let compactionBytes = [1024, 4096, 16384, 64 * 1024].randomElement(using: &random)!
-        var plan: KillPlan = random.chance(0.5)
-            ? .afterAcknowledgements(Int.random(in: 1...40, using: &random), thenMicroseconds: random.chance(0.5) ? 0 : UInt32.random(in: 0...3000, using: &random))
+        var plan: KillPlan =
+            random.chance(0.5)
+            ? .afterAcknowledgements(
+                Int.random(in: 1...40, using: &random), thenMicroseconds: random.chance(0.5) ? 0 : UInt32.random(in: 0...3000, using: &random))
             : .afterDelay(milliseconds: Int.random(in: 0...350, using: &random))
         // Now and then, start from no file at all and kill early: while the store file is being created.
         var model = model
@@ -174,10 +177,11 @@ struct CrashInjection {
         }
         let errorLog = (directory as NSString).appendingPathComponent("child-stderr.log")
         try? FileManager.default.removeItem(atPath: errorLog)
-        let child = try Subprocess([
-            "--child", "crash", "--backend", backend.rawValue, "--path", path, "--seed", String(seed), "--round", String(round),
-            "--durability", durability, "--flush-ms", String(flushMilliseconds), "--compaction-bytes", String(compactionBytes),
-        ], errorPath: errorLog)
+        let child = try Subprocess(
+            [
+                "--child", "crash", "--backend", backend.rawValue, "--path", path, "--seed", String(seed), "--round", String(round),
+                "--durability", durability, "--flush-ms", String(flushMilliseconds), "--compaction-bytes", String(compactionBytes),
+            ], errorPath: errorLog)
         switch plan {
         case .afterAcknowledgements(let count, let micros):
             child.readLines(until: { lines in lines.count(where: { $0.hasPrefix("ack ") }) >= count }, timeout: .seconds(60))
@@ -247,7 +251,8 @@ struct CrashInjection {
                 let flushed = candidates[0].state
                 let written = Set(candidates.flatMap { $0.state.map { "\($0.key)=\($0.value)" } })
                 let strays = found.filter { !written.contains("\($0.key)=\($0.value)") }.map(\.key).sorted()
-                report.failures.append("""
+                report.failures.append(
+                    """
                     round \(round): after a kill \(plan) with \(acknowledged.count) acks (last acknowledged flush after operation \(lastFlush)), \
                     the file matches no state between that flush and the kill; differences from the flushed state: \
                     \(found.differences(from: flushed).joined(separator: "; "))\
@@ -262,7 +267,8 @@ struct CrashInjection {
             if found == after, after != before {
                 report.inFlightCommitted += 1
             } else if found != before {
-                report.failures.append("""
+                report.failures.append(
+                    """
                     round \(round): after a kill \(plan) with \(acknowledged.count) acks (in flight: \(inFlight)), \
                     the store holds neither the acknowledged state nor that plus the write in flight: \
                     \(found.differences(from: before).joined(separator: "; "))

@@ -140,7 +140,9 @@ struct Faults {
         try expectStore(backend, path, holds: ["a": "10", "c": "30", "d": "4"], after: "another process replaced the file and \"d\" was written")
         try prefs.refresh()
         guard prefs[key("a")] == "10", prefs[key("b")] == nil, prefs[key("c")] == "30" else {
-            throw Verdict.fail("after refresh() the open store reads a = \(prefs[key("a")] ?? "nil"), b = \(prefs[key("b")] ?? "nil"), c = \(prefs[key("c")] ?? "nil"); expected 10, nil, 30")
+            throw Verdict.fail(
+                "after refresh() the open store reads a = \(prefs[key("a")] ?? "nil"), b = \(prefs[key("b")] ?? "nil"), c = \(prefs[key("c")] ?? "nil"); expected 10, nil, 30"
+            )
         }
         try prefs.close()
         return "the write merged by key into the replacement; refresh() sees it"
@@ -148,7 +150,9 @@ struct Faults {
 
     /// Another process rewrites the file in place (same inode, as an editor or `cp` does): as for a replacement.
     private func rewrittenInPlace(_ backend: TortureBackend, _ scratch: String) throws -> String {
-        guard backend == .json else { throw Verdict.notApplicable("rewriting a live SQLite database in place is corruption by definition (sqlite.org/howtocorrupt.html §1)") }
+        guard backend == .json else {
+            throw Verdict.notApplicable("rewriting a live SQLite database in place is corruption by definition (sqlite.org/howtocorrupt.html §1)")
+        }
         let path = (scratch as NSString).appendingPathComponent(backend.fileName)
         let prefs = try Prefs(backend.storage(path))
         try prefs.set("1", for: key("a"))
@@ -357,9 +361,11 @@ struct Faults {
 
     /// Runs a system tool found on the usual paths, quietly; true when it exits 0.
     private static func run(_ tool: String, _ arguments: [String]) -> Bool {
-        guard let executable = ["/usr/bin/", "/bin/", "/usr/sbin/", "/sbin/"].map({ $0 + tool }).first(where: {
-            FileManager.default.isExecutableFile(atPath: $0)
-        }) else { return false }
+        guard
+            let executable = ["/usr/bin/", "/bin/", "/usr/sbin/", "/sbin/"].map({ $0 + tool }).first(where: {
+                FileManager.default.isExecutableFile(atPath: $0)
+            })
+        else { return false }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments

@@ -30,17 +30,26 @@ struct Summary {
     func table() -> String {
         var lines: [String] = []
         if !crash.isEmpty {
-            lines.append("Crash injection (SIGKILL at random moments; after each kill the store opens, passes its integrity check and holds exactly the acknowledged writes)")
+            lines.append(
+                "Crash injection (SIGKILL at random moments; after each kill the store opens, passes its integrity check and holds exactly the acknowledged writes)"
+            )
             lines.append("(kills: after the child's first acknowledged operation / all, including kills before it opened the store)")
             lines.append(row("backend", "kills", "acked ops", "in flight, committed", "unflushed lost", "tmp seen/kept", "seconds", "result"))
             for report in crash {
-                lines.append(row(report.backend.rawValue, "\(report.killsAfterFirstAcknowledgement)/\(report.kills)", "\(report.acknowledgedOperations)", "\(report.inFlightCommitted)",
-                                 report.backend == .jsonCoalesced ? "\(report.unflushedLost)" : "-", "\(report.temporaryFilesSeen)/\(report.temporaryFilesAfterWrite)",
-                                 String(format: "%.1f", report.seconds), report.failures.isEmpty ? "ok" : "\(report.failures.count) FAILED"))
+                lines.append(
+                    row(
+                        report.backend.rawValue, "\(report.killsAfterFirstAcknowledgement)/\(report.kills)", "\(report.acknowledgedOperations)",
+                        "\(report.inFlightCommitted)",
+                        report.backend == .jsonCoalesced ? "\(report.unflushedLost)" : "-", "\(report.temporaryFilesSeen)/\(report.temporaryFilesAfterWrite)",
+                        String(format: "%.1f", report.seconds), report.failures.isEmpty ? "ok" : "\(report.failures.count) FAILED"))
             }
             let journaled = crash.filter { $0.backend != .sqlite }
             if !journaled.isEmpty {
-                lines.append("  JSON journal: " + journaled.map { "\($0.backend.rawValue) \($0.tornJournalTails) torn tails left by kills (never applied), \($0.compactions) compactions between kills" }.joined(separator: "; "))
+                lines.append(
+                    "  JSON journal: "
+                        + journaled.map {
+                            "\($0.backend.rawValue) \($0.tornJournalTails) torn tails left by kills (never applied), \($0.compactions) compactions between kills"
+                        }.joined(separator: "; "))
             }
             lines.append("")
         }
@@ -48,27 +57,36 @@ struct Summary {
             lines.append("Contention (processes × threads on one store; counters equal acknowledged increments, own keys their last value, nothing torn)")
             lines.append(row("backend", "runs", "procs×threads", "increments", "sets", "reads", "seconds", "result"))
             for report in contention {
-                lines.append(row(report.backend.rawValue, "\(report.runs)", "\(report.processes)×\(report.threads)", "\(report.increments)",
-                                 "\(report.sets)", "\(report.reads)", String(format: "%.1f", report.seconds),
-                                 report.failures.isEmpty ? "ok" : "\(report.failures.count) FAILED"))
+                lines.append(
+                    row(
+                        report.backend.rawValue, "\(report.runs)", "\(report.processes)×\(report.threads)", "\(report.increments)",
+                        "\(report.sets)", "\(report.reads)", String(format: "%.1f", report.seconds),
+                        report.failures.isEmpty ? "ok" : "\(report.failures.count) FAILED"))
             }
             lines.append("")
         }
         if !faults.isEmpty {
             lines.append("Faults (a typed error, nothing lost)")
             for check in faults {
-                let mark = switch check.outcome { case .passed: "ok  "; case .failed: "FAIL"; case .skipped: "SKIP"; case .notApplicable: "n/a " }
+                let mark =
+                    switch check.outcome {
+                    case .passed: "ok  ";
+                    case .failed: "FAIL";
+                    case .skipped: "SKIP";
+                    case .notApplicable: "n/a "
+                    }
                 lines.append("  \(mark) \(check.name) [\(check.backend.rawValue)]: \(check.detail)")
             }
             lines.append("")
         }
         let passedFaults = faults.count(where: { $0.outcome == .passed })
         let applicable = faults.count(where: { $0.outcome != .notApplicable })
-        lines.append("seed \(seed), \(mode.rawValue) mode, \(String(format: "%.0f", seconds)) s: "
-            + "\(crash.map(\.killsAfterFirstAcknowledgement).reduce(0, +)) kills after a first acknowledged write survived "
-            + "(\(crash.map(\.kills).reduce(0, +)) in all), "
-            + "\(contention.map(\.operations).reduce(0, +)) contended operations, \(passedFaults) of \(applicable) fault checks passed"
-            + (complete ? "" : "; INCOMPLETE: \(skipped.count) fault checks could not run here") + (passed ? "" : "; \(failures.count) FAILURES"))
+        lines.append(
+            "seed \(seed), \(mode.rawValue) mode, \(String(format: "%.0f", seconds)) s: "
+                + "\(crash.map(\.killsAfterFirstAcknowledgement).reduce(0, +)) kills after a first acknowledged write survived "
+                + "(\(crash.map(\.kills).reduce(0, +)) in all), "
+                + "\(contention.map(\.operations).reduce(0, +)) contended operations, \(passedFaults) of \(applicable) fault checks passed"
+                + (complete ? "" : "; INCOMPLETE: \(skipped.count) fault checks could not run here") + (passed ? "" : "; \(failures.count) FAILURES"))
         return lines.joined(separator: "\n")
     }
 
@@ -86,32 +104,37 @@ struct Summary {
             "passed": .bool(passed),
             "complete": .bool(complete),
             "skipped": .array(skipped.map(JSON.string)),
-            "crash": .array(crash.map { report in
-                .object([
-                    "backend": .string(report.backend.rawValue), "rounds": .int(report.rounds), "kills": .int(report.kills),
-                    "killsAfterFirstAcknowledgement": .int(report.killsAfterFirstAcknowledgement),
-                    "operationsKilledInFlight": .object(report.killedInFlight.mapValues(JSON.int)),
-                    "acknowledgedOperations": .int(report.acknowledgedOperations), "inFlightCommitted": .int(report.inFlightCommitted),
-                    "unflushedLost": .int(report.unflushedLost), "flushesAcknowledged": .int(report.flushesAcknowledged), "freshStarts": .int(report.freshStarts),
-                    "temporaryFilesSeen": .int(report.temporaryFilesSeen), "temporaryFilesAfterWrite": .int(report.temporaryFilesAfterWrite), "seconds": .double((report.seconds * 10).rounded() / 10),
-                    "tornJournalTails": .int(report.tornJournalTails), "compactions": .int(report.compactions),
-                    "failures": .array(report.failures.map(JSON.string)),
-                ])
-            }),
-            "contention": .array(contention.map { report in
-                .object([
-                    "backend": .string(report.backend.rawValue), "runs": .int(report.runs), "processes": .int(report.processes),
-                    "threads": .int(report.threads), "increments": .int(report.increments), "sets": .int(report.sets),
-                    "reads": .int(report.reads), "seconds": .double((report.seconds * 10).rounded() / 10),
-                    "failures": .array(report.failures.map(JSON.string)),
-                ])
-            }),
-            "faults": .array(faults.map { check in
-                .object([
-                    "name": .string(check.name), "backend": .string(check.backend.rawValue),
-                    "outcome": .string(check.outcome.rawValue), "detail": .string(check.detail),
-                ])
-            }),
+            "crash": .array(
+                crash.map { report in
+                    .object([
+                        "backend": .string(report.backend.rawValue), "rounds": .int(report.rounds), "kills": .int(report.kills),
+                        "killsAfterFirstAcknowledgement": .int(report.killsAfterFirstAcknowledgement),
+                        "operationsKilledInFlight": .object(report.killedInFlight.mapValues(JSON.int)),
+                        "acknowledgedOperations": .int(report.acknowledgedOperations), "inFlightCommitted": .int(report.inFlightCommitted),
+                        "unflushedLost": .int(report.unflushedLost), "flushesAcknowledged": .int(report.flushesAcknowledged),
+                        "freshStarts": .int(report.freshStarts),
+                        "temporaryFilesSeen": .int(report.temporaryFilesSeen), "temporaryFilesAfterWrite": .int(report.temporaryFilesAfterWrite),
+                        "seconds": .double((report.seconds * 10).rounded() / 10),
+                        "tornJournalTails": .int(report.tornJournalTails), "compactions": .int(report.compactions),
+                        "failures": .array(report.failures.map(JSON.string)),
+                    ])
+                }),
+            "contention": .array(
+                contention.map { report in
+                    .object([
+                        "backend": .string(report.backend.rawValue), "runs": .int(report.runs), "processes": .int(report.processes),
+                        "threads": .int(report.threads), "increments": .int(report.increments), "sets": .int(report.sets),
+                        "reads": .int(report.reads), "seconds": .double((report.seconds * 10).rounded() / 10),
+                        "failures": .array(report.failures.map(JSON.string)),
+                    ])
+                }),
+            "faults": .array(
+                faults.map { check in
+                    .object([
+                        "name": .string(check.name), "backend": .string(check.backend.rawValue),
+                        "outcome": .string(check.outcome.rawValue), "detail": .string(check.detail),
+                    ])
+                }),
         ])
     }
 }

@@ -17,8 +17,10 @@ enum TortureBackend: String, CaseIterable, Sendable {
     var fileName: String { self == .sqlite ? "prefs.sqlite" : "prefs.json" }
 
     /// The storage a writer uses; `flushInterval` only matters for ``jsonCoalesced``.
-    func storage(_ path: String, durability: Prefs.Durability = .processCrash, flushInterval: Duration = .milliseconds(50),
-                 timeout: Duration = .seconds(30)) -> Prefs.Storage {
+    func storage(
+        _ path: String, durability: Prefs.Durability = .processCrash, flushInterval: Duration = .milliseconds(50),
+        timeout: Duration = .seconds(30)
+    ) -> Prefs.Storage {
         let url = URL(fileURLWithPath: path)
         switch self {
         case .json: return .jsonFile(url, durability: durability, lockTimeout: timeout)

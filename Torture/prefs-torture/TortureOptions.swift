@@ -25,7 +25,8 @@ struct TortureOptions {
     let contentionProcesses = 3
     let contentionThreads = 2
 
-    static let usage = "usage: prefs-torture [--quick | --long] [--seed N] [--json-out PATH] [--only crash,contention,faults] [--keep] [--verbose] [--allow-skips]"
+    static let usage =
+        "usage: prefs-torture [--quick | --long] [--seed N] [--json-out PATH] [--only crash,contention,faults] [--keep] [--verbose] [--allow-skips]"
 
     static let help = """
         prefs-torture: crash injection, multi-process contention and fault injection against Prefs' file stores.

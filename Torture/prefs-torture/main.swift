@@ -60,8 +60,10 @@ func subdirectory(_ name: String) -> String {
 if options.parts.contains(.crash) {
     for backend in TortureBackend.allCases {
         say("crash injection [\(backend.rawValue)]: \(options.killsPerBackend) kills…")
-        let report = CrashInjection(backend: backend, rounds: options.killsPerBackend, seed: options.seed,
-                                    directory: subdirectory("crash-\(backend.rawValue)"), verbose: options.verbose).run()
+        let report = CrashInjection(
+            backend: backend, rounds: options.killsPerBackend, seed: options.seed,
+            directory: subdirectory("crash-\(backend.rawValue)"), verbose: options.verbose
+        ).run()
         for failure in report.failures { say("  FAILED: \(failure)") }
         summary.crash.append(report)
     }
@@ -69,11 +71,14 @@ if options.parts.contains(.crash) {
 
 if options.parts.contains(.contention) {
     for backend in TortureBackend.fileBackends {
-        say("contention [\(backend.rawValue)]: \(options.contentionProcesses) processes × \(options.contentionThreads) threads, "
-            + "\(options.contentionRuns) × \(options.contentionSeconds) s…")
-        let report = Contention(backend: backend, runs: options.contentionRuns, processes: options.contentionProcesses,
-                                threads: options.contentionThreads, seconds: options.contentionSeconds, seed: options.seed,
-                                directory: subdirectory("contention-\(backend.rawValue)")).run()
+        say(
+            "contention [\(backend.rawValue)]: \(options.contentionProcesses) processes × \(options.contentionThreads) threads, "
+                + "\(options.contentionRuns) × \(options.contentionSeconds) s…")
+        let report = Contention(
+            backend: backend, runs: options.contentionRuns, processes: options.contentionProcesses,
+            threads: options.contentionThreads, seconds: options.contentionSeconds, seed: options.seed,
+            directory: subdirectory("contention-\(backend.rawValue)")
+        ).run()
         for failure in report.failures { say("  FAILED: \(failure)") }
         summary.contention.append(report)
     }

@@ -95,9 +95,11 @@ enum DialogRules {
         var sessionPresentedAny: Bool
         var lastPresentationOfAny: Date?
 
-        init(record: DialogRecord?, legacyNeverRemindKey: String? = nil, suppressedForSession: Bool = false,
-                    beingPresented: Bool = false, appVersion: String? = nil, now: Date, overrides: DialogOverrides = DialogOverrides(),
-                    displayFrequency: DisplayFrequency = .unlimited, sessionPresentedAny: Bool = false, lastPresentationOfAny: Date? = nil) {
+        init(
+            record: DialogRecord?, legacyNeverRemindKey: String? = nil, suppressedForSession: Bool = false,
+            beingPresented: Bool = false, appVersion: String? = nil, now: Date, overrides: DialogOverrides = DialogOverrides(),
+            displayFrequency: DisplayFrequency = .unlimited, sessionPresentedAny: Bool = false, lastPresentationOfAny: Date? = nil
+        ) {
             self.record = record
             self.legacyNeverRemindKey = legacyNeverRemindKey
             self.suppressedForSession = suppressedForSession
@@ -204,4 +206,3 @@ enum DialogRules {
         return decision(false, notes + blocking)
     }
 }
-

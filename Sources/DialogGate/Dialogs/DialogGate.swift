@@ -109,7 +109,9 @@ public final class DialogGate: Sendable {
     /// ```
     public func claim(_ dialog: Dialog) throws -> DialogClaim {
         let key = try DialogRecord.storeKey(for: dialog.id)
-        let legacyName = try dialog.policy.neverRemindKey.map { try KeyName.validate($0); return $0 }
+        let legacyName = try dialog.policy.neverRemindKey.map {
+            try KeyName.validate($0); return $0
+        }
         let now = clock()
         let overrides = overrides
         let token = UUID().uuidString
@@ -127,8 +129,9 @@ public final class DialogGate: Sendable {
                     var (record, versionReset) = DialogRules.effectiveRecord(stored, policy: dialog.policy, appVersion: appVersion)
                     record = DialogRules.reanchored(record, now: now)
                     Self.stamp(&record, dialog, appVersion: appVersion)
-                    record.claim = DialogRecord.Claim(token: token, claimedAt: now, expiresAt: Self.remoteClaimExpiry(now),
-                                                      holder: .current)
+                    record.claim = DialogRecord.Claim(
+                        token: token, claimedAt: now, expiresAt: Self.remoteClaimExpiry(now),
+                        holder: .current)
                     try transaction.set(record, for: key)
                     if versionReset != nil, let legacyName { try transaction.setStoredValue(nil, forKey: legacyName) }
                 } else if !overrides.decides(dialog.id) {
@@ -240,7 +243,8 @@ public final class DialogGate: Sendable {
         let key = try DialogRecord.storeKey(for: presentation.dialog.id)
         try prefs.transaction { transaction in
             guard var record = DialogRecord.belonging(to: presentation.dialog.id, try transaction.value(for: key)),
-                  record.claim?.token == presentation.token else { return }
+                record.claim?.token == presentation.token
+            else { return }
             record.claim = nil
             try transaction.set(record, for: key)
         }
@@ -250,8 +254,10 @@ public final class DialogGate: Sendable {
     // MARK: - Rules input
 
     /// What the rules read about `dialog`, from its stored record and the value under its never-remind key.
-    private func input(for dialog: Dialog, record: DialogRecord?, legacyValue: StoredValue?, lastOfAny: Date?, now: Date,
-                       overrides: DialogOverrides) -> DialogRules.Input {
+    private func input(
+        for dialog: Dialog, record: DialogRecord?, legacyValue: StoredValue?, lastOfAny: Date?, now: Date,
+        overrides: DialogOverrides
+    ) -> DialogRules.Input {
         DialogRules.Input(
             record: record,
             legacyNeverRemindKey: PrefsDefaults.bool(from: legacyValue) ? dialog.policy.neverRemindKey : nil,
@@ -353,8 +359,10 @@ public final class DialogGate: Sendable {
     /// When the app version reset the record, the legacy key is removed with it (unless this change sets it):
     /// the never-remind it recorded belongs to the old version, and once the new record carries the new
     /// version nothing else would tell the rules to ignore it.
-    private func update(_ dialog: Dialog, legacyFlag: Bool? = nil,
-                        _ change: (inout DialogRecord, _ stored: DialogRecord?, _ legacy: StoredValue?, inout Prefs.Transaction) throws -> Void) throws {
+    private func update(
+        _ dialog: Dialog, legacyFlag: Bool? = nil,
+        _ change: (inout DialogRecord, _ stored: DialogRecord?, _ legacy: StoredValue?, inout Prefs.Transaction) throws -> Void
+    ) throws {
         let key = try DialogRecord.storeKey(for: dialog.id)
         let legacyKey = try dialog.policy.neverRemindKey.map { try Prefs.Key(validating: $0, initial: false) }
         let appVersion = appVersion

@@ -47,7 +47,8 @@ struct ProcessIdentity: Codable, Hashable, Sendable {
         #if os(Linux)
         // /proc/PID/stat: field 22 is the start time; the command name (field 2) is in parentheses and may hold spaces.
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = text.lastIndex(of: ")") else { return nil }
+            let close = text.lastIndex(of: ")")
+        else { return nil }
         let fields = text[text.index(after: close)...].split(separator: " ")
         // After the name: field 3 (state) is fields[0], so field 22 is fields[19].
         guard fields.count > 19 else { return nil }

@@ -115,7 +115,8 @@ final class CurlFeedLoader: FeedLoader {
             for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
                 // A value with CR, LF or another control character would be a header injection: not sent.
                 guard !name.isEmpty, name.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7F && $0 != ":" }),
-                      !value.unicodeScalars.contains(where: { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }) else { continue }
+                    !value.unicodeScalars.contains(where: { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F })
+                else { continue }
                 list = prefs_curl_slist_append(list, "\(name): \(value)")
             }
             let context = Unmanaged.passUnretained(self).toOpaque()
@@ -131,21 +132,27 @@ final class CurlFeedLoader: FeedLoader {
                 prefs_curl_setopt_pointer(handle, Option.acceptEncoding, ""),
                 prefs_curl_setopt_long(handle, Option.timeoutMilliseconds, timeout),
                 prefs_curl_setopt_pointer(handle, Option.writeData, context),
-                prefs_curl_setopt_data_callback(handle, Option.writeFunction, { data, size, count, context in
-                    guard let data, let context else { return 0 }
-                    return Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue().received(data, size * count)
-                }),
+                prefs_curl_setopt_data_callback(
+                    handle, Option.writeFunction,
+                    { data, size, count, context in
+                        guard let data, let context else { return 0 }
+                        return Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue().received(data, size * count)
+                    }),
                 prefs_curl_setopt_pointer(handle, Option.headerData, context),
-                prefs_curl_setopt_data_callback(handle, Option.headerFunction, { data, size, count, context in
-                    guard let data, let context else { return 0 }
-                    return Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue().receivedHeader(data, size * count)
-                }),
+                prefs_curl_setopt_data_callback(
+                    handle, Option.headerFunction,
+                    { data, size, count, context in
+                        guard let data, let context else { return 0 }
+                        return Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue().receivedHeader(data, size * count)
+                    }),
                 prefs_curl_setopt_long(handle, Option.noProgress, 0),
                 prefs_curl_setopt_pointer(handle, Option.progressData, context),
-                prefs_curl_setopt_progress_callback(handle, Option.progressFunction, { context, _, _, _, _ in
-                    guard let context else { return 1 }
-                    return Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue().cancelled.isSet ? 1 : 0
-                }),
+                prefs_curl_setopt_progress_callback(
+                    handle, Option.progressFunction,
+                    { context, _, _, _, _ in
+                        guard let context else { return 1 }
+                        return Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue().cancelled.isSet ? 1 : 0
+                    }),
             ]
             // http and https only, even if a proxy or a later libcurl would offer more (unknown before 7.85: ignored).
             _ = prefs_curl_setopt_pointer(handle, Option.protocols, "http,https")

@@ -127,10 +127,12 @@ internal import PrefsJSON
         try container.encodeIfPresent(body, forKey: .body)
         try container.encodeIfPresent(etag, forKey: .etag)
         try container.encodeIfPresent(lastModified, forKey: .lastModified)
-        try container.encodeIfPresent(fetchedAt.map { try ISO8601.formatForStorage($0, codingPath: container.codingPath + [CodingKeys.fetchedAt]) }, forKey: .fetchedAt)
+        try container.encodeIfPresent(
+            fetchedAt.map { try ISO8601.formatForStorage($0, codingPath: container.codingPath + [CodingKeys.fetchedAt]) }, forKey: .fetchedAt)
         try container.encodeIfPresent(maxAge, forKey: .maxAge)
         try container.encode(consecutiveFailures, forKey: .consecutiveFailures)
-        try container.encodeIfPresent(nextRetryAt.map { try ISO8601.formatForStorage($0, codingPath: container.codingPath + [CodingKeys.nextRetryAt]) }, forKey: .nextRetryAt)
+        try container.encodeIfPresent(
+            nextRetryAt.map { try ISO8601.formatForStorage($0, codingPath: container.codingPath + [CodingKeys.nextRetryAt]) }, forKey: .nextRetryAt)
         try container.encodeIfPresent(lastFailure, forKey: .lastFailure)
     }
 

@@ -167,10 +167,12 @@ internal import PrefsJSON
             let omitted = list.omitted
             guard omitted.total > 0, let location = omitted.first else { return list.kept }
             let errors = omitted.errors == 0 ? "" : " (\(omitted.errors) error\(omitted.errors == 1 ? "" : "s"))"
-            return list.kept + [FeedIssue(
-                omitted.errors > 0 ? .error : .warning, at: .root, location,
-                "and \(omitted.total) more issue\(omitted.total == 1 ? "" : "s")\(errors) not listed"
-            )]
+            return list.kept + [
+                FeedIssue(
+                    omitted.errors > 0 ? .error : .warning, at: .root, location,
+                    "and \(omitted.total) more issue\(omitted.total == 1 ? "" : "s")\(errors) not listed"
+                )
+            ]
         }
     }
 
@@ -199,10 +201,11 @@ internal import PrefsJSON
             }
             if let first = firstIndex[message.bundleId]?[message.id] {
                 let location = element["id"]?.location ?? element.location
-                issues.add(FeedIssue(
-                    .error, at: JSONPath.root / index / "id", location,
-                    "duplicate id \(message.id) for bundleId \"\(message.bundleId)\" (first at $[\(first)]); this message is skipped"
-                ))
+                issues.add(
+                    FeedIssue(
+                        .error, at: JSONPath.root / index / "id", location,
+                        "duplicate id \(message.id) for bundleId \"\(message.bundleId)\" (first at $[\(first)]); this message is skipped"
+                    ))
                 skipped.append(index)
                 continue
             }
@@ -285,7 +288,8 @@ internal import PrefsJSON
         let subtags = text.split(separator: "-", omittingEmptySubsequences: false)
             .flatMap { $0.split(separator: "_", omittingEmptySubsequences: false) }
         guard let language = subtags.first, (1...8).contains(language.count),
-              language.unicodeScalars.allSatisfy({ $0.isASCII && $0.properties.isAlphabetic }) else { return false }
+            language.unicodeScalars.allSatisfy({ $0.isASCII && $0.properties.isAlphabetic })
+        else { return false }
         return subtags.dropFirst().allSatisfy { subtag in
             (1...8).contains(subtag.count) && subtag.unicodeScalars.allSatisfy { $0.isASCII && $0.properties.isAlphabetic || ("0"..."9").contains($0) }
         }
@@ -305,7 +309,8 @@ internal import PrefsJSON
     static func nearestKey(to key: String, in known: [String]) -> String? {
         let lowered = key.lowercased()
         guard let best = known.min(by: { NameSuggestion.distance(lowered, $0.lowercased()) < NameSuggestion.distance(lowered, $1.lowercased()) }),
-              NameSuggestion.distance(lowered, best.lowercased()) <= max(2, lowered.count / 3) else { return nil }
+            NameSuggestion.distance(lowered, best.lowercased()) <= max(2, lowered.count / 3)
+        else { return nil }
         return best
     }
 }

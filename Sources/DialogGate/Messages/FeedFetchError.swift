@@ -102,7 +102,8 @@ public enum FeedFetchError: Error, Sendable, Hashable, CustomStringConvertible {
     static func quotedHeader(_ value: String) -> String {
         var text = ""
         for scalar in value.unicodeScalars.prefix(64) {
-            text += scalar.properties.generalCategory == .control || scalar == "\"" || scalar == "\\"
+            text +=
+                scalar.properties.generalCategory == .control || scalar == "\"" || scalar == "\\"
                 ? scalar.escaped(asASCII: true) : String(scalar)
         }
         return "\"\(text)\(value.unicodeScalars.count > 64 ? "…" : "")\""

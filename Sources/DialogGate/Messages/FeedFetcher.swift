@@ -115,17 +115,20 @@ import FoundationNetworking
         let maximumAge = options.maximumCacheAge.timeInterval
         // A fetch date in the future means the clock went back since: max-age cannot be trusted.
         if !force, let fresh = stored?.freshUntil(maximumAge: maximumAge), now < fresh,
-           let fetchedAt = stored?.fetchedAt, fetchedAt <= now {
+            let fetchedAt = stored?.fetchedAt, fetchedAt <= now
+        {
             return fallback(stored, now: now, error: nil, requestSent: false)
         }
         // No backoff is longer than maximumBackoff: a retry date further ahead was set before the clock went back.
         if let stored, let retry = stored.nextRetryAt, now < retry,
-           retry.timeIntervalSince(now) <= options.maximumBackoff.timeInterval {
+            retry.timeIntervalSince(now) <= options.maximumBackoff.timeInterval
+        {
             return fallback(stored, now: now, error: .backingOff(until: retry, failures: stored.consecutiveFailures), requestSent: false)
         }
 
-        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData,
-                                 timeoutInterval: max(1, options.timeout.timeInterval.rounded(.up)))
+        var request = URLRequest(
+            url: url, cachePolicy: .reloadIgnoringLocalCacheData,
+            timeoutInterval: max(1, options.timeout.timeInterval.rounded(.up)))
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         if stored?.body != nil {
             // A validator stored by an earlier release (or by hand) is checked again before it is sent.
@@ -278,7 +281,7 @@ import FoundationNetworking
         // A stored body was validated before it was stored; one that no longer decodes (edited by hand)
         // is treated as absent, and kept.
         guard let stored, stored.isUsable(at: now, maximumAge: maximumAge), let body = stored.body,
-              let feed = try? FeedDecoder.decode(Data(body.utf8), options: options)
+            let feed = try? FeedDecoder.decode(Data(body.utf8), options: options)
         else {
             return FeedFetchResult(source: .none, feed: nil, fetchedAt: nil, error: error, requestSent: requestSent)
         }
@@ -305,7 +308,8 @@ import FoundationNetworking
     /// break the next request nor stop the other validator from being sent.
     static func validator(_ value: String?) -> String? {
         guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty,
-              !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return nil }
+            !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else { return nil }
         return value
     }
 

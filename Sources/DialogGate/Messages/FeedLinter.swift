@@ -109,13 +109,17 @@ internal import PrefsJSON
         let live = messages.filter(canEverShow)
         var issues: [FeedIssue] = []
         for message in live {
-            guard let higher = live.filter({ $0.bundleId == message.bundleId && $0.feedIndex < message.feedIndex && $0.id > message.id })
-                .max(by: { $0.id < $1.id }) else { continue }
+            guard
+                let higher = live.filter({ $0.bundleId == message.bundleId && $0.feedIndex < message.feedIndex && $0.id > message.id })
+                    .max(by: { $0.id < $1.id })
+            else { continue }
             let path = JSONPath.root / message.feedIndex / "id"
             let location = root[path]?.location ?? root.location
-            issues.append(FeedIssue(.warning, at: path, location,
-                "message \(message.id) comes after message \(higher.id) for the same app but has a lower id: if it was added after "
-                    + "\(higher.id), an installation that acknowledged \(higher.id) first never sees it; give a new message an id above \(higher.id)"))
+            issues.append(
+                FeedIssue(
+                    .warning, at: path, location,
+                    "message \(message.id) comes after message \(higher.id) for the same app but has a lower id: if it was added after "
+                        + "\(higher.id), an installation that acknowledged \(higher.id) first never sees it; give a new message an id above \(higher.id)"))
         }
         return issues
     }
@@ -135,7 +139,8 @@ internal import PrefsJSON
         guard !list.entries.isEmpty, let zero = Version(components: [0]) else { return false }
         return list.entries.allSatisfy { entry in
             guard let requirement = entry.requirement, requirement.constraints.count == 1,
-                  case .comparison(.equal, let version) = requirement.constraints[0] else { return false }
+                case .comparison(.equal, let version) = requirement.constraints[0]
+            else { return false }
             return version == zero
         }
     }

@@ -100,7 +100,8 @@ import PrefsSupport
     /// ```
     public static func redirectRefusal(from original: URL, to target: URL, allowInsecureHTTP: Bool) -> FeedFetchError? {
         if refusal(for: target, allowInsecureHTTP: allowInsecureHTTP, allowFile: false) != nil
-            || (isLocalHost(target.host ?? "") && !isLocalHost(original.host ?? "")) {
+            || (isLocalHost(target.host ?? "") && !isLocalHost(original.host ?? ""))
+        {
             return .insecureRedirect(to: target)
         }
         return nil
@@ -284,7 +285,8 @@ private final class LoaderDelegate: NSObject, URLSessionDataDelegate, Sendable {
         let allowInsecure = pending.withLock { $0[task.taskIdentifier]?.limits.allowInsecureHTTP } ?? false
         let original = task.originalRequest?.url ?? response.url
         if let target = request.url,
-           original.map({ FeedURLPolicy.redirectRefusal(from: $0, to: target, allowInsecureHTTP: allowInsecure) != nil }) ?? true {
+            original.map({ FeedURLPolicy.redirectRefusal(from: $0, to: target, allowInsecureHTTP: allowInsecure) != nil }) ?? true
+        {
             // Not followed: the redirect response completes the task, which then reports this failure.
             // (Cancelling here as well crashes swift-corelibs-foundation, which still awaits this handler.)
             pending.withLock { $0[task.taskIdentifier]?.failure = .insecureRedirect(to: target) }

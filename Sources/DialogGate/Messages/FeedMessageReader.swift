@@ -117,8 +117,10 @@ struct FeedMessageReader {
             if let intended = known.first(where: { $0.lowercased() == member.key.lowercased() }) {
                 // The seed's own misspelling, `"appversions": ["0"]` (the cancel idiom): ignoring it would show
                 // a message its author meant to hold back, so the message is skipped instead.
-                error(path / member.key, member.keyLocation,
-                      "unknown key \"\(member.key)\" skips the message (keys are case-sensitive, and ignoring it could show what it restricts); did you mean \"\(intended)\"?")
+                error(
+                    path / member.key, member.keyLocation,
+                    "unknown key \"\(member.key)\" skips the message (keys are case-sensitive, and ignoring it could show what it restricts); did you mean \"\(intended)\"?"
+                )
             } else {
                 var message = "unknown key \"\(member.key)\" is ignored"
                 if let suggestion = FeedDecoder.nearestKey(to: member.key, in: known) {

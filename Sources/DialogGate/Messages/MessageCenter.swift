@@ -134,8 +134,9 @@ public final class MessageCenter {
         clock: @escaping @Sendable () -> Date = { Date() },
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
     ) {
-        self.init(feedURL: feedURL, prefs: prefs, context: context, lastMessageIdKey: lastMessageIdKey, options: options,
-                  impressions: impressions, loader: nil, clock: clock, random: random)
+        self.init(
+            feedURL: feedURL, prefs: prefs, context: context, lastMessageIdKey: lastMessageIdKey, options: options,
+            impressions: impressions, loader: nil, clock: clock, random: random)
     }
 
     /// Creates a message center whose requests `loader` performs (nil for the standard loader): tests, and tools
@@ -239,7 +240,7 @@ public final class MessageCenter {
                     passedOver.remove(message.id)
                     try transaction.set(max(current, message.id), for: key)
                     if passedOver.isEmpty {
-                        transaction.reset(passedOverKey)   // nothing passed over: no key to show in prefs-tool
+                        transaction.reset(passedOverKey)  // nothing passed over: no key to show in prefs-tool
                     } else {
                         try transaction.set(Array(passedOver.sorted().suffix(Self.passedOverLimit)), for: passedOverKey)
                     }

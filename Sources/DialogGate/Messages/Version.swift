@@ -66,7 +66,7 @@ struct Version: Sendable, Hashable, Comparable, CustomStringConvertible, Lossles
     /// ```
     init?(components: [Int]) {
         guard (1...Version.maximumComponentCount).contains(components.count),
-              components.allSatisfy({ (0...Version.largestComponent).contains($0) })
+            components.allSatisfy({ (0...Version.largestComponent).contains($0) })
         else { return nil }
         self.components = components
     }

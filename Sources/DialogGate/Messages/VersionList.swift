@@ -57,9 +57,11 @@ struct VersionList: Sendable, Hashable, CustomStringConvertible, ExpressibleByAr
     /// ```
     init(parsing texts: [String]) {
         entries = texts.enumerated().map { index, text in
-            Entry(index: index, text: text, result: Result { () throws(VersionRequirement.ParseError) in
-                try VersionRequirement(parsing: text)
-            })
+            Entry(
+                index: index, text: text,
+                result: Result { () throws(VersionRequirement.ParseError) in
+                    try VersionRequirement(parsing: text)
+                })
         }
     }
 

@@ -268,7 +268,9 @@ package enum JSONJournal {
 
     private static func header(_ members: [String: JSON], into scan: inout Scan) throws(LineProblem) -> Changeset? {
         guard case .string(formatName)? = members["format"] else { throw .invalid("expected the journal header (\"format\": \"\(formatName)\")") }
-        guard case .int(let version)? = members["formatVersion"], version >= 1 else { throw .invalid("the header's \"formatVersion\" is not a positive integer") }
+        guard case .int(let version)? = members["formatVersion"], version >= 1 else {
+            throw .invalid("the header's \"formatVersion\" is not a positive integer")
+        }
         guard version <= formatVersion else { throw .newerFormat(version) }
         guard case .string(let generation)? = members["generation"], !generation.isEmpty else { throw .invalid("the header's \"generation\" is not a string") }
         scan.generation = generation
@@ -512,4 +514,3 @@ final class JSONJournalFile {
         descriptorIdentity = nil
     }
 }
-

@@ -21,8 +21,8 @@ package enum FileSystem {
         var device: UInt64
         var inode: UInt64
         var size: Int64
-        var modified: Int64   // nanoseconds
-        var changed: Int64    // nanoseconds
+        var modified: Int64  // nanoseconds
+        var changed: Int64  // nanoseconds
     }
 
     /// The stamp of `path`, or nil when it does not exist.
@@ -262,7 +262,8 @@ package enum FileSystem {
         var info = stat(), parent = stat()
         let directory = (link as NSString).deletingLastPathComponent
         guard lstat(link, &info) == 0, info.st_mode & S_IFMT == S_IFLNK,
-              stat(directory.isEmpty ? "." : directory, &parent) == 0 else { return }
+            stat(directory.isEmpty ? "." : directory, &parent) == 0
+        else { return }
         let shared = parent.st_mode & S_ISVTX != 0 && parent.st_mode & S_IWOTH != 0
         guard shared, info.st_uid != geteuid(), info.st_uid != 0 else { return }
         throw .untrustedLink(path: link, owner: info.st_uid)

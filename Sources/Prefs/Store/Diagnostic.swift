@@ -43,7 +43,8 @@ extension Prefs {
             case .refreshFailed(let reason): return "\(subject): refresh failed: \(reason)"
             case .recovered(let movedTo, let reason): return "\(subject): unreadable file moved to \(movedTo) (\(reason)); starting empty"
             case .journalTornTail(let path, let line, let bytes):
-                return "\(subject): the journal \(path) ends in a torn record at line \(line) (\(bytes) bytes; a writer died mid-append): not applied; the next write removes it"
+                return
+                    "\(subject): the journal \(path) ends in a torn record at line \(line) (\(bytes) bytes; a writer died mid-append): not applied; the next write removes it"
             }
         }
     }

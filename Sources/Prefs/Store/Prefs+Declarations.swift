@@ -96,8 +96,9 @@ extension Prefs {
                 do {
                     return (try Value(storedJSON: json), lookup.isStored, nil)
                 } catch {
-                    let found = ValueMismatch(stored: StoredValue(type: Stored.valueType, json: json), expected: Value.valueType,
-                                              reason: "\(reason); \(error.reason)", swiftType: "\(Value.self)")
+                    let found = ValueMismatch(
+                        stored: StoredValue(type: Stored.valueType, json: json), expected: Value.valueType,
+                        reason: "\(reason); \(error.reason)", swiftType: "\(Value.self)")
                     mismatch = found
                     reportMismatch(found, key: key.rawValue)
                 }
@@ -157,7 +158,8 @@ extension Prefs {
             do {
                 converted = try Stored(storedJSON: value.storedJSON())
             } catch {
-                throw PrefsError.encodingFailed(key: key.rawValue, reason: "\(Key.self).\(key) holds \(Stored.self) values, and \(Value.self) \(value) is not one (\(error))")
+                throw PrefsError.encodingFailed(
+                    key: key.rawValue, reason: "\(Key.self).\(key) holds \(Stored.self) values, and \(Value.self) \(value) is not one (\(error))")
             }
             try set(converted, for: Prefs.Key(key.rawValue, initial: initial, formerNames: key.formerNames))
         }

@@ -53,10 +53,12 @@ extension Prefs {
         guard schedule else { return }
         ExitFlush.remember(self)
         Background.after(interval) { [weak self] in
-            guard let self, self.state.withLock({ state in
-                state.flushScheduled = false
-                return !state.closed
-            }) else { return }
+            guard let self,
+                self.state.withLock({ state in
+                    state.flushScheduled = false
+                    return !state.closed
+                })
+            else { return }
             do {
                 try self.flush()
             } catch {
@@ -132,4 +134,3 @@ enum Background {
         DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + delay.timeInterval, execute: work)
     }
 }
-

@@ -34,7 +34,11 @@ extension Prefs {
             return try Prefs(.default(identifier: identifier))
         } catch {
             let fallback = Prefs(memory: ())
-            let diagnostic = Diagnostic(key: nil, kind: .writeFailed("Prefs.standard could not open its default store for \(PrefsError.quoted(identifier)) (\(error)); values are kept in memory only. Set Prefs.standard at launch"), store: fallback.storage.description)
+            let diagnostic = Diagnostic(
+                key: nil,
+                kind: .writeFailed(
+                    "Prefs.standard could not open its default store for \(PrefsError.quoted(identifier)) (\(error)); values are kept in memory only. Set Prefs.standard at launch"
+                ), store: fallback.storage.description)
             fallback.report(diagnostic)
             FileHandle.standardError.write(Data("Prefs: \(diagnostic)\n".utf8))
             return fallback

@@ -119,7 +119,10 @@ extension Prefs {
             #else
             guard let base = configDirectory(environment: environment) else {
                 let home = environment["HOME"].map { JSON.string($0).serialized() } ?? "unset"
-                throw .invalidIdentifier(identifier, reason: "no absolute home directory to keep the store in (HOME is \(home), XDG_CONFIG_HOME is not absolute, and the user database has none)")
+                throw .invalidIdentifier(
+                    identifier,
+                    reason: "no absolute home directory to keep the store in (HOME is \(home), XDG_CONFIG_HOME is not absolute, and the user database has none)"
+                )
             }
             return base.appendingPathComponent("prefs").appendingPathComponent(identifier + ".sqlite")
             #endif

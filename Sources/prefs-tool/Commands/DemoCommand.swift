@@ -4,17 +4,18 @@ import Foundation
 
 /// `demo`: the three seed flows, launch by launch, against a real SQLite store.
 enum DemoCommand {
-    static let command = Command(spec: CommandSpec(
-        name: "demo", summary: "A guided run of the seed flows against a real SQLite store.",
-        usage: "prefs-tool [--store PATH] demo",
-        help: """
-            Shows what a user would see at each simulated launch: a welcome dialog answered OK, then "never remind";
-            a dialog with a caller-chosen Don't Remind key; a remote message from a bundled sample feed shown once,
-            not again on the next launch, and again after `prefs-tool reset lastMessageId`.
-            Uses a new temporary store unless --store is given (the store must then be new or a SQLite store). The
-            sample feed goes in a new private directory (mode 0700), never beside the store.
-            Asks nothing when stdin is not a terminal; on a terminal it waits for Return between launches.
-            """)
+    static let command = Command(
+        spec: CommandSpec(
+            name: "demo", summary: "A guided run of the seed flows against a real SQLite store.",
+            usage: "prefs-tool [--store PATH] demo",
+            help: """
+                Shows what a user would see at each simulated launch: a welcome dialog answered OK, then "never remind";
+                a dialog with a caller-chosen Don't Remind key; a remote message from a bundled sample feed shown once,
+                not again on the next launch, and again after `prefs-tool reset lastMessageId`.
+                Uses a new temporary store unless --store is given (the store must then be new or a SQLite store). The
+                sample feed goes in a new private directory (mode 0700), never beside the store.
+                Asks nothing when stdin is not a terminal; on a terminal it waits for Return between launches.
+                """)
     ) { _, context in
         if context.store.isExplicit, context.store.exists { _ = try context.store.open(checked: true) }  // a damaged store is refused, untouched
         // Everything the demo writes besides the store goes in a directory it has just created and only this user

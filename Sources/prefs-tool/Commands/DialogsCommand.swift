@@ -5,23 +5,25 @@ import PrefsJSON
 
 /// `dialogs [list] [--json]`, `dialogs reset ID…|--all`: DialogGate's state per dialog id.
 enum DialogsCommand {
-    static let command = Command(spec: CommandSpec(
-        name: "dialogs", summary: "List or reset DialogGate's state per dialog id.",
-        usage: "prefs-tool [--store PATH] dialogs [list] [--json] | dialogs reset ID…|--all",
-        help: """
-            list: one line per dialog with stored state: ID, presentations, last answer, never-remind and snooze dates,
-            and a never-remind key written by older code ("UserHasSeenMsg" = "YES") with the value it holds.
-            --json prints {"ID": {"presentations", "lastPresented", "lastResponse", "lastResponseDate", "neverRemindSince", "snoozedUntil", "neverRemindKey", "neverRemindKeyValue", …}}.
-            reset: forgets the dialogs' state (and the never-remind key their record names), so they show again. As
-            'reset' does for keys, it exits 0 when nothing is left to show them less, whether or not something was
-            stored; an ID with no stored state is named on stderr, with the nearest stored one.
-            """,
-        actions: [
-            CommandSpec(name: "dialogs list", summary: "", usage: "prefs-tool [--store PATH] dialogs [list] [--json]", help: "", flags: ["json"]),
-            CommandSpec(name: "dialogs reset", summary: "", usage: "prefs-tool [--store PATH] dialogs reset ID…|--all", help: "",
-                        flags: ["all"], positionals: 0...Int.max),
-        ],
-        defaultAction: "list")
+    static let command = Command(
+        spec: CommandSpec(
+            name: "dialogs", summary: "List or reset DialogGate's state per dialog id.",
+            usage: "prefs-tool [--store PATH] dialogs [list] [--json] | dialogs reset ID…|--all",
+            help: """
+                list: one line per dialog with stored state: ID, presentations, last answer, never-remind and snooze dates,
+                and a never-remind key written by older code ("UserHasSeenMsg" = "YES") with the value it holds.
+                --json prints {"ID": {"presentations", "lastPresented", "lastResponse", "lastResponseDate", "neverRemindSince", "snoozedUntil", "neverRemindKey", "neverRemindKeyValue", …}}.
+                reset: forgets the dialogs' state (and the never-remind key their record names), so they show again. As
+                'reset' does for keys, it exits 0 when nothing is left to show them less, whether or not something was
+                stored; an ID with no stored state is named on stderr, with the nearest stored one.
+                """,
+            actions: [
+                CommandSpec(name: "dialogs list", summary: "", usage: "prefs-tool [--store PATH] dialogs [list] [--json]", help: "", flags: ["json"]),
+                CommandSpec(
+                    name: "dialogs reset", summary: "", usage: "prefs-tool [--store PATH] dialogs reset ID…|--all", help: "",
+                    flags: ["all"], positionals: 0...Int.max),
+            ],
+            defaultAction: "list")
     ) { arguments, context in
         let rest = arguments.positionals
         switch arguments.action {

@@ -16,42 +16,43 @@ enum FeedCommand {
         """
     static let fetchUsage = "prefs-tool [--store PATH] feed fetch URL [--force] [--allow-http]"
 
-    static let command = Command(spec: CommandSpec(
-        name: "feed", summary: "Lint a feed, explain which message an app would show, or fetch it.",
-        usage: """
-            \(lintUsage)
-                   \(explainUsage.replacingOccurrences(of: "\n", with: "\n       "))
-                   \(fetchUsage)
-            """,
-        help: """
-            lint: errors (invalid JSON with line:column, wrong types with JSON paths, duplicate ids, bad versions or
-              dates) exit 65; warnings (unknown keys with a did-you-mean, http links, messages that can never match)
-              exit 0, or 65 with --strict. Each finding is a line on stdout, FILE:LINE:COLUMN: SEVERITY: PATH: TEXT,
-              so a pipe can read them; the count goes to stderr.
-            explain: every message's checks, pass or fail and why (failed checks first; --failures-only shows
-              only those), and the message the app would select. The store's lastMessageId is used unless --last-id
-              is given (0 without a store). The context comes from the options, else from --context FILE (a saved
-              'feed explain --json' output, or its "context" object), else the bundle id from --app ID. --json
-              prints {"selected": ID|null, "messages": […]}. -q (--quiet) prints nothing: the exit status says
-              whether the app would show a message (0) or none (1), as grep -q does. --cached explains the feed
-              the store keeps for URL (what the app shows offline); when URL cannot be read, that feed is used
-              with a warning, as the app would use it.
-            fetch: the app's conditional fetch (If-None-Match, If-Modified-Since, max-age, backoff, size cap, timeout),
-              with its cache kept in the store (a memory store without one): status, validators, cache age, messages.
-              Failures (404, refused connection, timeout, oversized body) exit 74 with the reason; an invalid feed 65.
-              A first fetch of a URL that fails leaves nothing in the store (no record of the failure, and no
-              store when the fetch created it), so a mistyped URL leaves no key behind.
-            Sources: a file path, - for stdin, or an http(s) or file URL (http only to loopback without --allow-http).
-            Each action takes only its own options.
-            """,
-        actions: [
-            CommandSpec(name: "feed lint", summary: "", usage: lintUsage, help: "", flags: ["strict", "allow-http"], positionals: 1...1),
-            CommandSpec(
-                name: "feed explain", summary: "", usage: explainUsage, help: "",
-                options: ["bundle-id", "app-version", "os-version", "locale", "date", "last-id", "installation-id", "context"],
-                flags: ["json", "quiet", "failures-only", "cached", "allow-http"], positionals: 1...1, shortFlags: ["q": "quiet"]),
-            CommandSpec(name: "feed fetch", summary: "", usage: fetchUsage, help: "", flags: ["force", "allow-http"], positionals: 1...1),
-        ])
+    static let command = Command(
+        spec: CommandSpec(
+            name: "feed", summary: "Lint a feed, explain which message an app would show, or fetch it.",
+            usage: """
+                \(lintUsage)
+                       \(explainUsage.replacingOccurrences(of: "\n", with: "\n       "))
+                       \(fetchUsage)
+                """,
+            help: """
+                lint: errors (invalid JSON with line:column, wrong types with JSON paths, duplicate ids, bad versions or
+                  dates) exit 65; warnings (unknown keys with a did-you-mean, http links, messages that can never match)
+                  exit 0, or 65 with --strict. Each finding is a line on stdout, FILE:LINE:COLUMN: SEVERITY: PATH: TEXT,
+                  so a pipe can read them; the count goes to stderr.
+                explain: every message's checks, pass or fail and why (failed checks first; --failures-only shows
+                  only those), and the message the app would select. The store's lastMessageId is used unless --last-id
+                  is given (0 without a store). The context comes from the options, else from --context FILE (a saved
+                  'feed explain --json' output, or its "context" object), else the bundle id from --app ID. --json
+                  prints {"selected": ID|null, "messages": […]}. -q (--quiet) prints nothing: the exit status says
+                  whether the app would show a message (0) or none (1), as grep -q does. --cached explains the feed
+                  the store keeps for URL (what the app shows offline); when URL cannot be read, that feed is used
+                  with a warning, as the app would use it.
+                fetch: the app's conditional fetch (If-None-Match, If-Modified-Since, max-age, backoff, size cap, timeout),
+                  with its cache kept in the store (a memory store without one): status, validators, cache age, messages.
+                  Failures (404, refused connection, timeout, oversized body) exit 74 with the reason; an invalid feed 65.
+                  A first fetch of a URL that fails leaves nothing in the store (no record of the failure, and no
+                  store when the fetch created it), so a mistyped URL leaves no key behind.
+                Sources: a file path, - for stdin, or an http(s) or file URL (http only to loopback without --allow-http).
+                Each action takes only its own options.
+                """,
+            actions: [
+                CommandSpec(name: "feed lint", summary: "", usage: lintUsage, help: "", flags: ["strict", "allow-http"], positionals: 1...1),
+                CommandSpec(
+                    name: "feed explain", summary: "", usage: explainUsage, help: "",
+                    options: ["bundle-id", "app-version", "os-version", "locale", "date", "last-id", "installation-id", "context"],
+                    flags: ["json", "quiet", "failures-only", "cached", "allow-http"], positionals: 1...1, shortFlags: ["q": "quiet"]),
+                CommandSpec(name: "feed fetch", summary: "", usage: fetchUsage, help: "", flags: ["force", "allow-http"], positionals: 1...1),
+            ])
     ) { arguments, context in
         let source = arguments.positionals.first
         switch arguments.action {
@@ -112,9 +113,13 @@ enum FeedCommand {
             }
         }
         // The ids passed over when a higher one was acknowledged: still shown (none with --last-id, a what-if).
-        let passedOver = arguments.option("last-id") != nil ? [] : Set(
-            try prefs?.storedValue(forKey: "lastMessageId.passedOver").flatMap { try? $0.decode([Int].self) } ?? [])
-        let installationId = try arguments.option("installation-id")
+        let passedOver =
+            arguments.option("last-id") != nil
+            ? []
+            : Set(
+                try prefs?.storedValue(forKey: "lastMessageId.passedOver").flatMap { try? $0.decode([Int].self) } ?? [])
+        let installationId =
+            try arguments.option("installation-id")
             ?? prefs?.storedValue(forKey: MessageCenter.installationIdKey.name).flatMap { try? $0.decode(String.self) } ?? ""
         let (data, name) = try await explainedFeed(source, prefs: prefs, arguments, context)
         let feed: DecodedFeed
@@ -124,35 +129,40 @@ enum FeedCommand {
             throw ToolError.data("\(name):\(error.line):\(error.column): \(error.path): \(error.message)")
         }
         for issue in feed.issues { Terminal.note("\(name):\(issue)") }
-        let report = MessageTargeting.explain(feed.messages, context: messageContext, now: now, lastMessageId: lastMessageId, passedOver: passedOver,
-                                              installationId: installationId)
+        let report = MessageTargeting.explain(
+            feed.messages, context: messageContext, now: now, lastMessageId: lastMessageId, passedOver: passedOver,
+            installationId: installationId)
         if arguments.flag("quiet") {
             return report.selected == nil ? 1 : 0
         } else if arguments.flag("json") {
-            Output.json(.object([
-                "selected": report.selected.map { .int($0.id) } ?? .null,
-                "context": .object([
-                    "bundleId": .string(messageContext.bundleIdentifier), "appVersion": .string(messageContext.appVersion),
-                    "osVersion": .string(messageContext.osVersion), "locale": .string(messageContext.localeIdentifier),
-                    "date": .string(ISO8601.format(now)), "lastMessageId": .int(lastMessageId),
-                ]),
-                "messages": .array(report.evaluations.map { evaluation in
-                    .object([
-                        "id": .int(evaluation.message.id),
-                        "bundleId": .string(evaluation.message.bundleId),
-                        "title": .string(evaluation.message.title),
-                        "eligible": .bool(evaluation.isEligible),
-                        "checks": .array(evaluation.checks.map { check in
-                            .object(["rule": .string(check.rule.rawValue), "passed": .bool(check.passed), "detail": .string(check.detail)])
+            Output.json(
+                .object([
+                    "selected": report.selected.map { .int($0.id) } ?? .null,
+                    "context": .object([
+                        "bundleId": .string(messageContext.bundleIdentifier), "appVersion": .string(messageContext.appVersion),
+                        "osVersion": .string(messageContext.osVersion), "locale": .string(messageContext.localeIdentifier),
+                        "date": .string(ISO8601.format(now)), "lastMessageId": .int(lastMessageId),
+                    ]),
+                    "messages": .array(
+                        report.evaluations.map { evaluation in
+                            .object([
+                                "id": .int(evaluation.message.id),
+                                "bundleId": .string(evaluation.message.bundleId),
+                                "title": .string(evaluation.message.title),
+                                "eligible": .bool(evaluation.isEligible),
+                                "checks": .array(
+                                    evaluation.checks.map { check in
+                                        .object(["rule": .string(check.rule.rawValue), "passed": .bool(check.passed), "detail": .string(check.detail)])
+                                    }),
+                            ])
                         }),
-                    ])
-                }),
-            ]))
+                ]))
         } else {
             Terminal.printData("context: \(messageContext), date \(ISO8601.format(now, fractionDigits: 0)), lastMessageId \(lastMessageId)")
             for evaluation in report.evaluations {
                 let message = evaluation.message
-                Terminal.printData("message \(message.id) \(ValueText.quoted(message.title)) for \(message.bundleId): \(evaluation.isEligible ? "eligible" : "not eligible")")
+                Terminal.printData(
+                    "message \(message.id) \(ValueText.quoted(message.title)) for \(message.bundleId): \(evaluation.isEligible ? "eligible" : "not eligible")")
                 // The checks that failed first: they are the answer to "why not".
                 let checks = evaluation.failedChecks + (arguments.flag("failures-only") ? [] : evaluation.checks.filter(\.passed))
                 for check in checks { Terminal.printData("  \(check)") }
@@ -191,7 +201,8 @@ enum FeedCommand {
         if arguments.flag("cached") {
             guard url != nil else { throw ToolError.usage("--cached explains the feed the store keeps for a URL; give the feed's URL", context.usage) }
             guard let (body, fetchedAt) = try cached() else {
-                throw ToolError(code: .notFound, message: "\(context.store.path) keeps no feed for \(source ?? ""); 'prefs-tool feed fetch URL' fetches it as the app does")
+                throw ToolError(
+                    code: .notFound, message: "\(context.store.path) keeps no feed for \(source ?? ""); 'prefs-tool feed fetch URL' fetches it as the app does")
             }
             Terminal.note("explaining the feed kept in the store (\(described(fetchedAt)))")
             return (Data(body.utf8), "\(source ?? "") (cached)")
@@ -249,7 +260,11 @@ enum FeedCommand {
                 Terminal.print("fetched: \(ISO8601.format(fetchedAt, fractionDigits: 0)) (age \(Int(now.timeIntervalSince(fetchedAt))) s)")
             }
             if let maxAge = cache.maxAge { Terminal.print("max-age: \(maxAge) s") }
-            if let retry = cache.nextRetryAt { Terminal.print("next retry: \(ISO8601.format(retry, fractionDigits: 0)) after \(cache.consecutiveFailures) failure\(cache.consecutiveFailures == 1 ? "" : "s")") }
+            if let retry = cache.nextRetryAt {
+                Terminal.print(
+                    "next retry: \(ISO8601.format(retry, fractionDigits: 0)) after \(cache.consecutiveFailures) failure\(cache.consecutiveFailures == 1 ? "" : "s")"
+                )
+            }
         }
         if let feed = result.feed {
             Terminal.print("messages: \(feed.messages.count)")

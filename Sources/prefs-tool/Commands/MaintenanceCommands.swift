@@ -4,22 +4,23 @@ import PrefsJSON
 
 /// `watch`: print each change as it happens, made by any process.
 enum WatchCommand {
-    static let command = Command(spec: CommandSpec(
-        name: "watch", summary: "Print each change to the store (or to KEYs) until interrupted.",
-        usage: "prefs-tool [--store PATH] watch [KEY…] [--interval MILLISECONDS]",
-        help: """
-            One line per change: TIME<TAB>KEY<TAB>TYPE<TAB>VALUE<TAB>(was OLD), with (new) for a key that held no
-            value and VALUE (reset) for a value removed; TIME is when the change was seen, in UTC to the
-            millisecond. Fields are escaped as 'list' escapes them, and aligned on a terminal.
-            The store is checked every --interval milliseconds (default 200); changes from any process are seen, and
-            several changes to one key between two checks show as the last. A KEY neither stored nor declared is
-            named on stderr (with the nearest key) and watched for. A store that does not exist yet is waited for,
-            as tail -F waits for a file; its first values then show as new. A check that cannot read the store
-            (another program rewriting a JSON file in place, so that it is briefly empty) is reported on stderr and
-            watching goes on. Interrupt (Ctrl-C) or terminate to stop: the lines of the current check are finished,
-            and the exit status is 0.
-            """,
-        options: ["interval"], positionals: 0...Int.max)
+    static let command = Command(
+        spec: CommandSpec(
+            name: "watch", summary: "Print each change to the store (or to KEYs) until interrupted.",
+            usage: "prefs-tool [--store PATH] watch [KEY…] [--interval MILLISECONDS]",
+            help: """
+                One line per change: TIME<TAB>KEY<TAB>TYPE<TAB>VALUE<TAB>(was OLD), with (new) for a key that held no
+                value and VALUE (reset) for a value removed; TIME is when the change was seen, in UTC to the
+                millisecond. Fields are escaped as 'list' escapes them, and aligned on a terminal.
+                The store is checked every --interval milliseconds (default 200); changes from any process are seen, and
+                several changes to one key between two checks show as the last. A KEY neither stored nor declared is
+                named on stderr (with the nearest key) and watched for. A store that does not exist yet is waited for,
+                as tail -F waits for a file; its first values then show as new. A check that cannot read the store
+                (another program rewriting a JSON file in place, so that it is briefly empty) is reported on stderr and
+                watching goes on. Interrupt (Ctrl-C) or terminate to stop: the lines of the current check are finished,
+                and the exit status is 0.
+                """,
+            options: ["interval"], positionals: 0...Int.max)
     ) { arguments, context in
         let interval = Int(arguments.option("interval") ?? "200") ?? -1
         guard (10...60_000).contains(interval) else { throw ToolError.usage("--interval takes milliseconds from 10 to 60000", context.usage) }
@@ -105,17 +106,18 @@ final class StopRequest: @unchecked Sendable {
 
 /// `check`: an integrity check of the store.
 enum CheckCommand {
-    static let command = Command(spec: CommandSpec(
-        name: "check", summary: "Check the store: integrity, every value's type and declaration.",
-        usage: "prefs-tool [--store PATH] check",
-        help: """
-            Exits 0 and prints "ok", or exits 65 naming each problem: damage SQLite's integrity_check finds, a JSON
-            document of the wrong shape or a JSON journal with a bad line before good ones, a value that does not fit
-            its own type, and a value that does not fit the type its key is declared with (the app reads the initial
-            value instead, until the key is reset or set). A torn last journal record (a writer killed mid-append: never
-            applied, removed by the next write) is noted on stderr, and is no problem.
-            Reads only: a damaged store is never changed.
-            """)
+    static let command = Command(
+        spec: CommandSpec(
+            name: "check", summary: "Check the store: integrity, every value's type and declaration.",
+            usage: "prefs-tool [--store PATH] check",
+            help: """
+                Exits 0 and prints "ok", or exits 65 naming each problem: damage SQLite's integrity_check finds, a JSON
+                document of the wrong shape or a JSON journal with a bad line before good ones, a value that does not fit
+                its own type, and a value that does not fit the type its key is declared with (the app reads the initial
+                value instead, until the key is reset or set). A torn last journal record (a writer killed mid-append: never
+                applied, removed by the next write) is noted on stderr, and is no problem.
+                Reads only: a damaged store is never changed.
+                """)
     ) { _, context in
         let prefs = try context.store.open()
         let problems = try prefs.integrityProblems() + declarationProblems(in: prefs)

@@ -6,19 +6,20 @@ import PrefsJSON
 enum StoreCommands {
     static let all = [list, get, set, reset]
 
-    static let list = Command(spec: CommandSpec(
-        name: "list", summary: "List stored and declared keys, all or those matching patterns.",
-        usage: "prefs-tool [--store PATH] list [PATTERN…] [--json]",
-        help: """
-            In a pipe: one line per key, KEY<TAB>TYPE<TAB>VALUE, with a fourth field "(initial)" for keys that hold
-            no stored value. A backslash, newline, carriage return or tab inside a field is written \\\\, \\n, \\r
-            or \\t, so every line is one key. On a terminal: aligned columns, values cut to the width with "…"
-            (COLUMNS sets the width), newlines shown as \\n and other control characters escaped.
-            PATTERN: shell wildcards (*, ?, [...]) matched against the whole key, as in list 'dialog*'; several
-            patterns list the keys matching any of them. No key matching exits 1.
-            --json prints one object: {"KEY": {"type", "value", "initial", "stored"}}, value and initial in their JSON form.
-            """,
-        flags: ["json"], positionals: 0...Int.max)
+    static let list = Command(
+        spec: CommandSpec(
+            name: "list", summary: "List stored and declared keys, all or those matching patterns.",
+            usage: "prefs-tool [--store PATH] list [PATTERN…] [--json]",
+            help: """
+                In a pipe: one line per key, KEY<TAB>TYPE<TAB>VALUE, with a fourth field "(initial)" for keys that hold
+                no stored value. A backslash, newline, carriage return or tab inside a field is written \\\\, \\n, \\r
+                or \\t, so every line is one key. On a terminal: aligned columns, values cut to the width with "…"
+                (COLUMNS sets the width), newlines shown as \\n and other control characters escaped.
+                PATTERN: shell wildcards (*, ?, [...]) matched against the whole key, as in list 'dialog*'; several
+                patterns list the keys matching any of them. No key matching exits 1.
+                --json prints one object: {"KEY": {"type", "value", "initial", "stored"}}, value and initial in their JSON form.
+                """,
+            flags: ["json"], positionals: 0...Int.max)
     ) { arguments, context in
         let prefs = try context.store.open()
         let stored = try prefs.snapshot()
@@ -27,7 +28,8 @@ enum StoreCommands {
         let all = Set(stored.keys).union(declared.keys)
         let names = all.filter { name in patterns.isEmpty || patterns.contains { fnmatch($0, name, 0) == 0 } }.sorted()
         if names.isEmpty, !patterns.isEmpty {
-            let hint = patterns.count == 1 ? NameSuggestion.nearest(to: patterns[0], in: Array(all)).map { "; did you mean \(ValueText.quoted($0))?" } ?? "" : ""
+            let hint =
+                patterns.count == 1 ? NameSuggestion.nearest(to: patterns[0], in: Array(all)).map { "; did you mean \(ValueText.quoted($0))?" } ?? "" : ""
             throw ToolError(code: .notFound, message: "no key matches \(patterns.map(ValueText.quoted).joined(separator: " or "))\(hint)")
         }
         if arguments.flag("json") {
@@ -57,21 +59,24 @@ enum StoreCommands {
         return 0
     }
 
-    static let get = Command(spec: CommandSpec(
-        name: "get", summary: "Print one key's value (stored, else its declared initial value).",
-        usage: "prefs-tool [--store PATH] get KEY [--json]",
-        help: """
-            Plain text: true/false, numbers as written, dates as ISO-8601, URLs whole, strings raw, collections as JSON.
-            --json prints the value's JSON form alone. A key with no stored value and no declared initial value exits 1.
-            """,
-        flags: ["json"], positionals: 1...1)
+    static let get = Command(
+        spec: CommandSpec(
+            name: "get", summary: "Print one key's value (stored, else its declared initial value).",
+            usage: "prefs-tool [--store PATH] get KEY [--json]",
+            help: """
+                Plain text: true/false, numbers as written, dates as ISO-8601, URLs whole, strings raw, collections as JSON.
+                --json prints the value's JSON form alone. A key with no stored value and no declared initial value exits 1.
+                """,
+            flags: ["json"], positionals: 1...1)
     ) { arguments, context in
         let name = arguments.positionals[0]
         let prefs = try context.store.open()
         let declaration = try prefs.declaredKeys()[name]
         guard let value = try prefs.storedValue(forKey: name) ?? declaration?.initialValue else {
             if let declaration {
-                throw ToolError(code: .notFound, message: "key \(ValueText.quoted(name)) has no value: nothing is stored, and its declared initial value (\(declaration.type)) is nil")
+                throw ToolError(
+                    code: .notFound,
+                    message: "key \(ValueText.quoted(name)) has no value: nothing is stored, and its declared initial value (\(declaration.type)) is nil")
             }
             throw ToolError(code: .notFound, message: "key \(ValueText.quoted(name)) not found\(try suggestion(for: name, in: prefs))")
         }
@@ -83,20 +88,21 @@ enum StoreCommands {
         return 0
     }
 
-    static let set = Command(spec: CommandSpec(
-        name: "set", summary: "Write one key's value (creates a missing store, mode 0600).",
-        usage: "prefs-tool [--store PATH] set KEY VALUE [--type TYPE]",
-        help: """
-            The type comes from the key's declaration when the app declared it, else from --type, else from the
-            value already stored (a key keeps its type), else it is inferred: true/false, an integer, a decimal
-            number, otherwise a string. A number is inferred only when it prints back exactly as written, so 007,
-            +5 and 1.10 stay strings. TYPE is any type 'list' prints: bool, int, uint, double, string, date, data,
-            url, json, [T] or [string: T] ('[int]', '[string: date]'); --type is how a stored key changes type.
-            A value that does not parse as its type exits 65 and writes nothing. A new key whose name is close to a
-            stored or declared one is written with a warning naming that key. A negative number is a VALUE as it is
-            (set n -5); any other VALUE that starts with '-' goes after '--': prefs-tool set s -- -x.
-            """,
-        options: ["type"], positionals: 2...2)
+    static let set = Command(
+        spec: CommandSpec(
+            name: "set", summary: "Write one key's value (creates a missing store, mode 0600).",
+            usage: "prefs-tool [--store PATH] set KEY VALUE [--type TYPE]",
+            help: """
+                The type comes from the key's declaration when the app declared it, else from --type, else from the
+                value already stored (a key keeps its type), else it is inferred: true/false, an integer, a decimal
+                number, otherwise a string. A number is inferred only when it prints back exactly as written, so 007,
+                +5 and 1.10 stay strings. TYPE is any type 'list' prints: bool, int, uint, double, string, date, data,
+                url, json, [T] or [string: T] ('[int]', '[string: date]'); --type is how a stored key changes type.
+                A value that does not parse as its type exits 65 and writes nothing. A new key whose name is close to a
+                stored or declared one is written with a warning naming that key. A negative number is a VALUE as it is
+                (set n -5); any other VALUE that starts with '-' goes after '--': prefs-tool set s -- -x.
+                """,
+            options: ["type"], positionals: 2...2)
     ) { arguments, context in
         let (name, text) = (arguments.positionals[0], arguments.positionals[1])
         if let problem = KeyName.problem(with: name) { throw ToolError.data("invalid key name \(ValueText.quoted(name)): \(problem)") }
@@ -104,7 +110,8 @@ enum StoreCommands {
         if let typeName = arguments.option("type") {
             guard let type = ValueText.type(named: typeName) else {
                 let hint = NameSuggestion.nearest(to: typeName, in: ValueText.typeNames).map { "; did you mean '\($0)'?" } ?? ""
-                throw ToolError.usage("unknown type '\(typeName)'\(hint) (types: \(ValueText.typeNames.joined(separator: ", ")), [T], [string: T])", context.usage)
+                throw ToolError.usage(
+                    "unknown type '\(typeName)'\(hint) (types: \(ValueText.typeNames.joined(separator: ", ")), [T], [string: T])", context.usage)
             }
             requested = type
         }
@@ -137,7 +144,9 @@ enum StoreCommands {
         if created, declared == nil {
             let stored = try prefs.snapshot().keys.filter { $0 != name }
             if let near = NameSuggestion.likelyTypo(of: name, among: stored + Array(declarations.keys)) {
-                Terminal.warning("\(ValueText.quoted(name)) is a new key; did you mean \(ValueText.quoted(near))? (prefs-tool reset \(ArgumentParser.shellQuoted(name)) removes it)")
+                Terminal.warning(
+                    "\(ValueText.quoted(name)) is a new key; did you mean \(ValueText.quoted(near))? (prefs-tool reset \(ArgumentParser.shellQuoted(name)) removes it)"
+                )
             }
         }
         return 0
@@ -149,16 +158,17 @@ enum StoreCommands {
         return (["a", "e", "i", "o", "u"].contains(name.prefix(1)) ? "an " : "a ") + name
     }
 
-    static let reset = Command(spec: CommandSpec(
-        name: "reset", summary: "Remove stored values so keys read their initial values again.",
-        usage: "prefs-tool [--store PATH] reset KEY… | --all",
-        help: """
-            prefs-tool reset lastMessageId   makes the app show its latest remote message again.
-            --all removes every stored value. Exits 0 when the keys hold no stored value afterwards, whether or not
-            they held one before (as 'dialogs reset' does); a key that is neither stored nor declared is named on
-            stderr, with the nearest known key.
-            """,
-        flags: ["all"], positionals: 0...Int.max)
+    static let reset = Command(
+        spec: CommandSpec(
+            name: "reset", summary: "Remove stored values so keys read their initial values again.",
+            usage: "prefs-tool [--store PATH] reset KEY… | --all",
+            help: """
+                prefs-tool reset lastMessageId   makes the app show its latest remote message again.
+                --all removes every stored value. Exits 0 when the keys hold no stored value afterwards, whether or not
+                they held one before (as 'dialogs reset' does); a key that is neither stored nor declared is named on
+                stderr, with the nearest known key.
+                """,
+            flags: ["all"], positionals: 0...Int.max)
     ) { arguments, context in
         let usage = context.usage
         if arguments.flag("all") {

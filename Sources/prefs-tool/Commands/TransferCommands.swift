@@ -7,16 +7,17 @@ import PrefsJSON
 enum TransferCommands {
     static let all = [export, importCommand, diff, migrate]
 
-    static let export = Command(spec: CommandSpec(
-        name: "export", summary: "Write every value and declaration as one JSON document.",
-        usage: "prefs-tool [--store PATH] export [FILE|-]",
-        help: """
-            The document has the JSON store's format (an export is itself a JSON store). Without FILE, or with -,
-            it goes to stdout. A FILE is written atomically with mode 0600; when FILE is a symbolic link, the link
-            stays and its target is replaced. FILE cannot be the store itself or one of its -wal, -shm, -journal,
-            .journal or .lock files (exit 64).
-            """,
-        positionals: 0...1)
+    static let export = Command(
+        spec: CommandSpec(
+            name: "export", summary: "Write every value and declaration as one JSON document.",
+            usage: "prefs-tool [--store PATH] export [FILE|-]",
+            help: """
+                The document has the JSON store's format (an export is itself a JSON store). Without FILE, or with -,
+                it goes to stdout. A FILE is written atomically with mode 0600; when FILE is a symbolic link, the link
+                stays and its target is replaced. FILE cannot be the store itself or one of its -wal, -shm, -journal,
+                .journal or .lock files (exit 64).
+                """,
+            positionals: 0...1)
     ) { arguments, context in
         let destination = arguments.positionals.first ?? "-"
         if destination != "-", let suffix = context.store.ownFile(destination) {
@@ -33,23 +34,24 @@ enum TransferCommands {
         return 0
     }
 
-    static let importCommand = Command(spec: CommandSpec(
-        name: "import", summary: "Read an export (all or nothing), or a UserDefaults property list.",
-        usage: "prefs-tool [--store PATH] import FILE|- [--replace] [--unchecked] | import --plist FILE",
-        help: """
-            Every entry is checked first (key name, type, value, and the type its key is declared with, in the
-            document or in the store, as 'set' checks it); a bad document exits 65 and changes nothing.
-            Imported values and declarations replace those of the same keys; other keys are kept. With --replace the
-            store holds exactly the document afterwards: every other value and declaration is removed, in the same
-            step ('prefs-tool diff FILE' then finds no difference). --unchecked imports values that do not fit their
-            declared type as they are, to reproduce a store whose app reads them as initial values. Creates a
-            missing store.
-            --plist reads a UserDefaults property list (XML or binary, e.g. ~/.config/NAME.plist, or
-            Library/Preferences/BUNDLE-ID.plist from an app container) in one transaction; values Prefs cannot hold
-            are listed by key on stderr. A file that is not a property list exits 65 and changes nothing. FILE cannot
-            be the store itself or one of its files (exit 64).
-            """,
-        flags: ["plist", "replace", "unchecked"], positionals: 1...1)
+    static let importCommand = Command(
+        spec: CommandSpec(
+            name: "import", summary: "Read an export (all or nothing), or a UserDefaults property list.",
+            usage: "prefs-tool [--store PATH] import FILE|- [--replace] [--unchecked] | import --plist FILE",
+            help: """
+                Every entry is checked first (key name, type, value, and the type its key is declared with, in the
+                document or in the store, as 'set' checks it); a bad document exits 65 and changes nothing.
+                Imported values and declarations replace those of the same keys; other keys are kept. With --replace the
+                store holds exactly the document afterwards: every other value and declaration is removed, in the same
+                step ('prefs-tool diff FILE' then finds no difference). --unchecked imports values that do not fit their
+                declared type as they are, to reproduce a store whose app reads them as initial values. Creates a
+                missing store.
+                --plist reads a UserDefaults property list (XML or binary, e.g. ~/.config/NAME.plist, or
+                Library/Preferences/BUNDLE-ID.plist from an app container) in one transaction; values Prefs cannot hold
+                are listed by key on stderr. A file that is not a property list exits 65 and changes nothing. FILE cannot
+                be the store itself or one of its files (exit 64).
+                """,
+            flags: ["plist", "replace", "unchecked"], positionals: 1...1)
     ) { arguments, context in
         let source = arguments.positionals[0]
         // Reading the store's own file beside its open connection would also drop SQLite's locks on it.
@@ -85,27 +87,30 @@ enum TransferCommands {
                 .importArchive(archive, replacing: arguments.flag("replace"), checkingDeclarations: !arguments.flag("unchecked"))
         } catch PrefsError.typeMismatch(let key, let mismatch) {
             let value = mismatch.stored
-            throw ToolError.data("""
+            throw ToolError.data(
+                """
                 \(name): \(JSONPath.root / "values" / key): key \(ValueText.quoted(key)) is declared as \(mismatch.expected), \
                 and \(value.type) \(value.preview()) cannot be read as one (\(mismatch.reason)); nothing was written \
                 (--unchecked imports it as it is)
                 """)
         }
-        let counts = "\(archive.values.count) value\(archive.values.count == 1 ? "" : "s") and \(archive.declarations.count) declaration\(archive.declarations.count == 1 ? "" : "s")"
+        let counts =
+            "\(archive.values.count) value\(archive.values.count == 1 ? "" : "s") and \(archive.declarations.count) declaration\(archive.declarations.count == 1 ? "" : "s")"
         Terminal.note("imported \(counts)\(arguments.flag("replace") ? ", replacing the store's contents" : "")")
         return 0
     }
 
-    static let diff = Command(spec: CommandSpec(
-        name: "diff", summary: "Compare the store with a snapshot written by 'export'.",
-        usage: "prefs-tool [--store PATH] diff FILE|-",
-        help: """
-            Prints what differs, one line per value in the format of 'list': lines starting with - are the
-            snapshot's, lines starting with + the store's; a key whose value changed has one of each. Declarations
-            that differ are listed the same way, marked (declared). Exits 0 when the store holds exactly the
-            snapshot, 1 when something differs (as diff(1) does), 65 for a document that is not a snapshot.
-            """,
-        positionals: 1...1)
+    static let diff = Command(
+        spec: CommandSpec(
+            name: "diff", summary: "Compare the store with a snapshot written by 'export'.",
+            usage: "prefs-tool [--store PATH] diff FILE|-",
+            help: """
+                Prints what differs, one line per value in the format of 'list': lines starting with - are the
+                snapshot's, lines starting with + the store's; a key whose value changed has one of each. Declarations
+                that differ are listed the same way, marked (declared). Exits 0 when the store holds exactly the
+                snapshot, 1 when something differs (as diff(1) does), 65 for a document that is not a snapshot.
+                """,
+            positionals: 1...1)
     ) { arguments, context in
         let source = arguments.positionals[0]
         if source != "-", let suffix = context.store.ownFile(source) {
@@ -140,19 +145,22 @@ enum TransferCommands {
         return table.rows.isEmpty ? 0 : 1  // as diff(1) does
     }
 
-    static let migrate = Command(spec: CommandSpec(
-        name: "migrate", summary: "Copy every value and declaration into another store, of any backend.",
-        usage: "prefs-tool [--store PATH] migrate --to PATH [--overwrite]",
-        help: """
-            The source is untouched. The target is created when missing, and removed again when the copy fails. A key the target already holds with another
-            value is a conflict (exit 65, nothing written) unless --overwrite. The target cannot be the source store
-            itself or one of its files (exit 64).
-            """,
-        options: ["to"], flags: ["overwrite"])
+    static let migrate = Command(
+        spec: CommandSpec(
+            name: "migrate", summary: "Copy every value and declaration into another store, of any backend.",
+            usage: "prefs-tool [--store PATH] migrate --to PATH [--overwrite]",
+            help: """
+                The source is untouched. The target is created when missing, and removed again when the copy fails. A key the target already holds with another
+                value is a conflict (exit 65, nothing written) unless --overwrite. The target cannot be the source store
+                itself or one of its files (exit 64).
+                """,
+            options: ["to"], flags: ["overwrite"])
     ) { arguments, context in
         guard let targetPath = arguments.option("to") else { throw ToolError.usage("missing --to PATH", context.usage) }
         if let suffix = context.store.ownFile(targetPath) {
-            throw ToolError.usage("refusing to migrate to \(targetPath): it is \(context.store.describeOwnFile(suffix, as: "the source store")); nothing was written", context.usage)
+            throw ToolError.usage(
+                "refusing to migrate to \(targetPath): it is \(context.store.describeOwnFile(suffix, as: "the source store")); nothing was written",
+                context.usage)
         }
         // The source is checked too: a damaged page could hide values from the copy without an error.
         let source = try context.store.open(checked: true)
@@ -172,7 +180,9 @@ enum TransferCommands {
             let existing = try opened.snapshot()
             let conflicts = values.keys.filter { existing[$0] != nil && existing[$0] != values[$0] }.sorted()
             if !conflicts.isEmpty && !arguments.flag("overwrite") {
-                throw ToolError.data("the target already holds other values for \(conflicts.map(ValueText.quoted).joined(separator: ", ")); nothing was written (use --overwrite)")
+                throw ToolError.data(
+                    "the target already holds other values for \(conflicts.map(ValueText.quoted).joined(separator: ", ")); nothing was written (use --overwrite)"
+                )
             }
             // Values and declarations in one step, as the source holds them (a value that does not fit its
             // declaration is copied as it is: the copy reads as the source does).
@@ -182,7 +192,9 @@ enum TransferCommands {
             created?.remove()
             throw error
         }
-        Terminal.note("copied \(values.count) value\(values.count == 1 ? "" : "s") and \(declarations.count) declaration\(declarations.count == 1 ? "" : "s") to \(locator.displayName)")
+        Terminal.note(
+            "copied \(values.count) value\(values.count == 1 ? "" : "s") and \(declarations.count) declaration\(declarations.count == 1 ? "" : "s") to \(locator.displayName)"
+        )
         return 0
     }
 
@@ -226,11 +238,14 @@ enum ImportHint {
             return .usage("\(source == "-" ? "<stdin>" : source) is a property list; did you mean 'prefs-tool import --plist \(file)'?", usage)
         }
         guard case .object(let members)? = try? JSON.parse(data), !members.isEmpty,
-              members["formatVersion"] == nil,
-              members.values.allSatisfy({ entry in
-                  guard case .object(let fields) = entry else { return false }
-                  return Set(fields.keys) == ["type", "value", "initial", "stored"]
-              }) else { return nil }
-        return .data("\(source == "-" ? "<stdin>" : source) is the output of 'prefs-tool list --json', which 'import' does not read; write a snapshot to import with 'prefs-tool export FILE'")
+            members["formatVersion"] == nil,
+            members.values.allSatisfy({ entry in
+                guard case .object(let fields) = entry else { return false }
+                return Set(fields.keys) == ["type", "value", "initial", "stored"]
+            })
+        else { return nil }
+        return .data(
+            "\(source == "-" ? "<stdin>" : source) is the output of 'prefs-tool list --json', which 'import' does not read; write a snapshot to import with 'prefs-tool export FILE'"
+        )
     }
 }

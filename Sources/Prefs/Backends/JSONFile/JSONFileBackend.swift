@@ -55,7 +55,8 @@ final class JSONFileBackend: PrefsBackend {
         recovered = nil
         readOnly = access(path, F_OK) == 0 ? PrefsError.readOnlyReason(path: path) : nil
         // An unreadable snapshot or journal (a bad line before good ones) moves both aside, and the store starts empty.
-        (_, recovered) = try StoreFileRecovery.open(path, recovery: options.recovery, sidecarSuffixes: [JSONJournal.suffix], lock: (lock, options.lockTimeout)) {
+        (_, recovered) = try StoreFileRecovery.open(path, recovery: options.recovery, sidecarSuffixes: [JSONJournal.suffix], lock: (lock, options.lockTimeout))
+        {
             () throws(PrefsError) in try reload()
         }
         if journalApplies, journal.tail != .clean {

@@ -75,11 +75,13 @@ struct JSONStoreDocument: Sendable, Hashable {
                 var formerNames: [String] = []
                 if let member = entry["formerNames"] {
                     guard case .array(let names) = member else {
-                        throw .corruptStore(path: path, reason: "$.declared\(JSONPath.member(key)).formerNames: expected an array of key names, found \(member.kindName)")
+                        throw .corruptStore(
+                            path: path, reason: "$.declared\(JSONPath.member(key)).formerNames: expected an array of key names, found \(member.kindName)")
                     }
                     for (index, name) in names.enumerated() {
                         guard case .string(let text) = name else {
-                            throw .corruptStore(path: path, reason: "$.declared\(JSONPath.member(key)).formerNames[\(index)]: expected a key name, found \(name.kindName)")
+                            throw .corruptStore(
+                                path: path, reason: "$.declared\(JSONPath.member(key)).formerNames[\(index)]: expected a key name, found \(name.kindName)")
                         }
                         formerNames.append(text)
                     }
@@ -96,7 +98,8 @@ struct JSONStoreDocument: Sendable, Hashable {
     /// name, as a type this release does not know: written back as found, and reported by an integrity check.
     static func storedValue(from entry: JSON) -> StoredValue {
         if case .object(let members) = entry, members.count == 2,
-           case .string(let typeName)? = members["type"], let value = members["value"] {
+            case .string(let typeName)? = members["type"], let value = members["value"]
+        {
             if let type = ValueType(typeName) { return StoredValue(type: type, json: value) }
             if ValueType.limitProblem(typeName) != nil { return StoredValue(type: .other(typeName), json: value) }
         }
@@ -114,12 +117,13 @@ struct JSONStoreDocument: Sendable, Hashable {
         root["format"] = .string(Self.formatName)
         root["formatVersion"] = .int(Self.formatVersion)
         root["values"] = .object(values.mapValues { .object(["type": .string($0.type.description), "value": $0.json]) })
-        root["declared"] = .object(declarations.mapValues { declaration in
-            var members: [String: JSON] = ["type": .string(declaration.type.description)]
-            if let initial = declaration.initial { members["initial"] = initial }
-            if !declaration.formerNames.isEmpty { members["formerNames"] = .array(declaration.formerNames.map(JSON.string)) }
-            return .object(members)
-        })
+        root["declared"] = .object(
+            declarations.mapValues { declaration in
+                var members: [String: JSON] = ["type": .string(declaration.type.description)]
+                if let initial = declaration.initial { members["initial"] = initial }
+                if !declaration.formerNames.isEmpty { members["formerNames"] = .array(declaration.formerNames.map(JSON.string)) }
+                return .object(members)
+            })
         var data = JSON.object(root).serializedData(.pretty)
         data.append(0x0A)
         return data

@@ -62,7 +62,8 @@ extension SQLiteBackend {
         if formerNames.isEmpty {
             guard tableExists else { return }
         } else if !tableExists {
-            try connection.execute("""
+            try connection.execute(
+                """
                 CREATE TABLE IF NOT EXISTS prefs_renamed (key TEXT NOT NULL, position INTEGER NOT NULL, former TEXT NOT NULL, \
                 PRIMARY KEY (key, position)) WITHOUT ROWID
                 """)

@@ -159,9 +159,11 @@ final class SQLiteBackend: PrefsBackend {
         try sqlite { () throws(SQLiteError) in try connection.execute("BEGIN IMMEDIATE") }
         do throws(PrefsError) {
             let (applicationID, version, objects) = try sqlite { () throws(SQLiteError) in
-                (try integer(connection, "PRAGMA application_id"),
-                 try integer(connection, "PRAGMA user_version"),
-                 try integer(connection, "SELECT count(*) FROM sqlite_master"))
+                (
+                    try integer(connection, "PRAGMA application_id"),
+                    try integer(connection, "PRAGMA user_version"),
+                    try integer(connection, "SELECT count(*) FROM sqlite_master")
+                )
             }
             if applicationID == Self.applicationID {
                 guard version <= formatVersion else {
@@ -171,7 +173,11 @@ final class SQLiteBackend: PrefsBackend {
             } else if applicationID != 0 || objects != 0 || version != 0 {
                 // Only a database nobody has used yet becomes a Prefs store: a user_version set by another program
                 // marks its file even before that program created a table.
-                throw .corruptStore(path: connection.path, reason: "an SQLite database, but not a Prefs store (application_id \(applicationID), user_version \(version), \(objects) schema objects); it was left untouched")
+                throw .corruptStore(
+                    path: connection.path,
+                    reason:
+                        "an SQLite database, but not a Prefs store (application_id \(applicationID), user_version \(version), \(objects) schema objects); it was left untouched"
+                )
             } else {
                 try sqlite { () throws(SQLiteError) in
                     try connection.execute("CREATE TABLE prefs (key TEXT PRIMARY KEY NOT NULL, type TEXT NOT NULL, value) WITHOUT ROWID")
@@ -207,11 +213,13 @@ final class SQLiteBackend: PrefsBackend {
             do {
                 try sqlite { () throws(SQLiteError) in _ = try connection.prepareUncached(sql) }  // finalized when released
             } catch .database(let error) where error.code & 0xff == 1 {  // SQLITE_ERROR: no such table, column or constraint
-                throw .corruptStore(path: connection.path, reason: """
-                    a Prefs store whose schema is damaged (\(missing ?? error.message)); it needs tables \
-                    prefs(key PRIMARY KEY, type, value) and prefs_declared(key PRIMARY KEY, type, initial). \
-                    It was left untouched
-                    """)
+                throw .corruptStore(
+                    path: connection.path,
+                    reason: """
+                        a Prefs store whose schema is damaged (\(missing ?? error.message)); it needs tables \
+                        prefs(key PRIMARY KEY, type, value) and prefs_declared(key PRIMARY KEY, type, initial). \
+                        It was left untouched
+                        """)
             }
         }
     }
@@ -232,7 +240,7 @@ final class SQLiteBackend: PrefsBackend {
                 if case .text(let mode)? = try connection.rows("PRAGMA journal_mode").first?.first, mode.lowercased() == "wal" { return }
                 try connection.execute("PRAGMA journal_mode = WAL")
                 return
-            } catch where error.code == 5 && ContinuousClock.now < deadline {  // SQLITE_BUSY
+            } catch  where error.code == 5 && ContinuousClock.now < deadline {  // SQLITE_BUSY
                 usleep(2_000)
             }
         }
@@ -336,7 +344,8 @@ final class SQLiteBackend: PrefsBackend {
         try requireWritable()
         try reopenIfMoved()
         if changes.declarations.isEmpty, changes.removedDeclarations.isEmpty, changes.values.count == 1, let (key, change) = changes.values.first,
-           otherSpellings(of: Self.canonicalName(key)).isEmpty {
+            otherSpellings(of: Self.canonicalName(key)).isEmpty
+        {
             // One change under one spelling: a single statement in autocommit mode is already atomic.
             try sqlite { () throws(SQLiteError) in try write(key, change) }
             return
@@ -386,7 +395,8 @@ final class SQLiteBackend: PrefsBackend {
             var hasRenames = changes.declarations.isEmpty ? false : try hasRenameTable()
             for (key, declaration) in changes.declarations {
                 let statement = try connection.statement(
-                    "INSERT INTO prefs_declared (key, type, initial) VALUES (?1, ?2, ?3) ON CONFLICT (key) DO UPDATE SET type = excluded.type, initial = excluded.initial")
+                    "INSERT INTO prefs_declared (key, type, initial) VALUES (?1, ?2, ?3) ON CONFLICT (key) DO UPDATE SET type = excluded.type, initial = excluded.initial"
+                )
                 defer { statement.reset() }
                 try statement.bind(
                     .text(Self.canonicalName(key)), .text(declaration.type.description), declaration.initial.map { .text($0.serialized()) } ?? .null)
@@ -469,7 +479,7 @@ final class SQLiteBackend: PrefsBackend {
             if let data = Data(base64Encoded: base64) { return .blob(data) }
             return .text(base64)
         case (.string, .string(let text)), (.date, .string(let text)), (.url, .string(let text)), (.double, .string(let text)),
-             (.uint, .string(let text)):
+            (.uint, .string(let text)):
             return .text(text)
         default:
             return .text(value.json.serialized())
@@ -503,8 +513,9 @@ final class SQLiteBackend: PrefsBackend {
             if let problem = value.typeProblem ?? value.shapeProblem() { problems.append("key \(JSON.string(key).serialized()): \(problem)") }
         }
         for (name, spellings) in foundSpellings.sorted(by: { $0.key < $1.key }) {
-            problems.append("key \(JSON.string(name).serialized()) is also stored under \(spellings.count) spelling(s) not in Unicode NFC; "
-                + "the NFC row is read, and the next write or reset of the key removes the others")
+            problems.append(
+                "key \(JSON.string(name).serialized()) is also stored under \(spellings.count) spelling(s) not in Unicode NFC; "
+                    + "the NFC row is read, and the next write or reset of the key removes the others")
         }
         let nonText = try sqlite { () throws(SQLiteError) in
             try connection.rows("SELECT count(*) FROM prefs WHERE typeof(key) != 'text'").first?.first

@@ -19,6 +19,8 @@ let package = Package(
             path: "Sources/CSQLite",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
+        // LMDB, a baseline of prefs-bench only (the fast peer a user would pick for speed): no library target links it.
+        .systemLibrary(name: "CLMDB", path: "Benchmarks/CLMDB", pkgConfig: nil, providers: [.apt(["liblmdb-dev"])]),
         // Internal layers (not products): the JSON value tree, parser and serializer; the SQLite wrapper.
         // Internal layers (not products): a lock and file identities; the JSON value tree, parser and serializer;
         // the SQLite wrapper.
@@ -47,7 +49,7 @@ let package = Package(
         .executableTarget(name: "dialoggate-test-child", dependencies: ["Prefs", "PrefsJSON", "DialogGate"]),
         .executableTarget(
             name: "prefs-bench",
-            dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "DialogGate", "CSQLite", "PrefsPostgreSQL", "CLibPQ", "PrefsTestSupport"],
+            dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "DialogGate", "CSQLite", "PrefsPostgreSQL", "CLibPQ", "PrefsTestSupport", "CLMDB"],
             path: "Benchmarks/prefs-bench"
         ),
         .executableTarget(name: "prefs-torture", dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "DialogGate", "PrefsTestSupport"], path: "Torture/prefs-torture"),

@@ -1,8 +1,13 @@
+import CLMDB
 import Foundation
 @_spi(Tooling) import Prefs
 
 // Workload 1: typed get of a stored key (cache hit) and of a key never written (initial value);
 // and, for the record, the first read of a stored key in a freshly opened store.
+
+/// How the LMDB get is measured, in the tables' notes.
+let lmdbGetNote =
+    "mdb_txn_renew + mdb_get + mdb_txn_reset of one long-lived read-only transaction per get (each get sees the latest commit); the bytes are not decoded"
 
 final class Counter: @unchecked Sendable {
     var value = 0
@@ -23,15 +28,24 @@ extension Bench {
             store.warm(data.absentKeys)
         }
         let dictionary = MutexDictionary(data.dictionary())
+        // LMDB holds the same N keys with the bytes Prefs stores for their values, written in one transaction.
+        let lmdbStored = try LMDBBytes(data)
+        let lmdbAbsent = try LMDBBytes(names: data.absentNames, values: [[V]]())
+        let lmdb = try LMDBBaseline()
+        defer { lmdb.close() }
+        try lmdb.setAll(lmdbStored.values(round: 0), for: lmdbStored.names, count: n)
         let defaults = includesDefaults(n, workload: 1) ? try DefaultsBaseline() : nil
         defer { defaults?.remove() }
         defaults?.fill(data.names, data.values(round: 0))
 
-        func contenders(_ names: [String], _ keys: [Prefs.Key<V>]) -> [Contender] {
+        func contenders(_ names: [String], _ keys: [Prefs.Key<V>], _ lmdbKeys: [MDB_val]) -> [Contender] {
             var list = [
                 Contender(name: Name.dictionary, role: .baseline, maxOps: n) {
                     .init { _, ops in timed(ops: ops) { for i in 0..<ops { blackHole(dictionary.get(names[i]) ?? V.initialValue) } } }
-                }
+                },
+                Contender(name: Name.lmdb, role: .baseline, maxOps: n) {
+                    .init { _, ops in try timed(ops: ops) { for i in 0..<ops { blackHole(try lmdb.get(lmdbKeys[i])) } } }
+                },
             ]
             if let defaults {
                 list.append(
@@ -50,12 +64,24 @@ extension Bench {
         let subjects = Backend.allCases.map(\.contenderName)
         try measure(
             workload: 1, title: "Typed get of a stored key (cache hit)", data: data.info,
-            contenders: contenders(data.names, data.keys), metric: "get",
-            rules: subjects.flatMap { [Rule(subject: $0, baseline: Name.dictionary, target: .within(3)), Rule(subject: $0, baseline: Name.defaults)] })
+            contenders: contenders(data.names, data.keys, lmdbStored.names), metric: "get",
+            rules: subjects.flatMap {
+                [
+                    Rule(subject: $0, baseline: Name.dictionary, target: .within(3)), Rule(subject: $0, baseline: Name.defaults),
+                    Rule(subject: $0, baseline: Name.lmdb),
+                ]
+            },
+            notes: [Name.lmdb: lmdbGetNote])
         try measure(
             workload: 1, title: "Typed get of a key never written (initial value)", data: data.info,
-            contenders: contenders(data.absentNames, data.absentKeys), metric: "get initial",
-            rules: subjects.flatMap { [Rule(subject: $0, baseline: Name.dictionary), Rule(subject: $0, baseline: Name.defaults)] })
+            contenders: contenders(data.absentNames, data.absentKeys, lmdbAbsent.names), metric: "get initial",
+            rules: subjects.flatMap {
+                [
+                    Rule(subject: $0, baseline: Name.dictionary), Rule(subject: $0, baseline: Name.defaults),
+                    Rule(subject: $0, baseline: Name.lmdb),
+                ]
+            },
+            notes: [Name.lmdb: "mdb_get of a key never written (MDB_NOTFOUND), in the read transaction renewed and reset per get"])
         try firstRead(data)
     }
 

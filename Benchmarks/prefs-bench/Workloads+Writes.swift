@@ -1,3 +1,4 @@
+import CLMDB
 import Foundation
 @_spi(Tooling) import Prefs
 import PrefsJSON
@@ -66,6 +67,18 @@ extension Bench {
                     }, finish: { Scratch.remove(directory) })
             },
         ]
+        contenders.append(
+            Contender(name: Name.lmdbNoSync, role: .baseline, maxOps: n, adaptive: true) {
+                // One write transaction per set, committed; MDB_NOSYNC: the commit survives an app crash, not a power loss.
+                let bytes = try LMDBBytes(data)
+                let lmdb = try LMDBBaseline()
+                try lmdb.setAll(bytes.values(round: 0), for: bytes.names, count: n)
+                return .init(
+                    run: { round, ops in
+                        let values = bytes.values(round: round)
+                        return try timed(ops: ops) { for i in 0..<ops { try lmdb.set(values[i], for: bytes.names[i]) } }
+                    }, finish: { lmdb.close() })
+            })
         if includesDefaults(n, workload: 2) {
             contenders.append(
                 Contender(name: Name.defaults, role: .baseline, maxOps: n, adaptive: true) {
@@ -108,8 +121,9 @@ extension Bench {
                 Rule(subject: json, baseline: Name.jsonEncoder),
                 Rule(subject: json, baseline: Name.defaults),
                 Rule(subject: sqlite, baseline: Name.write2),
-            ],
+            ] + [memory, sqlite, json].map { Rule(subject: $0, baseline: Name.lmdbNoSync) },
             notes: [
+                Name.lmdbNoSync: "one write transaction per set (mdb_txn_begin + mdb_put + mdb_txn_commit), no fsync: survives an app crash",
                 sqlite: "keys declared before timing (steady state); a key's first write in a process also records its declaration",
                 json: "one journal append per set; compactions (past max(64 KiB, snapshot size)) fall inside the samples that reach them",
             ])
@@ -143,6 +157,14 @@ extension Bench {
                     return trial
                 }
             },
+            Contender(name: Name.lmdbTransaction, role: .baseline, maxOps: n) {
+                let bytes = try LMDBBytes(data)
+                return .init { round, ops in
+                    let lmdb = try LMDBBaseline()
+                    defer { lmdb.close() }
+                    return try timed(ops: ops) { try lmdb.setAll(bytes.values(round: round), for: bytes.names, count: ops) }
+                }
+            },
         ]
         if includesDefaults(n, workload: 3) { contenders.append(defaultsBatch(data)) }
         for backend in [Backend.memory] + Backend.durable {
@@ -169,7 +191,14 @@ extension Bench {
                 Rule(subject: memory, baseline: Name.dictionary),
                 Rule(subject: sqlite, baseline: Name.rawTransaction, target: .within(1.5)),
                 Rule(subject: json, baseline: Name.jsonEncoder),
-            ] + [memory, sqlite, json].map { Rule(subject: $0, baseline: Name.defaults, target: versusDefaults) })
+            ]
+                + [memory, sqlite, json].flatMap {
+                    [
+                        Rule(subject: $0, baseline: Name.defaults, target: versusDefaults),
+                        Rule(subject: $0, baseline: Name.lmdbTransaction),
+                    ]
+                },
+            notes: [Name.lmdbTransaction: "N puts in one write transaction, committed, into a fresh environment each round; no fsync"])
         reusable["defaults-batch-\(n)-\(V.label)"] = results[Name.defaults]
     }
 

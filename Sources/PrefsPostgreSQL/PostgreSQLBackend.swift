@@ -412,3 +412,64 @@ package final class PostgreSQLBackend: PrefsBackend {
         return result + "}"
     }
 }
+
+// MARK: - Change listener
+
+extension PostgreSQLBackend {
+    /// A connection of its own that `LISTEN`s on the namespace's channel, so an observed store sees another instance's
+    /// write as soon as its notification arrives (nil when `listens` is off, as behind a pooler in transaction mode).
+    package func makeChangeListener() -> (any BackendChangeListener)? {
+        guard options.listens else { return nil }
+        return PostgreSQLChangeListener(backend: self)
+    }
+}
+
+/// Waits in `poll(2)` on its connection's socket for a notification on the namespace's channel. A broken connection
+/// is replaced at the next wait; until then the wait just times out and the store polls as usual.
+final class PostgreSQLChangeListener: BackendChangeListener {
+    private let conninfo: String
+    private let target: String
+    private let channel: String
+    private let namespace: String
+    private let applicationName: String
+    private var connection: PostgreSQLConnection?
+
+    init(backend: PostgreSQLBackend) {
+        conninfo = backend.conninfo
+        target = backend.target
+        channel = PostgreSQLStore.notificationChannel(for: backend.namespace)
+        namespace = backend.namespace
+        applicationName = backend.options.applicationName
+    }
+
+    func wait(upTo timeout: Duration) -> Bool {
+        guard let connection = liveConnection(), let socket = connection.socket else {
+            Thread.sleep(forTimeInterval: timeout.timeInterval)
+            return false
+        }
+        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        guard poll(&descriptor, 1, max(1, milliseconds)) > 0 else { return false }
+        guard let notifications = try? connection.notifications(operation: "listening for changes") else {
+            self.connection = nil  // replaced at the next wait
+            return false
+        }
+        return notifications.contains { $0.channel == channel && $0.payload == namespace }
+    }
+
+    func close() {
+        connection?.close()
+        connection = nil
+    }
+
+    private func liveConnection() -> PostgreSQLConnection? {
+        if let connection, connection.isHealthy { return connection }
+        connection?.close()
+        connection = nil
+        guard let fresh = try? PostgreSQLConnection(conninfo: conninfo, parameters: [("application_name", applicationName)], target: target),
+            (try? fresh.execute("LISTEN \(fresh.quotedIdentifier(channel))", operation: "listening for changes")) != nil
+        else { return nil }
+        connection = fresh
+        return fresh
+    }
+}

@@ -45,6 +45,13 @@ final class PostgreSQLConnection {
 
     var isOpen: Bool { handle != nil }
 
+    /// The connection's socket, to wait on for notifications; nil when closed.
+    var socket: Int32? {
+        guard let handle else { return nil }
+        let socket = PQsocket(handle)
+        return socket >= 0 ? socket : nil
+    }
+
     /// Whether libpq considers the connection usable (it notices a broken one when a call fails).
     var isHealthy: Bool {
         guard let handle else { return false }

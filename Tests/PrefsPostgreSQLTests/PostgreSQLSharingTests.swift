@@ -50,6 +50,38 @@ struct PostgreSQLSharingTests {
         #expect(await eventually(timeout: .seconds(60)) { observable.value == "changed" })
     }
 
+    @Test("an observed store sees another instance's write when notified, long before its poll interval; without LISTEN it waits for the poll")
+    func notificationWakesObservers() async throws {
+        let fixture = try PostgreSQLFixture()
+        // A poll interval of ten minutes: only the notification can bring the change in time.
+        let reader = try fixture.reopen(pollInterval: .seconds(600))
+        let seen = Locked<[Int]>([])
+        let task = Task {
+            for await value in reader.values(for: .launchCount) {
+                seen.withLock { $0.append(value) }
+                if value == 7 { return }
+            }
+        }
+        #expect(await eventually(timeout: .seconds(60)) { seen.withLock { $0 } == [0] })
+        try await Task.sleep(for: .milliseconds(200))  // the listener's connection is up (it is made when observing starts)
+        try fixture.prefs.set(7, for: .launchCount)
+        #expect(await eventually(timeout: .seconds(60)) { seen.withLock { $0 }.last == 7 }, "\(seen.withLock { $0 })")
+        task.cancel()
+
+        // The same with listening off (as behind PgBouncer in transaction mode): nothing arrives before the poll.
+        let quiet = try PostgreSQLFixture(options: PostgreSQLOptions(listens: false))
+        let deaf = try Prefs(.postgreSQL(quiet.url, namespace: quiet.namespace, options: quiet.options), pollInterval: .seconds(600))
+        let heard = Locked<[Int]>([])
+        let second = Task {
+            for await value in deaf.values(for: .launchCount) { heard.withLock { $0.append(value) } }
+        }
+        #expect(await eventually(timeout: .seconds(60)) { heard.withLock { $0 } == [0] })
+        try quiet.prefs.set(7, for: .launchCount)
+        try await Task.sleep(for: .seconds(2))
+        #expect(heard.withLock { $0 } == [0], "a store that does not listen saw the write before its poll")
+        second.cancel()
+    }
+
     @Test("concurrent updates from many threads and connections lose nothing")
     func threadsAndConnections() async throws {
         let fixture = try PostgreSQLFixture()

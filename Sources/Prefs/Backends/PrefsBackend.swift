@@ -44,6 +44,10 @@ package protocol PrefsBackend: AnyObject {
     /// What opening found and dealt with (a file moved aside by ``Prefs/Recovery/moveAsideAndStartEmpty``, a torn
     /// journal record left unapplied); the store reports each once as a ``Prefs/Diagnostic``. Empty by default.
     var openingReport: [Prefs.Diagnostic.Kind] { get }
+    /// A listener for other processes' changes, for backends that can be told (PostgreSQL's `LISTEN`): while the store
+    /// is observed, it waits on it between polls and refreshes as soon as it returns true. Nil (the default): the
+    /// store polls every `pollInterval`.
+    func makeChangeListener() -> (any BackendChangeListener)?
     /// The files the backend keeps (the store file and the sidecars that exist now), for tools that copy, remove or
     /// inspect a store. Empty by default (memory, a server).
     var files: [String] { get }
@@ -74,6 +78,17 @@ extension PrefsBackend {
     package func flush() throws {}
     package var openingReport: [Prefs.Diagnostic.Kind] { [] }
     package var files: [String] { [] }
+    package func makeChangeListener() -> (any BackendChangeListener)? { nil }
+}
+
+/// Waits for a sign that another process changed a store (see ``PrefsBackend/makeChangeListener()``). Used by one
+/// thread at a time, apart from the store's lock, so it keeps a connection of its own.
+package protocol BackendChangeListener: AnyObject {
+    /// Blocks up to `timeout`; true as soon as a change was signalled, false when the time passed without one (or the
+    /// listener could not listen: the store's polling still runs).
+    func wait(upTo timeout: Duration) -> Bool
+    /// Releases the listener's connection.
+    func close()
 }
 
 /// A set of changes a backend applies in one atomic step.

@@ -56,8 +56,30 @@ extension Prefs {
             return state.pollGeneration
         }
         guard let start else { return false }
-        if let start { schedulePoll(generation: start) }
+        guard let start else { return true }  // already polling
+        if let listener = (try? io.withBackendAllowingReentry({ backend in backend.makeChangeListener() })) ?? nil {
+            listenForChanges(listener, generation: start)
+        } else {
+            schedulePoll(generation: start)
+        }
         return true
+    }
+
+    /// Polling with a listener: a thread of its own waits on it up to `pollInterval`, then refreshes, so another
+    /// process's change is seen as soon as it is signalled, and at the next interval when a signal is lost.
+    private func listenForChanges(_ listener: any BackendChangeListener, generation: UInt64) {
+        let box = UncheckedListener(listener)
+        let thread = Thread { [weak self, pollInterval] in
+            defer { box.listener.close() }
+            while true {
+                _ = box.listener.wait(upTo: pollInterval)
+                guard let self, self.state.withLock({ $0.polling == generation }) else { return }
+                self.refreshReportingErrors()
+                self.state.withLock { $0.pollTicks += 1 }
+            }
+        }
+        thread.name = "Prefs.listener"
+        thread.start()
     }
 
     /// One poll tick after `pollInterval`, then the next, for as long as this generation of polling runs.
@@ -152,4 +174,11 @@ extension Prefs {
             }
         }
     }
+}
+
+/// A listener handed to the one thread that uses it.
+// @unchecked Sendable: created before the thread starts, then used by that thread alone.
+private final class UncheckedListener: @unchecked Sendable {
+    let listener: any BackendChangeListener
+    init(_ listener: any BackendChangeListener) { self.listener = listener }
 }

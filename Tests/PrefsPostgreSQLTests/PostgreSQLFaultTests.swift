@@ -66,15 +66,16 @@ struct PostgreSQLFaultTests {
         let holder = try Prefs(.postgreSQL(url, namespace: namespace))
         let waiter = try Prefs(.postgreSQL(url, namespace: namespace, options: PostgreSQLOptions(statementTimeout: .milliseconds(300))))
         let locked = Locked(false), waited = Locked(false), holderError = Locked<(any Error)?>(nil)
-        // The holder keeps the namespace's lock until the waiter is done (at most a minute), on a thread of its own:
-        // a blocked thread of the shared pool would stall the waiter's test task, however late it then runs.
+        // The holder keeps the namespace's lock until the waiter is done (at most ten minutes: a loaded machine under
+        // ThreadSanitizer has starved the test task for minutes), on a thread of its own: a blocked thread of the
+        // shared pool would stall the waiter's test task, however late it then runs.
         let holderDone = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             do {
                 try holder.transaction { transaction in
                     transaction[.name] = "holder"
                     locked.withLock { $0 = true }
-                    let deadline = ContinuousClock.now + .seconds(60)
+                    let deadline = ContinuousClock.now + .seconds(600)
                     while !waited.withLock({ $0 }), ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.01) }
                 }
             } catch {

@@ -38,19 +38,3 @@ final class PostgreSQLFixture: Sendable {
         try Prefs(.postgreSQL(url, namespace: namespace, options: options), pollInterval: pollInterval)
     }
 }
-
-final class DiagnosticLog: Sendable {
-    private let entries = Locked<[Prefs.Diagnostic]>([])
-    func append(_ diagnostic: Prefs.Diagnostic) { entries.withLock { $0.append(diagnostic) } }
-    var all: [Prefs.Diagnostic] { entries.withLock { $0 } }
-}
-
-/// Waits (polling) until `condition` holds or `timeout` passes; returns whether it held.
-func eventually(timeout: Duration = .seconds(10), _ condition: () throws -> Bool) async rethrows -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if try condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return try condition()
-}

@@ -1,0 +1,21 @@
+import Foundation
+@_spi(Tooling) import Prefs
+import PrefsSupport
+
+/// The diagnostics a store reported, collected from its `onDiagnostic` handler on any thread.
+public final class DiagnosticLog: Sendable {
+    private let entries = Locked<[Prefs.Diagnostic]>([])
+    public init() {}
+    public func append(_ diagnostic: Prefs.Diagnostic) { entries.withLock { $0.append(diagnostic) } }
+    public var all: [Prefs.Diagnostic] { entries.withLock { $0 } }
+}
+
+/// Waits (polling every 5 ms) until `condition` holds or `timeout` passes; returns whether it held.
+public func eventually(timeout: Duration = .seconds(10), _ condition: () throws -> Bool) async rethrows -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try condition() { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return try condition()
+}

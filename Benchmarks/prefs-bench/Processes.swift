@@ -1,4 +1,5 @@
 import Foundation
+import PrefsTestSupport
 
 // Temporary directories for every store, and child processes of this same binary.
 
@@ -50,35 +51,29 @@ struct ChildResult {
 }
 
 /// Runs `prefs-bench ARGUMENTS` and waits for it. Its stdout is returned; its stderr passes through.
-/// Uses posix_spawn and waitpid directly: Foundation's `Process.waitUntilExit` polls in 50 ms steps on Linux.
+/// Through ``SpawnedProcess`` (posix_spawn and waitpid): Foundation's `Process.waitUntilExit` polls in 50 ms steps on Linux.
 func runChild(_ arguments: [String]) throws -> ChildResult {
     if getenv("PREFS_BENCH_TMPDIR") == nil { setenv("PREFS_BENCH_TMPDIR", Scratch.root, 1) }  // a child's directories go inside the run's
     var pipeEnds: [Int32] = [0, 0]
     guard pipe(&pipeEnds) == 0 else { throw BenchError("pipe: errno \(errno)") }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
-    posix_spawn_file_actions_addclose(&actions, pipeEnds[0])
-    posix_spawn_file_actions_addclose(&actions, pipeEnds[1])
-    let argv: [UnsafeMutablePointer<CChar>?] = ([selfExecutable] + arguments).map { strdup($0) } + [nil]
-    defer { argv.forEach { free($0) } }
-    var pid: pid_t = 0
-    let start = clock.now
-    let status = posix_spawn(&pid, selfExecutable, &actions, nil, argv, environ)
-    close(pipeEnds[1])
-    guard status == 0 else {
-        close(pipeEnds[0])
-        throw BenchError("posix_spawn \(selfExecutable): error \(status)")
-    }
     let reader = FileHandle(fileDescriptor: pipeEnds[0], closeOnDealloc: true)
+    let start = clock.now
+    let process: SpawnedProcess
+    do {
+        process = try SpawnedProcess.spawn(selfExecutable, arguments, stdin: .inherit, stdout: .descriptor(pipeEnds[1]))
+    } catch {
+        close(pipeEnds[1])
+        throw BenchError("\(error)")
+    }
+    close(pipeEnds[1])
     let data = reader.readDataToEndOfFile()
-    var exitStatus: Int32 = 0
-    while waitpid(pid, &exitStatus, 0) < 0 && errno == EINTR {}
+    process.waitUntilExit()
     let elapsed = clock.now - start
     let output = String(decoding: data, as: UTF8.self)
-    guard exitStatus == 0 else {
-        throw BenchError("child \(arguments.joined(separator: " ")) exited with status \(exitStatus): \(output)")
+    guard !process.wasSignaled, process.terminationStatus == 0 else {
+        throw BenchError(
+            "child \(arguments.joined(separator: " ")) \(process.wasSignaled ? "killed by signal" : "exited with status") \(process.terminationStatus): \(output)"
+        )
     }
     return ChildResult(output: output, elapsed: elapsed)
 }

@@ -44,25 +44,27 @@ public struct ChildProcess: Sendable {
     /// Starts `name` with `arguments`; returns the running process and its pipes.
     public static func start(
         _ name: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil
-    ) throws -> (Process, Pipe, Pipe) {
+    ) throws -> (SpawnedProcess, Pipe, Pipe) {
         var merged = ProcessInfo.processInfo.environment
         merged.merge(environment) { _, new in new }
-        return try launch(executable(name), arguments, environment: merged, stdin: stdin)
+        return try launch(executable(name).path, arguments, environment: merged, stdin: stdin)
     }
 
-    /// Starts `executable` with its pipes; `stdin` is written and closed.
-    static func launch(_ executable: URL, _ arguments: [String], environment: [String: String]?, stdin: Data?) throws -> (Process, Pipe, Pipe) {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        let out = Pipe(), err = Pipe(), input = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(stdin) }
-        try input.fileHandleForWriting.close()
+    /// Starts `executable` with pipes for its output; `stdin` is written and closed (no data: `/dev/null`).
+    static func launch(_ executable: String, _ arguments: [String], environment: [String: String]?, stdin: Data?) throws -> (SpawnedProcess, Pipe, Pipe) {
+        let out = Pipe(), err = Pipe(), input = stdin.map { _ in Pipe() }
+        let process = try SpawnedProcess.spawn(
+            executable, arguments, environment: environment,
+            stdin: input.map { .descriptor($0.fileHandleForReading.fileDescriptor) } ?? .null,
+            stdout: .descriptor(out.fileHandleForWriting.fileDescriptor), stderr: .descriptor(err.fileHandleForWriting.fileDescriptor))
+        // The child's ends are the child's: closed here, its output ends when it does.
+        try out.fileHandleForWriting.close()
+        try err.fileHandleForWriting.close()
+        if let input, let stdin {
+            try input.fileHandleForReading.close()
+            input.fileHandleForWriting.write(stdin)
+            try input.fileHandleForWriting.close()
+        }
         return (process, out, err)
     }
 
@@ -83,13 +85,13 @@ public struct ChildProcess: Sendable {
     ///
     /// A process still running after `timeout` is killed with SIGKILL and ``TimedOut`` is thrown, carrying what it
     /// printed: a test awaiting a child that hangs fails with that error instead of hanging the suite.
-    public static func finish(_ process: Process, _ out: Pipe, _ err: Pipe, timeout: Duration = defaultTimeout) async throws -> Result {
+    public static func finish(_ process: SpawnedProcess, _ out: Pipe, _ err: Pipe, timeout: Duration = defaultTimeout) async throws -> Result {
         let parts = UncheckedSendable((process, out, err))
         let watchdog = Watchdog(process, timeout: timeout)
         let result = await offPool { finishBlocking(parts.value.0, parts.value.1, parts.value.2) }
         if watchdog.finish() {
             throw TimedOut(
-                executable: process.executableURL?.lastPathComponent ?? "?", arguments: process.arguments ?? [],
+                executable: (process.executable as NSString).lastPathComponent, arguments: process.arguments,
                 timeout: timeout, output: result)
         }
         return result
@@ -118,7 +120,7 @@ public struct ChildProcess: Sendable {
         }
     }
 
-    private static func finishBlocking(_ process: Process, _ out: Pipe, _ err: Pipe) -> Result {
+    private static func finishBlocking(_ process: SpawnedProcess, _ out: Pipe, _ err: Pipe) -> Result {
         let group = DispatchGroup()
         let errorData = LockedData()
         group.enter()
@@ -133,7 +135,7 @@ public struct ChildProcess: Sendable {
             status: process.terminationStatus,
             stdout: String(decoding: outputData, as: UTF8.self),
             stderr: String(decoding: errorData.get(), as: UTF8.self),
-            signaled: process.terminationReason == .uncaughtSignal
+            signaled: process.wasSignaled
         )
     }
 }
@@ -147,13 +149,13 @@ private final class LockedData: Sendable {
 extension ChildProcess {
     /// Runs a system program by absolute path (for example `/usr/bin/sqlite3`) to completion.
     public static func runSystem(_ path: String, _ arguments: [String], stdin: Data? = nil) async throws -> Result {
-        let (process, out, err) = try launch(URL(fileURLWithPath: path), arguments, environment: nil, stdin: stdin)
+        let (process, out, err) = try launch(path, arguments, environment: nil, stdin: stdin)
         return try await finish(process, out, err)
     }
 }
 
 /// Carries a value that is used by one thread at a time across an isolation boundary.
-// @unchecked Sendable: `Process` and `Pipe` are handed from the test to the waiting thread and not used by both at once.
+// @unchecked Sendable: `Pipe`s are handed from the test to the waiting thread and not used by both at once.
 public struct UncheckedSendable<Value>: @unchecked Sendable {
     public let value: Value
     public init(_ value: Value) { self.value = value }
@@ -173,58 +175,12 @@ extension ChildProcess {
         public var peakResidentBytes: Int
     }
 
-    /// Runs the product `name` to completion, as ``run(_:_:environment:stdin:)`` does, and reports its peak memory.
-    ///
-    /// Spawned with `posix_spawn` and reaped with `wait4`, which reports the child's own `ru_maxrss` (Foundation's
-    /// `Process` reaps its children itself and keeps their usage to itself). Stdin is empty.
+    /// Runs the product `name` to completion, as ``run(_:_:environment:stdin:timeout:)`` does, and reports its peak
+    /// memory (`wait4`'s `ru_maxrss`, which Foundation's `Process` keeps to itself).
     public static func runMeasured(_ name: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> MeasuredResult {
-        var merged = ProcessInfo.processInfo.environment
-        merged.merge(environment) { _, new in new }
-        let path = executable(name).path
-        var output: [Int32] = [0, 0], errors: [Int32] = [0, 0]
-        guard pipe(&output) == 0, pipe(&errors) == 0 else { throw POSIXError(.EMFILE) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, errors[1], 2)
-        for descriptor in output + errors { posix_spawn_file_actions_addclose(&actions, descriptor) }
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        let envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, path, &actions, nil, argv, envp)
-        close(output[1])
-        close(errors[1])
-        guard spawned == 0 else {
-            close(output[0])
-            close(errors[0])
-            throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO)
-        }
-        let descriptors = (output: output[0], errors: errors[0])
-        let child = pid
-        return await offPool {
-            let group = DispatchGroup()
-            let errorData = LockedData()
-            group.enter()
-            DispatchQueue.global().async {
-                errorData.set(FileHandle(fileDescriptor: descriptors.errors, closeOnDealloc: true).readDataToEndOfFile())
-                group.leave()
-            }
-            let outputData = FileHandle(fileDescriptor: descriptors.output, closeOnDealloc: true).readDataToEndOfFile()
-            group.wait()
-            var status: Int32 = 0
-            var usage = rusage()
-            while wait4(child, &status, 0, &usage) < 0, errno == EINTR {}
-            let signaled = status & 0x7F != 0
-            let result = Result(
-                status: signaled ? status & 0x7F : (status >> 8) & 0xFF,
-                stdout: String(decoding: outputData, as: UTF8.self),
-                stderr: String(decoding: errorData.get(), as: UTF8.self),
-                signaled: signaled)
-            return MeasuredResult(result: result, peakResidentBytes: Int(usage.ru_maxrss) * 1024)
-        }
+        let (process, out, err) = try start(name, arguments, environment: environment)
+        let result = try await finish(process, out, err)
+        return MeasuredResult(result: result, peakResidentBytes: process.peakResidentBytes)
     }
 }
 #endif

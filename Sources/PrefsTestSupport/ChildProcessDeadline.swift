@@ -70,15 +70,13 @@ final class Watchdog: Sendable {
     private let fired = Locked(false)
     private let done = Locked(false)
 
-    init(_ process: Process, timeout: Duration) {
+    init(_ process: SpawnedProcess, timeout: Duration) {
         let fired = fired, done = done
-        let child = UncheckedSendable(process)
         let seconds = timeout.timeInterval
         DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
             // `done` is held while killing, so no kill lands after finish() has returned (and the pid been reused).
             done.withLock { isDone in
-                guard !isDone, child.value.isRunning else { return }
-                kill(child.value.processIdentifier, SIGKILL)
+                guard !isDone, process.signal(SIGKILL) else { return }
                 fired.withLock { $0 = true }
             }
         }

@@ -37,14 +37,10 @@ public struct OtherUser: Sendable {
                     cached = user
                     return user
                 }
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: "/usr/sbin/useradd")
-                process.arguments = ["--system", "--no-create-home", "--user-group", "--shell", "/usr/sbin/nologin", name]
-                process.standardOutput = FileHandle.nullDevice
-                process.standardError = FileHandle.nullDevice
-                try process.run()
-                process.waitUntilExit()  // a short local command; exit 9 (exists) or 10 (passwd locked) are retried
-                if process.terminationStatus != 0 { usleep(100_000) }
+                // A short local command; exit 9 (exists) or 10 (passwd locked) are retried.
+                let status = try SpawnedProcess.run(
+                    "/usr/sbin/useradd", ["--system", "--no-create-home", "--user-group", "--shell", "/usr/sbin/nologin", name])
+                if status != 0 { usleep(100_000) }
             }
             throw POSIXError(.EPERM)
         }
@@ -68,9 +64,9 @@ public struct OtherUser: Sendable {
 
     /// Starts `script` as this user and returns the running process with its pipes, for work that must overlap
     /// with the test's own (``ChildProcess/finish(_:_:_:)`` collects it).
-    public func start(_ script: String) throws -> (Process, Pipe, Pipe) {
+    public func start(_ script: String) throws -> (SpawnedProcess, Pipe, Pipe) {
         try ChildProcess.launch(
-            URL(fileURLWithPath: "/usr/bin/setpriv"),
+            "/usr/bin/setpriv",
             [
                 "--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", "--", "/bin/bash", "-c", script,
             ], environment: nil, stdin: nil)

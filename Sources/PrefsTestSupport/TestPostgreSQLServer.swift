@@ -182,7 +182,7 @@ public final class TestPostgreSQLServer: @unchecked Sendable {
         }
         let outputPath = "/tmp/prefs-pg-output-\(UUID().uuidString)"
         defer { unlink(outputPath) }
-        let status = try Self.spawnAndWait(argv, outputPath: outputPath)
+        let status = try SpawnedProcess.run(argv[0], Array(argv.dropFirst()), stdout: .file(outputPath), stderr: .standardOutput)
         let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
         guard status == 0 else {
             throw Failed(
@@ -193,44 +193,13 @@ public final class TestPostgreSQLServer: @unchecked Sendable {
         return text
     }
 
-    /// Spawns `argv` with stdin from /dev/null and stdout and stderr to `outputPath`; returns its exit status.
-    static func spawnAndWait(_ argv: [String], outputPath: String) throws -> Int32 {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let cArguments = argv.map { strdup($0) } + [nil]
-        defer { cArguments.forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, argv[0], &actions, nil, cArguments, environ)
-        guard spawned == 0 else { throw Failed(description: "cannot start \(argv[0]): errno \(spawned)") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            guard errno == EINTR else { throw Failed(description: "waitpid: errno \(errno)") }
-        }
-        // WIFEXITED / WEXITSTATUS, which Swift does not import.
-        return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-    }
-
     /// The directory of `initdb` and `pg_ctl`: `pg_config --bindir`, else the newest /usr/lib/postgresql/N/bin.
     static func findBinDirectory() throws -> String {
         var candidates: [String] = []
         if let environment = ProcessInfo.processInfo.environment["PREFS_PG_BINDIR"] { candidates.append(environment) }
         for configPath in ["/usr/bin/pg_config", "/usr/local/bin/pg_config"] where FileManager.default.isExecutableFile(atPath: configPath) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: configPath)
-            process.arguments = ["--bindir"]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = FileHandle.nullDevice
-            if (try? process.run()) != nil {
-                let data = pipe.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                if let text = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty {
-                    candidates.append(text)
-                }
+            if let text = SpawnedProcess.output(configPath, ["--bindir"])?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty {
+                candidates.append(text)
             }
         }
         let versions = ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []).compactMap(Int.init).sorted(by: >)

@@ -145,13 +145,12 @@ struct PostgreSQLSharingTests {
     func notificationLatency() async throws {
         let fixture = try PostgreSQLFixture()
         // The child watches until its stdin closes: keep it open.
-        let process = Process()
-        process.executableURL = ChildProcess.executable("prefs-test-child")
-        process.arguments = ["watch", "postgresql:\(fixture.namespace)", fixture.url, "launchCount"]
         let out = Pipe(), input = Pipe()
-        process.standardOutput = out
-        process.standardInput = input
-        try process.run()
+        let process = try SpawnedProcess.spawn(
+            ChildProcess.executable("prefs-test-child").path, ["watch", "postgresql:\(fixture.namespace)", fixture.url, "launchCount"],
+            stdin: .descriptor(input.fileHandleForReading.fileDescriptor), stdout: .descriptor(out.fileHandleForWriting.fileDescriptor))
+        try input.fileHandleForReading.close()
+        try out.fileHandleForWriting.close()
         defer {
             try? input.fileHandleForWriting.close()
             process.waitUntilExit()

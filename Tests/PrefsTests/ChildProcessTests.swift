@@ -43,4 +43,31 @@ struct ChildProcessTests {
             }
         }
     }
+
+    @Test("a spawned child inherits only its three standard streams, not the parent's other descriptors")
+    func noInheritedDescriptors() async throws {
+        // A pipe without close-on-exec, as Foundation's Pipe and many C libraries make them.
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { ends.forEach { close($0) } }
+        let result = try await ChildProcess.runSystem("/bin/sh", ["-c", "ls /proc/$$/fd"])
+        let descriptors = Set(result.stdout.split(separator: "\n").compactMap { Int32($0) })
+        #expect(result.status == 0)
+        #expect(descriptors.isSubset(of: [0, 1, 2, 3]), "inherited: \(descriptors.sorted())")
+        #expect(!descriptors.contains(ends[0]) && !descriptors.contains(ends[1]))
+    }
+
+    @Test("a reaped child is never signalled again (its process id may belong to someone else by then)")
+    func noSignalAfterReaping() throws {
+        let process = try SpawnedProcess.spawn("/bin/sh", ["-c", "exit 3"])
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 3 && !process.wasSignaled)
+        #expect(!process.isRunning)
+        #expect(!process.signal(SIGKILL))
+        let sleeper = try SpawnedProcess.spawn("/bin/sleep", ["60"])
+        #expect(sleeper.isRunning)
+        #expect(sleeper.signal(SIGKILL))
+        sleeper.waitUntilExit()
+        #expect(sleeper.wasSignaled && sleeper.terminationStatus == SIGKILL)
+    }
 }

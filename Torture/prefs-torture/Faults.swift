@@ -1,6 +1,7 @@
 import Foundation
 @_spi(Tooling) import Prefs
 import PrefsJSON
+import PrefsTestSupport
 
 /// Fault injection: each fault must end in a clear typed ``PrefsError`` (or be handled as documented),
 /// with every acknowledged write still there afterwards.
@@ -366,13 +367,6 @@ struct Faults {
                 FileManager.default.isExecutableFile(atPath: $0)
             })
         else { return false }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
+        return (try? SpawnedProcess.run(executable, arguments)) == 0
     }
 }

@@ -1,4 +1,6 @@
 import Foundation
+import PrefsTestSupport
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -8,10 +10,11 @@ import Darwin
 /// A child process of this same binary (`--child …`), with its stdout read line by line as it arrives
 /// and its stdin kept open until ``closeInput()``.
 ///
-/// Spawned with `posix_spawn` rather than `Foundation.Process` so the harness knows the pid at once,
+/// Started through ``SpawnedProcess`` (`posix_spawn`, no inherited descriptors) so the harness knows the pid at once,
 /// can SIGKILL it at an exact moment and reaps it itself, with no monitoring thread in between.
 final class Subprocess {
-    let pid: pid_t
+    let process: SpawnedProcess
+    var pid: pid_t { process.processIdentifier }
     private var output: Int32
     private var input: Int32
     private var pending = Data()
@@ -44,36 +47,21 @@ final class Subprocess {
     init(_ arguments: [String], errorPath: String? = nil) throws {
         var outPipe: [Int32] = [0, 0], inPipe: [Int32] = [0, 0]
         guard pipe(&outPipe) == 0, pipe(&inPipe) == 0 else { throw TortureError("pipe: \(String(cString: strerror(errno)))") }
-        #if canImport(Darwin)
-        var actions: posix_spawn_file_actions_t?
-        #else
-        var actions = posix_spawn_file_actions_t()
-        #endif
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, inPipe[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
-        if let errorPath {
-            posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-        }
-        for fd in [outPipe[0], outPipe[1], inPipe[0], inPipe[1]] { posix_spawn_file_actions_addclose(&actions, fd) }
-
-        let executable = Self.selfExecutable
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { for pointer in argv + envp { free(pointer) } }
-        var child: pid_t = 0
-        let code = posix_spawn(&child, executable, &actions, nil, argv, envp)
-        close(outPipe[1])
-        close(inPipe[0])
-        guard code == 0 else {
-            close(outPipe[0])
-            close(inPipe[1])
-            throw TortureError("posix_spawn \(executable): \(String(cString: strerror(code)))")
-        }
         _ = fcntl(outPipe[0], F_SETFD, FD_CLOEXEC)
         _ = fcntl(inPipe[1], F_SETFD, FD_CLOEXEC)
-        pid = child
+        defer {
+            close(outPipe[1])
+            close(inPipe[0])
+        }
+        do {
+            process = try SpawnedProcess.spawn(
+                Self.selfExecutable, arguments, stdin: .descriptor(inPipe[0]), stdout: .descriptor(outPipe[1]),
+                stderr: errorPath.map { .file($0, append: true) } ?? .inherit)
+        } catch {
+            close(outPipe[0])
+            close(inPipe[1])
+            throw TortureError("\(error)")
+        }
         output = outPipe[0]
         input = inPipe[1]
     }
@@ -82,8 +70,8 @@ final class Subprocess {
         if output >= 0 { close(output) }
         if input >= 0 { close(input) }
         if status == nil {
-            _ = sendSignal(pid, SIGKILL)
-            _ = waitStatus()
+            process.signal(SIGKILL)
+            process.waitUntilExit()
         }
     }
 
@@ -128,7 +116,7 @@ final class Subprocess {
     }
 
     func kill(_ signal: Int32 = SIGKILL) {
-        if status == nil { _ = sendSignal(pid, signal) }
+        process.signal(signal)
     }
 
     /// Closes the child's stdin (children that wait for it then finish).
@@ -140,19 +128,10 @@ final class Subprocess {
     @discardableResult
     func wait() -> Status {
         if let status { return status }
-        let result = waitStatus()
+        process.waitUntilExit()
+        let result: Status = process.wasSignaled ? .signaled(process.terminationStatus) : .exited(process.terminationStatus)
         status = result
         return result
-    }
-
-    private func waitStatus() -> Status {
-        var raw: Int32 = 0
-        while waitpid(pid, &raw, 0) < 0 {
-            if errno != EINTR { return .exited(-1) }
-        }
-        // WIFSIGNALED / WTERMSIG / WEXITSTATUS are macros Swift cannot import.
-        let signal = raw & 0x7F
-        return signal != 0 ? .signaled(signal) : .exited((raw >> 8) & 0xFF)
     }
 }
 
@@ -164,11 +143,6 @@ extension Duration {
     var seconds: Double {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
-}
-
-/// `kill(2)`, under a name the `kill(_:)` method does not shadow.
-private func sendSignal(_ pid: pid_t, _ signal: Int32) -> Int32 {
-    kill(pid, signal)
 }
 
 /// A failure of the harness itself (not of the store under test).

@@ -78,4 +78,53 @@ struct PostgreSQLToolTests {
         #expect(missing.status == 64 && missing.stderr.contains("--namespace"), "\(missing.stderr)")
         #expect(!missing.stderr.contains("hunter2"))
     }
+
+    @Test("migrate copies one namespace of a server into another (--to-namespace), and refuses the source itself")
+    func migrateBetweenNamespaces() async throws {
+        let url = try server().tcpURL(password: "hunter2-secret")
+        let namespace = freshNamespace()
+        let source = try Prefs(.postgreSQL(url, namespace: namespace))
+        try source.set(7, for: .launchCount)
+        try source.declare(.launchCount)
+
+        let copied = try await tool(["--store", url, "--namespace", namespace, "migrate", "--to", url, "--to-namespace", namespace + "-copy"])
+        #expect(copied.status == 0, "\(copied.stderr)")
+        #expect(copied.stderr.contains("namespace \"\(namespace)-copy\""), "\(copied.stderr)")
+        #expect(!(copied.stdout + copied.stderr).contains("hunter2"))
+        let copy = try Prefs(.postgreSQL(url, namespace: namespace + "-copy"))
+        #expect(try copy.snapshot() == source.snapshot())
+        #expect(try copy.declaredKeys() == source.declaredKeys())
+
+        // The same namespace is the source store: refused, nothing written.
+        let itself = try await tool(["--store", url, "--namespace", namespace, "migrate", "--to", url])
+        #expect(itself.status == 64 && itself.stderr.contains("it is the source store"), "\(itself.stderr)")
+        #expect(!itself.stderr.contains("hunter2"))
+
+        // --to-namespace names a PostgreSQL target's namespace only.
+        let directory = try TemporaryDirectory()
+        let misplaced = try await tool(["--store", url, "--namespace", namespace, "migrate", "--to", directory.file("c.json").path, "--to-namespace", "x"])
+        #expect(misplaced.status == 64 && misplaced.stderr.contains("--to-namespace"), "\(misplaced.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: directory.file("c.json").path))
+    }
+
+    @Test("watch sees another instance's write when it is notified, not at its next check (--interval 60 s)")
+    func watchHearsNotifications() async throws {
+        let url = try server().url
+        let namespace = freshNamespace()
+        let prefs = try Prefs(.postgreSQL(url, namespace: namespace))
+        try prefs.set(1, for: .launchCount)
+        let (process, out, err) = try ChildProcess.start(
+            "prefs-tool", ["--store", url, "--namespace", namespace, "watch", "launchCount", "--interval", "60000"],
+            environment: ["PREFS_STORE": "", "PREFS_NAMESPACE": ""])
+        defer { process.signal(SIGKILL) }  // a failed wait leaves no watcher behind (no-op once reaped)
+        _ = try await ChildProcess.read(err.fileHandleForReading) { $0.hasPrefix("watching ") }
+        try prefs.set(2, for: .launchCount)
+        // Polling alone would print this after 60 s; the deadline fails the test before.
+        let printed = try await ChildProcess.read(
+            out.fileHandleForReading, untilLine: { $0.hasSuffix("\tlaunchCount\tint\t2\t(was 1)") }, timeout: .seconds(40))
+        kill(process.processIdentifier, SIGINT)
+        let result = try await ChildProcess.finish(process, out, err)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect((printed + result.stdout).split(separator: "\n").count == 1, "\(printed + result.stdout)")
+    }
 }

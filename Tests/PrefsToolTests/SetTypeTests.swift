@@ -158,6 +158,7 @@ struct SetTypeTests {
         var environment = ProcessInfo.processInfo.environment
         environment["PREFS_STORE"] = store
         let (process, out, err) = try ChildProcess.start("prefs-tool", ["watch", "lastMesageId", "--interval", "20"], environment: environment)
+        defer { process.signal(SIGKILL) }  // a failed wait leaves no watcher behind (no-op once reaped)
         try await Task.sleep(for: .milliseconds(500))
         try prefs.setStoredValue(StoredValue(type: .int, json: .int(4)), forKey: "lastMesageId")
         try await Task.sleep(for: .milliseconds(500))

@@ -280,6 +280,7 @@ struct ToolCommandTests {
         var environment = ProcessInfo.processInfo.environment
         environment["PREFS_STORE"] = store
         let (process, out, err) = try ChildProcess.start("prefs-tool", ["watch", "a", "--interval", "20"], environment: environment)
+        defer { process.signal(SIGKILL) }  // a failed wait leaves no watcher behind (no-op once reaped)
         // Each step waits for the line that shows watch saw the previous one: "watching …" once it has read the
         // store, then each change's own line, so no change can fall before watch starts or merge into the next.
         _ = try await ChildProcess.read(err.fileHandleForReading) { $0.hasPrefix("watching ") }
@@ -308,22 +309,24 @@ struct ToolCommandTests {
         let next = try await tool("--store", directory.file("next.json").path, "set", "a", "2")
         #expect(next.status == 0)
         let (process, out, err) = try ChildProcess.start("prefs-tool", ["--store", store, "watch", "--interval", "20"])
-        try await Task.sleep(for: .milliseconds(500))
-        // `cat next.json > w.json`, with the truncated file held empty for several checks.
+        defer { process.signal(SIGKILL) }  // a failed wait leaves no watcher behind (no-op once reaped)
+        // Each step waits for what shows watch saw the previous one.
+        var errors = try await ChildProcess.read(err.fileHandleForReading) { $0.hasPrefix("watching ") }
+        // `cat next.json > w.json`, with the truncated file held empty until watch has reported it.
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: store))
         try handle.truncate(atOffset: 0)
-        try await Task.sleep(for: .milliseconds(300))
+        errors += try await ChildProcess.read(err.fileHandleForReading) { $0.contains("the file is empty") }
         try handle.write(contentsOf: Data(contentsOf: directory.file("next.json")))
         try handle.close()
-        try await Task.sleep(for: .milliseconds(500))
+        errors += try await ChildProcess.read(err.fileHandleForReading) { $0.contains("the store can be read again") }
+        let printed = try await ChildProcess.read(out.fileHandleForReading) { $0.hasSuffix("\t(was 1)") }
         kill(process.processIdentifier, SIGINT)
         let result = try await ChildProcess.finish(process, out, err)
-        #expect(result.status == 0, "\(result.stderr)")
-        let lines = result.stdout.split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
-        #expect(lines.map { Array($0.dropFirst()) } == [["a", "int", "2", "(was 1)"]], "\(result.stdout)")
-        #expect(result.stderr.contains("the file is empty"), "\(result.stderr)")
-        #expect(result.stderr.contains("; still watching\n"), "\(result.stderr)")
-        #expect(result.stderr.contains("the store can be read again"), "\(result.stderr)")
+        errors += result.stderr
+        #expect(result.status == 0, "\(errors)")
+        let lines = (printed + result.stdout).split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
+        #expect(lines.map { Array($0.dropFirst()) } == [["a", "int", "2", "(was 1)"]], "\(printed + result.stdout)")
+        #expect(errors.contains("the file is empty") && errors.contains("; still watching\n"), "\(errors)")
     }
 
     @Test("dialogs list and reset")

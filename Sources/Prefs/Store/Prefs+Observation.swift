@@ -182,3 +182,45 @@ private final class UncheckedListener: @unchecked Sendable {
     let listener: any BackendChangeListener
     init(_ listener: any BackendChangeListener) { self.listener = listener }
 }
+
+// MARK: - Waiting for another process's change, for tools
+
+extension Prefs {
+    /// A way to wait for another process's change to this store, when its backend signals changes (PostgreSQL's
+    /// `LISTEN`/`NOTIFY`); nil when changes can only be polled (the file stores). `prefs-tool watch` waits on it between
+    /// two checks, so it sees a change when it is made instead of at its next interval.
+    @_spi(Tooling) public func makeChangeSignal() -> ChangeSignal? {
+        ((try? io.withBackendAllowingReentry { backend in backend.makeChangeListener() }) ?? nil).map(ChangeSignal.init)
+    }
+
+    /// Signals of another process's change to one store (see ``Prefs/makeChangeSignal()``), on a connection of its own.
+    /// Used by one thread at a time.
+    // @unchecked Sendable: handed between the threads that take turns waiting on it, never used by two at once.
+    @_spi(Tooling) public final class ChangeSignal: @unchecked Sendable {
+        private let listener: any BackendChangeListener
+        private let closed = Locked(false)
+
+        /// Starts listening at once (a first, short wait connects), so no change made after this returns is missed.
+        init(_ listener: any BackendChangeListener) {
+            self.listener = listener
+            _ = listener.wait(upTo: .milliseconds(1))
+        }
+
+        deinit { close() }
+
+        /// Blocks up to `timeout`; true as soon as a change was signalled, false when the time passed without one (a
+        /// lost connection included: check the store anyway).
+        public func wait(upTo timeout: Duration) -> Bool {
+            listener.wait(upTo: timeout)
+        }
+
+        /// Releases the connection. Idempotent.
+        public func close() {
+            let wasClosed = closed.withLock { closed in
+                defer { closed = true }
+                return closed
+            }
+            if !wasClosed { listener.close() }
+        }
+    }
+}

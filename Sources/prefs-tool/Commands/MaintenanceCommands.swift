@@ -12,7 +12,8 @@ enum WatchCommand {
                 One line per change: TIME<TAB>KEY<TAB>TYPE<TAB>VALUE<TAB>(was OLD), with (new) for a key that held no
                 value and VALUE (reset) for a value removed; TIME is when the change was seen, in UTC to the
                 millisecond. Fields are escaped as 'list' escapes them, and aligned on a terminal.
-                The store is checked every --interval milliseconds (default 200); changes from any process are seen, and
+                The store is checked every --interval milliseconds (default 200), and a PostgreSQL store also as soon
+                as another instance's change is signalled (LISTEN/NOTIFY); changes from any process are seen, and
                 several changes to one key between two checks show as the last. A KEY neither stored nor declared is
                 named on stderr (with the nearest key) and watched for. A store that does not exist yet is waited for,
                 as tail -F waits for a file; its first values then show as new. A check that cannot read the store
@@ -41,6 +42,9 @@ enum WatchCommand {
             let all = try prefs.snapshot()
             return keys.isEmpty ? all : all.filter { keys.contains($0.key) }
         }
+        // Listening before the first check: a change made after it is signalled.
+        let signal = prefs.makeChangeSignal()
+        defer { signal?.close() }
         var last = existed ? try current() : [:]
         if existed {
             let declared = try prefs.declaredKeys()
@@ -52,7 +56,7 @@ enum WatchCommand {
         Terminal.note("watching \(context.store.path)\(keys.isEmpty ? "" : " for " + keys.sorted().joined(separator: ", ")); interrupt to stop")
         var failure: String?
         while true {
-            try await Task.sleep(for: .milliseconds(interval))
+            try await waitForNextCheck(interval: .milliseconds(interval), signal: signal, stop: stop)
             if stop.isRequested { return 0 }
             let now: [String: StoredValue]
             do {
@@ -79,6 +83,28 @@ enum WatchCommand {
             }
             table.print(environment: context.environment)
             last = now
+        }
+    }
+}
+
+extension WatchCommand {
+    /// Returns when the next check is due: `interval` has passed, another process's change was signalled, or a stop was
+    /// requested (noticed within a quarter of a second, whatever the interval).
+    static func waitForNextCheck(interval: Duration, signal: Prefs.ChangeSignal?, stop: StopRequest) async throws {
+        let deadline = ContinuousClock.now + interval
+        while !stop.isRequested {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { return }
+            let slice = min(left, .milliseconds(250))
+            guard let signal else {
+                try await Task.sleep(for: slice)
+                continue
+            }
+            // Off the cooperative pool: the wait blocks its thread until a change is signalled or the slice ends.
+            let signalled = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                DispatchQueue.global().async { continuation.resume(returning: signal.wait(upTo: slice)) }
+            }
+            if signalled { return }
         }
     }
 }

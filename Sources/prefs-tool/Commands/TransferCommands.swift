@@ -148,15 +148,23 @@ enum TransferCommands {
     static let migrate = Command(
         spec: CommandSpec(
             name: "migrate", summary: "Copy every value and declaration into another store, of any backend.",
-            usage: "prefs-tool [--store PATH] migrate --to PATH [--overwrite]",
+            usage: "prefs-tool [--store PATH] migrate --to PATH [--to-namespace NAME] [--overwrite]",
             help: """
                 The source is untouched. The target is created when missing, and removed again when the copy fails. A key the target already holds with another
                 value is a conflict (exit 65, nothing written) unless --overwrite. The target cannot be the source store
                 itself or one of its files (exit 64).
+                A PostgreSQL target (--to postgresql://…) takes its namespace from --to-namespace, else from --namespace
+                (or $PREFS_NAMESPACE): one server's namespaces are copied into each other with --to the same URL and
+                --to-namespace.
                 """,
-            options: ["to"], flags: ["overwrite"])
+            options: ["to", "to-namespace"], flags: ["overwrite"])
     ) { arguments, context in
         guard let targetPath = arguments.option("to") else { throw ToolError.usage("missing --to PATH", context.usage) }
+        let targetNamespace = arguments.option("to-namespace")
+        if targetNamespace != nil, !StoreLocator.isPostgreSQL(targetPath) {
+            throw ToolError.usage("--to-namespace names a namespace of a PostgreSQL target (--to postgresql://…), not of \(targetPath)", context.usage)
+        }
+        if targetNamespace?.isEmpty == true { throw ToolError.usage("option '--to-namespace' needs a name, not an empty value", context.usage) }
         if let suffix = context.store.ownFile(targetPath) {
             throw ToolError.usage(
                 "refusing to migrate to \(targetPath): it is \(context.store.describeOwnFile(suffix, as: "the source store")); nothing was written",
@@ -168,8 +176,13 @@ enum TransferCommands {
         do { try StoreArchive.validate(values, source: context.store.path) } catch { throw ToolError(error) }
         let declarations = try source.declaredKeys()
         let locator = try StoreLocator(
-            GlobalOptions(store: targetPath, createDirectories: context.options.createDirectories, namespace: context.options.namespace),
+            GlobalOptions(store: targetPath, createDirectories: context.options.createDirectories, namespace: targetNamespace ?? context.options.namespace),
             environment: context.environment)
+        if let from = context.store.postgreSQL, let to = locator.postgreSQL, from.conninfo == to.conninfo, from.namespace == to.namespace {
+            throw ToolError.usage(
+                "refusing to migrate to \(locator.displayName): it is the source store (give --to-namespace NAME to copy into another namespace); nothing was written",
+                context.usage)
+        }
         // A new target that the copy then fails to fill (a value the target refuses, an I/O error) is removed again
         // (a file store: a PostgreSQL namespace is left as the failed transaction left it, unchanged).
         let created = locator.postgreSQL == nil ? NewStoreFiles(path: locator.path) : nil

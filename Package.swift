@@ -45,7 +45,7 @@ let package = Package(
         // Test support in C: a pass-through SQLite VFS reporting syncs, for the simulated power cuts.
         .target(name: "CSQLiteCrashVFS", dependencies: ["CSQLite"]),
         .executableTarget(name: "prefs-tool", dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "PrefsJSON", "PrefsPostgreSQL"]),
-        .executableTarget(name: "prefs-test-child", dependencies: ["Prefs", "PrefsJSON", "PrefsUserDefaults", "PrefsPostgreSQL"]),
+        .executableTarget(name: "prefs-test-child", dependencies: ["Prefs", "PrefsJSON", "PrefsUserDefaults", "PrefsPostgreSQL", "PrefsTestSupport"]),
         .executableTarget(name: "dialoggate-test-child", dependencies: ["Prefs", "PrefsJSON", "DialogGate"]),
         .executableTarget(
             name: "prefs-bench",

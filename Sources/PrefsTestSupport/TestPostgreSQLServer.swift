@@ -39,6 +39,8 @@ public final class TestPostgreSQLServer: @unchecked Sendable {
     public let settings: [String: String]
     private let lock = NSLock()
     private var stopped = false
+    /// Stops the server and removes its directory if this process dies without doing so (see ``startReaper()``).
+    private var reaper: SpawnedProcess?
 
     /// The superuser, and the database the URLs name.
     public static let user = "prefs"
@@ -96,6 +98,7 @@ public final class TestPostgreSQLServer: @unchecked Sendable {
             for path in [directory, socketDirectory] { chown(path, owner.pointee.pw_uid, owner.pointee.pw_gid) }
         }
         Self.registerForExit(self)
+        reaper = Self.startReaper(directory: directory)
         try run("initdb", ["-D", dataDirectory, "-A", "trust", "-U", Self.user, "-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions"])
         try start()
         startDuration = ContinuousClock.now - started
@@ -150,6 +153,32 @@ public final class TestPostgreSQLServer: @unchecked Sendable {
             for child in children where sendSignal(child, 0) == 0 { _ = sendSignal(child, SIGKILL) }
         }
         try? FileManager.default.removeItem(atPath: directory)
+        if !alreadyStopped, let reaper {
+            reaper.signal(SIGKILL)
+            reaper.waitUntilExit()
+        }
+    }
+
+    /// A shell in a session of its own that waits for this process to end, then stops the server (`SIGQUIT`:
+    /// immediate shutdown) and removes its directory: a test process that crashes or is killed (SIGKILL, where no
+    /// `atexit` runs) leaves no server and no files behind. ``stop()`` ends it. Nil where it cannot start (the server
+    /// then lives until stopped, as before).
+    private static func startReaper(directory: String) -> SpawnedProcess? {
+        let script = """
+            parent=$1; directory=$2
+            alive() { state=$(sed 's/.*) //' "/proc/$parent/stat" 2>/dev/null | cut -d' ' -f1); [ -n "$state" ] && [ "$state" != Z ]; }
+            while alive; do sleep 0.5; done
+            pid=$(head -n 1 "$directory/data/postmaster.pid" 2>/dev/null)
+            if [ -n "$pid" ] && kill -QUIT "$pid" 2>/dev/null; then
+                tries=0
+                while kill -0 "$pid" 2>/dev/null && [ $tries -lt 100 ]; do sleep 0.1; tries=$((tries + 1)); done
+            fi
+            rm -rf "$directory"
+            """
+        let setsid = ["/usr/bin/setsid", "/bin/setsid"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        let command = ["/bin/sh", "-c", script, "prefs-pg-reaper", String(getpid()), directory]
+        let argv = setsid.map { [$0] + command } ?? command
+        return try? SpawnedProcess.spawn(argv[0], Array(argv.dropFirst()), stdin: .null, stdout: .null, stderr: .null)
     }
 
     /// The server's log so far (for a failing test's message).

@@ -22,6 +22,8 @@
 //                                                            sets the Int KEY in a coalesced JSON store (one-hour interval)
 //                                                            held in a global, prints "set", then calls exit(0) or returns
 //                                                            from main
+//   prefs-test-child pg-server                              starts a private PostgreSQL server (TestPostgreSQLServer), prints
+//                                                            "server PID DIRECTORY", then waits to be killed
 // With PREFS_TEST_JOURNAL_COMPACTION_BYTES=N in the environment, a JSON store compacts its journal past N bytes.
 //
 //   prefs-test-child open    json|sqlite|file PATH           opens the store (file: by name, else content); prints "opened"
@@ -35,6 +37,7 @@ import Glibc
 import Darwin
 #endif
 import PrefsJSON
+import PrefsTestSupport
 import PrefsUserDefaults
 
 func fail(_ message: String) -> Never {
@@ -51,6 +54,15 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 // kills land inside compactions too.
 if let floor = ProcessInfo.processInfo.environment["PREFS_TEST_JOURNAL_COMPACTION_BYTES"].flatMap(Int.init) {
     JSONJournal.compactionFloor.withLock { $0 = floor }
+}
+if arguments.first == "pg-server" {
+    do {
+        let server = try TestPostgreSQLServer()
+        say("server \(server.postmasterPID ?? 0) \(server.directory)")
+        while true { sleep(60) }  // until killed: the server outlives this process only until its reaper notices
+    } catch {
+        fail("\(error)")
+    }
 }
 if arguments.first == "suite" {
     guard arguments.count == 4, let value = Int(arguments[3]) else { fail("usage: prefs-test-child suite NAME KEY VALUE") }

@@ -16,6 +16,29 @@ struct PostgreSQLStoreTests {
         print("PostgreSQL test server: initdb + start took \(server.startDuration)")
     }
 
+    @Test("a test process killed with SIGKILL leaves no server running and no directory behind (its reaper stops both)")
+    func killedTestProcessLeavesNoServer() async throws {
+        let (process, out, err) = try ChildProcess.start("prefs-test-child", ["pg-server"])
+        defer { process.signal(SIGKILL) }
+        let printed = try await ChildProcess.read(out.fileHandleForReading, untilLine: { $0.hasPrefix("server ") }, timeout: .seconds(120))
+        let fields = try #require(printed.split(separator: "\n").first { $0.hasPrefix("server ") }).split(separator: " ")
+        let postmaster = try #require(fields.count == 3 ? pid_t(fields[1]) : nil)
+        let directory = String(fields[2])
+        #expect(postmaster > 0 && kill(postmaster, 0) == 0, "the server runs")
+        #expect(FileManager.default.fileExists(atPath: directory + "/data/postmaster.pid"))
+        process.signal(SIGKILL)  // no atexit, no deinit: only the reaper is left to clean up
+        _ = try await ChildProcess.finish(process, out, err)
+        let gone = await eventually(timeout: .seconds(120)) {
+            (kill(postmaster, 0) != 0 || Self.isZombie(postmaster)) && !FileManager.default.fileExists(atPath: directory)
+        }
+        #expect(gone, "postmaster \(postmaster) still running or \(directory) still there")
+    }
+
+    private static func isZombie(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return false }
+        return stat[stat.index(after: close)...].split(separator: " ").first == "Z"
+    }
+
     @Test("a key never written reads its initial value and is not stored; writing the initial value stores it")
     func initialValues() throws {
         let prefs = try PostgreSQLFixture().prefs

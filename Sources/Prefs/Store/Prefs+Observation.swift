@@ -67,7 +67,11 @@ extension Prefs {
 
     /// Polling with a listener: a thread of its own waits on it up to `pollInterval`, then refreshes, so another
     /// process's change is seen as soon as it is signalled, and at the next interval when a signal is lost.
+    ///
+    /// The listener starts listening before this returns (a first, short wait connects), so a change made after
+    /// ``values(for:)`` or ``observable(_:isolation:)`` returns is signalled.
     private func listenForChanges(_ listener: any BackendChangeListener, generation: UInt64) {
+        _ = listener.wait(upTo: .milliseconds(1))
         let box = UncheckedListener(listener)
         let thread = Thread { [weak self, pollInterval] in
             defer { box.listener.close() }

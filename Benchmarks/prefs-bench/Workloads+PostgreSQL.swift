@@ -159,6 +159,8 @@ extension Bench {
             ],
             metric: "update",
             rules: [Rule(subject: subject, baseline: same, target: .within(1.3))])
+
+        try postgreSQLFleet(url: url, names: data.names, keys: data.keys, info: info)
     }
 }
 
@@ -206,6 +208,20 @@ final class RawLibPQ {
     }
 
     func close() { PQfinish(connection) }
+
+    /// The connection's socket, to wait on for notifications.
+    var socket: Int32 { PQsocket(connection) }
+
+    /// The payloads of the notifications received so far (reading what the server sent, without waiting).
+    func takeNotifications() throws -> [String] {
+        guard PQconsumeInput(connection) != 0 else { throw Failure(description: "reading notifications: \(String(cString: PQerrorMessage(connection)))") }
+        var payloads: [String] = []
+        while let notify = PQnotifies(connection) {
+            payloads.append(String(cString: notify.pointee.extra))
+            PQfreemem(notify)
+        }
+        return payloads
+    }
 
     /// The store's statements for one namespace.
     struct Statements {

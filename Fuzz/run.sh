@@ -2,7 +2,7 @@
 # Runs every fuzz target built by Fuzz/build.sh, each from its seed corpus in Fuzz/Corpus/<target>/.
 #
 #   Fuzz/run.sh [--quick]        3,000 runs per target with a fixed seed, at most 15 s each: what CI runs
-#   Fuzz/run.sh --long           10 min per target (50 min in all); run it before a release or after
+#   Fuzz/run.sh --long           10 min per target (an hour for the six); run it before a release or after
 #                                touching a parser
 #   Fuzz/run.sh --seconds N      N seconds per target
 #   Fuzz/run.sh ... TARGET...    only these targets (Feed, JSONParse, Journal, PropertyList, StoreLoader, Versions)

@@ -3,7 +3,7 @@ import PrefsJSON
 
 // The command line: options for a run, and the child modes the run spawns.
 
-let usage = "usage: prefs-bench [--quick] [--json-out PATH] [--svg-out PATH] [--sizes N,N,…] [--workloads 1,2,…] [--help]"
+let usage = "usage: prefs-bench [--quick] [--json-out PATH] [--svg-out PATH] [--sizes N,N,…] [--workloads 1,2,…] | --summary RESULTS.json | --help"
 
 let help = """
     \(usage)
@@ -19,6 +19,8 @@ let help = """
       --workloads 1,2,…  which workloads to run (default all: 1 get, 2 set, 3 batch, 4 coalesced JSON,
                          5 cold start, 6 concurrent, 7 DialogGate, 8 peak memory, 9 PostgreSQL
                          against raw libpq on a private server, skipped when initdb is missing)
+      --summary PATH     print a run's targets and peak memory (its --json-out file) as Markdown tables,
+                         as Benchmarks.md shows them (CI checks the page against the committed run)
       --help             this text
 
     Run it with: swift run -c release prefs-bench
@@ -36,6 +38,8 @@ struct Options {
 enum Command {
     case run(Options)
     case help
+    /// Markdown tables of a committed run: `--summary RESULTS.json`.
+    case summary(path: String)
     /// A fresh process that opens a store and reads one key: `--child-cold-start KIND PATH KEY [int|string]`.
     case coldStart(kind: String, path: String, key: String, valueType: String)
     /// A fresh process that fills a store and reports its peak RSS: `--child-peak-memory KIND N`.
@@ -59,6 +63,10 @@ func parseArguments(_ arguments: [String]) throws(UsageError) -> Command {
     while let argument = rest.popFirst() {
         switch argument {
         case "--help", "-h": return .help
+        case "--summary":
+            let path = try value(for: argument)
+            guard rest.isEmpty else { throw UsageError(message: "--summary takes one results file and nothing else") }
+            return .summary(path: path)
         case "--quick": options.quick = true
         case "--json-out": options.jsonOut = try value(for: argument)
         case "--svg-out": options.svgOut = try value(for: argument)

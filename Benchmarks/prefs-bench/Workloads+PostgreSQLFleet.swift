@@ -48,6 +48,8 @@ extension Bench {
                         .init { _, _ in
                             try runClients(clients, for: duration) { client in
                                 let store = try Prefs(.postgreSQL(url, namespace: namespace("prefs", client)))
+                                // Steady state, as in the single-client rows: the keys' declarations are recorded.
+                                try store.declare(keys)
                                 return Client(
                                     operation: { op in try store.set(op, for: keys[(client * 131 + op) % n]) },
                                     close: { try? store.close() })
@@ -71,21 +73,29 @@ extension Bench {
     /// NOTIFY from one connection heard by another that LISTENs.
     private func postgreSQLNotificationLatency(url: String, keys: [Prefs.Key<Int>], info: (n: Int, label: String, type: String)) throws {
         let subject = "Prefs postgresql, set → values(for:) in another store"
-        let raw = "raw libpq, NOTIFY → LISTEN on another connection"
+        let raw = "raw libpq, the set's statements → LISTEN on another connection"
         let writes = settings.quick ? 5 : 25
         try measure(
             workload: 9, title: "PostgreSQL: a write seen by another store (write → seen)", data: info,
             contenders: [
                 Contender(name: raw, role: .baseline, maxOps: writes) {
                     let sender = try RawLibPQ(url), listener = try RawLibPQ(url)
-                    let channel = "bench_latency"
-                    try listener.exec("LISTEN \(channel)")
+                    let namespace = "bench-raw-latency"
+                    let channel = PostgreSQLStore.notificationChannel(for: namespace)
+                    let statements = RawLibPQ.Statements(namespace: namespace, channel: channel)
+                    try sender.exec("INSERT INTO prefs_namespaces (namespace) VALUES ($1) ON CONFLICT DO NOTHING", [namespace])
+                    try listener.exec("LISTEN \"\(channel)\"")
                     return .init(
                         run: { _, ops in
                             try timed(ops: ops) {
                                 for op in 0..<ops {
-                                    try sender.exec("SELECT pg_notify($1, $2)", [channel, String(op)])
-                                    try listener.awaitNotification(payload: String(op))
+                                    // The store's set (BEGIN, lock, upsert, bump and NOTIFY, COMMIT), then the wait.
+                                    try statements.begin(sender)
+                                    try statements.lock(sender)
+                                    try statements.upsert(sender, [keys[0].name], [String(op)])
+                                    try statements.bump(sender)
+                                    try sender.exec("COMMIT")
+                                    try listener.awaitNotification(payload: namespace)
                                 }
                             }
                         },

@@ -114,7 +114,7 @@ extension Bench {
             contenders: contenders, metric: "set",
             rules: [
                 Rule(subject: memory, baseline: Name.dictionary),
-                Rule(subject: sqlite, baseline: Name.rawAutocommit, target: .within(1.3)),
+                Rule(subject: sqlite, baseline: Name.rawAutocommit, target: .within(1.2)),
                 Rule(subject: sqlite, baseline: Name.defaults),
                 Rule(subject: json, baseline: Name.write2, target: .within(5)),
                 Rule(subject: json, baseline: sqlite, target: .within(0.5)),
@@ -189,7 +189,7 @@ extension Bench {
             display: .total,
             rules: [
                 Rule(subject: memory, baseline: Name.dictionary),
-                Rule(subject: sqlite, baseline: Name.rawTransaction, target: .within(1.5)),
+                Rule(subject: sqlite, baseline: Name.rawTransaction, target: .within(1.3)),
                 Rule(subject: json, baseline: Name.jsonEncoder),
             ]
                 + [memory, sqlite, json].flatMap {

@@ -19,6 +19,8 @@ do {
 switch command {
 case .help:
     print(help)
+case .summary(let path):
+    do { print(try Report.markdownSummary(of: path), terminator: "") } catch { fail("\(path): \(error)", status: 1) }
 case .coldStart(let kind, let path, let key, let valueType):
     do { try childColdStart(kind: kind, path: path, key: key, valueType: valueType) } catch { fail("\(error)", status: 1) }
 case .peakMemory(let kind, let n):

@@ -159,15 +159,18 @@ struct SetTypeTests {
         environment["PREFS_STORE"] = store
         let (process, out, err) = try ChildProcess.start("prefs-tool", ["watch", "lastMesageId", "--interval", "20"], environment: environment)
         defer { process.signal(SIGKILL) }  // a failed wait leaves no watcher behind (no-op once reaped)
-        try await Task.sleep(for: .milliseconds(500))
+        // Each step waits for what shows watch saw the previous one: "watching …" once it has read the store, then the line.
+        var errors = try await ChildProcess.read(err.fileHandleForReading) { $0.hasPrefix("watching ") }
         try prefs.setStoredValue(StoredValue(type: .int, json: .int(4)), forKey: "lastMesageId")
-        try await Task.sleep(for: .milliseconds(500))
+        var printed = try await ChildProcess.read(out.fileHandleForReading) { $0.hasSuffix("\tlastMesageId\tint\t4\t(new)") }
         kill(process.processIdentifier, SIGINT)
         let result = try await ChildProcess.finish(process, out, err)
+        errors += result.stderr
+        printed += result.stdout
         #expect(
-            result.stderr.hasPrefix("prefs-tool: warning: key \"lastMesageId\" is neither stored nor declared; did you mean \"lastMessageId\"?\n"),
-            "\(result.stderr)")
-        #expect(result.stdout.hasSuffix("\tlastMesageId\tint\t4\t(new)\n"), "\(result.stdout)")
+            errors.hasPrefix("prefs-tool: warning: key \"lastMesageId\" is neither stored nor declared; did you mean \"lastMessageId\"?\n"),
+            "\(errors)")
+        #expect(printed.hasSuffix("\tlastMesageId\tint\t4\t(new)\n"), "\(printed)")
         #expect(result.status == 0)
     }
 }

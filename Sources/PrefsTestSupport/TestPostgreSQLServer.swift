@@ -122,7 +122,7 @@ public final class TestPostgreSQLServer: @unchecked Sendable {
         guard let text = try? String(contentsOfFile: dataDirectory + "/postmaster.pid", encoding: .utf8),
             let first = text.split(separator: "\n").first, let pid = pid_t(first.trimmingCharacters(in: .whitespaces))
         else { return nil }
-        return sendSignal(pid, 0) == 0 && !Self.isZombie(pid) ? pid : nil
+        return Self.hasEnded(pid) ? nil : pid
     }
 
     /// Kills the server and every process it started with SIGKILL, as a crash or a power cut of its machine would
@@ -276,9 +276,15 @@ public final class TestPostgreSQLServer: @unchecked Sendable {
     static func waitUntilGone(_ pids: [pid_t], timeout: Duration) {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            if pids.allSatisfy({ sendSignal($0, 0) != 0 || isZombie($0) }) { return }
+            if pids.allSatisfy(hasEnded) { return }
             usleep(10_000)
         }
+    }
+
+    /// Whether process `pid` has ended: gone, or a zombie nobody has reaped yet (a server's postmaster, orphaned, waits
+    /// for this machine's first process to reap it).
+    public static func hasEnded(_ pid: pid_t) -> Bool {
+        sendSignal(pid, 0) != 0 || isZombie(pid)
     }
 
     private static func isZombie(_ pid: pid_t) -> Bool {

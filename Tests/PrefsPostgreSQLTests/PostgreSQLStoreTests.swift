@@ -29,14 +29,9 @@ struct PostgreSQLStoreTests {
         process.signal(SIGKILL)  // no atexit, no deinit: only the reaper is left to clean up
         _ = try await ChildProcess.finish(process, out, err)
         let gone = await eventually(timeout: .seconds(120)) {
-            (kill(postmaster, 0) != 0 || Self.isZombie(postmaster)) && !FileManager.default.fileExists(atPath: directory)
+            TestPostgreSQLServer.hasEnded(postmaster) && !FileManager.default.fileExists(atPath: directory)
         }
         #expect(gone, "postmaster \(postmaster) still running or \(directory) still there")
-    }
-
-    private static func isZombie(_ pid: pid_t) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return false }
-        return stat[stat.index(after: close)...].split(separator: " ").first == "Z"
     }
 
     @Test("a key never written reads its initial value and is not stored; writing the initial value stores it")

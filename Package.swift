@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "Prefs", targets: ["Prefs"]),
         .library(name: "PrefsUserDefaults", targets: ["PrefsUserDefaults"]),
         .library(name: "DialogGate", targets: ["DialogGate"]),
+        .library(name: "MessageFeed", targets: ["MessageFeed"]),
         .library(name: "PrefsPostgreSQL", targets: ["PrefsPostgreSQL"]),
         .library(name: "PrefsTestSupport", targets: ["PrefsTestSupport"]),
         .executable(name: "prefs-tool", targets: ["prefs-tool"]),
@@ -21,7 +22,6 @@ let package = Package(
         ),
         // LMDB, a baseline of prefs-bench only (the fast peer a user would pick for speed): no library target links it.
         .systemLibrary(name: "CLMDB", path: "Benchmarks/CLMDB", pkgConfig: nil, providers: [.apt(["liblmdb-dev"])]),
-        // Internal layers (not products): the JSON value tree, parser and serializer; the SQLite wrapper.
         // Internal layers (not products): a lock and file identities; the JSON value tree, parser and serializer;
         // the SQLite wrapper.
         .target(name: "PrefsSupport"),
@@ -40,24 +40,27 @@ let package = Package(
         .target(name: "PrefsPostgreSQL", dependencies: ["Prefs", "PrefsJSON", "CLibPQ"]),
         // libcurl through dlopen, for the feed loader on Linux (see Sources/CCurlShim/include/CCurlShim.h).
         .target(name: "CCurlShim", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
-        .target(name: "DialogGate", dependencies: ["Prefs", "PrefsJSON", "PrefsSupport", "PrefsUserDefaults", "CCurlShim"]),
+        // The messages feed: its format, decoding and linting, fetching and caching, targeting. DialogGate builds on it
+        // (and re-exports it); a feed publisher's checks and prefs-tool use it alone.
+        .target(name: "MessageFeed", dependencies: ["Prefs", "PrefsJSON", "PrefsSupport", "CCurlShim"]),
+        .target(name: "DialogGate", dependencies: ["Prefs", "PrefsJSON", "PrefsSupport", "PrefsUserDefaults", "MessageFeed"]),
         .target(name: "PrefsTestSupport", dependencies: ["Prefs", "PrefsJSON", "PrefsSupport"]),
         // Test support in C: a pass-through SQLite VFS reporting syncs, for the simulated power cuts.
         .target(name: "CSQLiteCrashVFS", dependencies: ["CSQLite"]),
-        .executableTarget(name: "prefs-tool", dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "PrefsJSON", "PrefsPostgreSQL"]),
+        .executableTarget(name: "prefs-tool", dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "MessageFeed", "PrefsJSON", "PrefsPostgreSQL"]),
         .executableTarget(name: "prefs-test-child", dependencies: ["Prefs", "PrefsJSON", "PrefsUserDefaults", "PrefsPostgreSQL", "PrefsTestSupport"]),
-        .executableTarget(name: "dialoggate-test-child", dependencies: ["Prefs", "PrefsJSON", "DialogGate"]),
+        .executableTarget(name: "dialoggate-test-child", dependencies: ["Prefs", "PrefsJSON", "DialogGate", "MessageFeed"]),
         .executableTarget(
             name: "prefs-bench",
-            dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "DialogGate", "CSQLite", "PrefsPostgreSQL", "CLibPQ", "PrefsTestSupport", "CLMDB"],
+            dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "DialogGate", "MessageFeed", "CSQLite", "PrefsPostgreSQL", "CLibPQ", "PrefsTestSupport", "CLMDB"],
             path: "Benchmarks/prefs-bench"
         ),
-        .executableTarget(name: "prefs-torture", dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "DialogGate", "PrefsTestSupport"], path: "Torture/prefs-torture"),
+        .executableTarget(name: "prefs-torture", dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "DialogGate", "MessageFeed", "PrefsTestSupport"], path: "Torture/prefs-torture"),
         .testTarget(name: "PrefsTests", dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "PrefsSupport", "PrefsUserDefaults", "PrefsPostgreSQL", "PrefsTestSupport", "prefs-test-child", "CSQLiteCrashVFS"]),
-        .testTarget(name: "DialogGateTests", dependencies: ["DialogGate", "Prefs", "PrefsJSON", "PrefsUserDefaults", "PrefsTestSupport", "dialoggate-test-child", "prefs-tool"]),
+        .testTarget(name: "DialogGateTests", dependencies: ["DialogGate", "MessageFeed", "Prefs", "PrefsJSON", "PrefsUserDefaults", "PrefsTestSupport", "dialoggate-test-child", "prefs-tool"]),
         .testTarget(name: "ReadmeTests", dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "PrefsTestSupport", "PrefsPostgreSQL"]),
         .testTarget(name: "PrefsPostgreSQLTests", dependencies: ["PrefsPostgreSQL", "Prefs", "PrefsJSON", "PrefsSupport", "DialogGate", "PrefsTestSupport", "prefs-test-child", "prefs-tool"]),
-        .testTarget(name: "PrefsToolTests", dependencies: ["Prefs", "PrefsJSON", "PrefsUserDefaults", "DialogGate", "PrefsTestSupport", "prefs-tool"]),
+        .testTarget(name: "PrefsToolTests", dependencies: ["Prefs", "PrefsJSON", "PrefsUserDefaults", "DialogGate", "MessageFeed", "PrefsTestSupport", "prefs-tool"]),
     ]
 )
 

@@ -1,11 +1,11 @@
-// libFuzzer target: DialogGate's feed decoder (`FeedDecoder.decode`), linter (`FeedLinter.lint`) and
+// libFuzzer target: MessageFeed's feed decoder (`FeedDecoder.decode`), linter (`FeedLinter.lint`) and
 // targeting (`MessageTargeting.explain`), on `messages.json` documents from a server.
 //
 // Any input must end in a feed or one `FeedIssue`, never a crash. The linter reports exactly the decoder's
 // issue for a rejected document and at least every decoder issue for an accepted one; issues point inside the
 // input; decoding is deterministic; a valid message is never also skipped; targeting any decoded message for
 // a plausible app never crashes.
-@_spi(Tooling) import DialogGate
+@_spi(Tooling) import MessageFeed
 import Foundation
 @_spi(Tooling) import Prefs
 

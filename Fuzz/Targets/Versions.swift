@@ -1,9 +1,9 @@
-// libFuzzer target: DialogGate's version and range parsers.
+// libFuzzer target: MessageFeed's version and range parsers.
 //
 // Each line of the input is tried as a `Version` (strict and lenient), a `VersionRequirement` and, all
 // together, a `VersionList`. What parses must print in a form that parses back equal; equality, order and
 // hashing must agree; a requirement and its reparsed description match the same versions.
-@_spi(Tooling) @testable import DialogGate
+@_spi(Tooling) @testable import MessageFeed
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func versionsTestOneInput(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {

@@ -1,4 +1,5 @@
 @_spi(Tooling) @testable import DialogGate
+@_spi(Tooling) @testable import MessageFeed
 import Foundation
 @_spi(Tooling) import Prefs
 import Testing

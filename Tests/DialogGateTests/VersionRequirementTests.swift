@@ -1,5 +1,6 @@
 import Testing
 @_spi(Tooling) @testable import DialogGate
+@_spi(Tooling) @testable import MessageFeed
 import PrefsJSON
 
 @Suite("VersionRequirement")

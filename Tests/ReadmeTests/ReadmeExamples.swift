@@ -215,3 +215,14 @@ struct ReadmeMessageExamples {
         _ = launch   // the README's function compiles; it would fetch from the network, so it is not called here
     }
 }
+
+@Suite("MessageFeed article")
+struct MessageFeedArticleExamples {
+    @Test("MessageFeed.md: a message context, reachable through `import DialogGate`, and its description")
+    func contextDescription() {
+        let context = MessageContext(bundleIdentifier: "com.example.app", appVersion: "2.1", osVersion: "18.0",
+                                     localeIdentifier: "en_GB")
+        print(context)     // "com.example.app 2.1 on OS 18.0, locale en_GB"
+        #expect("\(context)" == "com.example.app 2.1 on OS 18.0, locale en_GB")
+    }
+}

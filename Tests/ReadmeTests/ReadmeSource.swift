@@ -46,7 +46,7 @@ enum ReadmeSource {
     /// The documents whose code is tested: the README and every article of the DocC catalogs, by path from the root.
     static func documents() throws -> [String] {
         var paths = ["README.md"]
-        for catalog in ["Sources/Prefs/Prefs.docc", "Sources/PrefsUserDefaults/PrefsUserDefaults.docc", "Sources/DialogGate/DialogGate.docc", "Sources/PrefsPostgreSQL/PrefsPostgreSQL.docc"] {
+        for catalog in ["Sources/Prefs/Prefs.docc", "Sources/PrefsUserDefaults/PrefsUserDefaults.docc", "Sources/DialogGate/DialogGate.docc", "Sources/MessageFeed/MessageFeed.docc", "Sources/PrefsPostgreSQL/PrefsPostgreSQL.docc"] {
             let names = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(catalog).path)
             paths += names.filter { $0.hasSuffix(".md") }.sorted().map { "\(catalog)/\($0)" }
         }

@@ -1,4 +1,5 @@
 @_spi(Tooling) import DialogGate
+@_spi(Tooling) import MessageFeed
 import Foundation
 @_spi(Tooling) import Prefs
 import PrefsJSON

@@ -4,7 +4,7 @@ package import PrefsJSON
 /// One problem found in a messages feed: how serious it is, where it is (JSON path and line:column) and
 /// what is wrong.
 ///
-/// ``MessageCenter/diagnostics`` lists the issues that change what is shown (a skipped message, a dropped link);
+/// `MessageCenter/diagnostics` lists the issues that change what is shown (a skipped message, a dropped link);
 /// `prefs-tool feed lint` adds the ones an author wants to hear about before publishing (a cancelled message,
 /// a past `endsAt`, an `http` link).
 ///

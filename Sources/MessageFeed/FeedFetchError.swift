@@ -2,8 +2,8 @@ import Foundation
 @_spi(Tooling) import Prefs
 internal import PrefsJSON
 
-/// Why a feed could not be fetched (or why no request was made). ``MessageCenter`` never throws; it
-/// shows these in ``MessageCenter/lastError``.
+/// Why a feed could not be fetched (or why no request was made). `MessageCenter` never throws; it
+/// shows these in `MessageCenter/lastError`.
 ///
 /// ```swift
 /// if let error = center.lastError { print(error) }   // e.g. "HTTP status 503 from https://…"

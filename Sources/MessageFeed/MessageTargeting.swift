@@ -134,7 +134,7 @@ internal import PrefsJSON
     // MARK: - Internals
 
     /// Whether `lhs` should be shown rather than `rhs`: higher priority, then higher id, then earlier in the feed.
-    static func isPreferred(_ lhs: RemoteMessage, over rhs: RemoteMessage) -> Bool {
+    package static func isPreferred(_ lhs: RemoteMessage, over rhs: RemoteMessage) -> Bool {
         if lhs.priority != rhs.priority { return lhs.priority > rhs.priority }
         if lhs.id != rhs.id { return lhs.id > rhs.id }
         return lhs.feedIndex < rhs.feedIndex

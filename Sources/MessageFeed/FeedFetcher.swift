@@ -5,9 +5,9 @@ import FoundationNetworking
 #endif
 @_spi(Tooling) import Prefs
 
-/// Fetches a messages feed and keeps the last good one in the store: what ``MessageCenter`` fetches with.
+/// Fetches a messages feed and keeps the last good one in the store: what `MessageCenter` fetches with.
 ///
-/// Tooling API (`@_spi(Tooling) import DialogGate`; `prefs-tool feed fetch` uses it); an app uses ``MessageCenter``.
+/// Tooling API (`@_spi(Tooling) import MessageFeed`; `prefs-tool feed fetch` uses it); an app uses DialogGate's `MessageCenter`.
 ///
 /// - `https` only, except loopback hosts and ``FeedOptions/allowInsecureHTTP``; `file://` URLs are read directly.
 ///   A refused URL never reaches the network.

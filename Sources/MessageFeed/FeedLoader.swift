@@ -166,7 +166,7 @@ import PrefsSupport
 /// let loader = URLSessionFeedLoader()
 /// let response = try await loader.load(URLRequest(url: url), options: FeedOptions())
 /// ```
-@_spi(Tooling) public final class URLSessionFeedLoader: FeedLoader {
+package final class URLSessionFeedLoader: FeedLoader {
     private let session: URLSession
     private let delegate: LoaderDelegate
 

@@ -16,7 +16,7 @@
 /// Version("1.10")! > Version("1.9")!   // true
 /// Version("1.2-beta")           // nil
 /// ```
-struct Version: Sendable, Hashable, Comparable, CustomStringConvertible, LosslessStringConvertible {
+package struct Version: Sendable, Hashable, Comparable, CustomStringConvertible, LosslessStringConvertible {
     /// The most components a version may have (`1.2.3.4.5.6.7.8`).
     ///
     /// ```swift
@@ -52,7 +52,7 @@ struct Version: Sendable, Hashable, Comparable, CustomStringConvertible, Lossles
     /// Version(" 17.0 ")?.components   // [17, 0]
     /// Version("1e3")                  // nil
     /// ```
-    init?(_ text: String) {
+    package init?(_ text: String) {
         guard case .success(let version) = Version.parse(Version.trimmingWhitespace(text[...])) else { return nil }
         self = version
     }
@@ -84,7 +84,7 @@ struct Version: Sendable, Hashable, Comparable, CustomStringConvertible, Lossles
     /// Version(lenient: "1.2-beta")        // 1.2
     /// Version(lenient: "beta")            // nil
     /// ```
-    init?(lenient text: String) {
+    package init?(lenient text: String) {
         let bytes = Array(Version.trimmingWhitespace(text[...]).utf8)
         var components: [Int] = []
         var index = 0
@@ -114,7 +114,7 @@ struct Version: Sendable, Hashable, Comparable, CustomStringConvertible, Lossles
     /// ```swift
     /// Version("17.0")!.description   // "17.0"
     /// ```
-    var description: String {
+    package var description: String {
         components.map(String.init).joined(separator: ".")
     }
 
@@ -132,7 +132,7 @@ struct Version: Sendable, Hashable, Comparable, CustomStringConvertible, Lossles
     /// ```swift
     /// Version("17")! == Version("17.0.0")!   // true
     /// ```
-    static func == (lhs: Version, rhs: Version) -> Bool {
+    package static func == (lhs: Version, rhs: Version) -> Bool {
         compare(lhs, rhs) == 0
     }
 
@@ -141,7 +141,7 @@ struct Version: Sendable, Hashable, Comparable, CustomStringConvertible, Lossles
     /// ```swift
     /// Version("1.9")! < Version("1.10")!   // true
     /// ```
-    static func < (lhs: Version, rhs: Version) -> Bool {
+    package static func < (lhs: Version, rhs: Version) -> Bool {
         compare(lhs, rhs) < 0
     }
 
@@ -150,7 +150,7 @@ struct Version: Sendable, Hashable, Comparable, CustomStringConvertible, Lossles
     /// ```swift
     /// Set([Version("17")!, Version("17.0")!]).count   // 1
     /// ```
-    func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(significantComponents)
     }
 

@@ -23,7 +23,7 @@ internal import PrefsJSON
 /// ]
 /// ```
 ///
-/// Values are only ever made by DialogGate's feed decoder (or by you, in tests and previews): every
+/// Values are only ever made by the feed decoder (or by you, in tests and previews): every
 /// field has passed validation, so a view can show one without further checks.
 ///
 /// ```swift

@@ -9,7 +9,7 @@
 /// StableHash.fnv1a64("a")                 // 0xaf63dc4c8601ec8c
 /// StableHash.hex("https://example.com/messages.json").count   // 16
 /// ```
-enum StableHash {
+package enum StableHash {
     static let offsetBasis: UInt64 = 0xcbf2_9ce4_8422_2325
     static let prime: UInt64 = 0x0000_0100_0000_01b3
 
@@ -24,7 +24,7 @@ enum StableHash {
     }
 
     /// The hash as 16 lowercase hex digits.
-    static func hex(_ text: String) -> String {
+    package static func hex(_ text: String) -> String {
         let digits = String(fnv1a64(text), radix: 16)
         return String(repeating: "0", count: 16 - digits.count) + digits
     }

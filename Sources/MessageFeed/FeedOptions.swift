@@ -1,6 +1,6 @@
 import Foundation
 
-/// How a ``MessageCenter`` fetches its feed: timeout, size cap, how long the last good feed is used, backoff,
+/// How a `MessageCenter` fetches its feed: timeout, size cap, how long the last good feed is used, backoff,
 /// and the link schemes kept. Every value has a default; set only what the app needs.
 ///
 /// ```swift

@@ -22,8 +22,9 @@ common=(-swift-version 6 -enable-upcoming-feature ExistentialAny -parse-as-libra
 build_module() {
     local name="$1" sources="$2"
     shift 2  # any further arguments are extra compiler flags for this module
-    # Up to date when the object is newer than every source (and than this script).
-    if [ -f "$out/$name.o" ] && [ -z "$(find "$root/$sources" "$0" -newer "$out/$name.o" -name '*.s*' | head -1)" ]; then
+    # Up to date when the object is newer than every library source and than this script: a module is rebuilt when a
+    # module it imports changed too (their interfaces are compiled into it), not only when its own sources did.
+    if [ -f "$out/$name.o" ] && [ -z "$(find "$root/Sources" "$0" -newer "$out/$name.o" \( -name '*.swift' -o -name '*.sh' -o -name '*.h' -o -name '*.c' \) | head -1)" ]; then
         echo "fuzz build: module $name is up to date"
         return
     fi

@@ -308,8 +308,8 @@ internal import PrefsJSON
     /// (at most 2 edits, or a third of the key's length for longer keys).
     static func nearestKey(to key: String, in known: [String]) -> String? {
         let lowered = key.lowercased()
-        guard let best = known.min(by: { NameSuggestion.distance(lowered, $0.lowercased()) < NameSuggestion.distance(lowered, $1.lowercased()) }),
-            NameSuggestion.distance(lowered, best.lowercased()) <= max(2, lowered.count / 3)
+        guard let best = known.min(by: { KeyName.distance(lowered, $0.lowercased()) < KeyName.distance(lowered, $1.lowercased()) }),
+            KeyName.distance(lowered, best.lowercased()) <= max(2, lowered.count / 3)
         else { return nil }
         return best
     }

@@ -210,7 +210,7 @@ extension PrefsDefaults {
         do {
             return try PropertyListValue.decode(stored)
         } catch {
-            prefs.reportMismatch(ValueMismatch(stored: stored, expected: stored.type, reason: error.reason), key: key)
+            prefs.reportMismatch(ValueMismatch(stored: stored, expected: stored.type, reason: DecodeFailure.reason(of: error)), key: key)
             return nil
         }
     }

@@ -8,13 +8,13 @@ extension PropertyListValue {
     /// `[Any]` and `[String: Any]`. A `json` value is read through the tags of the tagged form; a JSON `null`
     /// (possible in a `Codable` value a typed key wrote) reads as `NSNull`.
     ///
-    /// Throws a `DecodeFailure` when the JSON form does not fit the stored type.
+    /// Throws when the JSON form does not fit the stored type, saying why.
     ///
     /// ```swift
     /// let stored = StoredValue(type: .array(.int), json: .array([.int(1), .int(2)]))
     /// try PropertyListValue.decode(stored) as? [Int]   // [1, 2]
     /// ```
-    public static func decode(_ stored: StoredValue) throws(DecodeFailure) -> Any {
+    public static func decode(_ stored: StoredValue) throws -> Any {
         switch stored.type {
         case .bool: return NSNumber(value: try Bool(storedJSON: stored.json))
         case .int: return NSNumber(value: try Int(storedJSON: stored.json))
@@ -26,26 +26,26 @@ extension PropertyListValue {
         case .url: return try URL(storedJSON: stored.json)
         case .json, .other: return untagged(stored.json)
         case .array(let element):
-            guard case .array(let items) = stored.json else { throw .expected("an array", found: stored.json) }
+            guard case .array(let items) = stored.json else { throw DecodeFailure.expected("an array", found: stored.json) }
             var result: [Any] = []
             result.reserveCapacity(items.count)
             for (index, item) in items.enumerated() {
                 do {
                     result.append(try decode(StoredValue(type: element, json: item)))
                 } catch {
-                    throw DecodeFailure("element \(index): \(error.reason)")
+                    throw DecodeFailure("element \(index): \(DecodeFailure.reason(of: error))")
                 }
             }
             return result
         case .dictionary(let value):
-            guard case .object(let members) = stored.json else { throw .expected("an object", found: stored.json) }
+            guard case .object(let members) = stored.json else { throw DecodeFailure.expected("an object", found: stored.json) }
             var result: [String: Any] = [:]
             result.reserveCapacity(members.count)
             for (key, member) in members {
                 do {
                     result[key] = try decode(StoredValue(type: value, json: member))
                 } catch {
-                    throw DecodeFailure("member \(PrefsError.quoted(key)): \(error.reason)")
+                    throw DecodeFailure("member \(PrefsError.quoted(key)): \(DecodeFailure.reason(of: error))")
                 }
             }
             return result

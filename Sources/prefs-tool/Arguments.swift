@@ -67,7 +67,7 @@ enum ArgumentParser {
         } else if let name = spec.defaultAction, first == nil || first?.hasPrefix("-") == true {
             (chosen, rest) = (name, arguments)
         } else if let first {
-            let hint = NameSuggestion.nearest(to: first, in: spec.actionNames).map { "; did you mean '\($0)'?" } ?? ""
+            let hint = KeyName.nearest(to: first, in: spec.actionNames).map { "; did you mean '\($0)'?" } ?? ""
             throw .usage("unknown \(spec.name) action '\(first)'\(hint)", "usage: \(spec.usage)")
         } else {
             throw .usage("missing action (\(spec.actionNames.joined(separator: ", ")))", "usage: \(spec.usage)")
@@ -136,7 +136,7 @@ enum ArgumentParser {
                 parsed.flags.insert(name)
             } else {
                 let known = (spec.options + spec.flags).map { "--" + $0 }
-                let hint = NameSuggestion.nearest(to: "--" + name, in: known).map { "; did you mean '\($0)'?" } ?? ""
+                let hint = KeyName.nearest(to: "--" + name, in: known).map { "; did you mean '\($0)'?" } ?? ""
                 throw .usage("unknown option '--\(name)' for '\(spec.name)'\(hint)", usageLine)
             }
         }

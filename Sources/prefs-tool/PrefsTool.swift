@@ -71,7 +71,7 @@ enum PrefsTool {
                 first.hasPrefix("-") ? ["--store", "--app", "--namespace", "--create-dirs", "--help", "--version"] : commands.map(\.spec.name) + ["help"]
             let hint =
                 (synonyms[first] ?? synonyms[first.lowercased()]).map { "; did you mean \($0)" }
-                ?? NameSuggestion.nearest(to: first, in: candidates).map { "; did you mean '\($0)'?" } ?? ""
+                ?? KeyName.nearest(to: first, in: candidates).map { "; did you mean '\($0)'?" } ?? ""
             let what = first.hasPrefix("-") ? "unknown option '\(first)'" : "unknown command '\(first)'"
             throw ToolError.usage("\(what)\(hint)", usage + "\n(see 'prefs-tool help')")
         }
@@ -153,7 +153,7 @@ enum PrefsTool {
             return 0
         }
         guard let command = commands.first(where: { $0.spec.name == name }) else {
-            let hint = NameSuggestion.nearest(to: name, in: commands.map(\.spec.name)).map { "; did you mean '\($0)'?" } ?? ""
+            let hint = KeyName.nearest(to: name, in: commands.map(\.spec.name)).map { "; did you mean '\($0)'?" } ?? ""
             throw ToolError.usage("no help for unknown command '\(name)'\(hint)", usage)
         }
         Terminal.print(helpText(for: command.spec))

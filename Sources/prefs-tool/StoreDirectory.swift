@@ -65,7 +65,7 @@ extension StoreLocator {
         case .defaultLocation, .app:
             // Only a hint; the default location resolved when the locator was made, so listing it does not fail for that.
             let identifiers = (try? StoreDirectory.defaultStores(environment: environment))?.map(\.identifier) ?? []
-            if case .app(let identifier) = origin, let near = NameSuggestion.nearest(to: identifier, in: identifiers) {
+            if case .app(let identifier) = origin, let near = KeyName.nearest(to: identifier, in: identifiers) {
                 return message + "; did you mean --app \(ArgumentParser.shellQuoted(near))?"
             }
             if origin == .defaultLocation { message += " (give --store PATH, --app ID or set PREFS_STORE)" }
@@ -78,7 +78,7 @@ extension StoreLocator {
         case .path:
             let others = StoreDirectory.stores(beside: path)
             let directory = (path as NSString).deletingLastPathComponent
-            if let near = NameSuggestion.nearest(to: (path as NSString).lastPathComponent, in: others) {
+            if let near = KeyName.nearest(to: (path as NSString).lastPathComponent, in: others) {
                 return message + "; did you mean \(directory.isEmpty ? near : (directory as NSString).appendingPathComponent(near))?"
             }
             return others.isEmpty ? message : message + "; stores there: \(StoreDirectory.shortList(others))"

@@ -149,8 +149,8 @@ extension StoreLocator {
     /// are compared by device and inode, so another spelling of the path or a hard link is recognized too.
     func ownFile(_ other: String) -> String? {
         guard postgreSQL == nil, !Self.isPostgreSQL(other) else { return nil }
-        guard let store = StoreFiles.resolvingLinks(path).map(FilePaths.canonical),
-            let candidate = StoreFiles.resolvingLinks(other).map(FilePaths.canonical)
+        guard let store = Prefs.Storage.resolvingLinks(path).map(FilePaths.canonical),
+            let candidate = Prefs.Storage.resolvingLinks(other).map(FilePaths.canonical)
         else { return nil }
         let candidateID = Self.fileIdentity(candidate)
         for suffix in [""] + Self.sidecarSuffixes {
@@ -164,7 +164,7 @@ extension StoreLocator {
     /// "the store itself (PATH)" or "the store's -wal file (PATH-wal)", for `ownFile(_:)`'s answer. A sidecar is
     /// named beside the file the store's links lead to, where it is.
     func describeOwnFile(_ suffix: String, as name: String = "the store") -> String {
-        suffix.isEmpty ? "\(name) itself (\(path))" : "\(name)'s \(suffix) file (\(StoreFiles.resolvingLinks(path) ?? path)\(suffix))"
+        suffix.isEmpty ? "\(name) itself (\(path))" : "\(name)'s \(suffix) file (\(Prefs.Storage.resolvingLinks(path) ?? path)\(suffix))"
     }
 }
 
@@ -192,7 +192,7 @@ struct NewStoreFiles {
     private var directories: [String] = []
 
     init(path: String) {
-        guard let resolved = StoreFiles.resolvingLinks(path), !Self.exists(resolved) else { return }
+        guard let resolved = Prefs.Storage.resolvingLinks(path), !Self.exists(resolved) else { return }
         files = ([""] + StoreLocator.sidecarSuffixes).map { resolved + $0 }.filter { !Self.exists($0) }
         var directory = (resolved as NSString).deletingLastPathComponent
         while !directory.isEmpty, directory != "/", !Self.exists(directory) {

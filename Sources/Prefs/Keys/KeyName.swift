@@ -1,6 +1,7 @@
 import Foundation
 
-/// Rules for key names, checked when a key is declared.
+/// Rules for key names, checked when a key is declared, and suggestions for a mistyped name (``nearest(to:in:)``,
+/// ``likelyTypo(of:among:)``).
 ///
 /// A name is 1 to ``maximumLength`` UTF-8 bytes of printable text, measured in Unicode NFC (the form Prefs stores and
 /// compares names in, so that both spellings of `é` are one key with one limit): no control characters

@@ -98,7 +98,7 @@ extension Prefs {
                 } catch {
                     let found = ValueMismatch(
                         stored: StoredValue(type: Stored.valueType, json: json), expected: Value.valueType,
-                        reason: "\(reason); \(error.reason)", swiftType: "\(Value.self)")
+                        reason: "\(reason); \(DecodeFailure.reason(of: error))", swiftType: "\(Value.self)")
                     mismatch = found
                     reportMismatch(found, key: key.rawValue)
                 }

@@ -178,6 +178,13 @@ extension Prefs {
         /// store's `.lock` and `.journal`), for tools that must not treat them as anything else.
         @_spi(Tooling) public static let sidecarSuffixes = SQLiteBackend.sidecarSuffixes + JSONFileBackend.sidecarSuffixes
 
+        /// `path` with its symbolic links followed, as a file store follows them to find its file and put its sidecar
+        /// files beside it, for tools that compare a path with a store's files; nil for a cycle or a chain of more than
+        /// 32 links.
+        @_spi(Tooling) public static func resolvingLinks(_ path: String) -> String? {
+            FileSystem.resolvingLinksIfFinite(path)
+        }
+
         /// The file path for file-backed stores.
         public var path: String? {
             switch kind {

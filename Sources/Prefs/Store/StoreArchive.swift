@@ -1,24 +1,24 @@
 import Foundation
 package import PrefsJSON
 
-/// Every stored value with its type, and every key declaration, as one JSON document: what `prefs-tool export`
-/// writes and `import` reads.
+/// An archive of a store: every stored value with its type, and every key declaration. Written as one JSON
+/// document, what `prefs-tool export` writes and `import` reads.
 ///
 /// The document has the JSON store's format, so an export is itself a valid JSON store:
 /// ```swift
 /// let data = try StoreArchive.export(prefs)
-/// let values = try StoreArchive.decode(data, source: "backup.json")   // validated: names, types, shapes
+/// let archive = try StoreArchive.contents(of: data, source: "backup.json")   // validated: names, types, shapes
+/// try other.importArchive(archive)
 /// ```
-@_spi(Tooling) public enum StoreArchive {
-    /// What an archive holds: values and declarations, by key.
-    public struct Contents: Sendable, Hashable {
-        public var values: [String: StoredValue]
-        public var declarations: [String: KeyDeclaration]
+@_spi(Tooling) public struct StoreArchive: Sendable, Hashable {
+    /// The archive's values, by key.
+    public var values: [String: StoredValue]
+    /// The archive's key declarations, by key.
+    public var declarations: [String: KeyDeclaration]
 
-        public init(values: [String: StoredValue] = [:], declarations: [String: KeyDeclaration] = [:]) {
-            self.values = values
-            self.declarations = declarations
-        }
+    public init(values: [String: StoredValue] = [:], declarations: [String: KeyDeclaration] = [:]) {
+        self.values = values
+        self.declarations = declarations
     }
 
     /// The archive of `values` and `declarations` (pretty, sorted keys, trailing newline).
@@ -44,7 +44,7 @@ package import PrefsJSON
 
     /// Reads an archive's values and declarations, checking every value (``validate(_:source:)``) and every
     /// declared key's name.
-    public static func contents(of data: Data, source: String) throws(PrefsError) -> Contents {
+    public static func contents(of data: Data, source: String) throws(PrefsError) -> StoreArchive {
         let document = try JSONStoreDocument(data: data, path: source)
         try validate(document.values, source: source)
         for key in document.declarations.keys.sorted() {
@@ -52,7 +52,7 @@ package import PrefsJSON
                 throw .corruptStore(path: source, reason: "$.declared\(JSONPath.member(key)): \(problem)")
             }
         }
-        return Contents(values: document.values, declarations: document.declarations)
+        return StoreArchive(values: document.values, declarations: document.declarations)
     }
 
     /// Checks every entry: a valid key name, a known type, a value of that type's shape. Throws
@@ -71,6 +71,28 @@ package import PrefsJSON
             }
         }
     }
+
+    // MARK: - Archive files
+
+    /// The contents of the regular file at `path`, an archive to read; nil when there is none. Only a regular file
+    /// is read: a FIFO or a device is refused with ``PrefsError/corruptStore(path:reason:)`` rather than waited on or
+    /// read for ever; a directory throws ``PrefsError/io(path:operation:errno:)`` with `EISDIR`.
+    public static func read(contentsOf path: String) throws(PrefsError) -> Data? {
+        try FileSystem.contents(of: path)?.0
+    }
+
+    /// Replaces the file at `path` atomically with `data`, with mode 0600, as the stores replace their files: the
+    /// temporary file beside it is 0600 from its creation, so no other user can read the archive while it is written.
+    /// A `path` that is a symbolic link is written through, as a shell's `>` and `cp` do: the link stays and its
+    /// target is replaced; but not a link another user planted in a shared sticky directory
+    /// (``PrefsError/untrustedLink(path:owner:)``), nor a cycle of links (``PrefsError/io(path:operation:errno:)``
+    /// with `ELOOP`).
+    public static func write(_ data: Data, to path: String) throws(PrefsError) {
+        guard let target = try FileSystem.resolvingTrustedLinks(path) else {
+            throw .io(path: path, operation: "follow symbolic links", errno: ELOOP)
+        }
+        try FileSystem.replace(target, with: data, sync: false, keepingMode: false)
+    }
 }
 
 extension Prefs {
@@ -81,7 +103,7 @@ extension Prefs {
     /// `checkingDeclarations` is false (to reproduce a store whose app reads such a value as its initial value). With
     /// `replacing`, every other stored value and declaration is removed, so the store then holds exactly the
     /// archive; otherwise the archive's keys replace the store's and other keys stay.
-    @_spi(Tooling) public func importArchive(_ archive: StoreArchive.Contents, replacing: Bool = false, checkingDeclarations: Bool = true) throws {
+    @_spi(Tooling) public func importArchive(_ archive: StoreArchive, replacing: Bool = false, checkingDeclarations: Bool = true) throws {
         for (name, value) in archive.values {
             try KeyName.validate(name)
             try Self.checkLimits(value, key: name)

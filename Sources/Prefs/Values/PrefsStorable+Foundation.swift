@@ -14,7 +14,7 @@ package import PrefsJSON
 extension Int8: PrefsStorable {
     public static var valueType: ValueType { .int }
     public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: .int(Int(self))) }
-    public init(storedValue: StoredValue) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws {
         let json = storedValue.json
         self = try IntegerForm.signed(json)
     }
@@ -23,7 +23,7 @@ extension Int8: PrefsStorable {
 extension Int16: PrefsStorable {
     public static var valueType: ValueType { .int }
     public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: .int(Int(self))) }
-    public init(storedValue: StoredValue) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws {
         let json = storedValue.json
         self = try IntegerForm.signed(json)
     }
@@ -32,7 +32,7 @@ extension Int16: PrefsStorable {
 extension Int32: PrefsStorable {
     public static var valueType: ValueType { .int }
     public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: .int(Int(self))) }
-    public init(storedValue: StoredValue) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws {
         let json = storedValue.json
         self = try IntegerForm.signed(json)
     }
@@ -41,7 +41,7 @@ extension Int32: PrefsStorable {
 extension Int64: PrefsStorable {
     public static var valueType: ValueType { .int }
     public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: .int(Int(self))) }
-    public init(storedValue: StoredValue) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws {
         let json = storedValue.json
         self = try IntegerForm.signed(json)
     }
@@ -52,7 +52,7 @@ extension Int64: PrefsStorable {
 extension UInt: PrefsStorable {
     public static var valueType: ValueType { .uint }
     public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: IntegerForm.unsigned(self)) }
-    public init(storedValue: StoredValue) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws {
         let json = storedValue.json
         self = try IntegerForm.unsigned(json)
     }
@@ -61,7 +61,7 @@ extension UInt: PrefsStorable {
 extension UInt8: PrefsStorable {
     public static var valueType: ValueType { .uint }
     public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: IntegerForm.unsigned(self)) }
-    public init(storedValue: StoredValue) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws {
         let json = storedValue.json
         self = try IntegerForm.unsigned(json)
     }
@@ -70,7 +70,7 @@ extension UInt8: PrefsStorable {
 extension UInt16: PrefsStorable {
     public static var valueType: ValueType { .uint }
     public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: IntegerForm.unsigned(self)) }
-    public init(storedValue: StoredValue) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws {
         let json = storedValue.json
         self = try IntegerForm.unsigned(json)
     }
@@ -79,7 +79,7 @@ extension UInt16: PrefsStorable {
 extension UInt32: PrefsStorable {
     public static var valueType: ValueType { .uint }
     public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: IntegerForm.unsigned(self)) }
-    public init(storedValue: StoredValue) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws {
         let json = storedValue.json
         self = try IntegerForm.unsigned(json)
     }
@@ -88,7 +88,7 @@ extension UInt32: PrefsStorable {
 extension UInt64: PrefsStorable {
     public static var valueType: ValueType { .uint }
     public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: IntegerForm.unsigned(self)) }
-    public init(storedValue: StoredValue) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws {
         let json = storedValue.json
         self = try IntegerForm.unsigned(json)
     }
@@ -97,8 +97,8 @@ extension UInt64: PrefsStorable {
 /// The stored forms the integer types share.
 private enum IntegerForm {
     static func signed<Integer: FixedWidthInteger & SignedInteger>(_ json: JSON) throws(DecodeFailure) -> Integer {
-        guard case .int(let value) = json else { throw .expected("an integer", found: json) }
-        guard let exact = Integer(exactly: value) else { throw .outOfRange(String(value), for: Integer.self) }
+        guard case .int(let value) = json else { throw DecodeFailure.expected("an integer", found: json) }
+        guard let exact = Integer(exactly: value) else { throw DecodeFailure.outOfRange(String(value), for: Integer.self) }
         return exact
     }
 
@@ -110,13 +110,13 @@ private enum IntegerForm {
     static func unsigned<Integer: FixedWidthInteger & UnsignedInteger>(_ json: JSON) throws(DecodeFailure) -> Integer {
         switch json {
         case .int(let value):
-            guard let exact = Integer(exactly: value) else { throw .outOfRange(String(value), for: Integer.self) }
+            guard let exact = Integer(exactly: value) else { throw DecodeFailure.outOfRange(String(value), for: Integer.self) }
             return exact
         case .string(let digits) where !digits.isEmpty && digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }):
-            guard let exact = Integer(digits) else { throw .outOfRange(digits, for: Integer.self) }
+            guard let exact = Integer(digits) else { throw DecodeFailure.outOfRange(digits, for: Integer.self) }
             return exact
         default:
-            throw .expected("an unsigned integer", found: json)
+            throw DecodeFailure.expected("an unsigned integer", found: json)
         }
     }
 }
@@ -134,7 +134,7 @@ extension DecodeFailure {
 extension Float: PrefsStorable {
     public static var valueType: ValueType { .double }
     public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: Double(self).storedValue().json) }
-    public init(storedValue: StoredValue) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws {
         let json = storedValue.json
         self = Float(try Double(storedJSON: json))
     }
@@ -143,7 +143,7 @@ extension Float: PrefsStorable {
 extension CGFloat: PrefsStorable {
     public static var valueType: ValueType { .double }
     public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: Double(self).storedValue().json) }
-    public init(storedValue: StoredValue) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws {
         let json = storedValue.json
         self = CGFloat(try Double(storedJSON: json))
     }
@@ -155,9 +155,9 @@ extension CGFloat: PrefsStorable {
 extension UUID: PrefsStorable {
     public static var valueType: ValueType { .string }
     public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: .string(uuidString)) }
-    public init(storedValue: StoredValue) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws {
         let json = storedValue.json
-        guard case .string(let text) = json else { throw .expected("a UUID string", found: json) }
+        guard case .string(let text) = json else { throw DecodeFailure.expected("a UUID string", found: json) }
         guard let uuid = UUID(uuidString: text) else { throw DecodeFailure("\"\(text)\" is not a UUID") }
         self = uuid
     }
@@ -167,9 +167,9 @@ extension UUID: PrefsStorable {
 extension Decimal: PrefsStorable {
     public static var valueType: ValueType { .string }
     public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: .string(description)) }
-    public init(storedValue: StoredValue) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws {
         let json = storedValue.json
-        guard case .string(let text) = json else { throw .expected("a decimal number string", found: json) }
+        guard case .string(let text) = json else { throw DecodeFailure.expected("a decimal number string", found: json) }
         guard let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), !value.isNaN || text == "NaN" else {
             throw DecodeFailure("\"\(text)\" is not a decimal number")
         }
@@ -181,9 +181,9 @@ extension Decimal: PrefsStorable {
 extension Locale: PrefsStorable {
     public static var valueType: ValueType { .string }
     public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: .string(identifier)) }
-    public init(storedValue: StoredValue) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws {
         let json = storedValue.json
-        guard case .string(let identifier) = json else { throw .expected("a locale identifier", found: json) }
+        guard case .string(let identifier) = json else { throw DecodeFailure.expected("a locale identifier", found: json) }
         self.init(identifier: identifier)
     }
 }
@@ -192,9 +192,9 @@ extension Locale: PrefsStorable {
 extension TimeZone: PrefsStorable {
     public static var valueType: ValueType { .string }
     public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: .string(identifier)) }
-    public init(storedValue: StoredValue) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws {
         let json = storedValue.json
-        guard case .string(let identifier) = json else { throw .expected("a time zone identifier", found: json) }
+        guard case .string(let identifier) = json else { throw DecodeFailure.expected("a time zone identifier", found: json) }
         guard let zone = TimeZone(identifier: identifier) else { throw DecodeFailure("\"\(identifier)\" is not a known time zone") }
         self = zone
     }
@@ -210,7 +210,7 @@ extension Set: PrefsStorable where Element: PrefsStorable {
         let elements = try map { try $0.storedJSON() }
         return StoredValue(type: Self.valueType, json: .array(elements.map { ($0.serialized(), $0) }.sorted { $0.0 < $1.0 }.map(\.1)))
     }
-    public init(storedValue: StoredValue) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws {
         let json = storedValue.json
         self = Set(try [Element](storedJSON: json))
     }
@@ -220,7 +220,7 @@ extension Set: PrefsStorable where Element: PrefsStorable {
 extension Range: PrefsStorable where Bound: PrefsStorable {
     public static var valueType: ValueType { .dictionary(Bound.valueType) }
     public func storedValue() throws -> StoredValue { StoredValue(type: Self.valueType, json: try RangeForm.json(lowerBound, upperBound)) }
-    public init(storedValue: StoredValue) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws {
         let json = storedValue.json
         let (lower, upper): (Bound, Bound) = try RangeForm.bounds(json)
         self = lower..<upper
@@ -231,7 +231,7 @@ extension Range: PrefsStorable where Bound: PrefsStorable {
 extension ClosedRange: PrefsStorable where Bound: PrefsStorable {
     public static var valueType: ValueType { .dictionary(Bound.valueType) }
     public func storedValue() throws -> StoredValue { StoredValue(type: Self.valueType, json: try RangeForm.json(lowerBound, upperBound)) }
-    public init(storedValue: StoredValue) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws {
         let json = storedValue.json
         let (lower, upper): (Bound, Bound) = try RangeForm.bounds(json)
         self = lower...upper
@@ -245,9 +245,9 @@ private enum RangeForm {
     }
 
     /// Both bounds, checked to be in order (a range with them reversed cannot be made: it would trap).
-    static func bounds<Bound: PrefsStorable & Comparable>(_ json: JSON) throws(DecodeFailure) -> (Bound, Bound) {
+    static func bounds<Bound: PrefsStorable & Comparable>(_ json: JSON) throws -> (Bound, Bound) {
         guard case .object(let members) = json, let lower = members["lowerBound"], let upper = members["upperBound"] else {
-            throw .expected("an object with lowerBound and upperBound", found: json)
+            throw DecodeFailure.expected("an object with lowerBound and upperBound", found: json)
         }
         let bounds = (try Bound(storedJSON: lower), try Bound(storedJSON: upper))
         guard bounds.0 <= bounds.1 else { throw DecodeFailure("lowerBound \(lower.serialized()) is above upperBound \(upper.serialized())") }

@@ -16,15 +16,16 @@ public protocol PrefsStorable: Sendable {
     static var valueType: ValueType { get }
     /// The value in stored form. `Optional.none` is stored as null.
     func storedValue() throws -> StoredValue
-    /// Reads a value from its stored form.
-    init(storedValue: StoredValue) throws(DecodeFailure)
+    /// Reads a value from its stored form. Throws when the form does not fit the type: the error's description is
+    /// the reason of the ``ValueMismatch`` that ``StoredValue/decode(_:)`` and a typed read report.
+    init(storedValue: StoredValue) throws
 }
 
 extension PrefsStorable {
     /// The value's JSON form, as the stores keep it.
     package func storedJSON() throws -> JSON { try storedValue().json }
     /// Reads a value from its JSON form.
-    package init(storedJSON json: JSON) throws(DecodeFailure) {
+    package init(storedJSON json: JSON) throws {
         try self.init(storedValue: StoredValue(type: Self.valueType, json: json))
     }
 }
@@ -34,9 +35,9 @@ extension PrefsStorable {
 extension Bool: PrefsStorable {
     public static var valueType: ValueType { .bool }
     public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: .bool(self)) }
-    public init(storedValue: StoredValue) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws {
         let json = storedValue.json
-        guard case .bool(let value) = json else { throw .expected("a boolean", found: json) }
+        guard case .bool(let value) = json else { throw DecodeFailure.expected("a boolean", found: json) }
         self = value
     }
 }
@@ -44,9 +45,9 @@ extension Bool: PrefsStorable {
 extension Int: PrefsStorable {
     public static var valueType: ValueType { .int }
     public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: .int(self)) }
-    public init(storedValue: StoredValue) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws {
         let json = storedValue.json
-        guard case .int(let value) = json else { throw .expected("an integer", found: json) }
+        guard case .int(let value) = json else { throw DecodeFailure.expected("an integer", found: json) }
         self = value
     }
 }
@@ -56,7 +57,7 @@ extension Double: PrefsStorable {
     public func storedValue() -> StoredValue {
         StoredValue(type: .double, json: isFinite ? .double(self) : .string(isNaN ? "nan" : (self > 0 ? "inf" : "-inf")))
     }
-    public init(storedValue: StoredValue) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws {
         let json = storedValue.json
         switch json {
         case .double(let value): self = value
@@ -64,7 +65,7 @@ extension Double: PrefsStorable {
         case .string("nan"): self = .nan
         case .string("inf"): self = .infinity
         case .string("-inf"): self = -.infinity
-        default: throw .expected("a number", found: json)
+        default: throw DecodeFailure.expected("a number", found: json)
         }
     }
 }
@@ -72,9 +73,9 @@ extension Double: PrefsStorable {
 extension String: PrefsStorable {
     public static var valueType: ValueType { .string }
     public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: .string(self)) }
-    public init(storedValue: StoredValue) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws {
         let json = storedValue.json
-        guard case .string(let value) = json else { throw .expected("a string", found: json) }
+        guard case .string(let value) = json else { throw DecodeFailure.expected("a string", found: json) }
         self = value
     }
 }
@@ -83,9 +84,9 @@ extension Date: PrefsStorable {
     public static var valueType: ValueType { .date }
     /// Throws `EncodingError.invalidValue` for a date outside ISO 8601's range, which could not be read back.
     public func storedValue() throws -> StoredValue { StoredValue(type: Self.valueType, json: .string(try ISO8601.formatForStorage(self))) }
-    public init(storedValue: StoredValue) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws {
         let json = storedValue.json
-        guard case .string(let text) = json else { throw .expected("an ISO-8601 date string", found: json) }
+        guard case .string(let text) = json else { throw DecodeFailure.expected("an ISO-8601 date string", found: json) }
         do {
             self = try ISO8601.parse(text, allowDateOnly: true)
         } catch {
@@ -97,9 +98,9 @@ extension Date: PrefsStorable {
 extension Data: PrefsStorable {
     public static var valueType: ValueType { .data }
     public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: .string(base64EncodedString())) }
-    public init(storedValue: StoredValue) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws {
         let json = storedValue.json
-        guard case .string(let text) = json else { throw .expected("a base64 string", found: json) }
+        guard case .string(let text) = json else { throw DecodeFailure.expected("a base64 string", found: json) }
         guard let data = Data(base64Encoded: text) else { throw DecodeFailure("the string is not valid base64") }
         self = data
     }
@@ -109,9 +110,9 @@ extension URL: PrefsStorable {
     public static var valueType: ValueType { .url }
     /// The whole URL (scheme, host, query, fragment), not just a file path.
     public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: .string(absoluteString)) }
-    public init(storedValue: StoredValue) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws {
         let json = storedValue.json
-        guard case .string(let text) = json else { throw .expected("a URL string", found: json) }
+        guard case .string(let text) = json else { throw DecodeFailure.expected("a URL string", found: json) }
         guard let url = URL(string: text) else { throw DecodeFailure("\"\(text)\" is not a URL") }
         self = url
     }
@@ -122,16 +123,16 @@ extension URL: PrefsStorable {
 extension Array: PrefsStorable where Element: PrefsStorable {
     public static var valueType: ValueType { .array(Element.valueType) }
     public func storedValue() throws -> StoredValue { StoredValue(type: Self.valueType, json: .array(try map { try $0.storedJSON() })) }
-    public init(storedValue: StoredValue) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws {
         let json = storedValue.json
-        guard case .array(let elements) = json else { throw .expected("an array", found: json) }
+        guard case .array(let elements) = json else { throw DecodeFailure.expected("an array", found: json) }
         var result: [Element] = []
         result.reserveCapacity(elements.count)
         for (index, element) in elements.enumerated() {
             do {
                 result.append(try Element(storedJSON: element))
             } catch {
-                throw DecodeFailure("element \(index): \(error.reason)")
+                throw DecodeFailure("element \(index): \(DecodeFailure.reason(of: error))")
             }
         }
         self = result
@@ -141,16 +142,16 @@ extension Array: PrefsStorable where Element: PrefsStorable {
 extension Dictionary: PrefsStorable where Key == String, Value: PrefsStorable {
     public static var valueType: ValueType { .dictionary(Value.valueType) }
     public func storedValue() throws -> StoredValue { StoredValue(type: Self.valueType, json: .object(try mapValues { try $0.storedJSON() })) }
-    public init(storedValue: StoredValue) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws {
         let json = storedValue.json
-        guard case .object(let members) = json else { throw .expected("an object", found: json) }
+        guard case .object(let members) = json else { throw DecodeFailure.expected("an object", found: json) }
         var result: [String: Value] = [:]
         result.reserveCapacity(members.count)
         for (key, member) in members {
             do {
                 result[key] = try Value(storedJSON: member)
             } catch {
-                throw DecodeFailure("member \"\(key)\": \(error.reason)")
+                throw DecodeFailure("member \"\(key)\": \(DecodeFailure.reason(of: error))")
             }
         }
         self = result
@@ -165,7 +166,7 @@ extension Optional: PrefsStorable where Wrapped: PrefsStorable {
         case .some(let value): try value.storedValue()
         }
     }
-    public init(storedValue: StoredValue) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws {
         let json = storedValue.json
         if case .null = json { self = .none; return }
         self = .some(try Wrapped(storedJSON: json))
@@ -177,12 +178,12 @@ extension Optional: PrefsStorable where Wrapped: PrefsStorable {
 extension PrefsStorable where Self: RawRepresentable, RawValue: PrefsStorable {
     public static var valueType: ValueType { RawValue.valueType }
     public func storedValue() throws -> StoredValue { StoredValue(type: Self.valueType, json: try rawValue.storedJSON()) }
-    public init(storedValue: StoredValue) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws {
         let json = storedValue.json
         self = try Self.decodeRaw(json)
     }
 
-    static func decodeRaw(_ json: JSON) throws(DecodeFailure) -> Self {
+    static func decodeRaw(_ json: JSON) throws -> Self {
         let raw = try RawValue(storedJSON: json)
         guard let value = Self(rawValue: raw) else {
             throw DecodeFailure("\(json.serialized()) is not a case of \(Self.self)")
@@ -196,7 +197,7 @@ extension PrefsStorable where Self: Codable {
     public func storedValue() throws -> StoredValue {
         StoredValue(type: Self.valueType, json: try JSON.parse(CodableStorage.encoder().encode(self)))
     }
-    public init(storedValue: StoredValue) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws {
         let json = storedValue.json
         do {
             self = try CodableStorage.decoder().decode(Self.self, from: json.serializedData())
@@ -212,7 +213,7 @@ extension PrefsStorable where Self: Codable {
 extension PrefsStorable where Self: RawRepresentable & Codable, RawValue: PrefsStorable {
     public static var valueType: ValueType { RawValue.valueType }
     public func storedValue() throws -> StoredValue { StoredValue(type: Self.valueType, json: try rawValue.storedJSON()) }
-    public init(storedValue: StoredValue) throws(DecodeFailure) {
+    public init(storedValue: StoredValue) throws {
         let json = storedValue.json
         self = try Self.decodeRaw(json)
     }

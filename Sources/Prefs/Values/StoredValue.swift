@@ -37,7 +37,7 @@ public struct StoredValue: Sendable, Hashable, CustomStringConvertible {
         do {
             return try Value(storedValue: self)
         } catch {
-            throw ValueMismatch(stored: self, expected: Value.valueType, reason: error.reason, swiftType: Self.swiftName(Value.self))
+            throw ValueMismatch(stored: self, expected: Value.valueType, reason: DecodeFailure.reason(of: error), swiftType: Self.swiftName(Value.self))
         }
     }
 
@@ -80,13 +80,20 @@ public struct ValueMismatch: Error, Sendable, Hashable, CustomStringConvertible 
     }
 }
 
-/// The reason a JSON form does not decode as a type; wrapped into ``ValueMismatch`` by ``StoredValue/decode(_:)``.
-public struct DecodeFailure: Error, Sendable, Hashable {
-    public var reason: String
-    public init(_ reason: String) { self.reason = reason }
+/// The reason a JSON form does not decode as a type, as the package's ``PrefsStorable`` conformances throw it;
+/// wrapped into ``ValueMismatch`` by ``StoredValue/decode(_:)``.
+package struct DecodeFailure: Error, Sendable, Hashable {
+    package var reason: String
+    package init(_ reason: String) { self.reason = reason }
 
     package static func expected(_ what: String, found json: JSON) -> DecodeFailure {
         DecodeFailure("expected \(what), found \(json.kindName)")
+    }
+
+    /// Why a value did not decode, from what ``PrefsStorable/init(storedValue:)`` threw: a `DecodeFailure`'s reason,
+    /// any other error's description (a conformance outside the package may throw anything).
+    package static func reason(of error: any Error) -> String {
+        (error as? DecodeFailure)?.reason ?? "\(error)"
     }
 }
 
@@ -106,7 +113,7 @@ extension StoredValue {
 
     private static func shapeProblem(of json: JSON, as type: ValueType) -> String? {
         func decodes<T: PrefsStorable>(_: T.Type) -> String? {
-            do { _ = try T(storedJSON: json); return nil } catch { return "type \(type): \(error.reason)" }
+            do { _ = try T(storedJSON: json); return nil } catch { return "type \(type): \(DecodeFailure.reason(of: error))" }
         }
         switch type {
         case .bool: return decodes(Bool.self)

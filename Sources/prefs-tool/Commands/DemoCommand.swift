@@ -199,9 +199,11 @@ extension Demo {
         Terminal.print("3. A remote message from messages.json, shown once, and again after `reset lastMessageId` (seed 003)")
         let feed = directory.appendingPathComponent("messages.json")
         do {
-            try StoreFiles.replace(feed.path, with: Data(Self.sampleFeed.utf8), sync: false, keepingMode: false)
+            // A new file in the demo's own directory (mode 0700): nothing to replace, and nothing another user
+            // could have planted there.
+            try Data(Self.sampleFeed.utf8).write(to: feed, options: .withoutOverwriting)
         } catch {
-            throw ToolError(error)
+            throw ToolError.io("cannot write the sample feed \(feed.path): \(error.localizedDescription)")
         }
         Terminal.print("  feed: \(feed.absoluteString) (the bundled sample: 3 messages, one for this app, one cancelled)")
         let context = MessageContext(bundleIdentifier: Self.bundleIdentifier, appVersion: "1.0", osVersion: "17.0", localeIdentifier: "en_US")

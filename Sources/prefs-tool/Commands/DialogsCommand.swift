@@ -38,7 +38,7 @@ enum DialogsCommand {
             let known = Set(try gate.states().map(\.id))
             try gate.reset(rest.filter(known.contains))
             for id in rest where !known.contains(id) {
-                let hint = NameSuggestion.nearest(to: id, in: Array(known)).map { "; did you mean \(ValueText.quoted($0))?" } ?? ""
+                let hint = KeyName.nearest(to: id, in: Array(known)).map { "; did you mean \(ValueText.quoted($0))?" } ?? ""
                 Terminal.warning("no dialog \(ValueText.quoted(id)) has stored state: nothing to reset\(hint)")
             }
             return 0

@@ -29,7 +29,7 @@ enum StoreCommands {
         let names = all.filter { name in patterns.isEmpty || patterns.contains { fnmatch($0, name, 0) == 0 } }.sorted()
         if names.isEmpty, !patterns.isEmpty {
             let hint =
-                patterns.count == 1 ? NameSuggestion.nearest(to: patterns[0], in: Array(all)).map { "; did you mean \(ValueText.quoted($0))?" } ?? "" : ""
+                patterns.count == 1 ? KeyName.nearest(to: patterns[0], in: Array(all)).map { "; did you mean \(ValueText.quoted($0))?" } ?? "" : ""
             throw ToolError(code: .notFound, message: "no key matches \(patterns.map(ValueText.quoted).joined(separator: " or "))\(hint)")
         }
         if arguments.flag("json") {
@@ -109,7 +109,7 @@ enum StoreCommands {
         var requested: ValueType?
         if let typeName = arguments.option("type") {
             guard let type = ValueText.type(named: typeName) else {
-                let hint = NameSuggestion.nearest(to: typeName, in: ValueText.typeNames).map { "; did you mean '\($0)'?" } ?? ""
+                let hint = KeyName.nearest(to: typeName, in: ValueText.typeNames).map { "; did you mean '\($0)'?" } ?? ""
                 throw ToolError.usage(
                     "unknown type '\(typeName)'\(hint) (types: \(ValueText.typeNames.joined(separator: ", ")), [T], [string: T])", context.usage)
             }
@@ -143,7 +143,7 @@ enum StoreCommands {
         }
         if created, declared == nil {
             let stored = try prefs.snapshot().keys.filter { $0 != name }
-            if let near = NameSuggestion.likelyTypo(of: name, among: stored + Array(declarations.keys)) {
+            if let near = KeyName.likelyTypo(of: name, among: stored + Array(declarations.keys)) {
                 Terminal.warning(
                     "\(ValueText.quoted(name)) is a new key; did you mean \(ValueText.quoted(near))? (prefs-tool reset \(ArgumentParser.shellQuoted(name)) removes it)"
                 )
@@ -197,7 +197,7 @@ enum StoreCommands {
     /// "; did you mean 'X'?" for a key name close to a stored or declared one.
     static func suggestion(for name: String, in prefs: Prefs) throws -> String {
         let names = Array(try prefs.snapshot().keys) + Array(try prefs.declaredKeys().keys)
-        return NameSuggestion.nearest(to: name, in: names).map { "; did you mean \(ValueText.quoted($0))?" } ?? ""
+        return KeyName.nearest(to: name, in: names).map { "; did you mean \(ValueText.quoted($0))?" } ?? ""
     }
 }
 

@@ -75,7 +75,7 @@ enum TransferCommands {
         }
         let data = try read(source)
         let name = source == "-" ? "<stdin>" : source
-        let archive: StoreArchive.Contents
+        let archive: StoreArchive
         do {
             archive = try StoreArchive.contents(of: data, source: name)
         } catch {
@@ -117,7 +117,7 @@ enum TransferCommands {
             throw ToolError.usage("refusing to compare with \(source): it is \(context.store.describeOwnFile(suffix))", context.usage)
         }
         let data = try read(source)
-        let snapshot: StoreArchive.Contents
+        let snapshot: StoreArchive
         do {
             snapshot = try StoreArchive.contents(of: data, source: source == "-" ? "<stdin>" : source)
         } catch {
@@ -125,7 +125,7 @@ enum TransferCommands {
             throw ToolError(error)
         }
         let prefs = try context.store.open()
-        let store = StoreArchive.Contents(values: try prefs.snapshot(), declarations: try prefs.declaredKeys())
+        let store = StoreArchive(values: try prefs.snapshot(), declarations: try prefs.declaredKeys())
         var table = KeyTable()
         for name in Set(snapshot.values.keys).union(store.values.keys).sorted() where snapshot.values[name] != store.values[name] {
             for (sign, value) in [("-", snapshot.values[name]), ("+", store.values[name])] {
@@ -199,7 +199,7 @@ enum TransferCommands {
             }
             // Values and declarations in one step, as the source holds them (a value that does not fit its
             // declaration is copied as it is: the copy reads as the source does).
-            try opened.importArchive(StoreArchive.Contents(values: values, declarations: declarations), checkingDeclarations: false)
+            try opened.importArchive(StoreArchive(values: values, declarations: declarations), checkingDeclarations: false)
         } catch {
             try? target?.close()  // the failure being reported is the one that matters
             created?.remove()
@@ -216,24 +216,21 @@ enum TransferCommands {
     static func read(_ source: String) throws -> Data {
         if source == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
         do {
-            guard let data = try StoreFiles.contents(of: source) else { throw ToolError.io("cannot read \(source): no such file") }
+            guard let data = try StoreArchive.read(contentsOf: source) else { throw ToolError.io("cannot read \(source): no such file") }
             return data
         } catch let error as PrefsError {
             throw ToolError(error)
         }
     }
 
-    /// Replaces the file at `path` atomically with mode 0600 (``FileSystem/replace(_:with:sync:keepingMode:)``: the
-    /// temporary file beside it is 0600 from its creation, so no other user can read the store while it is written).
-    /// A `path` that is a symbolic link is written through, as a shell's `>` and `cp` do: the link stays and its
-    /// target is replaced; but not a link another user planted in a shared sticky directory (exit 74).
+    /// Replaces the file at `path` atomically with mode 0600 (``StoreArchive/write(_:to:)``: no other user can read
+    /// the export while it is written). A `path` that is a symbolic link is written through, as a shell's `>` and `cp`
+    /// do: the link stays and its target is replaced; but not a link another user planted in a shared sticky
+    /// directory (exit 74).
     static func write(_ data: Data, to path: String) throws {
         do {
-            guard let target = try StoreFiles.resolvingTrustedLinks(path) else {
-                throw ToolError.io("cannot write \(path): \(String(cString: strerror(ELOOP)))")
-            }
-            try StoreFiles.replace(target, with: data, sync: false, keepingMode: false)
-        } catch let error as PrefsError {
+            try StoreArchive.write(data, to: path)
+        } catch {
             throw ToolError.io("cannot write \(path): \(error)")
         }
     }

@@ -1,5 +1,6 @@
-/// "Did you mean": the closest candidate by edit distance, when it is close enough to be a typo.
-@_spi(Tooling) public enum NameSuggestion {
+// Suggestions for a mistyped name: a key's, and the tool's commands, options and type names, by the same rules.
+extension KeyName {
+    /// "Did you mean": the closest candidate by edit distance, when it is close enough to be a typo.
     public static func nearest(to word: String, in candidates: [String]) -> String? {
         let lowered = word.lowercased()
         let scored = candidates.map { ($0, distance(lowered, $0.lowercased())) }

@@ -179,6 +179,32 @@ struct ToolCommandTests {
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: dangling) == "exports/new.json")
     }
 
+    @Test("export to /dev/stdout or a FIFO of one's own writes in place, as a shell's > does")
+    func exportToStreams() async throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.file("s.sqlite").path
+        #expect(try await tool("--store", store, "set", "a", "1").status == 0)
+        let expected = try await tool("--store", store, "export").stdout
+        // The tool's stdout is a pipe here: /dev/stdout leads to it.
+        let toStdout = try await tool("--store", store, "export", "/dev/stdout")
+        #expect(toStdout.status == 0, "\(toStdout)")
+        #expect(toStdout.stdout == expected)
+        // (Not /dev/null: run as root, the old code renamed a regular file over it.)
+        let fifo = directory.file("fifo").path
+        try #require(mkfifo(fifo, 0o600) == 0)
+        // A reader from the start, so the tool's open does not wait; it reads once the tool has exited (the document
+        // is far below a pipe's 64 KiB). Had the tool replaced the FIFO instead, this descriptor would read nothing.
+        let reader = open(fifo, O_RDONLY | O_NONBLOCK)
+        try #require(reader >= 0)
+        defer { close(reader) }
+        let toFIFO = try await tool("--store", store, "export", fifo)
+        #expect(toFIFO.status == 0, "\(toFIFO)")
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while case let count = read(reader, &buffer, buffer.count), count > 0 { received += buffer[0..<count] }
+        #expect(String(decoding: received, as: UTF8.self) == expected, "the FIFO's reader gets the document")
+    }
+
     @Test("import --plist reads a binary property list; a file that is not one exits 65 and changes nothing", arguments: StoreFile.allCases)
     func importPlist(file: StoreFile) async throws {
         let directory = try TemporaryDirectory()

@@ -175,6 +175,25 @@ package enum FileSystem {
         return stamp
     }
 
+    /// Writes `data` to `path` in place when it is a character device or a FIFO (following links, so `/dev/stdout`
+    /// reaches the pipe or terminal behind it) owned by this user or root; false, writing nothing, for a regular file,
+    /// a directory or no file. Any other file (another user's FIFO or device, a socket, a block device) throws: it is
+    /// neither written nor replaced (root could otherwise rename a file over a device node).
+    static func writeInPlaceIfStream(_ path: String, _ data: Data) throws(PrefsError) -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return false }
+        let kind = info.st_mode & S_IFMT
+        if kind == S_IFREG || kind == S_IFDIR { return false }
+        guard kind == S_IFCHR || kind == S_IFIFO, info.st_uid == geteuid() || info.st_uid == 0 else {
+            throw .io(path: path, operation: "write (not a regular file, nor a pipe or terminal of this user's)", errno: EPERM)
+        }
+        let fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY)
+        guard fd >= 0 else { throw .io(path: path, operation: "open", errno: errno) }
+        defer { close(fd) }
+        try writeAll(fd, data, path: path)
+        return true
+    }
+
     private static func writeAll(_ fd: Int32, _ data: Data, path: String) throws(PrefsError) {
         let failure: Int32? = data.withUnsafeBytes { buffer -> Int32? in
             guard let base = buffer.baseAddress else { return nil }

@@ -87,10 +87,16 @@ package import PrefsJSON
     /// target is replaced; but not a link another user planted in a shared sticky directory
     /// (``PrefsError/untrustedLink(path:owner:)``), nor a cycle of links (``PrefsError/io(path:operation:errno:)``
     /// with `ELOOP`).
+    ///
+    /// A terminal, a pipe or a device that this user or root owns (`/dev/stdout`, `/dev/null`) is written in place
+    /// instead, as a shell's `>` writes it: there is no file to replace. Any other file that is not a regular file (a
+    /// FIFO another user planted in a shared directory, a socket) is neither written nor replaced:
+    /// ``PrefsError/io(path:operation:errno:)`` with `EPERM`.
     public static func write(_ data: Data, to path: String) throws(PrefsError) {
         guard let target = try FileSystem.resolvingTrustedLinks(path) else {
             throw .io(path: path, operation: "follow symbolic links", errno: ELOOP)
         }
+        if try FileSystem.writeInPlaceIfStream(path, data) { return }
         try FileSystem.replace(target, with: data, sync: false, keepingMode: false)
     }
 }

@@ -14,8 +14,9 @@ enum TransferCommands {
             help: """
                 The document has the JSON store's format (an export is itself a JSON store). Without FILE, or with -,
                 it goes to stdout. A FILE is written atomically with mode 0600; when FILE is a symbolic link, the link
-                stays and its target is replaced. FILE cannot be the store itself or one of its -wal, -shm, -journal,
-                .journal or .lock files (exit 64).
+                stays and its target is replaced. A terminal, pipe or device of yours (/dev/stdout, /dev/null) is
+                written in place. FILE cannot be the store itself or one of its -wal, -shm, -journal, .journal or .lock
+                files (exit 64).
                 """,
             positionals: 0...1)
     ) { arguments, context in

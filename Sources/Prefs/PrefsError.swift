@@ -1,5 +1,5 @@
 import Foundation
-package import PrefsJSON
+internal import PrefsJSON
 import PrefsSQLite
 
 /// Everything a ``Prefs`` store can fail with. Each case says what failed and where.

@@ -1,4 +1,4 @@
-package import PrefsJSON
+internal import PrefsJSON
 /// Where a ``Prefs`` store keeps its values: memory, a JSON file or an SQLite database.
 ///
 /// A backend is not thread-safe by itself: the store calls it under its own lock, from one thread at a time.
@@ -89,6 +89,13 @@ package protocol BackendChangeListener: AnyObject {
     func wait(upTo timeout: Duration) -> Bool
     /// Releases the listener's connection.
     func close()
+}
+
+extension BackendChangeListener {
+    /// Starts listening, so that a change made after this returns is signalled: a first, short wait, which connects.
+    package func startListening() {
+        _ = wait(upTo: .milliseconds(1))
+    }
 }
 
 /// A set of changes a backend applies in one atomic step.

@@ -4,7 +4,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-package import PrefsJSON
+internal import PrefsJSON
 
 /// The few POSIX file operations the file-backed stores need, with errors that name the path.
 package enum FileSystem {
@@ -195,17 +195,22 @@ package enum FileSystem {
     }
 
     private static func writeAll(_ fd: Int32, _ data: Data, path: String) throws(PrefsError) {
-        let failure: Int32? = data.withUnsafeBytes { buffer -> Int32? in
-            guard let base = buffer.baseAddress else { return nil }
-            var offset = 0
-            while offset < buffer.count {
-                let count = write(fd, base + offset, buffer.count - offset)
-                if count < 0 { if errno == EINTR { continue }; return errno }
-                offset += count
+        if let failure = data.withUnsafeBytes({ writeFully(fd, $0) }) { throw .io(path: path, operation: "write", errno: failure) }
+    }
+
+    /// Writes every byte of `buffer` to `fd`, retrying short writes and `EINTR`; the `errno` of a failure, or nil.
+    static func writeFully(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> Int32? {
+        guard let base = buffer.baseAddress else { return nil }
+        var offset = 0
+        while offset < buffer.count {
+            let count = write(fd, base + offset, buffer.count - offset)
+            if count < 0 {
+                if errno == EINTR { continue }
+                return errno
             }
-            return nil
+            offset += count
         }
-        if let failure { throw .io(path: path, operation: "write", errno: failure) }
+        return nil
     }
 
     /// Removes `PATH.tmp-*` files left by ``replace(_:with:sync:)`` in a process killed mid-write.

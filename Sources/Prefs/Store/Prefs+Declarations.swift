@@ -1,4 +1,4 @@
-package import PrefsJSON
+internal import PrefsJSON
 extension Prefs {
     /// Records keys in the store with their type, initial value and former names, so that `prefs-tool` in another
     /// process can list them. A key is also recorded by its first `set` in a process (not by a batch or transaction); a

@@ -1,6 +1,6 @@
 import Foundation
 import PrefsSupport
-package import PrefsJSON
+internal import PrefsJSON
 
 extension Prefs {
     /// Looks for other processes' writes now. A store that something observes does this by itself every `pollInterval`.

@@ -71,7 +71,7 @@ extension Prefs {
     /// The listener starts listening before this returns (a first, short wait connects), so a change made after
     /// ``values(for:)`` or ``observable(_:isolation:)`` returns is signalled.
     private func listenForChanges(_ listener: any BackendChangeListener, generation: UInt64) {
-        _ = listener.wait(upTo: .milliseconds(1))
+        listener.startListening()
         let box = UncheckedListener(listener)
         let thread = Thread { [weak self, pollInterval] in
             defer { box.listener.close() }
@@ -207,7 +207,7 @@ extension Prefs {
         /// Starts listening at once (a first, short wait connects), so no change made after this returns is missed.
         init(_ listener: any BackendChangeListener) {
             self.listener = listener
-            _ = listener.wait(upTo: .milliseconds(1))
+            listener.startListening()
         }
 
         deinit { close() }

@@ -1,4 +1,4 @@
-package import PrefsJSON
+internal import PrefsJSON
 extension Prefs {
     /// Reads and writes inside one atomic step: under the store's writer lock (shared with other processes
     /// for file stores), reads see the freshest committed state, and the writes commit together or not at all.

@@ -1,5 +1,5 @@
 import Foundation
-package import PrefsJSON
+internal import PrefsJSON
 import PrefsSupport
 
 /// A typed, thread-safe preferences store on memory, a JSON file or SQLite.

@@ -1,5 +1,5 @@
 import Foundation
-package import PrefsJSON
+internal import PrefsJSON
 import PrefsSQLite
 
 extension Prefs {

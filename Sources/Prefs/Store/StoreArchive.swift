@@ -1,5 +1,5 @@
 import Foundation
-package import PrefsJSON
+internal import PrefsJSON
 
 /// An archive of a store: every stored value with its type, and every key declaration. Written as one JSON
 /// document, what `prefs-tool export` writes and `import` reads.

@@ -1,5 +1,5 @@
 import Foundation
-package import PrefsJSON
+internal import PrefsJSON
 
 // The value types a `UserDefaults` or Defaults user stores, beyond the scalars: every fixed-width integer, `Float`
 // and `CGFloat`, `UUID`, `Set`, ranges, `Decimal`, `Locale` and `TimeZone`. Each is stored in a form a person reads

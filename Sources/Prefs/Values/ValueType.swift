@@ -1,5 +1,5 @@
 import Foundation
-package import PrefsJSON
+internal import PrefsJSON
 
 /// The type of a stored value, as recorded beside it in every backend.
 ///

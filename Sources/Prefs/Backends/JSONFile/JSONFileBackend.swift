@@ -1,5 +1,5 @@
 import Foundation
-package import PrefsJSON
+internal import PrefsJSON
 
 /// A store in one human-readable JSON file (see ``JSONStoreDocument``) and its journal (see ``JSONJournal``).
 ///

@@ -4,7 +4,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-package import PrefsJSON
+internal import PrefsJSON
 import PrefsSupport
 
 /// The JSON store's journal, `FILE.journal` beside the snapshot `FILE`: JSON Lines, one self-checking line per
@@ -461,17 +461,7 @@ final class JSONJournalFile {
     /// off again, so the journal never keeps a partial line this process wrote.
     func append(_ changes: Changeset, sync: Bool) throws(PrefsError) {
         let line = JSONJournal.recordBytes(seq: lastSeq + 1, changes: changes)
-        let failure: Int32? = line.withUnsafeBytes { buffer -> Int32? in
-            guard let base = buffer.baseAddress else { return nil }
-            var written = 0
-            while written < buffer.count {
-                let count = write(descriptor, base + written, buffer.count - written)
-                if count < 0 { if errno == EINTR { continue }; return errno }
-                written += count
-            }
-            return nil
-        }
-        if let failure {
+        if let failure = line.withUnsafeBytes({ FileSystem.writeFully(descriptor, $0) }) {
             _ = ftruncate(descriptor, off_t(offset))
             throw .io(path: path, operation: "write", errno: failure)
         }

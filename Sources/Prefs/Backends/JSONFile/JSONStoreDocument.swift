@@ -1,5 +1,5 @@
 import Foundation
-package import PrefsJSON
+internal import PrefsJSON
 
 /// The JSON store file: one sorted, indented, hand-editable document.
 ///

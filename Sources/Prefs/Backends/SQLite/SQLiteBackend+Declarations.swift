@@ -1,5 +1,5 @@
 import Foundation
-package import PrefsJSON
+internal import PrefsJSON
 import PrefsSQLite
 
 // Key declarations in an SQLite store: table `prefs_declared(key, type, initial)`, and the former names of renamed keys in

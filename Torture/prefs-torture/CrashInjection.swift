@@ -62,7 +62,10 @@ enum CrashChild {
             let other = try Prefs(storage)
             let renamed = try Prefs.Key<String?>(validating: to, initial: nil, formerNames: [from])
             try other.update(renamed) { _ in }  // reads the former name's value while the new name holds none, writes it back
-            if let problem = other.diagnostics.first { throw TortureError("rename \(from) → \(to): \(problem)") }
+            // A torn journal tail that a killed writer left (not removed yet when this is the round's first write) is
+            // reported by every instance that opens the store, and counted by the parent; anything else is a problem.
+            let problems = other.diagnostics.filter { if case .journalTornTail = $0.kind { false } else { true } }
+            if let problem = problems.first { throw TortureError("rename \(from) → \(to): \(problem)") }
             try other.close()
         case .flush:
             try prefs.flush()

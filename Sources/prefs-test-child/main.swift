@@ -10,6 +10,8 @@
 //                                                            in one batch. transaction: reads i = PREFIX-next, writes
 //                                                            PREFIX-i-0…15 = i and PREFIX-next = i + 1. update: increments
 //                                                            PREFIX-count to i + 1. (CrashOperation checks these.)
+//   prefs-test-child hold    json|sqlite PATH KEY            sets KEY = 1 inside a transaction, prints "holding", and never
+//                                                            commits: it holds the store's write lock until killed
 //   prefs-test-child watch   json|sqlite PATH KEY            prints each value of the Int KEY, one per line, until stdin closes
 //   prefs-test-child set     json|sqlite PATH KEY TYPE JSON  writes one raw value (TYPE as prefs-tool lists it); prints "ack"
 //   prefs-test-child standard KEY VALUE                     sets the Int KEY through a @Pref on Prefs.standard (never set, so
@@ -218,6 +220,13 @@ if coalescedStore != nil {
             guard arguments.count == 6, let type = ValueType(arguments[4]) else { fail("set needs KEY TYPE JSON") }
             try prefs.setStoredValue(StoredValue(type: type, json: try JSON.parse(arguments[5])), forKey: arguments[3])
             say("ack")
+        case "hold":
+            guard arguments.count == 4 else { fail("hold needs KEY") }
+            try prefs.transaction { transaction in
+                try transaction.set(1, for: try Prefs.Key(validating: arguments[3], initial: 0))
+                say("holding")
+                while true { sleep(60) }
+            }
         case "watch":
             let key = try Prefs.Key(validating: arguments[3], initial: 0)
             let task = Task.detached {

@@ -25,6 +25,29 @@ struct LockingTests {
         #expect(error.description.hasSuffix("p.json.lock: another store on this file in this process held the store's lock for more than 0.1 s"))
     }
 
+    /// The write lock is a robust mutex in the lock file's mapped page (FileLock): the kernel hands it on when its
+    /// holder dies, as it releases a `flock`.
+    @Test("a JSON writer SIGKILLed while it holds the write lock: the next writer takes the lock, and the dead one's write is not there")
+    func killedLockHolder() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("p.json")
+        try Prefs(.jsonFile(url)).set(1, for: .launchCount)
+        let (process, out, err) = try ChildProcess.start("prefs-test-child", ["hold", "json", url.path, "held"])
+        _ = try await ChildProcess.read(out.fileHandleForReading) { $0 == "holding" }
+        let waiter = try Prefs(.jsonFile(url, lockTimeout: .milliseconds(300)))
+        #expect(throws: PrefsError.lockTimeout(path: url.path + ".lock", seconds: 0.3, heldInThisProcess: false)) {
+            try waiter.set(2, for: .launchCount)
+        }
+        kill(process.processIdentifier, SIGKILL)
+        let result = try await ChildProcess.finish(process, out, err)
+        #expect(result.signaled && result.status == SIGKILL, "\(result.stderr)")
+        try waiter.set(3, for: .launchCount)
+        let fresh = try Prefs(.jsonFile(url))
+        #expect(fresh[.launchCount] == 3)
+        #expect(try fresh.storedValue(forKey: "held") == nil, "never committed")
+        #expect(try fresh.integrityProblems() == [])
+    }
+
     @Test("an SQLite store busy past its timeout fails with SQLITE_BUSY, and nothing is written")
     func sqliteBusy() throws {
         let directory = try TemporaryDirectory()

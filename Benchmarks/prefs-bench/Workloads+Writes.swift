@@ -125,7 +125,7 @@ extension Bench {
             notes: [
                 Name.lmdbNoSync: "one write transaction per set (mdb_txn_begin + mdb_put + mdb_txn_commit), no fsync: survives an app crash",
                 sqlite: "keys declared before timing (steady state); a key's first write in a process also records its declaration",
-                json: "one journal append per set; compactions (past max(64 KiB, snapshot size)) fall inside the samples that reach them",
+                json: "one journal append per set; compactions (past max(64 KiB, 4 × snapshot size)) fall inside the samples that reach them",
             ])
     }
 

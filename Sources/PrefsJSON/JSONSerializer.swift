@@ -77,12 +77,25 @@ extension JSON {
 
 /// Appends JSON text as UTF-8 bytes into one growing buffer.
 public struct JSONWriter {
-    private(set) var output: [UInt8] = []
+    /// The text written so far.
+    public private(set) var output: [UInt8] = []
     private let indentWidth: Int
 
-    public init(indentWidth: Int) {
+    public init(indentWidth: Int, capacity: Int = 256) {
         self.indentWidth = indentWidth
-        output.reserveCapacity(256)
+        output.reserveCapacity(capacity)
+    }
+
+    /// The text written so far, leaving the writer empty (no copy of the buffer).
+    public mutating func takeOutput() -> [UInt8] {
+        let taken = output
+        output = []
+        return taken
+    }
+
+    /// Appends `bytes` as they are: text the caller knows to be valid JSON where it goes.
+    public mutating func appendRaw(_ bytes: some Sequence<UInt8>) {
+        output.append(contentsOf: bytes)
     }
 
     /// `text` as a JSON string literal, quotes included (used in messages and JSON paths).

@@ -230,12 +230,12 @@ struct JSONJournalTests {
         let prefs = try Prefs(.jsonFile(url))
         let reader = try Prefs(.jsonFile(url))
         var generations: Set<String> = []
-        for value in 0..<200 {
+        for value in 0..<600 {
             try prefs.set(value, for: Prefs.Key<Int?>("k\(value % 20)"))
             let document = try JSONStoreDocument(data: Data(contentsOf: url), path: url.path)
             generations.insert(try #require(JSONJournal.generation(of: document)))
             let size = (try? FileManager.default.attributesOfItem(atPath: Self.journal(url).path))?[.size] as? Int ?? 0
-            #expect(size <= max(2048, try Data(contentsOf: url).count) + 200, "compacted once past the bound")
+            #expect(size <= JSONJournal.compactionThreshold(snapshotSize: try Data(contentsOf: url).count) + 200, "compacted once past the bound")
             if value % 7 == 0 {
                 try reader.refresh()
                 #expect(reader[Prefs.Key<Int?>("k\(value % 20)")] == value)
@@ -247,7 +247,7 @@ struct JSONJournalTests {
         #expect(header["generation"] == .string(try #require(JSONJournal.generation(of: document))), "the journal continues the snapshot")
         let values = try Prefs(.jsonFile(url)).snapshot()
         #expect(values.count == 20)
-        #expect((0..<20).allSatisfy { values["k\($0)"]?.json == .int(180 + $0) })
+        #expect((0..<20).allSatisfy { values["k\($0)"]?.json == .int(580 + $0) })
     }
 
     /// The files at each step of a compaction, as a crash there leaves them: (1) before it (a snapshot and its journal),

@@ -198,6 +198,23 @@ package enum FileSystem {
         if let failure = data.withUnsafeBytes({ writeFully(fd, $0) }) { throw .io(path: path, operation: "write", errno: failure) }
     }
 
+    /// The link count and size of the file open at `fd`; nil when they cannot be read. On Linux this is `statx`
+    /// asked for neither, nor any time: since Linux 6.13, reading a file's modification or change time makes its next
+    /// write stamp a fine-grained time and dirty the inode, which made each journal append after an `fstat` cost
+    /// twice a plain `write(2)` (2.9–3.2 µs against 1.0–1.2 µs on this project's machine).
+    static func linksAndSize(_ fd: Int32) -> (links: UInt64, size: Int) {
+        #if os(Linux)
+        if let statx = Statx.function {
+            var buffer = Statx.Buffer()
+            let code = withUnsafeMutableBytes(of: &buffer) { statx(fd, "", Statx.emptyPath, Statx.nlinkAndSize, $0.baseAddress!) }
+            if code == 0 { return (UInt64(buffer.nlink), Int(buffer.size)) }
+        }
+        #endif
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return (0, 0) }
+        return (UInt64(info.st_nlink), Int(info.st_size))
+    }
+
     /// Writes every byte of `buffer` to `fd`, retrying short writes and `EINTR`; the `errno` of a failure, or nil.
     static func writeFully(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> Int32? {
         guard let base = buffer.baseAddress else { return nil }
@@ -319,3 +336,26 @@ extension FileSystem.Stamp {
         )
     }
 }
+
+#if os(Linux)
+/// `statx(2)`, which the Glibc module does not export (glibc declares it only under `_GNU_SOURCE`), found with `dlsym`.
+private enum Statx {
+    typealias Function = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UInt32, UnsafeMutableRawPointer) -> Int32
+    static let function: Function? = dlsym(nil, "statx").map { unsafeBitCast($0, to: Function.self) }
+    static let emptyPath: Int32 = 0x1000  // AT_EMPTY_PATH
+    static let nlinkAndSize: UInt32 = 0x4 | 0x200  // STATX_NLINK | STATX_SIZE
+
+    /// `struct statx` (256 bytes): the fields read here, at their offsets, and padding.
+    struct Buffer {
+        var mask: UInt32 = 0, blockSize: UInt32 = 0, attributes: UInt64 = 0
+        var nlink: UInt32 = 0, uid: UInt32 = 0, gid: UInt32 = 0, mode: UInt16 = 0, spare: UInt16 = 0
+        var inode: UInt64 = 0, size: UInt64 = 0
+        var rest:
+            (
+                UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
+                UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64
+            ) =
+                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    }
+}
+#endif

@@ -1,11 +1,20 @@
 import Foundation
 internal import PrefsJSON
+import PrefsSupport
+
+#if canImport(Glibc)
+import Glibc
+private let closeFile = Glibc.close
+#elseif canImport(Darwin)
+import Darwin
+private let closeFile = Darwin.close
+#endif
 
 /// A store in one human-readable JSON file (see ``JSONStoreDocument``) and its journal (see ``JSONJournal``).
 ///
 /// Writers take an exclusive lock on `FILE.lock`, catch up with what other processes wrote (the journal's new records,
 /// or the whole file after a compaction), and append their change set to the journal as one line: a set costs one
-/// `write(2)`, whatever the number of keys. Once the journal outgrows the snapshot, the writer folds it into a new
+/// `write(2)`, whatever the number of keys. Once the journal is four times the snapshot, the writer folds it into a new
 /// snapshot (atomic replace) and starts a new journal generation. Two processes writing different keys therefore both
 /// survive, and a stale copy never overwrites newer keys.
 final class JSONFileBackend: PrefsBackend {
@@ -45,6 +54,15 @@ final class JSONFileBackend: PrefsBackend {
     /// The stamp of a file version that could not be read, with the error it gave: the same version is not parsed
     /// (and reported) again on every poll, only once it changes.
     private var unreadable: (stamp: FileSystem.Stamp, error: PrefsError)?
+    /// A descriptor open on the snapshot `stamp` describes, and its link count then: a check for another process's
+    /// change is then an `fstat`, not a path lookup (see ``snapshotStamp()``); -1 without one.
+    private var snapshotDescriptor: Int32 = -1
+    private var snapshotLinks: UInt64 = 0
+    private var snapshotDescriptorIdentity: FileIdentity?
+    #if os(Linux)
+    /// Watches the snapshot and journal a writer holds open, so that its next check is one cheap `read`.
+    private let replacementWatch = FileReplacementWatch()
+    #endif
 
     init(path requestedPath: String, options: Options) throws(PrefsError) {
         self.requestedPath = requestedPath
@@ -106,18 +124,80 @@ final class JSONFileBackend: PrefsBackend {
     /// when the snapshot or the journal was replaced. Returns true when anything changed. The pending coalesced changes
     /// stay on top.
     private func reload() throws(PrefsError) -> Bool {
-        let current = try FileSystem.stamp(path)
+        #if os(Linux)
+        if stamp != nil, let watch = replacementWatch, watch.isQuiet(), let records = try journal.readAppended() {
+            return applyNew(records)  // only appends since the last check: the journal's new records, found by size
+        }
+        guard let watch = replacementWatch else { return try reloadChecking() }
+        // Watch the files held now, then check them: a change made after this point is reported next time.
+        if snapshotDescriptor >= 0, let snapshot = snapshotDescriptorIdentity, let appending = journal.appendDescriptor {
+            watch.watch(snapshot: (snapshotDescriptor, snapshot), journal: appending)
+        } else {
+            watch.stop()
+        }
+        do {
+            let changed = try reloadChecking()
+            // The watch vouches only for the files the store holds after the check.
+            if let watched = watch.watched, watched != [snapshotDescriptorIdentity, journal.appendDescriptor?.identity] { watch.stop() }
+            return changed
+        } catch {
+            watch.stop()
+            throw error
+        }
+        #else
+        return try reloadChecking()
+        #endif
+    }
+
+    /// ``reload()`` by the files' status: the snapshot's (see ``snapshotStamp()``), then the journal's.
+    private func reloadChecking() throws(PrefsError) -> Bool {
+        let current = try snapshotStamp()
         if current == stamp {
             guard current != nil else { return false }  // no snapshot: a journal beside it is a leftover, never read
-            if let records = try journal.readNew() {
-                guard journalApplies, !records.isEmpty else { return false }
-                for record in records { document.apply(record) }
-                if !pending.isEmpty { document.apply(pending) }
-                return true
-            }
+            if let records = try journal.readNew() { return applyNew(records) }
         }
         return try reloadAll(current)
     }
+
+    /// Applies records read from the journal since the last read; returns whether any changed the document.
+    private func applyNew(_ records: [Changeset]) -> Bool {
+        guard journalApplies, !records.isEmpty else { return false }
+        for record in records { document.apply(record) }
+        if !pending.isEmpty { document.apply(pending) }
+        return true
+    }
+
+    /// The snapshot's stamp now, nil when there is none. When the file read last is still the one at the path,
+    /// unchanged, its open descriptor says so, without a path lookup: a file renamed over or removed has one link
+    /// fewer, and a file written in place has another size or time. Otherwise the path's `stat`, and a descriptor is
+    /// kept for next time when the path still holds the file read.
+    private func snapshotStamp() throws(PrefsError) -> FileSystem.Stamp? {
+        var info = stat()
+        if snapshotDescriptor >= 0, fstat(snapshotDescriptor, &info) == 0, UInt64(info.st_nlink) == snapshotLinks, FileSystem.Stamp(info) == stamp {
+            return stamp
+        }
+        closeSnapshotDescriptor()
+        let current = try FileSystem.stamp(path)
+        if let current, current == stamp {
+            let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+            if fd >= 0, fstat(fd, &info) == 0, FileSystem.Stamp(info) == current {
+                snapshotDescriptor = fd
+                snapshotLinks = UInt64(info.st_nlink)
+                snapshotDescriptorIdentity = FileIdentity(info)
+            } else if fd >= 0 {
+                _ = closeFile(fd)
+            }
+        }
+        return current
+    }
+
+    private func closeSnapshotDescriptor() {
+        if snapshotDescriptor >= 0 { _ = closeFile(snapshotDescriptor) }
+        snapshotDescriptor = -1
+        snapshotDescriptorIdentity = nil
+    }
+
+    deinit { closeSnapshotDescriptor() }
 
     /// Re-reads the snapshot, then the journal from its start, applying the journal when it continues the snapshot.
     private func reloadAll(_ first: FileSystem.Stamp?) throws(PrefsError) -> Bool {
@@ -202,8 +282,11 @@ final class JSONFileBackend: PrefsBackend {
             inTransaction = false
             lock.unlock()
         }
-        var record = pending
-        record.merge(changes)
+        var record = changes
+        if !pending.isEmpty {
+            record = pending
+            record.merge(changes)
+        }
         guard stamp != nil, let snapshotGeneration else {
             // No snapshot yet, or one without a generation (written by hand or by an earlier release): write it whole,
             // with a new generation. A journal left beside it is of another generation, so it is never applied.
@@ -226,7 +309,7 @@ final class JSONFileBackend: PrefsBackend {
         appendedSinceOpen = true
         document.apply(changes)  // in place: the document already holds `pending`
         pending = Changeset()
-        if let stamp, journal.size > max(JSONJournal.compactionFloor.withLock { $0 }, Int(stamp.size)) {
+        if let stamp, journal.size > JSONJournal.compactionThreshold(snapshotSize: Int(stamp.size)) {
             try? compact()  // the change is committed; a compaction that fails is tried again by the next write
         }
     }
@@ -299,7 +382,10 @@ final class JSONFileBackend: PrefsBackend {
     /// Folds the journal into the snapshot when this backend wrote to it, so that after a normal close the snapshot
     /// alone is current (when no other process writes). Skipped, harmlessly, when the lock is busy or the fold fails.
     func close() {
-        defer { journal.closeDescriptor() }
+        defer {
+            journal.closeDescriptor()
+            closeSnapshotDescriptor()
+        }
         guard appendedSinceOpen, pending.isEmpty, (try? lock.lock(timeout: min(options.lockTimeout, .milliseconds(200)))) != nil else { return }
         defer { lock.unlock() }
         guard (try? reload()) != nil, stamp != nil, journalApplies, journal.hasRecords else { return }

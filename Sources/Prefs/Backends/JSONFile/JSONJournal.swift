@@ -32,9 +32,19 @@ package enum JSONJournal {
     static let formatVersion = 1
     /// The snapshot's top-level member naming the journal generation it continues.
     static let generationMember = "journalGeneration"
-    /// Compaction folds the journal into the snapshot once it is larger than the snapshot and than this (64 KiB;
-    /// tests lower it to compact often).
+    /// Compaction folds the journal into the snapshot once it is larger than ``compactionRatio`` times the snapshot
+    /// and than this (64 KiB; tests lower it to compact often).
     package static let compactionFloor = Locked<Int>(64 * 1024)
+    /// How many times the snapshot's size the journal grows to before compaction. A compaction rewrites the whole
+    /// snapshot, so its cost per set is about the snapshot's encoding cost per byte times a record's size, divided by
+    /// this ratio: at 1 it was 40% of a set's time at 10k keys. A larger ratio makes an open after a crash (before the
+    /// close that compacts) read more journal.
+    package static let compactionRatio = 4
+
+    /// The journal size past which a write compacts, for a snapshot of `snapshotSize` bytes.
+    package static func compactionThreshold(snapshotSize: Int) -> Int {
+        max(compactionFloor.withLock { $0 }, compactionRatio * snapshotSize)
+    }
 
     /// The journal generation a snapshot records; nil without one.
     static func generation(of document: JSONStoreDocument) -> String? {
@@ -79,8 +89,14 @@ package enum JSONJournal {
 
     /// `body` (a JSON object's text without its closing brace) closed with its checksum and a newline.
     private static func sealed(_ body: consuming [UInt8]) -> [UInt8] {
-        let crc = crc32(body)
         var line = body
+        seal(&line)
+        return line
+    }
+
+    /// Closes `line` (a JSON object's text without its closing brace) with its checksum and a newline.
+    private static func seal(_ line: inout [UInt8]) {
+        let crc = crc32(line)
         line.reserveCapacity(line.count + crcSuffixLength + 1)
         line += crcPrefix
         for shift in stride(from: 28, through: 0, by: -4) {
@@ -90,7 +106,6 @@ package enum JSONJournal {
         line.append(UInt8(ascii: "\""))
         line.append(UInt8(ascii: "}"))
         line.append(0x0A)
-        return line
     }
 
     package static func header(generation: String) -> Data {
@@ -101,30 +116,35 @@ package enum JSONJournal {
         Data(recordBytes(seq: seq, changes: changes))
     }
 
-    /// A record line. Values are written directly (no intermediate ``JSON`` objects): this runs on every set.
+    /// A record line, written into one buffer (no intermediate ``JSON`` objects for values): this runs on every set.
     static func recordBytes(seq: Int, changes: Changeset) -> [UInt8] {
-        var body: [UInt8] = []
-        body.reserveCapacity(160)
-        body += #"{"seq":"#.utf8
-        body += String(seq).utf8
+        var writer = JSONWriter(indentWidth: 0, capacity: 192)
+        writer.appendRaw(#"{"seq":"#.utf8)
+        writer.write(.int(seq), depth: 0)
         if !changes.values.isEmpty {
-            body += #","values":{"#.utf8
-            let keys = changes.values.count == 1 ? Array(changes.values.keys) : changes.values.keys.sorted()
-            for (index, key) in keys.enumerated() {
-                if index > 0 { body.append(UInt8(ascii: ",")) }
-                body += JSON.string(key).serializedBytes()
-                switch changes.values[key] {
-                case .set(let value)?:
-                    body += #":{"type":"#.utf8
-                    body += JSON.string(value.type.description).serializedBytes()
-                    body += #","value":"#.utf8
-                    body += value.json.serializedBytes()
-                    body.append(UInt8(ascii: "}"))
-                case .remove?, nil:
-                    body += #":null"#.utf8
+            writer.appendRaw(#","values":{"#.utf8)
+            var first = true
+            func entry(_ key: String, _ change: Changeset.Change) {
+                if !first { writer.appendRaw(CollectionOfOne(UInt8(ascii: ","))) }
+                first = false
+                writer.writeString(key)
+                switch change {
+                case .set(let value):
+                    writer.appendRaw(#":{"type":"#.utf8)
+                    writer.writeString(value.type.description)
+                    writer.appendRaw(#","value":"#.utf8)
+                    writer.write(value.json, depth: 0)
+                    writer.appendRaw(CollectionOfOne(UInt8(ascii: "}")))
+                case .remove:
+                    writer.appendRaw(#":null"#.utf8)
                 }
             }
-            body.append(UInt8(ascii: "}"))
+            if changes.values.count == 1, let (key, change) = changes.values.first {
+                entry(key, change)
+            } else {
+                for (key, change) in changes.values.sorted(by: { $0.key < $1.key }) { entry(key, change) }
+            }
+            writer.appendRaw(CollectionOfOne(UInt8(ascii: "}")))
         }
         if !changes.declarations.isEmpty {
             let declared = changes.declarations.mapValues { declaration -> JSON in
@@ -133,12 +153,16 @@ package enum JSONJournal {
                 if !declaration.formerNames.isEmpty { members["formerNames"] = .array(declaration.formerNames.map(JSON.string)) }
                 return .object(members)
             }
-            body += Array(#","declared":"#.utf8) + JSON.object(declared).serializedBytes()
+            writer.appendRaw(#","declared":"#.utf8)
+            writer.write(.object(declared), depth: 0)
         }
         if !changes.removedDeclarations.isEmpty {
-            body += Array(#","undeclared":"#.utf8) + JSON.array(changes.removedDeclarations.sorted().map(JSON.string)).serializedBytes()
+            writer.appendRaw(#","undeclared":"#.utf8)
+            writer.write(.array(changes.removedDeclarations.sorted().map(JSON.string)), depth: 0)
         }
-        return sealed(body)
+        var line = writer.takeOutput()
+        seal(&line)
+        return line
     }
 
     // MARK: - Reading lines
@@ -368,16 +392,35 @@ final class JSONJournalFile {
     /// The records appended since the last read, or nil when the journal must be read again from its start
     /// (it was replaced, removed, created or shortened).
     func readNew() throws(PrefsError) -> [Changeset]? {
-        var info = stat()
-        // The file this writer appends to, still linked: its status without a path lookup (a replaced or removed
-        // journal has no links left). Otherwise the path's.
-        let current = descriptor >= 0 && descriptorIdentity == identity && fstat(descriptor, &info) == 0 && info.st_nlink > 0
-        guard current || stat(path, &info) == 0 else {
-            if errno != ENOENT { throw .io(path: path, operation: "stat", errno: errno) }
-            return identity == nil ? [] : nil
+        // The file this writer appends to, still linked: its size without a path lookup (a replaced or removed
+        // journal has no links left), and without reading its times (see `FileSystem.linksAndSize`). Otherwise the path's.
+        var size = 0
+        if descriptor >= 0, descriptorIdentity == identity, case let (links, descriptorSize) = FileSystem.linksAndSize(descriptor), links > 0 {
+            size = descriptorSize
+        } else {
+            var info = stat()
+            guard stat(path, &info) == 0 else {
+                if errno != ENOENT { throw .io(path: path, operation: "stat", errno: errno) }
+                return identity == nil ? [] : nil
+            }
+            guard identity == FileIdentity(info) else { return nil }
+            size = Int(info.st_size)
         }
-        guard identity == FileIdentity(info) else { return nil }
-        let size = Int(info.st_size)
+        return try readNew(upTo: size)
+    }
+
+    /// ``readNew()`` for a writer that knows its journal was neither replaced, removed nor linked elsewhere since it
+    /// last looked (nothing but appends: see `FileReplacementWatch`): the size from `lseek`, the cheapest system call
+    /// that tells it. Nil when the journal must be read by ``readNew()`` instead.
+    func readAppended() throws(PrefsError) -> [Changeset]? {
+        guard descriptor >= 0, descriptorIdentity == identity, identity != nil else { return nil }
+        let end = lseek(descriptor, 0, SEEK_END)
+        guard end >= 0 else { return nil }
+        return try readNew(upTo: Int(end))
+    }
+
+    /// The records between the last read and `size`, the journal's size now; nil when it must be read again from its start.
+    private func readNew(upTo size: Int) throws(PrefsError) -> [Changeset]? {
         if size == self.size { return [] }
         if size < offset || generation == nil { return nil }
         guard let (data, after) = try read(from: offset), FileIdentity(after) == identity else { return nil }
@@ -386,6 +429,12 @@ final class JSONJournalFile {
         }.get()
         take(scan)
         return scan.records
+    }
+
+    /// The descriptor a writer appends with, and the identity of its file; nil before the first append.
+    var appendDescriptor: (descriptor: Int32, identity: FileIdentity)? {
+        guard descriptor >= 0, let descriptorIdentity, descriptorIdentity == identity else { return nil }
+        return (descriptor, descriptorIdentity)
     }
 
     private func take(_ scan: JSONJournal.Scan) {

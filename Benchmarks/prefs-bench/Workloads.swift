@@ -116,7 +116,7 @@ enum Name {
     static let jsonEncoder = "JSONEncoder + atomic replace"
     static let jsonDecoder = "JSONDecoder"
     static let defaults = "UserDefaults"
-    static let write2 = "one write(2) of a 50-byte record"
+    static let write2 = "one write(2) of the same journal line"
     static let lmdb = "LMDB"
     static let lmdbNoSync = "LMDB MDB_NOSYNC"
     static let lmdbTransaction = "LMDB MDB_NOSYNC one transaction"

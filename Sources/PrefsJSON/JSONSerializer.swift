@@ -98,6 +98,16 @@ public struct JSONWriter {
         output.append(contentsOf: bytes)
     }
 
+    /// Appends `text` (ASCII) as it is: text the caller knows to be valid JSON where it goes.
+    public mutating func appendRaw(_ text: StaticString) {
+        appendASCII(text)
+    }
+
+    /// Empties the writer, keeping its buffer for the next text.
+    public mutating func removeAll() {
+        output.removeAll(keepingCapacity: true)
+    }
+
     /// `text` as a JSON string literal, quotes included (used in messages and JSON paths).
     public static func quoted(_ text: String) -> String {
         var writer = JSONWriter(indentWidth: 0)

@@ -41,6 +41,17 @@ struct JSONJournalTests {
     func crc() {
         #expect(JSONJournal.crc32(Array("123456789".utf8)) == 0xCBF4_3926)
         #expect(JSONJournal.crc32([UInt8]()) == 0)
+        // Eight bytes per step, then a byte at a time: every length against the plain bitwise definition.
+        var random = SystemRandomNumberGenerator()
+        for length in 0..<70 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) }
+            var crc: UInt32 = 0xFFFF_FFFF
+            for byte in bytes {
+                crc ^= UInt32(byte)
+                for _ in 0..<8 { crc = crc & 1 != 0 ? 0xEDB8_8320 ^ (crc >> 1) : crc >> 1 }
+            }
+            #expect(JSONJournal.crc32(bytes) == crc ^ 0xFFFF_FFFF, "\(length) bytes: \(bytes)")
+        }
     }
 
     @Test("each committed change set is one line appended to FILE.journal; the snapshot is unchanged; a reopen reads both")

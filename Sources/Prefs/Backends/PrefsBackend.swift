@@ -130,14 +130,14 @@ package struct Changeset: Sendable, Hashable {
             }
         }
         for name in removedDeclarations { recorded.removeValue(forKey: name) }
-        recorded.merge(declarations) { _, new in new }
+        if !declarations.isEmpty { recorded.merge(declarations) { _, new in new } }
     }
 
     /// Adds `later` on top of these changes, in place.
     mutating func merge(_ later: Changeset) {
         values.merge(later.values) { _, new in new }
         for name in later.removedDeclarations { declarations.removeValue(forKey: name) }
-        removedDeclarations.formUnion(later.removedDeclarations)
-        declarations.merge(later.declarations) { _, new in new }
+        if !later.removedDeclarations.isEmpty { removedDeclarations.formUnion(later.removedDeclarations) }
+        if !later.declarations.isEmpty { declarations.merge(later.declarations) { _, new in new } }
     }
 }

@@ -61,17 +61,43 @@ package enum JSONJournal {
 
     // MARK: - CRC-32
 
-    private static let crcTable: [UInt32] = (0..<256).map { index in
-        var value = UInt32(index)
-        for _ in 0..<8 { value = value & 1 != 0 ? 0xEDB8_8320 ^ (value >> 1) : value >> 1 }
-        return value
-    }
+    /// Eight tables of 256 entries for slicing-by-8: table 0 is the usual byte-at-a-time table, table k advances a
+    /// byte's contribution by k more bytes of zeros.
+    private static let crcTables: [UInt32] = {
+        var tables = [UInt32](repeating: 0, count: 8 * 256)
+        for index in 0..<256 {
+            var value = UInt32(index)
+            for _ in 0..<8 { value = value & 1 != 0 ? 0xEDB8_8320 ^ (value >> 1) : value >> 1 }
+            tables[index] = value
+        }
+        for slice in 1..<8 {
+            for index in 0..<256 {
+                let previous = tables[(slice - 1) * 256 + index]
+                tables[slice * 256 + index] = (previous >> 8) ^ tables[Int(previous & 0xFF)]
+            }
+        }
+        return tables
+    }()
 
-    /// CRC-32 (IEEE 802.3, as zlib's `crc32`).
+    /// CRC-32 (IEEE 802.3, as zlib's `crc32`), eight bytes per step.
     static func crc32(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF
-        crcTable.withUnsafeBufferPointer { table in
-            for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+        crcTables.withUnsafeBufferPointer { table in
+            var position = 0
+            while position + 8 <= bytes.count {
+                let low = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt32.self)) ^ crc
+                let high = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: position + 4, as: UInt32.self))
+                crc =
+                    table[7 * 256 + Int(low & 0xFF)] ^ table[6 * 256 + Int((low >> 8) & 0xFF)]
+                    ^ table[5 * 256 + Int((low >> 16) & 0xFF)] ^ table[4 * 256 + Int(low >> 24)]
+                    ^ table[3 * 256 + Int(high & 0xFF)] ^ table[2 * 256 + Int((high >> 8) & 0xFF)]
+                    ^ table[1 * 256 + Int((high >> 16) & 0xFF)] ^ table[Int(high >> 24)]
+                position += 8
+            }
+            while position < bytes.count {
+                crc = table[Int((crc ^ UInt32(bytes[position])) & 0xFF)] ^ (crc >> 8)
+                position += 1
+            }
         }
         return crc ^ 0xFFFF_FFFF
     }
@@ -116,27 +142,35 @@ package enum JSONJournal {
         Data(recordBytes(seq: seq, changes: changes))
     }
 
-    /// A record line, written into one buffer (no intermediate ``JSON`` objects for values): this runs on every set.
+    /// A record line, as ``JSONJournalFile`` appends it.
     static func recordBytes(seq: Int, changes: Changeset) -> [UInt8] {
         var writer = JSONWriter(indentWidth: 0, capacity: 192)
-        writer.appendRaw(#"{"seq":"#.utf8)
+        writeRecord(seq: seq, changes: changes, into: &writer)
+        return writer.takeOutput()
+    }
+
+    /// Appends a record line to `writer`, sealed (no intermediate ``JSON`` objects for values, no copy of the
+    /// line: this runs on every set).
+    static func writeRecord(seq: Int, changes: Changeset, into writer: inout JSONWriter) {
+        let start = writer.output.count
+        writer.appendRaw(#"{"seq":"# as StaticString)
         writer.write(.int(seq), depth: 0)
         if !changes.values.isEmpty {
-            writer.appendRaw(#","values":{"#.utf8)
+            writer.appendRaw(#","values":{"# as StaticString)
             var first = true
             func entry(_ key: String, _ change: Changeset.Change) {
-                if !first { writer.appendRaw(CollectionOfOne(UInt8(ascii: ","))) }
+                if !first { writer.appendRaw("," as StaticString) }
                 first = false
                 writer.writeString(key)
                 switch change {
                 case .set(let value):
-                    writer.appendRaw(#":{"type":"#.utf8)
+                    writer.appendRaw(#":{"type":"# as StaticString)
                     writer.writeString(value.type.description)
-                    writer.appendRaw(#","value":"#.utf8)
+                    writer.appendRaw(#","value":"# as StaticString)
                     writer.write(value.json, depth: 0)
-                    writer.appendRaw(CollectionOfOne(UInt8(ascii: "}")))
+                    writer.appendRaw("}" as StaticString)
                 case .remove:
-                    writer.appendRaw(#":null"#.utf8)
+                    writer.appendRaw(#":null"# as StaticString)
                 }
             }
             if changes.values.count == 1, let (key, change) = changes.values.first {
@@ -144,7 +178,7 @@ package enum JSONJournal {
             } else {
                 for (key, change) in changes.values.sorted(by: { $0.key < $1.key }) { entry(key, change) }
             }
-            writer.appendRaw(CollectionOfOne(UInt8(ascii: "}")))
+            writer.appendRaw("}" as StaticString)
         }
         if !changes.declarations.isEmpty {
             let declared = changes.declarations.mapValues { declaration -> JSON in
@@ -153,16 +187,24 @@ package enum JSONJournal {
                 if !declaration.formerNames.isEmpty { members["formerNames"] = .array(declaration.formerNames.map(JSON.string)) }
                 return .object(members)
             }
-            writer.appendRaw(#","declared":"#.utf8)
+            writer.appendRaw(#","declared":"# as StaticString)
             writer.write(.object(declared), depth: 0)
         }
         if !changes.removedDeclarations.isEmpty {
-            writer.appendRaw(#","undeclared":"#.utf8)
+            writer.appendRaw(#","undeclared":"# as StaticString)
             writer.write(.array(changes.removedDeclarations.sorted().map(JSON.string)), depth: 0)
         }
-        var line = writer.takeOutput()
-        seal(&line)
-        return line
+        let crc = writer.output.withUnsafeBytes { crc32(UnsafeRawBufferPointer(rebasing: $0[start...])) }
+        writer.appendRaw(crcPrefix)
+        var digits = (UInt64(0), UInt8(0))  // 8 hex digits
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            for index in 0..<8 {
+                let digit = UInt8((crc >> UInt32(28 - 4 * index)) & 0xF)
+                buffer[index] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
+            }
+            writer.appendRaw(UnsafeRawBufferPointer(rebasing: buffer[0..<8]))
+        }
+        writer.appendRaw("\"}\n" as StaticString)
     }
 
     // MARK: - Reading lines
@@ -363,6 +405,8 @@ final class JSONJournalFile {
     private(set) var tail: JSONJournal.Tail = .clean
     private var descriptor: Int32 = -1
     private var descriptorIdentity: FileIdentity?
+    /// The buffer each record is written into before its append, kept from one append to the next.
+    private var recordWriter = JSONWriter(indentWidth: 0)
 
     init(path: String) {
         self.path = path
@@ -509,7 +553,9 @@ final class JSONJournalFile {
     /// Appends one record with one `write(2)`; with `sync`, `fdatasync` before returning. A failed append is cut
     /// off again, so the journal never keeps a partial line this process wrote.
     func append(_ changes: Changeset, sync: Bool) throws(PrefsError) {
-        let line = JSONJournal.recordBytes(seq: lastSeq + 1, changes: changes)
+        recordWriter.removeAll()
+        JSONJournal.writeRecord(seq: lastSeq + 1, changes: changes, into: &recordWriter)
+        let line = recordWriter.output
         if let failure = line.withUnsafeBytes({ FileSystem.writeFully(descriptor, $0) }) {
             _ = ftruncate(descriptor, off_t(offset))
             throw .io(path: path, operation: "write", errno: failure)

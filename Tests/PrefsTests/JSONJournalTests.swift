@@ -300,6 +300,39 @@ struct JSONJournalTests {
         #expect(!FileManager.default.fileExists(atPath: directory.file("cut.json.tmp-999999-1").path), "the leftover is removed")
     }
 
+    /// A writer checks the files it holds open (an `inotify` watch on Linux, `fstat` and `statx` elsewhere), not their
+    /// paths: these are the changes behind its back that it must still notice before its next append.
+    @Test("a journal removed under a writer: its next set starts a new journal, and a fresh open reads it")
+    func journalRemovedUnderWriter() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("p.json")
+        let writer = try Prefs(.jsonFile(url))
+        for value in 1...3 { try writer.set(value, for: Self.a) }  // the snapshot, then two appends: the writer now watches both files
+        try #require(unlink(Self.journal(url).path) == 0)
+        try writer.set(4, for: Self.b)
+        #expect(try Prefs(.jsonFile(url))[Self.b] == 4, "not appended to the removed file")
+        withExtendedLifetime(writer) {}
+    }
+
+    @Test("a snapshot edited in place under a writer: the writer reads the edit before its next append, and its compaction keeps it")
+    func snapshotEditedInPlace() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("p.json")
+        let writer = try Prefs(.jsonFile(url))
+        for value in 1...3 { try writer.set(value, for: Self.a) }
+        var document = try JSONStoreDocument(data: Data(contentsOf: url), path: url.path)
+        document.values["c"] = StoredValue(type: .int, json: .int(7))
+        let handle = try FileHandle(forWritingTo: url)  // the same inode, rewritten (as an editor that saves in place)
+        try handle.truncate(atOffset: 0)
+        try handle.write(contentsOf: document.encoded())
+        try handle.close()
+        try writer.set(5, for: Self.b)
+        #expect(writer[Self.c] == 7, "the edit was read before the append")
+        try writer.close()  // compacts: the snapshot is rewritten from what the writer holds
+        let fresh = try Prefs(.jsonFile(url))
+        #expect(fresh[Self.a] == 3 && fresh[Self.b] == 5 && fresh[Self.c] == 7)
+    }
+
     @Test("two processes appending at once lose nothing, across compactions, and a live reader sees every value")
     func twoProcesses() async throws {
         let directory = try TemporaryDirectory()

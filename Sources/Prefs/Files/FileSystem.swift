@@ -204,7 +204,7 @@ package enum FileSystem {
     /// twice a plain `write(2)` (2.9–3.2 µs against 1.0–1.2 µs on this project's machine).
     static func linksAndSize(_ fd: Int32) -> (links: UInt64, size: Int) {
         #if os(Linux)
-        if let statx = Statx.function {
+        if let statx = Statx.function, MemoryLayout<Statx.Buffer>.size == 256 {
             var buffer = Statx.Buffer()
             let code = withUnsafeMutableBytes(of: &buffer) { statx(fd, "", Statx.emptyPath, Statx.nlinkAndSize, $0.baseAddress!) }
             if code == 0 { return (UInt64(buffer.nlink), Int(buffer.size)) }

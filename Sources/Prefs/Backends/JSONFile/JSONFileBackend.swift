@@ -60,8 +60,11 @@ final class JSONFileBackend: PrefsBackend {
     private var snapshotLinks: UInt64 = 0
     private var snapshotDescriptorIdentity: FileIdentity?
     #if os(Linux)
-    /// Watches the snapshot and journal a writer holds open, so that its next check is one cheap `read`.
-    private let replacementWatch = FileReplacementWatch()
+    /// Watches the snapshot and journal a writer holds open, so that its next check is one cheap `read`. Made the first
+    /// time this store holds both open, so only writers have one: each is an inotify instance, of which a user has 128
+    /// by default. Without one (none left), checks take the long way.
+    private var replacementWatch: FileReplacementWatch?
+    private var replacementWatchUnavailable = false
     #endif
 
     init(path requestedPath: String, options: Options) throws(PrefsError) {
@@ -128,26 +131,42 @@ final class JSONFileBackend: PrefsBackend {
         if stamp != nil, let watch = replacementWatch, watch.isQuiet(), let records = try journal.readAppended() {
             return applyNew(records)  // only appends since the last check: the journal's new records, found by size
         }
-        guard let watch = replacementWatch else { return try reloadChecking() }
         // Watch the files held now, then check them: a change made after this point is reported next time.
-        if snapshotDescriptor >= 0, let snapshot = snapshotDescriptorIdentity, let appending = journal.appendDescriptor {
+        if snapshotDescriptor >= 0, let snapshot = snapshotDescriptorIdentity, let appending = journal.appendDescriptor,
+            let watch = writerWatch()
+        {
             watch.watch(snapshot: (snapshotDescriptor, snapshot), journal: appending)
         } else {
-            watch.stop()
+            replacementWatch?.stop()
         }
         do {
             let changed = try reloadChecking()
             // The watch vouches only for the files the store holds after the check.
-            if let watched = watch.watched, watched != [snapshotDescriptorIdentity, journal.appendDescriptor?.identity] { watch.stop() }
+            if let watch = replacementWatch, let watched = watch.watched,
+                watched != [snapshotDescriptorIdentity, journal.appendDescriptor?.identity]
+            {
+                watch.stop()
+            }
             return changed
         } catch {
-            watch.stop()
+            replacementWatch?.stop()
             throw error
         }
         #else
         return try reloadChecking()
         #endif
     }
+
+    #if os(Linux)
+    /// The writer's watch, made on first use; nil when the system has no inotify instance to give.
+    private func writerWatch() -> FileReplacementWatch? {
+        if replacementWatch == nil, !replacementWatchUnavailable {
+            replacementWatch = FileReplacementWatch()
+            replacementWatchUnavailable = replacementWatch == nil
+        }
+        return replacementWatch
+    }
+    #endif
 
     /// ``reload()`` by the files' status: the snapshot's (see ``snapshotStamp()``), then the journal's.
     private func reloadChecking() throws(PrefsError) -> Bool {
@@ -385,6 +404,9 @@ final class JSONFileBackend: PrefsBackend {
         defer {
             journal.closeDescriptor()
             closeSnapshotDescriptor()
+            #if os(Linux)
+            replacementWatch = nil
+            #endif
         }
         guard appendedSinceOpen, pending.isEmpty, (try? lock.lock(timeout: min(options.lockTimeout, .milliseconds(200)))) != nil else { return }
         defer { lock.unlock() }

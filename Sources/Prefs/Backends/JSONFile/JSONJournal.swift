@@ -37,8 +37,8 @@ package enum JSONJournal {
     package static let compactionFloor = Locked<Int>(64 * 1024)
     /// How many times the snapshot's size the journal grows to before compaction. A compaction rewrites the whole
     /// snapshot, so its cost per set is about the snapshot's encoding cost per byte times a record's size, divided by
-    /// this ratio: at 1 it was 40% of a set's time at 10k keys. A larger ratio makes an open after a crash (before the
-    /// close that compacts) read more journal.
+    /// this ratio: at 1 it was 40% of the JSON backend's time in a set at 10k keys. A larger ratio makes an open after a
+    /// crash (before the close that compacts) read more journal.
     package static let compactionRatio = 4
 
     /// The journal size past which a write compacts, for a snapshot of `snapshotSize` bytes.

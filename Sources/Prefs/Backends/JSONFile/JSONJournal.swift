@@ -113,29 +113,28 @@ package enum JSONJournal {
     /// `,"crc":"` + 8 hex digits + `"}`.
     private static let crcSuffixLength = crcPrefix.count + 8 + 2
 
-    /// `body` (a JSON object's text without its closing brace) closed with its checksum and a newline.
-    private static func sealed(_ body: consuming [UInt8]) -> [UInt8] {
-        var line = body
-        seal(&line)
-        return line
-    }
-
-    /// Closes `line` (a JSON object's text without its closing brace) with its checksum and a newline.
-    private static func seal(_ line: inout [UInt8]) {
-        let crc = crc32(line)
-        line.reserveCapacity(line.count + crcSuffixLength + 1)
-        line += crcPrefix
-        for shift in stride(from: 28, through: 0, by: -4) {
-            let digit = UInt8((crc >> UInt32(shift)) & 0xF)
-            line.append(digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10)
+    /// Closes the line `writer` holds from `start` on (a JSON object's text without its closing brace) with its
+    /// checksum and a newline.
+    private static func seal(_ writer: inout JSONWriter, from start: Int) {
+        let crc = writer.output.withUnsafeBytes { crc32(UnsafeRawBufferPointer(rebasing: $0[start...])) }
+        writer.appendRaw(crcPrefix)
+        var digits = (UInt64(0), UInt8(0))  // 8 hex digits
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            for index in 0..<8 {
+                let digit = UInt8((crc >> UInt32(28 - 4 * index)) & 0xF)
+                buffer[index] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
+            }
+            writer.appendRaw(UnsafeRawBufferPointer(rebasing: buffer[0..<8]))
         }
-        line.append(UInt8(ascii: "\""))
-        line.append(UInt8(ascii: "}"))
-        line.append(0x0A)
+        writer.appendRaw("\"}\n" as StaticString)
     }
 
     package static func header(generation: String) -> Data {
-        Data(sealed(Array(#"{"format":"\#(formatName)","formatVersion":\#(formatVersion),"generation":"#.utf8) + JSON.string(generation).serializedBytes()))
+        var writer = JSONWriter(indentWidth: 0)
+        writer.appendRaw(#"{"format":"\#(formatName)","formatVersion":\#(formatVersion),"generation":"#.utf8)
+        writer.writeString(generation)
+        seal(&writer, from: 0)
+        return Data(writer.takeOutput())
     }
 
     package static func record(seq: Int, changes: Changeset) -> Data {
@@ -194,17 +193,7 @@ package enum JSONJournal {
             writer.appendRaw(#","undeclared":"# as StaticString)
             writer.write(.array(changes.removedDeclarations.sorted().map(JSON.string)), depth: 0)
         }
-        let crc = writer.output.withUnsafeBytes { crc32(UnsafeRawBufferPointer(rebasing: $0[start...])) }
-        writer.appendRaw(crcPrefix)
-        var digits = (UInt64(0), UInt8(0))  // 8 hex digits
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            for index in 0..<8 {
-                let digit = UInt8((crc >> UInt32(28 - 4 * index)) & 0xF)
-                buffer[index] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
-            }
-            writer.appendRaw(UnsafeRawBufferPointer(rebasing: buffer[0..<8]))
-        }
-        writer.appendRaw("\"}\n" as StaticString)
+        seal(&writer, from: start)
     }
 
     // MARK: - Reading lines

@@ -169,14 +169,22 @@ public struct JSONWriter {
     }
 
     private mutating func writeInt(_ number: Int) {
-        if number < 0 { output.append(UInt8(ascii: "-")) }
-        var magnitude = number.magnitude
-        let start = output.count
-        repeat {
-            output.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
-            magnitude /= 10
-        } while magnitude > 0
-        output[start...].reverse()
+        // The digits right to left into a buffer on the stack (20 of them at most, and a sign), then one append.
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var magnitude = number.magnitude
+            var start = buffer.count
+            repeat {
+                start -= 1
+                buffer[start] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            if number < 0 {
+                start -= 1
+                buffer[start] = UInt8(ascii: "-")
+            }
+            output.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[start...]))
+        }
     }
 
     /// Writes a string literal, copying runs that need no escaping in bulk.

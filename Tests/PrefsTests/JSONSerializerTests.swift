@@ -18,6 +18,12 @@ struct JSONSerializerTests {
         #expect(Self.sample.serialized() == #"{"empty":[],"ids":[1,-2],"name":"Prefs","nested":{"none":null,"ok":true,"ratio":0.5},"nothing":{}}"#)
     }
 
+    @Test(arguments: [0, 7, -7, 10, -10, 1_234_567_890, Int.max, Int.min, Int.min + 1])
+    func integersAreWrittenInDecimal(_ number: Int) {
+        #expect(JSON.int(number).serialized() == String(number))
+        #expect(JSON.array([.int(number), .int(number)]).serialized() == "[\(number),\(number)]")
+    }
+
     @Test func prettyOutputIsExact() {
         let expected = """
             {

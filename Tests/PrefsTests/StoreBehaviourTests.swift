@@ -172,6 +172,20 @@ struct StoreBehaviourTests {
         #expect(try fixture.reopen().snapshot().isEmpty, "declaring stores no values")
     }
 
+    @Test("a key's first set records its declaration; once removed, the next set records it again", arguments: Backend.allCases)
+    func setRecordsDeclarationAgainAfterRemoval(backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        let prefs = fixture.prefs
+        try prefs.set(1, for: .launchCount)
+        #expect(try fixture.reopen().declaredKeys()["launchCount"] == KeyDeclaration(type: .int, initial: .int(0)))
+        try prefs.set(2, for: .launchCount)  // a cached, declared key: nothing more is recorded
+        try prefs.removeDeclarations(["launchCount"])
+        #expect(try fixture.reopen().declaredKeys()["launchCount"] == nil)
+        #expect(prefs[.launchCount] == 2, "removing a declaration keeps the value")
+        try prefs.set(3, for: .launchCount)
+        #expect(try fixture.reopen().declaredKeys()["launchCount"] == KeyDeclaration(type: .int, initial: .int(0)))
+    }
+
     @Test("enum keys in the seeds' style: typed access, CaseIterable, reset", arguments: Backend.allCases)
     func enumKeys(backend: Backend) throws {
         let fixture = try StoreFixture(backend)

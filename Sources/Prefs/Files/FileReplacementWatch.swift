@@ -8,9 +8,10 @@ import PrefsSupport
 /// count or attributes, and, on the snapshot, any write. Appends to the journal are not watched (this writer makes
 /// them); their size is read with `lseek`.
 ///
-/// Checking is a non-blocking `read` that finds nothing (about 0.4 µs here, against 1.3 µs for the `fstat` and `statx`
-/// it replaces). An event, an overflow of the queue, or any failure means "look again the long way"; the watch is
-/// then set up again on whatever files the long way finds. Without inotify (or `/proc`), there is no watch, and every
+/// Checking is an `ioctl(FIONREAD)` that finds no event queued (0.35–0.41 µs here, against 0.44–0.53 µs for a
+/// non-blocking `read` that finds nothing, and 1.3 µs for the `fstat` and `statx` it replaces). An event, an overflow
+/// of the queue, or any failure means "look again the long way"; the watch is then set up again on whatever files the
+/// long way finds. Without inotify (or `/proc`), there is no watch, and every
 /// check is the long way.
 final class FileReplacementWatch {
     private let descriptor: Int32
@@ -26,14 +27,14 @@ final class FileReplacementWatch {
 
     deinit { close(descriptor) }
 
-    /// Whether nothing happened to the watched files since ``watch(snapshot:journal:)``. Reading consumes what did
-    /// happen; the watch then vouches for nothing until it is set up again.
+    /// Whether nothing happened to the watched files since ``watch(snapshot:journal:)``: no event is queued (asked
+    /// with `FIONREAD`, which costs less than a `read` that finds nothing). After an event, the watch vouches for
+    /// nothing until it is set up again, which discards the events.
     func isQuiet() -> Bool {
         guard watched != nil else { return false }
-        var buffer = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
-        let count = withUnsafeMutableBytes(of: &buffer) { read(descriptor, $0.baseAddress, $0.count) }
-        if count < 0, errno == EAGAIN { return true }
-        watched = nil  // an event, or EINVAL: a buffer too small for one event, which is an event too
+        var queued: Int32 = 0
+        if ioctl(descriptor, UInt(FIONREAD), &queued) == 0, queued == 0 { return true }
+        watched = nil  // an event, or an ioctl that failed, which vouches for nothing either
         return false
     }
 

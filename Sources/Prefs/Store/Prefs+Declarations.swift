@@ -37,7 +37,11 @@ extension Prefs {
     /// is recorded again by its next use.
     @_spi(Tooling) public func removeDeclarations(_ names: [String]) throws {
         state.withLock { state in
-            for name in names { state.declared.remove(name) }
+            state.declarationEpoch &+= 1
+            for name in names {
+                state.declared.remove(name)
+                state.cache[name]?.declared = false
+            }
         }
         try commit(Changeset(removedDeclarations: Set(names)))
     }

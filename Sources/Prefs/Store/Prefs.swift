@@ -61,11 +61,21 @@ public final class Prefs: Sendable {
                 return unsafeDowncast(decoded, to: DecodedBox<Value>.self).value
             }
         }
-        var cache: [String: Entry] = [:]
+        /// A key's place in the cache: its entry, and whether its declaration is known to be recorded (as
+        /// ``declared`` says, kept beside the entry so that a set of a cached key looks its name up once, not twice;
+        /// false says nothing, and `declared` is then asked).
+        struct Slot {
+            var entry: Entry
+            var declared = false
+        }
+        var cache: [String: Slot] = [:]
         /// Bumped by every change to the cache; a read that raced with a write does not fill the cache.
         var generation: UInt64 = 0
-        /// Keys whose declaration this process has checked or recorded.
+        /// Keys whose declaration this process has checked or recorded. A cache slot may say so too.
         var declared: Set<String> = []
+        /// Bumped when declarations are removed, so that a set that checked its key's declaration before the removal
+        /// does not mark its cache entry declared after it.
+        var declarationEpoch: UInt64 = 0
         var observers: [ObjectIdentifier: Observer] = [:]
         /// While something observes the store, the generation of the running poll (a new one on each start).
         var polling: UInt64?
@@ -80,14 +90,33 @@ public final class Prefs: Sendable {
         var reportedMismatches: Set<ValueMismatch> = []
 
         /// Puts what a commit wrote into the cache (a new generation, so no read that raced with it caches older data).
-        mutating func cacheCommitted(_ changes: Changeset) {
+        /// `declaring`: a key whose declaration is now known to be recorded (the one a ``Prefs/set(_:for:)`` wrote),
+        /// with the ``declarationEpoch`` at which that was checked.
+        mutating func cacheCommitted(_ changes: Changeset, declaring: (name: String, epoch: UInt64)? = nil) {
             generation &+= 1
+            let declaredName = declaring?.epoch == declarationEpoch ? declaring?.name : nil
             for (name, change) in changes.values {
+                let entry: Entry
                 switch change {
-                case .set(let value): cache[name] = .stored(value)
-                case .remove: cache[name] = .absent
+                case .set(let value): entry = .stored(value)
+                case .remove: entry = .absent
+                }
+                if declaredName == name {
+                    cache[name] = Slot(entry: entry, declared: true)
+                } else {
+                    cache[name, default: Slot(entry: entry)].entry = entry  // in place: the slot keeps what it knew
                 }
             }
+        }
+
+        /// Whether `name`'s declaration is known to be recorded: one lookup when its cache slot says so.
+        func isDeclared(_ name: String) -> Bool {
+            cache[name]?.declared == true || declared.contains(name)
+        }
+
+        /// Caches `entry` for `name`, keeping what the slot knew of its declaration.
+        mutating func cache(_ entry: Entry, for name: String) {
+            cache[name, default: Slot(entry: entry)].entry = entry
         }
     }
 
@@ -129,7 +158,7 @@ public final class Prefs: Sendable {
     /// Setting writes through the backend; a failure is reported as a ``Diagnostic`` (use ``set(_:for:)-(_,Prefs.Key<Value>)`` to catch it).
     public subscript<Value>(key: Key<Value>) -> Value {
         get {
-            if let hit = state.withLock({ $0.cache[key.name] }) {  // the hot path: one lock, one reference
+            if let hit = state.withLock({ $0.cache[key.name]?.entry }) {  // the hot path: one lock, one reference
                 if let value = hit.decoded(for: key) { return value }
                 if hit.stored == nil { return key.initial }
             }
@@ -146,7 +175,7 @@ public final class Prefs: Sendable {
     public func lookup<Value>(_ key: Key<Value>) -> Lookup<Value> {
         // The hot path: one lock, one hash, one reference copied out.
         let entry: State.Entry
-        if let hit = state.withLock({ $0.cache[key.name] }) {
+        if let hit = state.withLock({ $0.cache[key.name]?.entry }) {
             if let value = hit.decoded(for: key) { return .stored(value) }
             entry = hit
         } else {
@@ -158,7 +187,7 @@ public final class Prefs: Sendable {
             let value = try stored.decode(Value.self)
             let decodedEntry = State.Entry.stored(stored, decoded: DecodedBox(value))
             state.withLock { state in
-                if state.cache[key.name] === entry { state.cache[key.name] = decodedEntry }
+                if state.cache[key.name]?.entry === entry { state.cache[key.name]?.entry = decodedEntry }
             }
             return .stored(value)
         } catch {
@@ -174,7 +203,7 @@ public final class Prefs: Sendable {
 
     /// The entry for a key from the cache, or loaded (moving a value found under a former name).
     func cachedEntry(for key: Keys) -> State.Entry {
-        if let hit = state.withLock({ $0.cache[key.name] }) { return hit }
+        if let hit = state.withLock({ $0.cache[key.name]?.entry }) { return hit }
         return loadEntry(for: key)
     }
 
@@ -197,7 +226,7 @@ public final class Prefs: Sendable {
             return .absent
         }
         state.withLock { state in
-            if state.generation == generation, !state.closed { state.cache[key.name] = entry }
+            if state.generation == generation, !state.closed { state.cache(entry, for: key.name) }
         }
         return entry
     }
@@ -222,7 +251,8 @@ public final class Prefs: Sendable {
         var changes = Changeset()
         changes.values[key.name] = try Self.change(for: value, key: key.name)
         for former in key.formerNames { changes.values[former] = .remove }
-        if !state.withLock({ $0.declared.contains(key.name) }) {
+        let (isDeclared, epoch) = state.withLock { ($0.isDeclared(key.name), $0.declarationEpoch) }
+        if !isDeclared {
             // The first write of a key in this process records its declaration in the same step.
             // When the recorded declaration cannot be read, recording it again is harmless.
             let recorded: KeyDeclaration?? = try? recordedDeclaration(for: key.name)
@@ -231,7 +261,7 @@ public final class Prefs: Sendable {
         }
         // The written value is not cached as given: the next read decodes what was stored, so it reads exactly what
         // another process or the next launch reads (a URL relative to a base comes back in its absolute form).
-        try commit(changes)
+        try commit(changes, declaring: (key.name, epoch))
     }
 
     /// Removes the stored values of `keys` (and of their former names), so they read their initial values.
@@ -295,11 +325,12 @@ public final class Prefs: Sendable {
 
     /// Applies `changes` through the backend, then updates the cache and tells observers.
     /// `operation` names the public call, for the error when it is made from inside a transaction body.
-    func commit(_ changes: Changeset, operation: String = #function) throws {
+    /// `declaring`: a key whose declaration is recorded once this commits, and the declaration epoch it was checked at.
+    func commit(_ changes: Changeset, declaring: (name: String, epoch: UInt64)? = nil, operation: String = #function) throws {
         guard !changes.isEmpty else { return }
         let flushInterval = try io.withBackend(operation) { backend throws -> Duration? in
             try backend.apply(changes)
-            state.withLock { $0.cacheCommitted(changes) }
+            state.withLock { $0.cacheCommitted(changes, declaring: declaring) }
             return backend.flushInterval
         }
         if let flushInterval { scheduleFlush(after: flushInterval) }

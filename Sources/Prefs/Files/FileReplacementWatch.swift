@@ -11,8 +11,7 @@ import PrefsSupport
 /// Checking is an `ioctl(FIONREAD)` that finds no event queued (0.35–0.41 µs here, against 0.44–0.53 µs for a
 /// non-blocking `read` that finds nothing, and 1.3 µs for the `fstat` and `statx` it replaces). An event, an overflow
 /// of the queue, or any failure means "look again the long way"; the watch is then set up again on whatever files the
-/// long way finds. Without inotify (or `/proc`), there is no watch, and every
-/// check is the long way.
+/// long way finds. Without inotify (or `/proc`), there is no watch, and every check is the long way.
 final class FileReplacementWatch {
     private let descriptor: Int32
     private var watches: [Int32] = []

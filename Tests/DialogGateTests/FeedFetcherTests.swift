@@ -14,7 +14,7 @@ struct FeedFetcherTests {
     let clock = TestClock(feedEpoch)
 
     private func fetcher(
-        _ url: URL, prefs: Prefs, options: FeedOptions = FeedOptions(), loader: (any FeedLoader)? = nil,
+        _ url: URL, prefs: Prefs, options: FeedOptions = .unhurried, loader: (any FeedLoader)? = nil,
         random: Double = 0
     ) -> FeedFetcher {
         FeedFetcher(url: url, prefs: prefs, options: options, loader: loader, clock: clock.function, random: { random })

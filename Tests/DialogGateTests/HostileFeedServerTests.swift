@@ -14,7 +14,7 @@ struct HostileFeedServerTests {
     let clock = TestClock(feedEpoch)
 
     private func fetcher(_ url: URL, prefs: Prefs, loader: (any FeedLoader)? = nil) -> FeedFetcher {
-        FeedFetcher(url: url, prefs: prefs, loader: loader, clock: clock.function, random: { 0 })
+        FeedFetcher(url: url, prefs: prefs, options: .unhurried, loader: loader, clock: clock.function, random: { 0 })
     }
 
     @Test("the gzip test bodies decode as gzip says (gzip -dc)")

@@ -13,7 +13,7 @@ struct MessageCenterTests {
 
     private func center(
         _ url: URL, prefs: Prefs, context: MessageContext = .seedApp, lastMessageIdKey: String = "lastMessageId",
-        options: FeedOptions = FeedOptions()
+        options: FeedOptions = .unhurried
     ) -> MessageCenter {
         MessageCenter(
             feedURL: url, prefs: prefs, context: context, lastMessageIdKey: lastMessageIdKey,

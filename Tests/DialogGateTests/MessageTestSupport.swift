@@ -13,6 +13,13 @@ import PrefsSupport
 /// so time rules are tested without sleeping.
 let feedEpoch = Date(timeIntervalSince1970: 1_772_366_400)
 
+extension FeedOptions {
+    /// The options of tests that fetch from a server on loopback and do not test the timeout. The default 10 s is not
+    /// enough there: under ThreadSanitizer on a loaded 2-core CI machine, tests that block the cooperative pool for
+    /// seconds (child processes, lock timeouts) once delayed five fetches past it at the same moment.
+    static var unhurried: FeedOptions { FeedOptions(timeout: .seconds(120)) }
+}
+
 /// A loader that answers from a closure and records the requests: shows that a refused URL never reaches
 /// the network, and plays cases a real server cannot.
 final class CannedLoader: FeedLoader {

@@ -179,6 +179,10 @@ struct StoreBehaviourTests {
         try prefs.set(1, for: .launchCount)
         #expect(try fixture.reopen().declaredKeys()["launchCount"] == KeyDeclaration(type: .int, initial: .int(0)))
         try prefs.set(2, for: .launchCount)  // a cached, declared key: nothing more is recorded
+        if backend == .json, let path = fixture.path {
+            let journal = try String(contentsOfFile: path + ".journal", encoding: .utf8)
+            #expect(journal.contains(#""launchCount""#) && !journal.contains(#""declared":"#), "\(journal)")
+        }
         try prefs.removeDeclarations(["launchCount"])
         #expect(try fixture.reopen().declaredKeys()["launchCount"] == nil)
         #expect(prefs[.launchCount] == 2, "removing a declaration keeps the value")

@@ -199,10 +199,10 @@ package enum FileSystem {
     }
 
     /// The link count and size of the file open at `fd`; (0, 0) when they cannot be read (as for a file with no links
-    /// left: the caller then looks at the path). On Linux this is `statx`
-    /// asked for neither, nor any time: since Linux 6.13, reading a file's modification or change time makes its next
-    /// write stamp a fine-grained time and dirty the inode, which made each journal append after an `fstat` cost
-    /// twice a plain `write(2)` (2.9–3.2 µs against 1.0–1.2 µs on this project's machine).
+    /// left: the caller then looks at the path). On Linux this is `statx` asked for those two and no time: since Linux
+    /// 6.13, reading a file's modification or change time makes its next write stamp a fine-grained time and dirty the
+    /// inode, which made each journal append after an `fstat` cost twice a plain `write(2)` (2.9–3.2 µs against 1.0–1.2
+    /// µs on this project's machine).
     static func linksAndSize(_ fd: Int32) -> (links: UInt64, size: Int) {
         #if os(Linux)
         if let statx = Statx.function, MemoryLayout<Statx.Buffer>.size == 256 {

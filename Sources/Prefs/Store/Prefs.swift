@@ -104,7 +104,7 @@ public final class Prefs: Sendable {
                 if declaredName == name {
                     cache[name] = Slot(entry: entry, declared: true)
                 } else {
-                    cache[name, default: Slot(entry: entry)].entry = entry  // in place: the slot keeps what it knew
+                    cache(entry, for: name)
                 }
             }
         }

@@ -60,7 +60,7 @@ final class JSONFileBackend: PrefsBackend {
     private var snapshotLinks: UInt64 = 0
     private var snapshotDescriptorIdentity: FileIdentity?
     #if os(Linux)
-    /// Watches the snapshot and journal a writer holds open, so that its next check is one cheap `read`. Made the first
+    /// Watches the snapshot and journal a writer holds open, so that its next check is one cheap `ioctl`. Made the first
     /// time this store holds both open, so only writers have one: each is an inotify instance, of which a user has 128
     /// by default. Without one (none left), checks take the long way.
     private var replacementWatch: FileReplacementWatch?

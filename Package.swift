@@ -12,7 +12,6 @@ let package = Package(
         .library(name: "PrefsPostgreSQL", targets: ["PrefsPostgreSQL"]),
         .library(name: "PrefsTestSupport", targets: ["PrefsTestSupport"]),
         .executable(name: "prefs-tool", targets: ["prefs-tool"]),
-        .executable(name: "prefs-bench", targets: ["prefs-bench"]),
     ],
     targets: [
         .systemLibrary(
@@ -20,8 +19,6 @@ let package = Package(
             path: "Sources/CSQLite",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
-        // LMDB, a baseline of prefs-bench only (the fast peer a user would pick for speed): no library target links it.
-        .systemLibrary(name: "CLMDB", path: "Benchmarks/CLMDB", pkgConfig: nil, providers: [.apt(["liblmdb-dev"])]),
         // Internal layers (not products): a lock and file identities; the JSON value tree, parser and serializer;
         // the SQLite wrapper.
         .target(name: "PrefsSupport"),
@@ -50,17 +47,24 @@ let package = Package(
         .executableTarget(name: "prefs-tool", dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "MessageFeed", "PrefsJSON", "PrefsPostgreSQL"]),
         .executableTarget(name: "prefs-test-child", dependencies: ["Prefs", "PrefsJSON", "PrefsUserDefaults", "PrefsPostgreSQL", "PrefsTestSupport"]),
         .executableTarget(name: "dialoggate-test-child", dependencies: ["Prefs", "PrefsJSON", "DialogGate", "MessageFeed"]),
-        .executableTarget(
-            name: "prefs-bench",
-            dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "DialogGate", "MessageFeed", "CSQLite", "PrefsPostgreSQL", "CLibPQ", "PrefsTestSupport", "CLMDB"],
-            path: "Benchmarks/prefs-bench"
-        ),
         .executableTarget(name: "prefs-torture", dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "DialogGate", "MessageFeed", "PrefsTestSupport"], path: "Torture/prefs-torture"),
-        .testTarget(name: "PrefsTests", dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "PrefsSupport", "PrefsUserDefaults", "PrefsPostgreSQL", "PrefsTestSupport", "prefs-test-child", "CSQLiteCrashVFS"]),
-        .testTarget(name: "DialogGateTests", dependencies: ["DialogGate", "MessageFeed", "Prefs", "PrefsJSON", "PrefsUserDefaults", "PrefsTestSupport", "dialoggate-test-child", "prefs-tool"]),
+        // Fixtures shared by the test targets (keys, the backends the conformance suites run over, canned feeds, a clock).
+        .target(
+            name: "TestFixtures",
+            dependencies: ["Prefs", "PrefsJSON", "PrefsSupport", "PrefsPostgreSQL", "PrefsTestSupport", "DialogGate", "MessageFeed"],
+            path: "Tests/TestFixtures"
+        ),
+        // One test target per library module, plus the tool, the test support and the README's examples.
+        .testTarget(name: "PrefsJSONTests", dependencies: ["PrefsJSON", "Prefs", "PrefsTestSupport"]),
+        .testTarget(name: "PrefsSQLiteTests", dependencies: ["PrefsSQLite"]),
+        .testTarget(name: "PrefsTests", dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "PrefsSupport", "PrefsTestSupport", "TestFixtures", "prefs-test-child", "CSQLiteCrashVFS"]),
+        .testTarget(name: "PrefsUserDefaultsTests", dependencies: ["PrefsUserDefaults", "Prefs", "PrefsJSON", "PrefsSupport", "PrefsTestSupport", "TestFixtures"]),
+        .testTarget(name: "MessageFeedTests", dependencies: ["MessageFeed", "Prefs", "PrefsJSON", "PrefsSupport", "PrefsTestSupport", "TestFixtures"]),
+        .testTarget(name: "DialogGateTests", dependencies: ["DialogGate", "MessageFeed", "Prefs", "PrefsJSON", "PrefsSupport", "PrefsUserDefaults", "PrefsTestSupport", "TestFixtures", "dialoggate-test-child", "prefs-tool"]),
+        .testTarget(name: "PrefsPostgreSQLTests", dependencies: ["PrefsPostgreSQL", "Prefs", "PrefsJSON", "PrefsSupport", "DialogGate", "PrefsTestSupport", "TestFixtures", "prefs-test-child", "prefs-tool"]),
+        .testTarget(name: "PrefsToolTests", dependencies: ["Prefs", "PrefsJSON", "PrefsUserDefaults", "DialogGate", "MessageFeed", "PrefsTestSupport", "TestFixtures", "prefs-tool"]),
+        .testTarget(name: "PrefsTestSupportTests", dependencies: ["PrefsTestSupport", "Prefs", "prefs-test-child"]),
         .testTarget(name: "ReadmeTests", dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "PrefsTestSupport", "PrefsPostgreSQL"]),
-        .testTarget(name: "PrefsPostgreSQLTests", dependencies: ["PrefsPostgreSQL", "Prefs", "PrefsJSON", "PrefsSupport", "DialogGate", "PrefsTestSupport", "prefs-test-child", "prefs-tool"]),
-        .testTarget(name: "PrefsToolTests", dependencies: ["Prefs", "PrefsJSON", "PrefsUserDefaults", "DialogGate", "MessageFeed", "PrefsTestSupport", "prefs-tool"]),
     ]
 )
 

@@ -10,7 +10,7 @@
 # New inputs that reach new code go to .build/fuzz/corpus/<target>/ (the committed seed corpus is only
 # read). A crash, an ASan report or a broken invariant stops that target, leaves the input in
 # .build/fuzz/artifacts/<target>/ and makes the script exit 1: add the input to Fuzz/Corpus/<target>/
-# and a regression test (Tests/PrefsTests/FuzzRegressionTests.swift), then fix the library.
+# and a regression test (Tests/PrefsUserDefaultsTests/FuzzRegressionTests.swift), then fix the library.
 # Reproduce one input with: .build/fuzz/fuzz-<target> FILE
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

@@ -1,6 +1,7 @@
 @_spi(Tooling) @testable import DialogGate
 @_spi(Tooling) @testable import MessageFeed
 import Foundation
+import TestFixtures
 @_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing
@@ -99,7 +100,7 @@ struct DialogCrossProcessTests {
         let children = try (0..<4).map { _ in
             try ChildProcess.start("dialoggate-test-child", ["race", store.rawValue, path, "tip", "2", start, "10"])
         }
-        FileManager.default.createFile(atPath: start, contents: Data())
+        #expect(FileManager.default.createFile(atPath: start, contents: Data()))
         var granted = 0
         for (process, out, err) in children {
             let result = try await ChildProcess.finish(process, out, err)

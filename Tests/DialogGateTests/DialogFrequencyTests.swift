@@ -1,6 +1,7 @@
 @_spi(Tooling) @testable import DialogGate
 @_spi(Tooling) @testable import MessageFeed
 import Foundation
+import TestFixtures
 @_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing

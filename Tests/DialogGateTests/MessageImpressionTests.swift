@@ -1,5 +1,6 @@
 @_spi(Tooling) @testable import DialogGate
 import Foundation
+import TestFixtures
 @_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing

@@ -1,5 +1,6 @@
 import DialogGate
 import Foundation
+import TestFixtures
 @_spi(Tooling) import Prefs
 import PrefsJSON
 import PrefsSupport

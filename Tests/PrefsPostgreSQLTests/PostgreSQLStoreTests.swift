@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 @_spi(Tooling) import Prefs
 import PrefsJSON
 import PrefsSupport
@@ -6,7 +7,8 @@ import PrefsPostgreSQL
 import PrefsTestSupport
 import Testing
 
-/// The store's promises, as the behaviour suite checks them for the other backends, on a real server.
+/// What is particular to the PostgreSQL store, on a real server. The promises every store keeps run here too, through
+/// `Backend.postgres` in PrefsTests' conformance suites.
 @Suite("PostgreSQL store")
 struct PostgreSQLStoreTests {
     @Test("the test server starts, and says how long it took")
@@ -34,71 +36,6 @@ struct PostgreSQLStoreTests {
         #expect(gone, "postmaster \(postmaster) still running or \(directory) still there")
     }
 
-    @Test("a key never written reads its initial value and is not stored; writing the initial value stores it")
-    func initialValues() throws {
-        let prefs = try PostgreSQLFixture().prefs
-        #expect(prefs[.launchCount] == 0)
-        #expect(prefs[.nickname] == nil)
-        #expect(!prefs.isStored(.launchCount))
-        guard case .initial(0) = prefs.lookup(.launchCount) else {
-            Issue.record("expected .initial(0), got \(prefs.lookup(.launchCount))")
-            return
-        }
-        prefs[.launchCount] = 0
-        #expect(prefs.isStored(.launchCount))
-        #expect(prefs.lookup(.launchCount).isStored)
-    }
-
-    @Test("every value type round-trips exactly, also through another connection")
-    func roundTrips() throws {
-        let fixture = try PostgreSQLFixture()
-        let prefs = fixture.prefs
-        let now = Date()
-        let data = Data((0..<300).map { UInt8(truncatingIfNeeded: $0 &* 7) })
-        let url = URL(string: "https://user@example.com:8443/a/b%20c?q=1&r=%C3%A9#frag")!
-        try prefs.set(Int.min, for: .launchCount)
-        try prefs.set(true, for: .flag)
-        try prefs.set(0.1, for: .ratio)
-        try prefs.set("héllo\u{0}wörld\n\u{1F600}'\\\"", for: .name)
-        try prefs.set(now, for: .lastLaunch)
-        try prefs.set(data, for: .blob)
-        try prefs.set(url, for: .homepage)
-        try prefs.set(["a", "", "ç", "{\"x\",}"], for: .tags)
-        try prefs.set(["x": 1, "y": Int.max], for: .scores)
-        try prefs.set(["d": [now, Date(timeIntervalSinceReferenceDate: -1e9 + 0.25)]], for: .visits)
-        try prefs.set("nick", for: .nickname)
-        try prefs.set(.dark, for: .theme)
-        try prefs.set(WindowFrame(width: 1, height: 2, title: "T\"itle"), for: .frame)
-        for store in [prefs, try fixture.reopen()] {
-            #expect(store[.launchCount] == Int.min)
-            #expect(store[.flag] == true)
-            #expect(store[.ratio] == 0.1)
-            #expect(store[.name] == "héllo\u{0}wörld\n\u{1F600}'\\\"")
-            #expect(store[.lastLaunch] == now)
-            #expect(store[.blob] == data)
-            #expect(store[.homepage] == url)
-            #expect(store[.tags] == ["a", "", "ç", "{\"x\",}"])
-            #expect(store[.scores] == ["x": 1, "y": Int.max])
-            #expect(store[.visits] == ["d": [now, Date(timeIntervalSinceReferenceDate: -1e9 + 0.25)]])
-            #expect(store[.nickname] == "nick")
-            #expect(store[.theme] == .dark)
-            #expect(store[.frame] == WindowFrame(width: 1, height: 2, title: "T\"itle"))
-            #expect(store.diagnostics.isEmpty)
-        }
-    }
-
-    @Test("non-finite and signed-zero doubles round-trip")
-    func specialDoubles() throws {
-        let fixture = try PostgreSQLFixture()
-        for value in [Double.infinity, -Double.infinity, -0.0, 5e-324, 1.7976931348623157e308] {
-            try fixture.prefs.set(value, for: .ratio)
-            let read = try fixture.reopen()[.ratio]
-            #expect(read == value && read.sign == value.sign, "\(value) read back as \(read)")
-        }
-        try fixture.prefs.set(.nan, for: .ratio)
-        #expect(try fixture.reopen()[.ratio].isNaN)
-    }
-
     @Test("values are kept as the other stores keep them (type name and JSON text), readable in psql")
     func readableInPsql() throws {
         let fixture = try PostgreSQLFixture()
@@ -113,98 +50,6 @@ struct PostgreSQLStoreTests {
         let sqlite = try Prefs(.sqlite(directory.file("p.sqlite")))
         try sqlite.setStoredValues(try fixture.prefs.snapshot().mapValues { Optional($0) })
         #expect(try sqlite.snapshot() == fixture.prefs.snapshot())
-    }
-
-    @Test("reset of one key, several keys, and all keys but some")
-    func reset() throws {
-        let fixture = try PostgreSQLFixture()
-        let prefs = fixture.prefs
-        prefs[.launchCount] = 3
-        prefs[.name] = "x"
-        prefs[.flag] = true
-        prefs[.tags] = ["t"]
-        try prefs.reset(.launchCount)
-        #expect(prefs[.launchCount] == 0 && !prefs.isStored(.launchCount))
-        #expect(prefs[.name] == "x")
-        try prefs.reset(.name, .flag)
-        #expect(!prefs.isStored(.name) && !prefs.isStored(.flag))
-        prefs[.launchCount] = 5
-        prefs[.name] = "y"
-        try prefs.resetAll(keeping: [.tags])
-        #expect(!prefs.isStored(.launchCount) && !prefs.isStored(.name))
-        #expect(prefs[.tags] == ["t"])
-        #expect(try fixture.reopen().snapshot().keys.sorted() == ["tags"])
-        #expect(prefs.diagnostics.isEmpty, "\(prefs.diagnostics)")
-    }
-
-    @Test("a key reads its former names' value; the value moves to the new name with the key's next write")
-    func renames() throws {
-        let fixture = try PostgreSQLFixture()
-        try fixture.prefs.setStoredValue(StoredValue(type: .int, json: .int(7)), forKey: "olderName")
-        let other = try fixture.reopen()
-        #expect(other[.renamed] == 7)
-        #expect(try other.snapshot().keys.sorted() == ["olderName"], "a read writes nothing")
-        try other.update(.renamed) { $0 += 1 }
-        #expect(try other.snapshot().keys.sorted() == ["newName"])
-        #expect(try fixture.reopen()[.renamed] == 8)
-        // The declaration, with its former names, is recorded for tools.
-        try other.declare(.renamed)
-        let declared = try fixture.reopen().declaredKeys()
-        #expect(declared["newName"] == KeyDeclaration(type: .int, initial: .int(0), formerNames: ["oldName", "olderName"]))
-        #expect(
-            try server().psql("SELECT string_agg(former, ',' ORDER BY position) FROM prefs_renamed WHERE namespace = '\(fixture.namespace)'")
-                == "oldName,olderName")
-        try other.reset(.renamed)
-        #expect(try fixture.reopen()[.renamed] == 0)
-    }
-
-    @Test("declared keys are recorded with type and initial value; declaring stores no values")
-    func declarations() throws {
-        let fixture = try PostgreSQLFixture()
-        _ = fixture.prefs[.launchCount]
-        #expect(try fixture.reopen().declaredKeys().isEmpty, "a read declares nothing")
-        try fixture.prefs.declare(.launchCount, .name, .nickname)
-        let declared = try fixture.reopen().declaredKeys()
-        #expect(declared["launchCount"] == KeyDeclaration(type: .int, initial: .int(0)))
-        #expect(declared["name"] == KeyDeclaration(type: .string, initial: .string("anonymous")))
-        #expect(declared["nickname"] == KeyDeclaration(type: .string, initial: nil))
-        #expect(try fixture.reopen().snapshot().isEmpty)
-    }
-
-    @Test("a batch writes many values in one transaction; a failing transaction writes nothing")
-    func batchesAndTransactions() throws {
-        let fixture = try PostgreSQLFixture()
-        let prefs = fixture.prefs
-        let keys = (0..<200).map { Prefs.Key<Int>("k\($0)", initial: -1) }
-        try prefs.batch { transaction in
-            for (index, key) in keys.enumerated() { try transaction.set(index, for: key) }
-        }
-        let other = try fixture.reopen()
-        #expect(try other.snapshot().count == 200)
-        #expect(other[keys[199]] == 199)
-        struct Abort: Error {}
-        #expect(throws: Abort.self) {
-            try prefs.transaction { transaction in
-                transaction[.launchCount] = 99
-                transaction[keys[0]] = 1000
-                throw Abort()
-            }
-        }
-        #expect(try fixture.reopen()[.launchCount] == 0)
-        #expect(try fixture.reopen()[keys[0]] == 0)
-        #expect(prefs[keys[0]] == 0)
-    }
-
-    @Test("values too large are refused and nothing is written")
-    func limits() throws {
-        let fixture = try PostgreSQLFixture()
-        let big = String(repeating: "x", count: Prefs.maximumValueBytes + 1)
-        #expect(throws: PrefsError.self) { try fixture.prefs.set(big, for: .name) }
-        #expect(try fixture.reopen().snapshot().isEmpty)
-        // The largest accepted value round-trips.
-        let largest = String(repeating: "y", count: Prefs.maximumValueBytes)
-        try fixture.prefs.set(largest, for: .name)
-        #expect(try fixture.reopen()[.name] == largest)
     }
 
     @Test("namespaces are isolated: same keys, different values; a reset of one leaves the other")

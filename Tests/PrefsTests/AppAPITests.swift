@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 import Observation
 @_spi(Tooling) @testable import Prefs
 import PrefsTestSupport
@@ -257,7 +258,7 @@ struct StandardStoreTests {
     func standardSwap() throws {
         let memory = try Prefs(.memory)
         struct Model { @Pref(.launchCount) var launches }
-        try withStandardStore {
+        withStandardStore {
             Prefs.standard = memory
             let model = Model()
             model.launches = 9

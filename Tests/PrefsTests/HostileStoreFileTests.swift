@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 import PrefsTestSupport
 import Testing
 @_spi(Tooling) @testable import Prefs

@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 @_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing

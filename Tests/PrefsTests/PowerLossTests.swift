@@ -1,5 +1,6 @@
 import CSQLiteCrashVFS
 import Foundation
+import TestFixtures
 @_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing

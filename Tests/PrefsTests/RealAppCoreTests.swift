@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 import Observation
 @_spi(Tooling) @testable import Prefs
 import PrefsTestSupport

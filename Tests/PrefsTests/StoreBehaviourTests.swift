@@ -1,4 +1,5 @@
 import Foundation
+import TestFixtures
 @_spi(Tooling) import Prefs
 import PrefsTestSupport
 import Testing
@@ -67,7 +68,7 @@ struct StoreBehaviourTests {
     @Test("non-finite and signed-zero doubles round-trip", arguments: Backend.allCases)
     func specialDoubles(backend: Backend) throws {
         let fixture = try StoreFixture(backend)
-        for value in [Double.infinity, -Double.infinity, -0.0, 5e-324, 1.7976931348623157e308] {
+        for value in [Double.infinity, -Double.infinity, -0.0, Double.leastNonzeroMagnitude, Double.greatestFiniteMagnitude] {
             try fixture.prefs.set(value, for: .ratio)
             let read = try fixture.reopen()[.ratio]
             #expect(read == value && read.sign == value.sign, "\(value) read back as \(read)")

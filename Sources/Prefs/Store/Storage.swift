@@ -185,6 +185,12 @@ extension Prefs {
             FileSystem.resolvingLinksIfFinite(path)
         }
 
+        /// The line a JSON store's journal appends for a set of `value` under `key`, sequence number and checksum
+        /// included, for tools that measure what a durable set writes (prefs-bench's `write(2)` floor).
+        @_spi(Tooling) public static func jsonJournalRecord(sequence: Int, key: String, value: StoredValue) -> [UInt8] {
+            JSONJournal.recordBytes(seq: sequence, changes: Changeset(values: [key: .set(value)]))
+        }
+
         /// The file path for file-backed stores.
         public var path: String? {
             switch kind {

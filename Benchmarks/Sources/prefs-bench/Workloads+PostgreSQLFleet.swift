@@ -1,0 +1,218 @@
+import BenchLibPQ
+import Foundation
+@_spi(Tooling) import Prefs
+import PrefsPostgreSQL
+import PrefsTestSupport
+import Synchronization
+
+// Workload 9, continued: a fleet's view. Eight clients (each with its own connection, as eight instances) writing at
+// once, to one namespace (one user: every write takes the namespace's row lock in turn) and to eight (eight users);
+// and the time from a write in one store to the change seen by another store listening on its own connection.
+
+extension Bench {
+    func postgreSQLFleet(url: String, names: [String], keys: [Prefs.Key<Int>], info: (n: Int, label: String, type: String)) throws {
+        let clients = 8
+        let duration = settings.concurrentDuration
+        let same = "raw libpq, same statements"
+        for shared in [true, false] {
+            let scope = shared ? "one namespace" : "a namespace each"
+            let subject = "Prefs postgresql"
+            let namespace: @Sendable (String, Int) -> String = { who, client in shared ? "bench-\(who)-fleet" : "bench-\(who)-fleet-\(client)" }
+            let raw = try RawLibPQ(url)
+            for client in 0..<clients {
+                try raw.exec("INSERT INTO prefs_namespaces (namespace) VALUES ($1) ON CONFLICT DO NOTHING", [namespace("raw", client)])
+            }
+            raw.close()
+            let n = names.count
+            try measure(
+                workload: 9, title: "PostgreSQL, \(clients) clients setting at once, \(scope): time per set (1 ÷ throughput)", data: info,
+                contenders: [
+                    Contender(name: same, role: .baseline, maxOps: 1) {
+                        .init { _, _ in
+                            try runClients(clients, for: duration) { client in
+                                let connection = try RawLibPQ(url)
+                                let space = namespace("raw", client)
+                                let statements = RawLibPQ.Statements(namespace: space, channel: PostgreSQLStore.notificationChannel(for: space))
+                                return Client(
+                                    operation: { op in
+                                        try statements.begin(connection)
+                                        try statements.lock(connection)
+                                        try statements.upsert(connection, [names[(client * 131 + op) % n]], [String(op)])
+                                        try statements.bump(connection)
+                                        try connection.exec("COMMIT")
+                                    }, close: { connection.close() })
+                            }
+                        }
+                    },
+                    Contender(name: subject, role: .subject, maxOps: 1) {
+                        .init { _, _ in
+                            try runClients(clients, for: duration) { client in
+                                let store = try Prefs(.postgreSQL(url, namespace: namespace("prefs", client)))
+                                // Steady state, as in the single-client rows: the keys' declarations are recorded.
+                                try store.declare(keys)
+                                return Client(
+                                    operation: { op in try store.set(op, for: keys[(client * 131 + op) % n]) },
+                                    close: { try? store.close() })
+                            }
+                        }
+                    },
+                ],
+                metric: "set (\(clients) clients)",
+                rules: [Rule(subject: subject, baseline: same)],
+                notes: [
+                    subject: shared
+                        ? "every set locks the one namespace's row: the clients take turns, as instances writing one user's state do"
+                        : "one namespace per client: no lock is shared, as instances writing different users' state"
+                ],
+                budget: Budget(rounds: settings.quick ? 2 : 5, minRounds: 2, sample: .zero, perContender: .seconds(3600)))
+        }
+        try postgreSQLNotificationLatency(url: url, keys: keys, info: info)
+    }
+
+    /// The time from a write in one store to the change seen by another (its own connections, listening), against a raw
+    /// NOTIFY from one connection heard by another that LISTENs.
+    private func postgreSQLNotificationLatency(url: String, keys: [Prefs.Key<Int>], info: (n: Int, label: String, type: String)) throws {
+        let subject = "Prefs postgresql, set → values(for:) in another store"
+        let raw = "raw libpq, the set's statements → LISTEN on another connection"
+        let writes = settings.quick ? 5 : 25
+        try measure(
+            workload: 9, title: "PostgreSQL: a write seen by another store (write → seen)", data: info,
+            contenders: [
+                Contender(name: raw, role: .baseline, maxOps: writes) {
+                    let sender = try RawLibPQ(url), listener = try RawLibPQ(url)
+                    let namespace = "bench-raw-latency"
+                    let channel = PostgreSQLStore.notificationChannel(for: namespace)
+                    let statements = RawLibPQ.Statements(namespace: namespace, channel: channel)
+                    try sender.exec("INSERT INTO prefs_namespaces (namespace) VALUES ($1) ON CONFLICT DO NOTHING", [namespace])
+                    try listener.exec("LISTEN \"\(channel)\"")
+                    return .init(
+                        run: { _, ops in
+                            try timed(ops: ops) {
+                                for op in 0..<ops {
+                                    // The store's set (BEGIN, lock, upsert, bump and NOTIFY, COMMIT), then the wait.
+                                    try statements.begin(sender)
+                                    try statements.lock(sender)
+                                    try statements.upsert(sender, [keys[0].name], [String(op)])
+                                    try statements.bump(sender)
+                                    try sender.exec("COMMIT")
+                                    try listener.awaitNotification(payload: namespace)
+                                }
+                            }
+                        },
+                        finish: {
+                            sender.close()
+                            listener.close()
+                        })
+                },
+                Contender(name: subject, role: .subject, maxOps: writes) {
+                    let writer = try Prefs(.postgreSQL(url, namespace: "bench-latency"))
+                    // A ten-minute poll: only the notification can bring a change in time.
+                    let reader = try Prefs(.postgreSQL(url, namespace: "bench-latency"), pollInterval: .seconds(600))
+                    let key = keys[0]
+                    try writer.set(0, for: key)
+                    let seen = Seen()
+                    let stream = reader.values(for: key)
+                    let task = Task.detached { for await value in stream { seen.record(value) } }
+                    var next = 1
+                    return .init(
+                        run: { _, ops in
+                            try timed(ops: ops) {
+                                for _ in 0..<ops {
+                                    try writer.set(next, for: key)
+                                    guard seen.wait(for: next, timeout: .seconds(60)) else { throw BenchError("value \(next) not seen within 60 s") }
+                                    next += 1
+                                }
+                            }
+                        },
+                        finish: {
+                            task.cancel()
+                            try? reader.close()
+                            try? writer.close()
+                        })
+                },
+            ],
+            metric: "write → seen",
+            rules: [Rule(subject: subject, baseline: raw)],
+            notes: [subject: "mean over the round's writes, the write's own round trip included (target: under 50 ms)"],
+            budget: Budget(rounds: settings.quick ? 2 : 7, minRounds: 2, sample: .zero, perContender: .seconds(3600)))
+    }
+}
+
+/// One client of ``runClients(_:for:_:)``: an operation (given its sequence number) and how to release its connection.
+// @unchecked Sendable: made on its client's thread and used by that thread alone.
+struct Client: @unchecked Sendable {
+    var operation: (Int) throws -> Void
+    var close: () -> Void
+}
+
+/// Starts `count` clients, each on a thread of its own, made there (connecting is not timed); once all are ready they
+/// run their operation back to back for `duration`. Returns the operations of all clients over the elapsed time.
+func runClients(_ count: Int, for duration: Duration, _ make: @escaping @Sendable (_ client: Int) throws -> Client) throws -> Trial {
+    let ready = DispatchGroup(), done = DispatchGroup()
+    let go = DispatchSemaphore(value: 0)
+    let total = Mutex(0)
+    let failure = Mutex<String?>(nil)
+    let deadline = Mutex<ContinuousClock.Instant?>(nil)
+    for client in 0..<count {
+        ready.enter()
+        done.enter()
+        Thread {
+            defer { done.leave() }
+            var made: Client?
+            do { made = try make(client) } catch { failure.withLock { $0 = $0 ?? "\(error)" } }
+            ready.leave()
+            go.wait()
+            guard let made else { return }
+            defer { made.close() }
+            guard let end = deadline.withLock({ $0 }) else { return }
+            var ops = 0
+            while clock.now < end {
+                do { try made.operation(ops) } catch {
+                    failure.withLock { $0 = $0 ?? "\(error)" }
+                    break
+                }
+                ops += 1
+            }
+            total.withLock { $0 += ops }
+        }.start()
+    }
+    ready.wait()
+    let began = clock.now
+    deadline.withLock { $0 = began + duration }
+    for _ in 0..<count { go.signal() }
+    done.wait()
+    let elapsed = clock.now - began
+    if let message = failure.withLock({ $0 }) { throw BenchError("a client failed: \(message)") }
+    return Trial(ops: max(total.withLock { $0 }, 1), elapsed: elapsed)
+}
+
+/// The values an observer has seen, and a wait for one of them.
+final class Seen: Sendable {
+    private let values = Mutex<Set<Int>>([])
+    private let signal = DispatchSemaphore(value: 0)
+
+    func record(_ value: Int) {
+        values.withLock { _ = $0.insert(value) }
+        signal.signal()
+    }
+
+    /// Waits until `value` has been seen; false after `timeout`.
+    func wait(for value: Int, timeout: Duration) -> Bool {
+        let deadline = clock.now + timeout
+        while !values.withLock({ $0.contains(value) }) {
+            guard clock.now < deadline, signal.wait(timeout: .now() + 0.05) == .success || clock.now < deadline else { return false }
+        }
+        return true
+    }
+}
+
+extension RawLibPQ {
+    /// Waits in `poll(2)` on the connection's socket until a notification with `payload` arrives.
+    func awaitNotification(payload: String) throws {
+        while true {
+            if try takeNotifications().contains(payload) { return }
+            var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            _ = poll(&descriptor, 1, 60_000)
+        }
+    }
+}

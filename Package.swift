@@ -34,7 +34,7 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
         ),
-        .target(name: "PrefsPostgreSQL", dependencies: ["Prefs", "PrefsJSON", "CLibPQ"]),
+        .target(name: "PrefsPostgreSQL", dependencies: ["Prefs", "PrefsJSON", "PrefsSupport", "CLibPQ"]),
         // libcurl through dlopen, for the feed loader on Linux (see Sources/CCurlShim/include/CCurlShim.h).
         .target(name: "CCurlShim", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         // The messages feed: its format, decoding and linting, fetching and caching, targeting. DialogGate builds on it

@@ -1,4 +1,5 @@
 import Foundation
+import PrefsSupport
 
 /// The PostgreSQL store's fixed facts: its format version, the namespace limit, and the channel a namespace notifies.
 public enum PostgreSQLStore {
@@ -8,13 +9,7 @@ public enum PostgreSQLStore {
     /// the namespace in hex, so that a connection hears its own namespace's commits and not a whole fleet's (two
     /// namespaces sharing a hash only cost each other a spurious refresh: the payload is checked).
     public static func notificationChannel(for namespace: String) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in namespace.utf8 {
-            hash ^= UInt64(byte)
-            hash &*= 0x0000_0100_0000_01b3
-        }
-        let hex = String(hash, radix: 16)
-        return "prefs_" + String(repeating: "0", count: 16 - hex.count) + hex
+        "prefs_" + StableHash.hex(namespace)
     }
     /// The longest namespace name, in bytes (it is a `NOTIFY` payload and part of every key).
     public static let maximumNamespaceBytes = 200

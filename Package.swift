@@ -37,21 +37,24 @@ let package = Package(
         .target(name: "PrefsPostgreSQL", dependencies: ["Prefs", "PrefsJSON", "PrefsSupport", "CLibPQ"]),
         // libcurl through dlopen, for the feed loader on Linux (see Sources/CCurlShim/include/CCurlShim.h).
         .target(name: "CCurlShim", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
-        // The messages feed: its format, decoding and linting, fetching and caching, targeting. DialogGate builds on it
-        // (and re-exports it); a feed publisher's checks and prefs-tool use it alone.
-        .target(name: "MessageFeed", dependencies: ["Prefs", "PrefsJSON", "PrefsSupport", "CCurlShim"]),
-        .target(name: "DialogGate", dependencies: ["Prefs", "PrefsJSON", "PrefsSupport", "PrefsUserDefaults", "MessageFeed"]),
+        // The messages feed's format: decoding and linting, versions, targeting. Values and rules only: a feed publisher's
+        // checks link neither a store nor libcurl.
+        .target(name: "MessageFeed", dependencies: ["PrefsJSON", "PrefsSupport"]),
+        // Fetching and caching the feed, above its format: conditional requests, backoff, the last good feed in a store.
+        .target(name: "MessageFeedFetching", dependencies: ["MessageFeed", "Prefs", "PrefsJSON", "PrefsSupport", "CCurlShim"]),
+        // Local dialogs and remote messages for apps; re-exports MessageFeed and MessageFeedFetching.
+        .target(name: "DialogGate", dependencies: ["Prefs", "PrefsJSON", "PrefsSupport", "MessageFeed", "MessageFeedFetching"]),
         .target(name: "PrefsTestSupport", dependencies: ["Prefs", "PrefsJSON", "PrefsSupport"]),
         // Test support in C: a pass-through SQLite VFS reporting syncs, for the simulated power cuts.
         .target(name: "CSQLiteCrashVFS", dependencies: ["CSQLite"]),
-        .executableTarget(name: "prefs-tool", dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "MessageFeed", "PrefsJSON", "PrefsPostgreSQL"]),
+        .executableTarget(name: "prefs-tool", dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "MessageFeed", "MessageFeedFetching", "PrefsJSON", "PrefsPostgreSQL"]),
         .executableTarget(name: "prefs-test-child", dependencies: ["Prefs", "PrefsJSON", "PrefsUserDefaults", "PrefsPostgreSQL", "PrefsTestSupport"]),
-        .executableTarget(name: "dialoggate-test-child", dependencies: ["Prefs", "PrefsJSON", "DialogGate", "MessageFeed"]),
-        .executableTarget(name: "prefs-torture", dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "DialogGate", "MessageFeed", "PrefsTestSupport"], path: "Torture/prefs-torture"),
+        .executableTarget(name: "dialoggate-test-child", dependencies: ["Prefs", "PrefsJSON", "DialogGate", "MessageFeed", "MessageFeedFetching"]),
+        .executableTarget(name: "prefs-torture", dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "DialogGate", "MessageFeed", "MessageFeedFetching", "PrefsTestSupport"], path: "Torture/prefs-torture"),
         // Fixtures shared by the test targets (keys, the backends the conformance suites run over, canned feeds, a clock).
         .target(
             name: "TestFixtures",
-            dependencies: ["Prefs", "PrefsJSON", "PrefsSupport", "PrefsPostgreSQL", "PrefsTestSupport", "DialogGate", "MessageFeed"],
+            dependencies: ["Prefs", "PrefsJSON", "PrefsSupport", "PrefsPostgreSQL", "PrefsTestSupport", "DialogGate", "MessageFeed", "MessageFeedFetching"],
             path: "Tests/TestFixtures"
         ),
         // One test target per library module, plus the tool, the test support and the README's examples.
@@ -59,10 +62,11 @@ let package = Package(
         .testTarget(name: "PrefsSQLiteTests", dependencies: ["PrefsSQLite"]),
         .testTarget(name: "PrefsTests", dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "PrefsSupport", "PrefsTestSupport", "TestFixtures", "prefs-test-child", "CSQLiteCrashVFS"]),
         .testTarget(name: "PrefsUserDefaultsTests", dependencies: ["PrefsUserDefaults", "Prefs", "PrefsJSON", "PrefsSupport", "PrefsTestSupport", "TestFixtures"]),
-        .testTarget(name: "MessageFeedTests", dependencies: ["MessageFeed", "Prefs", "PrefsJSON", "PrefsSupport", "PrefsTestSupport", "TestFixtures"]),
-        .testTarget(name: "DialogGateTests", dependencies: ["DialogGate", "MessageFeed", "Prefs", "PrefsJSON", "PrefsSupport", "PrefsUserDefaults", "PrefsTestSupport", "TestFixtures", "dialoggate-test-child", "prefs-tool"]),
+        .testTarget(name: "MessageFeedTests", dependencies: ["MessageFeed", "PrefsJSON", "PrefsSupport", "PrefsTestSupport", "TestFixtures"]),
+        .testTarget(name: "MessageFeedFetchingTests", dependencies: ["MessageFeedFetching", "MessageFeed", "Prefs", "PrefsJSON", "PrefsSupport", "PrefsTestSupport", "TestFixtures"]),
+        .testTarget(name: "DialogGateTests", dependencies: ["DialogGate", "MessageFeed", "MessageFeedFetching", "Prefs", "PrefsJSON", "PrefsSupport", "PrefsUserDefaults", "PrefsTestSupport", "TestFixtures", "dialoggate-test-child", "prefs-tool"]),
         .testTarget(name: "PrefsPostgreSQLTests", dependencies: ["PrefsPostgreSQL", "Prefs", "PrefsJSON", "PrefsSupport", "DialogGate", "PrefsTestSupport", "TestFixtures", "prefs-test-child", "prefs-tool"]),
-        .testTarget(name: "PrefsToolTests", dependencies: ["Prefs", "PrefsJSON", "PrefsUserDefaults", "DialogGate", "MessageFeed", "PrefsTestSupport", "TestFixtures", "prefs-tool"]),
+        .testTarget(name: "PrefsToolTests", dependencies: ["Prefs", "PrefsJSON", "PrefsUserDefaults", "DialogGate", "MessageFeed", "MessageFeedFetching", "PrefsTestSupport", "TestFixtures", "prefs-tool"]),
         .testTarget(name: "PrefsTestSupportTests", dependencies: ["PrefsTestSupport", "Prefs", "prefs-test-child"]),
         .testTarget(name: "ReadmeTests", dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "PrefsTestSupport", "PrefsPostgreSQL"]),
     ]

@@ -7,7 +7,7 @@
 # SwiftPM cannot build a fuzzer (it would link libFuzzer's main into every product), so this compiles
 # the library sources with swiftc directly: each module once, instrumented
 # (-sanitize=fuzzer,address adds coverage and ASan; with -c nothing is linked yet), then one small
-# executable per target linking every module's object (and MessageFeed's C shim for libcurl), libFuzzer's main and the
+# executable per target linking every module's object (and MessageFeedFetching's C shim for libcurl), libFuzzer's main and the
 # system libsqlite3.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -41,7 +41,7 @@ build_module PrefsSQLite Sources/PrefsSQLite
 build_module Prefs Sources/Prefs
 build_module PrefsUserDefaults Sources/PrefsUserDefaults
 
-# MessageFeed's feed loader calls libcurl through the C shim in Sources/CCurlShim: a module map for swiftc, and the C
+# MessageFeedFetching's feed loader calls libcurl through the C shim in Sources/CCurlShim: a module map for swiftc, and the C
 # file compiled once with the same instrumentation (the toolchain's clang).
 mkdir -p "$out/modules/CCurlShim"
 printf 'module CCurlShim {\n    header "%s"\n    export *\n}\n' "$root/Sources/CCurlShim/include/CCurlShim.h" \
@@ -54,6 +54,7 @@ clang="$(dirname "$(command -v swiftc)")/clang"
 # -enable-testing: the Versions target reaches MessageFeed's internal version parsers with `@testable import`; the
 # tooling API (`@_spi(Tooling) import`) and `package` symbols (under -package-name) need no flag.
 build_module MessageFeed Sources/MessageFeed -enable-testing
+build_module MessageFeedFetching Sources/MessageFeedFetching
 build_module DialogGate Sources/DialogGate
 
 for target in "$root"/Fuzz/Targets/*.swift; do
@@ -62,7 +63,7 @@ for target in "$root"/Fuzz/Targets/*.swift; do
     # ld.gold warns about ASan's local symbols ("Cannot export local symbol"); harmless.
     swiftc "${common[@]}" -module-name "Fuzz$name" "$target" \
         "$out/PrefsSupport.o" "$out/PrefsJSON.o" "$out/PrefsSQLite.o" "$out/Prefs.o" "$out/PrefsUserDefaults.o" \
-        "$out/MessageFeed.o" "$out/DialogGate.o" "$out/CCurlShim.o" \
+        "$out/MessageFeed.o" "$out/MessageFeedFetching.o" "$out/DialogGate.o" "$out/CCurlShim.o" \
         -lsqlite3 -ldl -o "$out/fuzz-$name" 2> >(grep -v "Cannot export local symbol" >&2)
 done
 echo "fuzz build: done, binaries in $out"

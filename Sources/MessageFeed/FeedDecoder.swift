@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import PrefsSupport
 internal import PrefsJSON
 
 /// Turns a `messages.json` document into validated ``RemoteMessage`` values and diagnostics.
@@ -308,8 +308,8 @@ internal import PrefsJSON
     /// (at most 2 edits, or a third of the key's length for longer keys).
     static func nearestKey(to key: String, in known: [String]) -> String? {
         let lowered = key.lowercased()
-        guard let best = known.min(by: { KeyName.distance(lowered, $0.lowercased()) < KeyName.distance(lowered, $1.lowercased()) }),
-            KeyName.distance(lowered, best.lowercased()) <= max(2, lowered.count / 3)
+        guard let best = known.min(by: { Suggestions.distance(lowered, $0.lowercased()) < Suggestions.distance(lowered, $1.lowercased()) }),
+            Suggestions.distance(lowered, best.lowercased()) <= max(2, lowered.count / 3)
         else { return nil }
         return best
     }

@@ -1,4 +1,3 @@
-@_spi(Tooling) import Prefs
 package import PrefsJSON
 
 /// One problem found in a messages feed: how serious it is, where it is (JSON path and line:column) and

@@ -1,5 +1,4 @@
 import Foundation
-@_spi(Tooling) import Prefs
 internal import PrefsJSON
 
 /// Checks a feed document before it is published: everything ``FeedDecoder`` reports, plus warnings about

@@ -1,5 +1,4 @@
 import Foundation
-@_spi(Tooling) import Prefs
 internal import PrefsJSON
 
 /// Reads one entry of a feed array into a ``RemoteMessage``, collecting every problem with its path and

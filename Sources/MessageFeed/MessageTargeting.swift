@@ -1,5 +1,4 @@
 import Foundation
-@_spi(Tooling) import Prefs
 internal import PrefsJSON
 
 /// Decides which message of a feed to show, and explains why: pure functions of the messages, the

@@ -36,27 +36,52 @@ struct BinaryPropertyList {
 
     init?(_ data: Data) {
         let bytes = [UInt8](data)
-        guard bytes.count >= 40, bytes.starts(with: Array("bplist0".utf8)) else { return nil }
-        let trailer = bytes.count - 32
-        let offsetSize = Int(bytes[trailer + 6]), referenceSize = Int(bytes[trailer + 7])
-        guard (1...8).contains(offsetSize), (1...8).contains(referenceSize),
-            let count = Self.integer(bytes, at: trailer + 8, size: 8),
-            let top = Self.integer(bytes, at: trailer + 16, size: 8),
-            let table = Self.integer(bytes, at: trailer + 24, size: 8),
-            table >= 8, table <= trailer, count <= (trailer - table) / offsetSize, top < count
+        guard bytes.starts(with: Array("bplist0".utf8)), case .success(let table) = Table.read(bytes),
+            (1...8).contains(table.referenceSize), table.top < table.offsets.count
         else { return nil }
-        var offsets: [Int] = []
-        offsets.reserveCapacity(count)
-        for index in 0..<count {
-            guard let offset = Self.integer(bytes, at: table + index * offsetSize, size: offsetSize),
-                offset >= 8, offset < table
-            else { return nil }
-            offsets.append(offset)
-        }
         self.bytes = bytes
-        self.offsets = offsets
-        self.referenceSize = referenceSize
-        self.top = top
+        self.offsets = table.offsets
+        self.referenceSize = table.referenceSize
+        self.top = table.top
+    }
+
+    /// A binary property list's trailer and offset table, checked: the one reading of them, shared by this reader
+    /// and ``BinaryPropertyListScan``.
+    struct Table {
+        var referenceSize: Int
+        var top: Int
+        /// Each object's offset, each checked to lie between the header and the offset table.
+        var offsets: [Int]
+
+        /// The table of `bytes`, or what is wrong with it.
+        static func read(_ bytes: [UInt8]) -> Result<Table, Malformed> {
+            guard bytes.count >= 8 + 32 else { return .failure(Malformed("too short for a binary property list")) }
+            let trailer = bytes.count - 32
+            let offsetSize = Int(bytes[trailer + 6])
+            guard (1...8).contains(offsetSize) else { return .failure(Malformed("offset size \(offsetSize) in the trailer")) }
+            guard let count = integer(bytes, at: trailer + 8, size: 8), let top = integer(bytes, at: trailer + 16, size: 8),
+                let table = integer(bytes, at: trailer + 24, size: 8)
+            else { return .failure(Malformed("trailer")) }
+            let (tableLength, overflow) = count.multipliedReportingOverflow(by: offsetSize)
+            guard !overflow, table >= 8, table <= trailer, tableLength <= trailer - table else {
+                return .failure(Malformed("the offset table lies outside the file"))
+            }
+            var offsets: [Int] = []
+            offsets.reserveCapacity(count)
+            for index in 0..<count {
+                guard let offset = integer(bytes, at: table + index * offsetSize, size: offsetSize), offset >= 8, offset < table else {
+                    return .failure(Malformed("object \(index) lies outside the file"))
+                }
+                offsets.append(offset)
+            }
+            return .success(Table(referenceSize: Int(bytes[trailer + 7]), top: top, offsets: offsets))
+        }
+    }
+
+    /// What is wrong with a binary property list's table.
+    struct Malformed: Error {
+        var reason: String
+        init(_ reason: String) { self.reason = reason }
     }
 
     /// The object at `index` of the offset table, one level deep (containers hold references); nil if malformed.

@@ -22,31 +22,12 @@ enum BinaryPropertyListScan {
         let bytes = [UInt8](data)
         // Foundation reads any "bplist0x" header as a binary property list, not only version 00.
         guard bytes.starts(with: Array("bplist".utf8)) else { return .notBinary }
-        guard bytes.count >= 8 + 32 else { return .malformed("too short for a binary property list") }
-        let trailer = bytes.count - 32
-        let offsetSize = Int(bytes[trailer + 6])
-        guard (1...8).contains(offsetSize) else { return .malformed("offset size \(offsetSize) in the trailer") }
-        guard let count = integer(bytes, at: trailer + 8, size: 8),
-            let table = integer(bytes, at: trailer + 24, size: 8)
-        else { return .malformed("trailer") }
-        let (tableLength, overflow) = count.multipliedReportingOverflow(by: offsetSize)
-        guard !overflow, table >= 8, table <= trailer, tableLength <= trailer - table else {
-            return .malformed("the offset table lies outside the file")
+        switch BinaryPropertyList.Table.read(bytes) {
+        case .failure(let malformed):
+            return .malformed(malformed.reason)
+        case .success(let table):
+            // A set or an ordered set.
+            return table.offsets.contains { bytes[$0] >> 4 == 0xC || bytes[$0] >> 4 == 0xB } ? .containsSet : .safe
         }
-        for index in 0..<count {
-            guard let offset = integer(bytes, at: table + index * offsetSize, size: offsetSize), offset >= 8, offset < table else {
-                return .malformed("object \(index) lies outside the file")
-            }
-            if bytes[offset] >> 4 == 0xC || bytes[offset] >> 4 == 0xB { return .containsSet }  // set, ordered set
-        }
-        return .safe
-    }
-
-    /// A big-endian unsigned integer of `size` bytes at `offset`, or nil when it does not fit an Int.
-    private static func integer(_ bytes: [UInt8], at offset: Int, size: Int) -> Int? {
-        guard offset >= 0, offset + size <= bytes.count else { return nil }
-        var value: UInt64 = 0
-        for byte in bytes[offset..<offset + size] { value = value << 8 | UInt64(byte) }
-        return value <= UInt64(Int.max) ? Int(value) : nil
     }
 }

@@ -86,7 +86,7 @@ extension PrefsDefaults {
         case .bool(let bool)?: bool ? 1 : 0
         case .int(let int)?: int
         case .double(let double)?: Int(exactly: double.rounded(.towardZero)) ?? 0
-        case .string(let string)?: Self.leadingInteger(string)
+        case .string(let string)?: TextNumber.leadingInteger(string)
         case nil: 0
         }
     }
@@ -101,7 +101,7 @@ extension PrefsDefaults {
         case .bool(let bool)?: bool ? 1 : 0
         case .int(let int)?: Double(int)
         case .double(let double)?: double
-        case .string(let string)?: Self.leadingDouble(string)
+        case .string(let string)?: TextNumber.leadingDouble(string)
         case nil: 0
         }
     }
@@ -125,26 +125,12 @@ extension PrefsDefaults {
         Self.bool(scalar(forKey: defaultName))
     }
 
-    /// A stored value read as ``bool(forKey:)`` reads it, for code that reads raw values (inside a transaction):
-    /// DialogGate's never-remind keys written by older code. A value that is not a property-list value is false.
-    ///
-    /// ```swift
-    /// PrefsDefaults.bool(from: StoredValue(type: .string, json: .string("YES")))   // true
-    /// ```
-    package static func bool(from stored: StoredValue?) -> Bool {
-        guard let stored, let object = try? PropertyListValue.decode(stored) else { return false }
-        return bool(scalar(of: object))
-    }
-
     private static func bool(_ scalar: Scalar?) -> Bool {
         switch scalar {
         case .bool(let bool)?: return bool
         case .int(let int)?: return int != 0
         case .double(let double)?: return double != 0
-        case .string(let string)?:
-            let text = string.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
-            if text == "yes" || text == "true" { return true }
-            return Self.numericPrefix(of: text).map { Self.leadingDouble(String($0)) != 0 } ?? false
+        case .string(let string)?: return TextNumber.isTrue(string)
         case nil: return false
         }
     }
@@ -223,48 +209,6 @@ extension PrefsDefaults {
         if let float = Float(exactly: double), float.description.count < text.count { text = float.description }
         if text.hasSuffix(".0") { text.removeLast(2) }
         return text
-    }
-
-    /// The leading `[white space][sign]digits` of `text` as an integer, saturating at `Int`'s bounds; 0 without digits.
-    static func leadingInteger(_ text: String) -> Int {
-        guard let prefix = numericPrefix(of: text) else { return 0 }
-        var digits = prefix.prefix { $0 != "." && $0 != "e" && $0 != "E" }
-        if digits.last == "-" || digits.last == "+" || digits.isEmpty { return 0 }
-        if digits.first == "+" { digits = digits.dropFirst() }
-        if let value = Int(digits) { return value }
-        return digits.first == "-" ? Int.min : Int.max
-    }
-
-    /// The leading decimal number of `text` (`"2.5kg"` → 2.5); 0 without one.
-    static func leadingDouble(_ text: String) -> Double {
-        numericPrefix(of: text).flatMap { Double($0) } ?? 0
-    }
-
-    /// The longest prefix of `text`, after white space, of the form `[+-]digits[.digits][(e|E)[+-]digits]`
-    /// with at least one digit before the exponent.
-    static func numericPrefix(of text: String) -> Substring? {
-        let scalars = text.unicodeScalars
-        var index = scalars.firstIndex { !CharacterSet.whitespacesAndNewlines.contains($0) } ?? scalars.endIndex
-        let start = index
-        func skipDigits() -> Int {
-            var count = 0
-            while index < scalars.endIndex, ("0"..."9").contains(scalars[index]) { index = scalars.index(after: index); count += 1 }
-            return count
-        }
-        if index < scalars.endIndex, scalars[index] == "+" || scalars[index] == "-" { index = scalars.index(after: index) }
-        var digits = skipDigits()
-        if index < scalars.endIndex, scalars[index] == "." {
-            index = scalars.index(after: index)
-            digits += skipDigits()
-        }
-        guard digits > 0 else { return nil }
-        var end = index
-        if index < scalars.endIndex, scalars[index] == "e" || scalars[index] == "E" {
-            index = scalars.index(after: index)
-            if index < scalars.endIndex, scalars[index] == "+" || scalars[index] == "-" { index = scalars.index(after: index) }
-            if skipDigits() > 0 { end = index }
-        }
-        return Substring(scalars[start..<end])
     }
 
     /// A string from `url(forKey:)`: a URL when it has a scheme, else a file path with `~` expanded.

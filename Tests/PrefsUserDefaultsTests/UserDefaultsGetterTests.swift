@@ -252,3 +252,30 @@ struct UserDefaultsGetterTests {
         #expect(fixture.diagnostics.first?.description.hasPrefix(#"key "when" in "#) == true)
     }
 }
+
+/// DialogGate reads a never-remind key that older code wrote with `StoredValue.isTruthy`, without linking
+/// PrefsUserDefaults: it must answer as `PrefsDefaults.bool(forKey:)` does, for every stored form.
+@Suite("One truthiness rule")
+struct TruthinessTests {
+    static let forms: [StoredValue] = [
+        StoredValue(type: .bool, json: .bool(true)), StoredValue(type: .bool, json: .bool(false)),
+        StoredValue(type: .int, json: .int(1)), StoredValue(type: .int, json: .int(0)), StoredValue(type: .int, json: .int(-3)),
+        StoredValue(type: .uint, json: .int(7)), StoredValue(type: .uint, json: .int(0)),
+        StoredValue(type: .double, json: .double(0.5)), StoredValue(type: .double, json: .double(0)),
+        StoredValue(type: .double, json: .string("nan")),
+        StoredValue(type: .string, json: .string("YES")), StoredValue(type: .string, json: .string(" true ")),
+        StoredValue(type: .string, json: .string("NO")), StoredValue(type: .string, json: .string("1")),
+        StoredValue(type: .string, json: .string("0")), StoredValue(type: .string, json: .string("2.5kg")),
+        StoredValue(type: .string, json: .string("")), StoredValue(type: .string, json: .string("maybe")),
+        StoredValue(type: .json, json: .bool(true)), StoredValue(type: .json, json: .int(0)),
+        StoredValue(type: .json, json: .string("yes")),
+        StoredValue(type: .data, json: .string("AQ==")), StoredValue(type: .array(.int), json: .array([.int(1)])),
+    ]
+
+    @Test("StoredValue.isTruthy reads each stored form as PrefsDefaults.bool(forKey:) does", arguments: forms)
+    func sameAsPrefsDefaults(stored: StoredValue) throws {
+        let prefs = try Prefs(.memory)
+        try prefs.setStoredValue(stored, forKey: "legacy")
+        #expect(stored.isTruthy == PrefsDefaults(prefs).bool(forKey: "legacy"), "\(stored)")
+    }
+}

@@ -1,6 +1,5 @@
 import Foundation
 @_spi(Tooling) import Prefs
-import PrefsUserDefaults
 
 extension DialogGate {
     // MARK: - Listing and resetting
@@ -90,7 +89,7 @@ extension DialogGate {
 
     /// Whether the never-remind key reads as true, as `UserDefaults.bool(forKey:)` reads it (`true`, `"YES"`, `1`…).
     public var legacyNeverRemind: Bool {
-        PrefsDefaults.bool(from: legacyValue)
+        legacyValue?.isTruthy == true
     }
 
     /// The dialog's id: the one its record keeps (for a hashed key), else ``id``.

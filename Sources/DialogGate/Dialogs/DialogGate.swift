@@ -1,6 +1,5 @@
 import Foundation
 @_spi(Tooling) import Prefs
-import PrefsUserDefaults
 import PrefsSupport
 
 /// Decides whether to present local dialogs, and records what happened, in a `Prefs` store.
@@ -260,7 +259,7 @@ public final class DialogGate: Sendable {
     ) -> DialogRules.Input {
         DialogRules.Input(
             record: record,
-            legacyNeverRemindKey: PrefsDefaults.bool(from: legacyValue) ? dialog.policy.neverRemindKey : nil,
+            legacyNeverRemindKey: legacyValue?.isTruthy == true ? dialog.policy.neverRemindKey : nil,
             suppressedForSession: session.isSuppressed(dialog.id),
             beingPresented: record?.claim.map { Self.binds($0, now: now) } ?? false,
             appVersion: appVersion,

@@ -1,6 +1,7 @@
 import Foundation
 import Observation
 @_spi(Tooling) import MessageFeed
+@_spi(Tooling) import MessageFeedFetching
 @_spi(Tooling) import Prefs
 
 /// The app-facing service: fetches the feed, decides which message to show, and remembers which one

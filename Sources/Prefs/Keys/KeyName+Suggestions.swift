@@ -1,17 +1,11 @@
-// Suggestions for a mistyped name: a key's, and the tool's commands, options and type names, by the same rules.
+import PrefsSupport
+
+// Suggestions for a mistyped key name, for tools: the rules live in PrefsSupport's `Suggestions`, shared with the feed
+// decoder's and the tool's own "did you mean".
 extension KeyName {
     /// "Did you mean": the closest candidate by edit distance, when it is close enough to be a typo.
     public static func nearest(to word: String, in candidates: [String]) -> String? {
-        let lowered = word.lowercased()
-        let scored = candidates.map { ($0, distance(lowered, $0.lowercased())) }
-        // A word that starts another, or that another starts (integer → int, --stor → --store), whatever the distance.
-        let prefixed = scored.filter { candidate, _ in
-            let other = candidate.lowercased().drop { $0 == "-" }, plain = lowered.drop { $0 == "-" }
-            return min(other.count, plain.count) >= 3 && (other.hasPrefix(plain) || plain.hasPrefix(other))
-        }
-        if let best = prefixed.min(by: { $0.1 < $1.1 }) { return best.0 }
-        guard let best = scored.min(by: { $0.1 < $1.1 }) else { return nil }
-        return best.1 <= max(2, word.count / 3) ? best.0 : nil
+        Suggestions.nearest(to: word, in: candidates)
     }
 
     /// The name `name` was most likely meant to be, when it looks like a typo of one of `names`: the same but for
@@ -19,39 +13,12 @@ extension KeyName {
     /// it warns about names that may well be meant: a name shorter than four characters, or one that differs only
     /// in its digits (`item1`, `item2`), is never a typo.
     public static func likelyTypo(of name: String, among names: [String]) -> String? {
-        let lowered = name.lowercased()
-        let allowed = name.count >= 10 ? 2 : 1
-        let withoutDigits = lowered.filter { !$0.isNumber }
-        var best: (name: String, distance: Int)?
-        for candidate in Set(names).sorted() where candidate != name {
-            let other = candidate.lowercased()
-            if other == lowered { return candidate }
-            guard name.count >= 4, candidate.count >= 4, other.filter({ !$0.isNumber }) != withoutDigits else { continue }
-            let distance = distance(lowered, other)
-            if distance <= allowed, distance < (best?.distance ?? .max) { best = (candidate, distance) }
-        }
-        return best?.name
+        Suggestions.likelyTypo(of: name, among: names)
     }
 
     /// Edit distance counting an insertion, a deletion, a substitution or a swap of two neighbours as one edit
     /// (optimal string alignment), so `cuont` is one edit from `count`.
     public static func distance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
-        if a.isEmpty { return b.count }
-        if b.isEmpty { return a.count }
-        var beforePrevious = [Int](repeating: 0, count: b.count + 1)
-        var previous = Array(0...b.count)
-        var current = [Int](repeating: 0, count: b.count + 1)
-        for i in 1...a.count {
-            current[0] = i
-            for j in 1...b.count {
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
-                    current[j] = min(current[j], beforePrevious[j - 2] + 1)
-                }
-            }
-            (beforePrevious, previous, current) = (previous, current, beforePrevious)
-        }
-        return previous[b.count]
+        Suggestions.distance(a, b)
     }
 }

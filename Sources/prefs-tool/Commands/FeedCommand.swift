@@ -1,5 +1,6 @@
 @_spi(Tooling) import DialogGate
 @_spi(Tooling) import MessageFeed
+@_spi(Tooling) import MessageFeedFetching
 import Foundation
 @_spi(Tooling) import Prefs
 import PrefsJSON

@@ -1,3 +1,4 @@
+@_spi(Tooling) import MessageFeed
 import Foundation
 
 /// What ``FeedFetcher/fetch(force:)`` produced: the feed to use, where it came from, and what went wrong.

@@ -1,19 +1,21 @@
-@_spi(Tooling) import Prefs
-import PrefsSupport
+import Foundation
 
-/// A deadline for async work that may not honour cancellation promptly.
-///
-/// URLSession on Linux truncates `timeoutInterval` to whole seconds, so ``FeedFetcher`` races each request
-/// against its own timer instead.
+/// A deadline for async work that may not honour cancellation promptly: the feed fetcher's requests (URLSession on
+/// Linux truncates `timeoutInterval` to whole seconds, so each request races a timer of its own) and the tests' hang
+/// guards.
 ///
 /// ```swift
-/// let response = try await Deadline.run(.milliseconds(300)) { try await loader.load(request, options: options) }
+/// let response = try await Deadline.run(.milliseconds(300), orThrow: { FeedFetchError.timedOut(after: $0) }) {
+///     try await loader.load(request, options: options)
+/// }
 /// ```
-enum Deadline {
-    /// Runs `operation`, failing with ``FeedFetchError/timedOut(after:)`` once `timeout` has passed, and
-    /// cancelling it. Returns at the deadline even if the operation ignores cancellation.
-    static func run<T: Sendable>(
-        _ timeout: Duration, _ operation: @escaping @Sendable () async throws -> T
+package enum Deadline {
+    /// Runs `operation`; once `timeout` has passed, cancels it and fails with `timeoutError(timeout)`. Returns at the
+    /// deadline even if the operation ignores cancellation (it is left to finish in the background). Cancelling the
+    /// caller cancels the operation.
+    package static func run<T: Sendable>(
+        _ timeout: Duration, orThrow timeoutError: @escaping @Sendable (Duration) -> any Error,
+        _ operation: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         let work = Task { try await operation() }
         let gate = ResumeOnce<T>()
@@ -22,7 +24,7 @@ enum Deadline {
                 gate.arm(continuation)
                 let timer = Task {
                     do { try await Task.sleep(for: timeout) } catch { return }  // cancelled: the work finished first
-                    if gate.resume(with: .failure(FeedFetchError.timedOut(after: timeout))) { work.cancel() }
+                    if gate.resume(with: .failure(timeoutError(timeout))) { work.cancel() }
                 }
                 Task {
                     let result = await work.result

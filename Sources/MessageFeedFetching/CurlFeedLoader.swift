@@ -3,6 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+@_spi(Tooling) import MessageFeed
 @_spi(Tooling) import Prefs
 import PrefsSupport
 

@@ -1,5 +1,6 @@
 @_spi(Tooling) @testable import DialogGate
 @_spi(Tooling) @testable import MessageFeed
+@_spi(Tooling) @testable import MessageFeedFetching
 import Foundation
 import TestFixtures
 #if canImport(FoundationNetworking)

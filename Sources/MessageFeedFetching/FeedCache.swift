@@ -1,5 +1,6 @@
 import Foundation
 import PrefsSupport
+@_spi(Tooling) import MessageFeed
 @_spi(Tooling) import Prefs
 internal import PrefsJSON
 

@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Tooling) import MessageFeed
 @_spi(Tooling) import Prefs
 internal import PrefsJSON
 

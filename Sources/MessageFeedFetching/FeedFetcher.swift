@@ -3,6 +3,7 @@ import PrefsSupport
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+@_spi(Tooling) import MessageFeed
 @_spi(Tooling) import Prefs
 
 /// Fetches a messages feed and keeps the last good one in the store: what `MessageCenter` fetches with.
@@ -139,7 +140,9 @@ import FoundationNetworking
         do {
             let loader = loader
             let options = options, sent = request
-            response = try await Deadline.run(options.timeout) { try await loader.load(sent, options: options) }
+            response = try await Deadline.run(options.timeout, orThrow: { FeedFetchError.timedOut(after: $0) }) {
+                try await loader.load(sent, options: options)
+            }
             if response.body.count > options.maximumBytes {  // a custom loader may not enforce the cap
                 throw FeedFetchError.tooLarge(bytes: response.body.count, limit: options.maximumBytes)
             }

@@ -33,7 +33,8 @@ let storage: Prefs.Storage = arguments[1] == "json" ? .jsonFile(url, lockTimeout
 let dialog = Dialog(arguments[3], policy: DialogPolicy(maximumPresentations: maximum == 0 ? nil : maximum))
 
 do {
-    let gate = DialogGate(prefs: try Prefs(storage), session: DialogSession(), appVersion: "1.0", overrides: DialogOverrides())
+    // No overrides argument: the default, which must not read DIALOGGATE_OVERRIDE (a test sets it for this child).
+    let gate = DialogGate(prefs: try Prefs(storage), session: DialogSession(), appVersion: "1.0")
     switch arguments[0] {
     case "claim":
         switch try gate.claim(dialog) {

@@ -58,6 +58,16 @@ struct DialogCrossProcessTests {
         #expect(try gate.prefs.storedValue(forKey: "UserHasSeenMsg") == nil, "the legacy key went with the record")
     }
 
+    @Test("a gate made without overrides ignores DIALOGGATE_OVERRIDE: a release build is not steered by its environment")
+    func environmentIsOptIn() async throws {
+        let path = FileStore.sqlite.file(in: directory).path
+        let result = try await ChildProcess.run(
+            "dialoggate-test-child", ["claim", "sqlite", path, "tip", "0", "-", "dismiss"], environment: ["DIALOGGATE_OVERRIDE": "hide-all"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == "granted\nfinished\n")
+        #expect(DialogOverrides.fromEnvironment(["DIALOGGATE_OVERRIDE": "hide-all"]).overrides.mode == .hideAll, "a QA build that opts in reads it")
+    }
+
     @Test(
         "a dialog on screen in another process is not presented here; when that process is killed, it is, and the killed one was not counted",
         arguments: FileStore.allCases)

@@ -35,7 +35,9 @@ public final class DialogGate: Sendable {
     ///   - prefs: where dialog state lives (under `dialogs.ID`, plus any policy's never-remind key).
     ///   - session: the scope of "OK" answers; the process by default.
     ///   - appVersion: the running app version, for ``DialogPolicy/resetsOnAppVersionChange``.
-    ///   - overrides: QA overrides; by default read from `DIALOGGATE_OVERRIDE`.
+    ///   - overrides: QA overrides; none by default. A QA build opts in to the environment variable with
+    ///     `overrides: DialogOverrides.fromEnvironment().overrides` (release builds should not: whoever launches the app
+    ///     could show or hide its dialogs).
     ///   - displayFrequency: how often any of the gate's dialogs may be presented; no limit by default.
     ///   - onEvent: called after a presentation is claimed, answered or cancelled (for analytics).
     ///   - clock: the current date (injected in tests).
@@ -43,7 +45,7 @@ public final class DialogGate: Sendable {
         prefs: Prefs,
         session: DialogSession = .process,
         appVersion: String? = nil,
-        overrides: DialogOverrides = DialogOverrides.fromEnvironment().0,
+        overrides: DialogOverrides = DialogOverrides(),
         displayFrequency: DisplayFrequency = .unlimited,
         onEvent: (@Sendable (DialogEvent) -> Void)? = nil,
         clock: @escaping @Sendable () -> Date = { Date() }

@@ -3,12 +3,19 @@ import Foundation
 /// QA switches in the spirit of TipKit's testing options: show every dialog, hide every dialog, or force some
 /// ids, without touching stored state.
 ///
-/// Set them through the API (``DialogGate/overrides``) or the environment variable `DIALOGGATE_OVERRIDE`:
-/// `show-all`, `hide-all` (in any case), or `force=welcome,rate-app` (forced ids show even under `hide-all`),
-/// parts separated by `;`. An id holding `,`, `;`, `"` or white space at either end is written in double quotes,
-/// with `\"` and `\\` inside: `force="msg:Hello, world"`.
-/// ```sh
-/// DIALOGGATE_OVERRIDE=show-all ./MyApp
+/// Set them through the API (``DialogGate/overrides``) or, in a build that opts in, the environment variable
+/// `DIALOGGATE_OVERRIDE`: `show-all`, `hide-all` (in any case), or `force=welcome,rate-app` (forced ids show even under
+/// `hide-all`), parts separated by `;`. An id holding `,`, `;`, `"` or white space at either end is written in double
+/// quotes, with `\"` and `\\` inside: `force="msg:Hello, world"`. A gate reads the environment only when the app
+/// passes it, so a release build is not steered by whoever launches it:
+///
+/// ```swift
+/// #if DEBUG
+/// let overrides = DialogOverrides.fromEnvironment().overrides   // DIALOGGATE_OVERRIDE=show-all ./MyApp
+/// #else
+/// let overrides = DialogOverrides()
+/// #endif
+/// let gate = DialogGate(prefs: prefs, overrides: overrides)
 /// ```
 public struct DialogOverrides: Sendable, Hashable {
     public enum Mode: String, Sendable, Hashable, CustomStringConvertible {
@@ -27,8 +34,10 @@ public struct DialogOverrides: Sendable, Hashable {
 
     public static let environmentVariable = "DIALOGGATE_OVERRIDE"
 
-    /// Reads `DIALOGGATE_OVERRIDE`; an unrecognised value is ignored and returned as the second element.
-    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> (DialogOverrides, unrecognized: String?) {
+    /// Reads `DIALOGGATE_OVERRIDE`; an unrecognised value is ignored and returned as `unrecognized`.
+    public static func fromEnvironment(
+        _ environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> (overrides: DialogOverrides, unrecognized: String?) {
         guard let raw = environment[environmentVariable]?.trimmingCharacters(in: .whitespaces), !raw.isEmpty else {
             return (DialogOverrides(), nil)
         }

@@ -53,10 +53,8 @@ func say(_ line: String) {
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 // A JSON store compacts its journal once it passes this many bytes (and the snapshot's size): tests lower it, so that
-// kills land inside compactions too.
-if let floor = ProcessInfo.processInfo.environment["PREFS_TEST_JOURNAL_COMPACTION_BYTES"].flatMap(Int.init) {
-    JSONJournal.compactionFloor.withLock { $0 = floor }
-}
+// kills land inside compactions too. A store option, applied to the stores of the write modes below.
+let compactionFloor = ProcessInfo.processInfo.environment["PREFS_TEST_JOURNAL_COMPACTION_BYTES"].flatMap(Int.init)
 if arguments.first == "pg-server" {
     do {
         let server = try TestPostgreSQLServer()
@@ -158,9 +156,10 @@ if coalescedStore != nil {
 } else {
     guard arguments.count >= 4 else { fail("usage: prefs-test-child write|batch|update|watch json|sqlite PATH ARGS…") }
     let url = URL(fileURLWithPath: arguments[2])
+    let fileStorage: Prefs.Storage = arguments[1] == "json" ? .jsonFile(url, lockTimeout: .seconds(30)) : .sqlite(url, busyTimeout: .seconds(30))
     let storage: Prefs.Storage =
         postgreSQLStorage(kind: arguments[1], url: arguments[2])
-        ?? (arguments[1] == "json" ? .jsonFile(url, lockTimeout: .seconds(30)) : .sqlite(url, busyTimeout: .seconds(30)))
+        ?? compactionFloor.map { fileStorage.journalCompactionFloor($0) } ?? fileStorage
 
     do {
         let prefs = try Prefs(storage, pollInterval: .milliseconds(20))

@@ -235,11 +235,9 @@ struct JSONJournalTests {
 
     @Test("compaction folds the journal into a new snapshot once it outgrows the bound; the old generation is never read again")
     func compaction() throws {
-        JSONJournal.compactionFloor.withLock { $0 = 2048 }
-        defer { JSONJournal.compactionFloor.withLock { $0 = 64 * 1024 } }
         let directory = try TemporaryDirectory()
         let url = directory.file("p.json")
-        let prefs = try Prefs(.jsonFile(url))
+        let prefs = try Prefs(Prefs.Storage.jsonFile(url).journalCompactionFloor(2048))
         let reader = try Prefs(.jsonFile(url))
         var generations: Set<String> = []
         for value in 0..<600 {
@@ -247,7 +245,7 @@ struct JSONJournalTests {
             let document = try JSONStoreDocument(data: Data(contentsOf: url), path: url.path)
             generations.insert(try #require(JSONJournal.generation(of: document)))
             let size = (try? FileManager.default.attributesOfItem(atPath: Self.journal(url).path))?[.size] as? Int ?? 0
-            #expect(size <= JSONJournal.compactionThreshold(snapshotSize: try Data(contentsOf: url).count) + 200, "compacted once past the bound")
+            #expect(size <= JSONJournal.compactionThreshold(snapshotSize: try Data(contentsOf: url).count, floor: 2048) + 200, "compacted once past the bound")
             if value % 7 == 0 {
                 try reader.refresh()
                 #expect(reader[Prefs.Key<Int?>("k\(value % 20)")] == value)

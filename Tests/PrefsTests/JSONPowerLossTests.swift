@@ -7,11 +7,10 @@ import PrefsJSON
 import PrefsSupport
 
 /// Simulated power cuts for the JSON store, in the spirit of ALICE (application-level crash exploration): the
-/// store's file operations are traced (`FileSystem.trace`), and at every sync point the directory is rebuilt as a
+/// store's file operations are traced (the store option `tracingFileEvents`), and at every sync point the directory is rebuilt as a
 /// cut there may leave it: unsynced renames and removals dropped, or kept ahead of their directory's sync
 /// (reordered); a file's unsynced bytes (a new file's content, the journal's appends) dropped or torn in half.
-/// Serialized: the trace is process-wide.
-@Suite("Power loss, simulated (JSON)", .serialized)
+@Suite("Power loss, simulated (JSON)")
 struct JSONPowerLossTests {
     static let writes = 12
 
@@ -20,19 +19,16 @@ struct JSONPowerLossTests {
     static func record(_ directory: TemporaryDirectory, durability: Prefs.Durability) throws -> ([FileSystem.FileEvent], [Int]) {
         let events = Locked<[FileSystem.FileEvent]>([])
         let prefix = directory.url.path + "/"
-        FileSystem.trace.withLock {
-            $0 = { event in
-                let path: String =
-                    switch event {
-                    case .wrote(let path, _), .syncedFile(let path), .appended(let path, _), .truncated(let path, _): path
-                    case .renamed(_, let to): to
-                    case .syncedDirectory(let directory): directory + "/"
-                    }
-                if path.hasPrefix(prefix) { events.withLock { $0.append(event) } }
-            }
+        let storage = Prefs.Storage.jsonFile(directory.file("p.json"), durability: durability).tracingFileEvents { event in
+            let path: String =
+                switch event {
+                case .wrote(let path, _), .syncedFile(let path), .appended(let path, _), .truncated(let path, _): path
+                case .renamed(_, let to): to
+                case .syncedDirectory(let directory): directory + "/"
+                }
+            if path.hasPrefix(prefix) { events.withLock { $0.append(event) } }
         }
-        defer { FileSystem.trace.withLock { $0 = nil } }
-        let prefs = try Prefs(.jsonFile(directory.file("p.json"), durability: durability))
+        let prefs = try Prefs(storage)
         var acknowledged: [Int] = []
         for index in 0..<writes {
             try prefs.set(index, for: Prefs.Key("k\(index)", initial: -1))

@@ -10,13 +10,13 @@ import PrefsTestSupport
 enum CrashChild {
     static func run(_ options: ChildOptions) throws {
         let backend = try options.backend()
-        let storage = backend.storage(
-            try options.path(), durability: try options.durability(), flushInterval: .milliseconds(try options.integer("flush-ms", default: 50)))
-        let coalesced = backend == .jsonCoalesced
         // A JSON store folds its journal into a new snapshot past this many bytes: the parent lowers it in most rounds,
         // so that kills land inside compactions as well as inside appends.
-        let compactionBytes = try options.integer("compaction-bytes", default: 64 * 1024)
-        JSONJournal.compactionFloor.withLock { $0 = compactionBytes }
+        let compactionBytes = try options.integer("compaction-bytes", default: JSONJournal.defaultCompactionFloor)
+        let storage = backend.storage(
+            try options.path(), durability: try options.durability(), flushInterval: .milliseconds(try options.integer("flush-ms", default: 50))
+        ).journalCompactionFloor(compactionBytes)
+        let coalesced = backend == .jsonCoalesced
         var workload = CrashWorkload(seed: try options.seed(), round: try options.integer("round"), coalesced: coalesced)
         var pacing = SeededGenerator(seed: try options.seed(), stream: 2, UInt64(workload.round))
         let prefs = try Prefs(storage)

@@ -1,9 +1,8 @@
 import Foundation
-import PrefsSupport
 
 extension FileSystem {
-    /// A durability-relevant step of ``replace(_:with:sync:)``, in the order it happened: what a power cut may keep
-    /// or drop. Reported to ``trace`` when one is set (tests only: the simulated power cuts replay these).
+    /// A durability-relevant step of a store's file operations, in the order it happened: what a power cut may keep
+    /// or drop. Reported to a store's ``Trace`` when it has one (the simulated power cuts replay these).
     package enum FileEvent: Sendable, Equatable {
         /// `data` was written to the new file at `path` (not yet durable).
         case wrote(path: String, data: Data)
@@ -19,11 +18,13 @@ extension FileSystem {
         case truncated(path: String, length: Int)
     }
 
-    /// Receives every ``FileEvent``; nil (the default) costs one lock per replace. Set by tests only.
-    package static let trace = Locked<(@Sendable (FileEvent) -> Void)?>(nil)
+    /// Receives a store's ``FileEvent``s: an option of the store it is given to (``Prefs/Storage/tracingFileEvents(_:)``),
+    /// not a process-wide setting, so that a traced store in a test does not see another test's files.
+    package struct Trace: Sendable {
+        package let observe: @Sendable (FileEvent) -> Void
 
-    static func report(_ event: @autoclosure () -> FileEvent) {
-        guard let observer = trace.withLock({ $0 }) else { return }
-        observer(event())
+        package init(_ observe: @escaping @Sendable (FileEvent) -> Void) {
+            self.observe = observe
+        }
     }
 }

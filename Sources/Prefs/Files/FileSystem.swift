@@ -142,7 +142,9 @@ package enum FileSystem {
     /// the current user owns it, less its group and other write bits (a store another user could rewrite is not
     /// private); a file another user owned becomes 0600, as a new one is.
     @discardableResult
-    package static func replace(_ path: String, with data: Data, sync: Bool, keepingMode: Bool = true) throws(PrefsError) -> Stamp {
+    package static func replace(
+        _ path: String, with data: Data, sync: Bool, keepingMode: Bool = true, trace: Trace? = nil
+    ) throws(PrefsError) -> Stamp {
         let directory = (path as NSString).deletingLastPathComponent
         let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: .min ... .max))"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
@@ -155,10 +157,10 @@ package enum FileSystem {
                 if mode != 0o600, fchmod(fd, mode) != 0 { throw PrefsError.io(path: temporary, operation: "fchmod", errno: errno) }
             }
             try writeAll(fd, data, path: temporary)
-            report(.wrote(path: temporary, data: data))
+            trace?.observe(.wrote(path: temporary, data: data))
             if sync {
                 if fsync(fd) != 0 { throw PrefsError.io(path: temporary, operation: "fsync", errno: errno) }
-                report(.syncedFile(path: temporary))
+                trace?.observe(.syncedFile(path: temporary))
             }
         } catch {
             unlink(temporary)
@@ -169,8 +171,8 @@ package enum FileSystem {
             unlink(temporary)
             throw .io(path: path, operation: "rename", errno: code)
         }
-        report(.renamed(from: temporary, to: path))
-        if sync { try syncDirectory(directory) }
+        trace?.observe(.renamed(from: temporary, to: path))
+        if sync { try syncDirectory(directory, trace: trace) }
         guard let stamp = try Self.stamp(path) else { throw .io(path: path, operation: "stat", errno: ENOENT) }
         return stamp
     }
@@ -242,12 +244,12 @@ package enum FileSystem {
         }
     }
 
-    static func syncDirectory(_ directory: String) throws(PrefsError) {
+    static func syncDirectory(_ directory: String, trace: Trace? = nil) throws(PrefsError) {
         let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw .io(path: directory, operation: "open directory", errno: errno) }
         defer { close(fd) }
         guard fsync(fd) == 0 else { throw .io(path: directory, operation: "fsync directory", errno: errno) }
-        report(.syncedDirectory(directory))
+        trace?.observe(.syncedDirectory(directory))
     }
 
     /// Creates `directory` and its parents with mode 0700 when missing.

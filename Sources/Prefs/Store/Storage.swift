@@ -191,6 +191,23 @@ extension Prefs {
             JSONJournal.recordBytes(seq: sequence, changes: Changeset(values: [key: .set(value)]))
         }
 
+        /// This storage with a JSON store's journal compacted past `bytes` (and 4 times the snapshot) instead of 64 KiB:
+        /// tests and the torture harness lower it so that compactions happen, and crashes land inside them. Other
+        /// storages are returned unchanged.
+        package func journalCompactionFloor(_ bytes: Int) -> Storage {
+            guard case .json(let path, var options) = kind else { return self }
+            options.compactionFloor = bytes
+            return Storage(kind: .json(path: path, options))
+        }
+
+        /// This storage with a JSON store's file events (writes, syncs, renames, appends) reported to `observe`, for
+        /// the simulated power cuts. Other storages are returned unchanged.
+        package func tracingFileEvents(_ observe: @escaping @Sendable (FileSystem.FileEvent) -> Void) -> Storage {
+            guard case .json(let path, var options) = kind else { return self }
+            options.trace = FileSystem.Trace(observe)
+            return Storage(kind: .json(path: path, options))
+        }
+
         /// The file path for file-backed stores.
         public var path: String? {
             switch kind {

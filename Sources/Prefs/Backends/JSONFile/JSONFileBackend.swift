@@ -21,11 +21,15 @@ final class JSONFileBackend: PrefsBackend {
     /// The lock file beside the store: `store.json.lock`.
     static let lockSuffix = ".lock"
 
-    struct Options: Sendable, Hashable {
+    struct Options: Sendable {
         var durability: Prefs.Durability
         var writeMode: Prefs.WriteMode
         var recovery: Prefs.Recovery
         var lockTimeout: Duration
+        /// The journal size below which a write never compacts (``JSONJournal/compactionThreshold(snapshotSize:floor:)``).
+        var compactionFloor = JSONJournal.defaultCompactionFloor
+        /// Where the store's file events go, for the simulated power cuts; nil otherwise.
+        var trace: FileSystem.Trace?
     }
 
     let path: String
@@ -72,7 +76,7 @@ final class JSONFileBackend: PrefsBackend {
         self.path = try FileSystem.resolvingLinks(requestedPath)
         self.options = options
         self.lock = FileLock(path: path + Self.lockSuffix)
-        self.journal = JSONJournalFile(path: path + JSONJournal.suffix)
+        self.journal = JSONJournalFile(path: path + JSONJournal.suffix, trace: options.trace)
         recovered = nil
         readOnly = access(path, F_OK) == 0 ? PrefsError.readOnlyReason(path: path) : nil
         // An unreadable snapshot or journal (a bad line before good ones) moves both aside, and the store starts empty.
@@ -328,7 +332,7 @@ final class JSONFileBackend: PrefsBackend {
         appendedSinceOpen = true
         document.apply(changes)  // in place: the document already holds `pending`
         pending = Changeset()
-        if let stamp, journal.size > JSONJournal.compactionThreshold(snapshotSize: Int(stamp.size)) {
+        if let stamp, journal.size > JSONJournal.compactionThreshold(snapshotSize: Int(stamp.size), floor: options.compactionFloor) {
             try? compact()  // the change is committed; a compaction that fails is tried again by the next write
         }
     }
@@ -363,7 +367,7 @@ final class JSONFileBackend: PrefsBackend {
     private func write(_ next: JSONStoreDocument) throws(PrefsError) {
         let directory = (path as NSString).deletingLastPathComponent
         if stamp == nil { try FileSystem.createDirectory(directory) }
-        stamp = try FileSystem.replace(path, with: next.encoded(), sync: options.durability == .powerLoss)
+        stamp = try FileSystem.replace(path, with: next.encoded(), sync: options.durability == .powerLoss, trace: options.trace)
         document = next
     }
 

@@ -33,8 +33,8 @@ package enum JSONJournal {
     /// The snapshot's top-level member naming the journal generation it continues.
     static let generationMember = "journalGeneration"
     /// Compaction folds the journal into the snapshot once it is larger than ``compactionRatio`` times the snapshot
-    /// and than this (64 KiB; tests lower it to compact often).
-    package static let compactionFloor = Locked<Int>(64 * 1024)
+    /// and than a floor, 64 KiB by default (a store option: tests and the torture harness lower it to compact often).
+    package static let defaultCompactionFloor = 64 * 1024
     /// How many times the snapshot's size the journal grows to before compaction. A compaction rewrites the whole
     /// snapshot, so its cost per set is about the snapshot's encoding cost per byte times a record's size, divided by
     /// this ratio: at 1 it was 40% of the JSON backend's time in a set at 10k keys. A larger ratio makes an open after a
@@ -42,8 +42,8 @@ package enum JSONJournal {
     package static let compactionRatio = 4
 
     /// The journal size past which a write compacts, for a snapshot of `snapshotSize` bytes.
-    package static func compactionThreshold(snapshotSize: Int) -> Int {
-        max(compactionFloor.withLock { $0 }, compactionRatio * snapshotSize)
+    package static func compactionThreshold(snapshotSize: Int, floor: Int = defaultCompactionFloor) -> Int {
+        max(floor, compactionRatio * snapshotSize)
     }
 
     /// The journal generation a snapshot records; nil without one.

@@ -27,8 +27,12 @@ final class JSONJournalFile {
     /// The buffer each record is written into before its append, kept from one append to the next.
     private var recordWriter = JSONWriter(indentWidth: 0)
 
-    init(path: String) {
+    /// Where this journal's file events go (the simulated power cuts); nil in a store without a trace.
+    private let trace: FileSystem.Trace?
+
+    init(path: String, trace: FileSystem.Trace? = nil) {
         self.path = path
+        self.trace = trace
     }
 
     deinit { closeDescriptor() }
@@ -148,9 +152,9 @@ final class JSONJournalFile {
         let cut = tail
         if cut != .clean {
             guard ftruncate(descriptor, off_t(offset)) == 0 else { throw .io(path: path, operation: "truncate", errno: errno) }
-            FileSystem.report(.truncated(path: path, length: offset))
+            trace?.observe(.truncated(path: path, length: offset))
             if sync, fdatasync(descriptor) != 0 { throw .io(path: path, operation: "fsync", errno: errno) }
-            if sync { FileSystem.report(.syncedFile(path: path)) }
+            if sync { trace?.observe(.syncedFile(path: path)) }
             tail = .clean
         }
         return cut
@@ -159,7 +163,7 @@ final class JSONJournalFile {
     /// Replaces the journal by one holding only a header for `generation` (atomic replace).
     func reset(generation: String, sync: Bool) throws(PrefsError) {
         let header = JSONJournal.header(generation: generation)
-        try FileSystem.replace(path, with: header, sync: sync)
+        try FileSystem.replace(path, with: header, sync: sync, trace: trace)
         closeDescriptor()
         forget()
         try openDescriptor()
@@ -179,14 +183,14 @@ final class JSONJournalFile {
             _ = ftruncate(descriptor, off_t(offset))
             throw .io(path: path, operation: "write", errno: failure)
         }
-        FileSystem.report(.appended(path: path, data: Data(line)))
+        trace?.observe(.appended(path: path, data: Data(line)))
         if sync {
             guard fdatasync(descriptor) == 0 else {
                 let code = errno
                 _ = ftruncate(descriptor, off_t(offset))
                 throw .io(path: path, operation: "fsync", errno: code)
             }
-            FileSystem.report(.syncedFile(path: path))
+            trace?.observe(.syncedFile(path: path))
         }
         offset += line.count
         lines += 1

@@ -39,8 +39,9 @@ public enum FeedFetchError: Error, Sendable, Hashable, CustomStringConvertible {
     case unreadableFile(path: String, reason: String)
     /// No request was made: an earlier failure set a retry date that has not come yet.
     case backingOff(until: Date, failures: Int)
-    /// Writing the cache or the message state to the store failed.
-    case storeFailed(String)
+    /// Reading or writing the cache or the message state in the store failed; the store's error (a `PrefsError` in
+    /// practice) is kept.
+    case storeFailed(any Error)
     /// The stored value of `key` (`lastMessageId`) is not a whole number: no message is shown, and none is
     /// acknowledged, until it is reset (`prefs-tool reset lastMessageId`) or fixed.
     case unreadableState(key: String, reason: String)
@@ -92,8 +93,8 @@ public enum FeedFetchError: Error, Sendable, Hashable, CustomStringConvertible {
             "cannot read \(path): \(reason)"
         case .backingOff(let until, let failures):
             "not fetching before \(ISO8601.format(until)) after \(failures) failure\(failures == 1 ? "" : "s") in a row"
-        case .storeFailed(let reason):
-            "could not write to the store: \(reason)"
+        case .storeFailed(let error):
+            "could not use the store: \(error)"
         case .unreadableState(let key, let reason):
             "the stored \(key) cannot be read: \(reason); no message is shown until it is reset"
         }
@@ -119,5 +120,35 @@ public enum FeedFetchError: Error, Sendable, Hashable, CustomStringConvertible {
         digits = String(repeating: "0", count: 3 - digits.count) + digits
         while digits.hasSuffix("0") { digits.removeLast() }
         return "\(whole).\(digits)"
+    }
+}
+
+// Hashable by hand: `storeFailed` keeps the store's error as `any Error`, which has no equality of its own; two such
+// errors are equal when they describe themselves alike. Every other case compares its payload.
+extension FeedFetchError {
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        switch (lhs, rhs) {
+        case (.insecureURL(let a), .insecureURL(let b)), (.unsupportedScheme(let a), .unsupportedScheme(let b)),
+            (.insecureRedirect(let a), .insecureRedirect(let b)):
+            a == b
+        case (.httpStatus(let a, let url), .httpStatus(let b, let other)), (.feedRemoved(let a, let url), .feedRemoved(let b, let other)):
+            a == b && url == other
+        case (.timedOut(let a), .timedOut(let b)): a == b
+        case (.tooLarge(let a, let limit), .tooLarge(let b, let other)): a == b && limit == other
+        case (.encodedBody(let a), .encodedBody(let b)), (.transport(let a), .transport(let b)): a == b
+        case (.invalidFeed(let a), .invalidFeed(let b)): a == b
+        case (.notModifiedWithoutCachedFeed, .notModifiedWithoutCachedFeed): true
+        case (.unreadableFile(let a, let reason), .unreadableFile(let b, let other)),
+            (.unreadableState(let a, let reason), .unreadableState(let b, let other)):
+            a == b && reason == other
+        case (.backingOff(let a, let failures), .backingOff(let b, let other)): a == b && failures == other
+        case (.storeFailed(let a), .storeFailed(let b)): "\(a)" == "\(b)"
+        default: false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        // The description covers every payload (a store error by its own description), so equal values hash alike.
+        hasher.combine(description)
     }
 }

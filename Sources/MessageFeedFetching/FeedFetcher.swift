@@ -302,7 +302,7 @@ import FoundationNetworking
             }
             return nil
         } catch {
-            return .storeFailed("\(error)")
+            return .storeFailed(error)
         }
     }
 

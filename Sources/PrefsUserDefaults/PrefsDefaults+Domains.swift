@@ -130,7 +130,7 @@ extension PrefsDefaults {
         do {
             return try body()
         } catch {
-            prefs.report(Prefs.Diagnostic(key: nil, kind: .writeFailed("\(operation): \(error)"), store: prefs.storage.description))
+            prefs.report(Prefs.Diagnostic(key: nil, kind: .writeFailed(error, during: operation), store: prefs.storage.description))
             return nil
         }
     }

@@ -208,7 +208,7 @@ public final class PrefsDefaults: Sendable {
             try prefs.refresh()
             return true
         } catch {
-            prefs.report(Prefs.Diagnostic(key: nil, kind: .writeFailed("synchronize: \(error)"), store: prefs.storage.description))
+            prefs.report(Prefs.Diagnostic(key: nil, kind: .writeFailed(error, during: "synchronize"), store: prefs.storage.description))
             return false
         }
     }
@@ -236,7 +236,7 @@ public final class PrefsDefaults: Sendable {
             do {
                 encoded[key] = try PropertyListValue.encode(value)
             } catch {
-                prefs.report(Prefs.Diagnostic(key: key, kind: .writeFailed("\(operation) skipped it: \(error)"), store: prefs.storage.description))
+                prefs.report(Prefs.Diagnostic(key: key, kind: .writeFailed(error, during: "\(operation), which skipped it"), store: prefs.storage.description))
             }
         }
         return encoded
@@ -248,7 +248,7 @@ public final class PrefsDefaults: Sendable {
             do {
                 if let stored = try prefs.storedValue(forKey: defaultName) { return stored }
             } catch {
-                prefs.report(Prefs.Diagnostic(key: defaultName, kind: .refreshFailed("\(error)"), store: prefs.storage.description))
+                prefs.report(Prefs.Diagnostic(key: defaultName, kind: .refreshFailed(error), store: prefs.storage.description))
             }
         }
         return registered.withLock { $0[defaultName] }
@@ -302,7 +302,7 @@ public final class PrefsDefaults: Sendable {
         do {
             try body()
         } catch {
-            prefs.report(Prefs.Diagnostic(key: defaultName, kind: .writeFailed("\(error)"), store: prefs.storage.description))
+            prefs.report(Prefs.Diagnostic(key: defaultName, kind: .writeFailed(error, during: nil), store: prefs.storage.description))
         }
     }
 }

@@ -277,3 +277,22 @@ struct StandardStoreTests {
         #expect(try Prefs(.sqlite(URL(fileURLWithPath: path)))[Prefs.Key("launches", initial: 0)] == 7)
     }
 }
+
+/// A failure the store reports as a diagnostic keeps its typed error, so an app can tell one failure from another.
+@Suite("Diagnostics keep their errors")
+struct DiagnosticErrorTests {
+    @Test("a subscript write that fails reports writeFailed with the PrefsError itself", arguments: Backend.allCases)
+    func writeFailedKeepsTheError(backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        try fixture.prefs.close()
+        fixture.prefs[.launchCount] = 3
+        let failure = try #require(fixture.diagnostics.all.last)
+        guard case .writeFailed(let error as PrefsError, let during) = failure.kind, case .closed = error else {
+            Issue.record("expected writeFailed(PrefsError.closed), got \(failure.kind)")
+            return
+        }
+        #expect(during == nil)
+        #expect(failure.key == "launchCount")
+        #expect(failure.description.hasSuffix("write failed: \(error)"), "\(failure)")
+    }
+}

@@ -257,7 +257,7 @@ public final class MessageCenter {
             }
             if let unreadable { lastError = unreadable }
         } catch {
-            lastError = .storeFailed("\(error)")
+            lastError = .storeFailed(error)
         }
         onEvent?(.acknowledged(message, action))
         return action == .link ? message.link?.url : nil
@@ -303,7 +303,7 @@ public final class MessageCenter {
                 return created
             }
         } catch {
-            lastError = .storeFailed("\(error)")
+            lastError = .storeFailed(error)
             if let processInstallationId { return processInstallationId }
             let created = UUID().uuidString
             processInstallationId = created
@@ -321,7 +321,7 @@ public final class MessageCenter {
             let (stored, passedOver) = try prefs.transaction { (try $0.storedValue(forKey: key.name), Set(try $0.value(for: passedOverKey))) }
             return Self.lastMessageId(from: stored, key: key.name).map { ($0, passedOver) }
         } catch {
-            lastError = .storeFailed("\(error)")
+            lastError = .storeFailed(error)
             return .success((prefs[key], Set(prefs[passedOverKey])))
         }
     }

@@ -68,7 +68,7 @@ extension MessageCenter {
                 return selected
             }
         } catch {
-            lastError = .storeFailed("\(error)")
+            lastError = .storeFailed(error)
             return nil  // an impression that cannot be counted could exceed the cap: show nothing this time
         }
     }

@@ -9,13 +9,20 @@ extension Prefs {
     /// let prefs = try Prefs(.sqlite(url)) { diagnostic in log(diagnostic.description) }
     /// ```
     public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
+        /// What happened. A failure keeps the error the store threw (a ``PrefsError`` in practice), so that code can
+        /// tell a full disk from a lock timeout:
+        ///
+        /// ```swift
+        /// if case .writeFailed(let error as PrefsError, _) = diagnostic.kind, case .lockTimeout = error { … }
+        /// ```
         public enum Kind: Sendable, Hashable {
             /// The stored value cannot be read as the key's type; the initial value was returned and the bytes kept.
             case typeMismatch(ValueMismatch)
-            /// A write that could not report its error (a subscript setter, a background flush, a key rename).
-            case writeFailed(String)
+            /// A write that could not report its error (a subscript setter, a background flush, a key rename), with
+            /// what was being done when it is not a plain write of the key (`"background flush"`).
+            case writeFailed(any Error, during: String?)
             /// Looking for other processes' changes failed.
-            case refreshFailed(String)
+            case refreshFailed(any Error)
             /// An unreadable store file was moved aside by ``Recovery/moveAsideAndStartEmpty``.
             case recovered(movedTo: String, reason: String)
             /// A JSON store's journal ends in a torn record (a writer died mid-append, before acknowledging it), from
@@ -39,8 +46,8 @@ extension Prefs {
             let subject = key.map { "key \(PrefsError.quoted($0)) in \(store)" } ?? store
             switch kind {
             case .typeMismatch(let mismatch): return "\(subject): \(mismatch); reading the initial value, the stored value is kept"
-            case .writeFailed(let reason): return "\(subject): write failed: \(reason)"
-            case .refreshFailed(let reason): return "\(subject): refresh failed: \(reason)"
+            case .writeFailed(let error, let during): return "\(subject): write failed\(during.map { " (\($0))" } ?? ""): \(error)"
+            case .refreshFailed(let error): return "\(subject): refresh failed: \(error)"
             case .recovered(let movedTo, let reason): return "\(subject): unreadable file moved to \(movedTo) (\(reason)); starting empty"
             case .journalTornTail(let path, let line, let bytes):
                 return
@@ -75,6 +82,32 @@ extension Prefs {
         public var isStored: Bool {
             if case .stored = self { return true }
             return false
+        }
+    }
+}
+
+extension Prefs.Diagnostic.Kind {
+    /// Equal when of the same case with equal payloads; errors compare by their description (an `any Error` has no
+    /// equality of its own).
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        switch (lhs, rhs) {
+        case (.typeMismatch(let a), .typeMismatch(let b)): a == b
+        case (.writeFailed(let a, let during), .writeFailed(let b, let other)): "\(a)" == "\(b)" && during == other
+        case (.refreshFailed(let a), .refreshFailed(let b)): "\(a)" == "\(b)"
+        case (.recovered(let a, let reason), .recovered(let b, let other)): a == b && reason == other
+        case (.journalTornTail(let path, let line, let bytes), .journalTornTail(let otherPath, let otherLine, let otherBytes)):
+            path == otherPath && line == otherLine && bytes == otherBytes
+        default: false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .typeMismatch(let mismatch): hasher.combine(0); hasher.combine(mismatch)
+        case .writeFailed(let error, let during): hasher.combine(1); hasher.combine("\(error)"); hasher.combine(during)
+        case .refreshFailed(let error): hasher.combine(2); hasher.combine("\(error)")
+        case .recovered(let movedTo, let reason): hasher.combine(3); hasher.combine(movedTo); hasher.combine(reason)
+        case .journalTornTail(let path, let line, let bytes): hasher.combine(4); hasher.combine(path); hasher.combine(line); hasher.combine(bytes)
         }
     }
 }

@@ -55,7 +55,7 @@ extension Prefs {
         } catch PrefsError.closed {
             return  // closed: flushed then
         } catch {
-            let diagnostic = Diagnostic(key: nil, kind: .writeFailed("flush at exit: \(error)"), store: storage.description)
+            let diagnostic = Diagnostic(key: nil, kind: .writeFailed(error, during: "flush at exit"), store: storage.description)
             report(diagnostic)
             FileHandle.standardError.write(Data("Prefs: \(diagnostic)\n".utf8))
         }

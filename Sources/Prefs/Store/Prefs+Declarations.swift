@@ -83,7 +83,7 @@ extension Prefs {
         }
         set {
             do { try set(newValue, for: key) } catch {
-                report(Diagnostic(key: key.rawValue, kind: .writeFailed("\(error)"), store: storage.description))
+                report(Diagnostic(key: key.rawValue, kind: .writeFailed(error, during: nil), store: storage.description))
             }
         }
     }
@@ -107,7 +107,7 @@ extension Prefs {
                     reportMismatch(found, key: key.rawValue)
                 }
             } catch {
-                report(Diagnostic(key: key.rawValue, kind: .writeFailed("\(reason) that cannot be encoded: \(error)"), store: storage.description))
+                report(Diagnostic(key: key.rawValue, kind: .writeFailed(error, during: "reading it: \(reason), whose value cannot be encoded"), store: storage.description))
             }
             guard let fallback: Value = Self.fallback(for: initial) else {
                 preconditionFailure("\(reason), which cannot be read as \(Value.self), and \(Value.self) has no empty value to return instead")

@@ -62,7 +62,7 @@ extension Prefs {
             do {
                 try self.flush()
             } catch {
-                self.report(Diagnostic(key: nil, kind: .writeFailed("background flush: \(error)"), store: self.storage.description))
+                self.report(Diagnostic(key: nil, kind: .writeFailed(error, during: "background flush"), store: self.storage.description))
                 self.scheduleFlush(after: interval)
             }
         }
@@ -81,7 +81,7 @@ extension Prefs {
                 defer { state.lastPollFailure = reason }
                 return state.lastPollFailure != reason
             }
-            if isNew { report(Diagnostic(key: nil, kind: .refreshFailed(reason), store: storage.description)) }
+            if isNew { report(Diagnostic(key: nil, kind: .refreshFailed(error), store: storage.description)) }
         }
     }
 }

@@ -37,7 +37,9 @@ extension Prefs {
             let diagnostic = Diagnostic(
                 key: nil,
                 kind: .writeFailed(
-                    "Prefs.standard could not open its default store for \(PrefsError.quoted(identifier)) (\(error)); values are kept in memory only. Set Prefs.standard at launch"
+                    error,
+                    during:
+                        "opening Prefs.standard's default store for \(PrefsError.quoted(identifier)); values are kept in memory only. Set Prefs.standard at launch"
                 ), store: fallback.storage.description)
             fallback.report(diagnostic)
             FileHandle.standardError.write(Data("Prefs: \(diagnostic)\n".utf8))

@@ -148,7 +148,7 @@ public final class Prefs: Sendable {
         do {
             try io.close { backend in try backend.flush() }
         } catch {
-            report(Diagnostic(key: nil, kind: .writeFailed("flush on release: \(error)"), store: storage.description))
+            report(Diagnostic(key: nil, kind: .writeFailed(error, during: "flush on release"), store: storage.description))
         }
     }
 
@@ -166,7 +166,7 @@ public final class Prefs: Sendable {
         }
         set {
             do { try set(newValue, for: key) } catch {
-                report(Diagnostic(key: key.name, kind: .writeFailed("\(error)"), store: storage.description))
+                report(Diagnostic(key: key.name, kind: .writeFailed(error, during: nil), store: storage.description))
             }
         }
     }
@@ -222,7 +222,7 @@ public final class Prefs: Sendable {
         } catch PrefsError.closed {
             return .absent  // a closed store reads initial values
         } catch {
-            report(Diagnostic(key: key.name, kind: .refreshFailed("\(error)"), store: storage.description))
+            report(Diagnostic(key: key.name, kind: .refreshFailed(error), store: storage.description))
             return .absent
         }
         state.withLock { state in
@@ -357,7 +357,7 @@ public final class Prefs: Sendable {
 
     /// Reports a write that could not throw to its caller, for code built on the store (DialogGate).
     package func reportWriteFailure(_ error: any Error, key: String?) {
-        report(Diagnostic(key: key, kind: .writeFailed("\(error)"), store: storage.description))
+        report(Diagnostic(key: key, kind: .writeFailed(error, during: nil), store: storage.description))
     }
 
     package func reportMismatch(_ mismatch: ValueMismatch, key: String) {

@@ -236,7 +236,7 @@ public final class PrefsDefaults: Sendable {
             do {
                 encoded[key] = try PropertyListValue.encode(value)
             } catch {
-                prefs.report(Prefs.Diagnostic(key: key, kind: .writeFailed(error, during: "\(operation), which skipped it"), store: prefs.storage.description))
+                prefs.report(Prefs.Diagnostic(key: key, kind: .writeFailed(error, during: "\(operation) skipped it"), store: prefs.storage.description))
             }
         }
         return encoded

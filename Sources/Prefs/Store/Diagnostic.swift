@@ -46,7 +46,7 @@ extension Prefs {
             let subject = key.map { "key \(PrefsError.quoted($0)) in \(store)" } ?? store
             switch kind {
             case .typeMismatch(let mismatch): return "\(subject): \(mismatch); reading the initial value, the stored value is kept"
-            case .writeFailed(let error, let during): return "\(subject): write failed\(during.map { " (\($0))" } ?? ""): \(error)"
+            case .writeFailed(let error, let during): return "\(subject): write failed: \(during.map { "\($0): " } ?? "")\(error)"
             case .refreshFailed(let error): return "\(subject): refresh failed: \(error)"
             case .recovered(let movedTo, let reason): return "\(subject): unreadable file moved to \(movedTo) (\(reason)); starting empty"
             case .journalTornTail(let path, let line, let bytes):

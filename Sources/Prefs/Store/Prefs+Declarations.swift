@@ -107,7 +107,8 @@ extension Prefs {
                     reportMismatch(found, key: key.rawValue)
                 }
             } catch {
-                report(Diagnostic(key: key.rawValue, kind: .writeFailed(error, during: "reading it: \(reason), whose value cannot be encoded"), store: storage.description))
+                let during = "\(reason) that cannot be encoded"
+                report(Diagnostic(key: key.rawValue, kind: .writeFailed(error, during: during), store: storage.description))
             }
             guard let fallback: Value = Self.fallback(for: initial) else {
                 preconditionFailure("\(reason), which cannot be read as \(Value.self), and \(Value.self) has no empty value to return instead")

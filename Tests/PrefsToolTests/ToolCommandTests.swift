@@ -394,7 +394,8 @@ struct ToolCommandTests {
 
     @Test("demo runs the seed flows on a temporary SQLite store, asks nothing without a terminal, and exits 0")
     func demo() async throws {
-        let result = try await tool("demo")
+        let scratch = try TemporaryDirectory()  // the demo's own directory, with its store, goes in there and with it
+        let result = try await tool("demo", environment: ["TMPDIR": scratch.url.path])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("suppressed for this session (OK)"))
         #expect(result.stdout.contains("not shown: never remind since"))

@@ -21,6 +21,9 @@ enum DemoCommand {
         // Everything the demo writes besides the store goes in a directory it has just created and only this user
         // can enter: nothing beside a --store PATH (another user's directory, a shared one) is written or followed.
         let directory = try privateDirectory()
+        // The directory is kept when the store is in it (the demo ends by telling the user to inspect that store);
+        // with --store it holds only the sample feed, which nothing needs afterwards.
+        defer { if context.store.isExplicit { removePrivateDirectory(directory) } }
         let url = context.store.isExplicit ? context.store.url : directory.appendingPathComponent("demo.sqlite")
         let demo = Demo(url: url, directory: directory, interactive: context.interactive)
         try await demo.run()
@@ -36,6 +39,16 @@ extension DemoCommand {
             throw ToolError.io("cannot create a private directory for the demo: \(String(cString: strerror(errno)))")
         }
         return URL(fileURLWithPath: String(cString: created), isDirectory: true)
+    }
+
+    /// Removes the demo's own directory and the files the demo wrote in it (nothing else is ever in it: only this
+    /// user can enter it). A failure leaves it for the system's cleaning of the temporary directory, and says so.
+    static func removePrivateDirectory(_ directory: URL) {
+        do {
+            try FileManager.default.removeItem(at: directory)
+        } catch {
+            Terminal.print("note: the demo's directory \(directory.path) was left behind: \(error.localizedDescription)")
+        }
     }
 }
 

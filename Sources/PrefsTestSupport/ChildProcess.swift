@@ -7,7 +7,7 @@ import Foundation
 /// Waiting is `async` and happens on a thread of its own (``offPool(_:)``): Swift concurrency has one
 /// pool thread per core, and a test blocked in `waitUntilExit()` on one of them stalls every other test
 /// (under ThreadSanitizer, where a child takes seconds to start, for over a minute).
-public struct ChildProcess: Sendable {
+@_spi(Harness) public struct ChildProcess: Sendable {
     public struct Result: Sendable {
         public var status: Int32
         public var stdout: String
@@ -156,7 +156,7 @@ extension ChildProcess {
 
 /// Carries a value that is used by one thread at a time across an isolation boundary.
 // @unchecked Sendable: `Pipe`s are handed from the test to the waiting thread and not used by both at once.
-public struct UncheckedSendable<Value>: @unchecked Sendable {
+@_spi(Harness) public struct UncheckedSendable<Value>: @unchecked Sendable {
     public let value: Value
     public init(_ value: Value) { self.value = value }
 }

@@ -6,7 +6,7 @@ import Foundation
 /// let bomb = Gzip.zeros(count: 1 << 30)        // about 1 MB on the wire, 1 GiB decoded
 /// let body = Gzip.stored(Data("[]".utf8))     // any bytes, not compressed
 /// ```
-public enum Gzip {
+@_spi(Harness) public enum Gzip {
     /// `count` zero bytes, built in a few milliseconds rather than by compressing: one dynamic-Huffman deflate
     /// block (RFC 1951) with a 1-bit code for "copy 258 bytes" and a 1-bit code for distance 1, so each 258 decoded
     /// bytes cost 2 bits (about 1,030:1, as `gzip -9` does on zeros). The trailer's CRC-32 and size are right, so

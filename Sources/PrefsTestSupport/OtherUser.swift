@@ -10,7 +10,7 @@ import PrefsSupport
 /// let shared = try OtherUser.sharedDirectory()           // mode 1777, like /tmp
 /// _ = try await mallory.shell("ln -s /etc/passwd '\(shared.file("qa.json").path)'")
 /// ```
-public struct OtherUser: Sendable {
+@_spi(Harness) public struct OtherUser: Sendable {
     public static let name = "prefs-mallory"
     public let uid: uid_t
     public let gid: gid_t
@@ -74,7 +74,7 @@ public struct OtherUser: Sendable {
 }
 
 /// The owner and permission bits of a file, not following a final link; nil when there is nothing at `path`.
-public func fileOwnerAndMode(_ path: String) -> (uid: uid_t, mode: mode_t)? {
+@_spi(Harness) public func fileOwnerAndMode(_ path: String) -> (uid: uid_t, mode: mode_t)? {
     var info = stat()
     guard lstat(path, &info) == 0 else { return nil }
     return (info.st_uid, info.st_mode & 0o7777)

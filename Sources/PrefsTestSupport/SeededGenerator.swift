@@ -1,6 +1,6 @@
 /// SplitMix64: a small, fast generator whose whole sequence follows from its seed, so `--seed N` replays a run
 /// and a child process can regenerate the operations its parent expects. Used by the tests and by prefs-torture.
-public struct SeededGenerator: RandomNumberGenerator, Sendable {
+@_spi(Harness) public struct SeededGenerator: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
     public init(seed: UInt64) {

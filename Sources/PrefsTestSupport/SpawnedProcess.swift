@@ -15,7 +15,7 @@ import PrefsSupport
 ///
 /// Reaping happens under a lock, and ``signal(_:)`` takes the same lock, so a signal never reaches a process id the
 /// system has reused for someone else.
-public final class SpawnedProcess: Sendable {
+@_spi(Harness) public final class SpawnedProcess: Sendable {
     /// Where one of the child's standard streams goes.
     public enum Stream {
         /// The parent's own stream.
@@ -203,7 +203,7 @@ public final class SpawnedProcess: Sendable {
 }
 
 /// `posix_spawn` refused to start a program.
-public struct SpawnFailed: Error, CustomStringConvertible {
+@_spi(Harness) public struct SpawnFailed: Error, CustomStringConvertible {
     public var executable: String
     public var code: Int32
     public var description: String { "cannot start \(executable): \(String(cString: strerror(code))) (errno \(code))" }

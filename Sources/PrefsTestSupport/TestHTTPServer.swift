@@ -24,7 +24,7 @@ import PrefsSupport
 /// let (data, _) = try await session.data(from: server.url("/messages.json"))
 /// server.requests.map(\.path)   // ["/messages.json"]
 /// ```
-public final class TestHTTPServer: Sendable {
+@_spi(Harness) public final class TestHTTPServer: Sendable {
     /// Computes the response to a request; called on the connection's thread.
     ///
     /// ```swift

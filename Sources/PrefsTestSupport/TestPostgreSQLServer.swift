@@ -16,7 +16,7 @@ import Darwin
 /// ```
 /// A test that kills or restarts the server makes one of its own (``init()``) and stops it (``stop()``).
 /// When the server programs are missing, starting throws ``Missing`` with how to install them: tests fail, they do not skip.
-public final class TestPostgreSQLServer: @unchecked Sendable {
+@_spi(Harness) public final class TestPostgreSQLServer: @unchecked Sendable {
     /// The server programs are not installed.
     public struct Missing: Error, CustomStringConvertible {
         public var description: String

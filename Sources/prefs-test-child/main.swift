@@ -39,7 +39,7 @@ import Glibc
 import Darwin
 #endif
 import PrefsJSON
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 import PrefsUserDefaults
 
 func fail(_ message: String) -> Never {

@@ -3,7 +3,7 @@
 import Foundation
 import TestFixtures
 @_spi(Tooling) import Prefs
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 import Testing
 
 /// An app and its extension on one store, with QA resetting state from a terminal: real processes

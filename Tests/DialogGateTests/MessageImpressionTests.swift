@@ -2,7 +2,7 @@
 import Foundation
 import TestFixtures
 @_spi(Tooling) import Prefs
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 import Testing
 
 /// A message dismissed without acknowledging: shown again, but no more often than the app's impression policy allows.

@@ -7,7 +7,7 @@ import TestFixtures
 import FoundationNetworking
 #endif
 @_spi(Tooling) import Prefs
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 import Testing
 import PrefsJSON
 

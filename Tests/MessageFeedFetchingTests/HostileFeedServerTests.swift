@@ -7,7 +7,7 @@ import TestFixtures
 import FoundationNetworking
 #endif
 @_spi(Tooling) import Prefs
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 import Testing
 
 /// A feed host under an attacker's control, on loopback: encoded bodies, redirects to this machine, odd validators.

@@ -2,7 +2,7 @@
 @_spi(Tooling) @testable import MessageFeed
 import Foundation
 import TestFixtures
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 import Testing
 
 /// Rollout buckets of one installation for different messages are independent: two rollouts overlap in the share

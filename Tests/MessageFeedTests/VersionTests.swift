@@ -1,7 +1,7 @@
 import Testing
 @_spi(Tooling) @testable import DialogGate
 @_spi(Tooling) @testable import MessageFeed
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 import PrefsJSON
 
 @Suite("Version")

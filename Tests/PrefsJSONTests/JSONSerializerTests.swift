@@ -1,6 +1,6 @@
 import Foundation
 @_spi(Tooling) import Prefs
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 import Testing
 import PrefsJSON
 

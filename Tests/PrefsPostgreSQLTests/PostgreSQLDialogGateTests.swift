@@ -5,7 +5,7 @@ import TestFixtures
 import PrefsJSON
 import PrefsSupport
 import PrefsPostgreSQL
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 import Testing
 
 /// A server deciding dialogs and remote messages for many users from one database: one namespace per user.

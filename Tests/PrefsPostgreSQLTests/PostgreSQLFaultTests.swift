@@ -4,7 +4,7 @@ import TestFixtures
 import PrefsJSON
 import PrefsSupport
 import PrefsPostgreSQL
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 import Testing
 
 /// Connection refused, a server killed and restarted mid-use, statement timeouts, and passwords never shown.

@@ -4,7 +4,7 @@ import TestFixtures
 import PrefsJSON
 import PrefsSupport
 import PrefsPostgreSQL
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 import Testing
 
 /// Many instances on one namespace: visibility, observation, contention, across threads, connections and processes.

@@ -4,7 +4,7 @@ import TestFixtures
 import PrefsJSON
 import PrefsSupport
 import PrefsPostgreSQL
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 import Testing
 
 /// What is particular to the PostgreSQL store, on a real server. The promises every store keeps run here too, through

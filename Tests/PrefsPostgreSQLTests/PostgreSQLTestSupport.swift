@@ -4,7 +4,7 @@ import TestFixtures
 import PrefsJSON
 import PrefsSupport
 import PrefsPostgreSQL
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 import Testing
 
 /// The test process's server (started once, stopped at exit). A failure to start fails the test with the reason

@@ -4,7 +4,7 @@ import TestFixtures
 import PrefsJSON
 import PrefsSupport
 import PrefsPostgreSQL
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 import Testing
 
 /// Runs the built `prefs-tool` as a child process, away from the real default store.

@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 import Testing
 
 @Suite("TestHTTPServer")

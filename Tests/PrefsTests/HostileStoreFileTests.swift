@@ -1,6 +1,6 @@
 import Foundation
 import TestFixtures
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 import Testing
 @_spi(Tooling) @testable import Prefs
 #if canImport(Glibc)

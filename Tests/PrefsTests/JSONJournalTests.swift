@@ -2,7 +2,7 @@ import Foundation
 import TestFixtures
 @_spi(Tooling) @testable import Prefs
 import PrefsJSON
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 import Testing
 
 #if canImport(Glibc)

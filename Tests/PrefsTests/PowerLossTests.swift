@@ -2,7 +2,7 @@ import CSQLiteCrashVFS
 import Foundation
 import TestFixtures
 @_spi(Tooling) import Prefs
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 import Testing
 import PrefsSupport
 

@@ -2,7 +2,7 @@ import Foundation
 import TestFixtures
 import Observation
 @_spi(Tooling) @testable import Prefs
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 import Testing
 import PrefsJSON
 import PrefsUserDefaults

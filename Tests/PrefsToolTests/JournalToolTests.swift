@@ -1,7 +1,7 @@
 import Foundation
 import TestFixtures
 @_spi(Tooling) import Prefs
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 import Testing
 
 /// prefs-tool on a JSON store whose latest writes are in its journal (`FILE.journal`), not yet in the snapshot.

@@ -1,7 +1,7 @@
 import Foundation
 import TestFixtures
 @_spi(Tooling) import Prefs
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 import Testing
 
 /// A store another user can read but not write (QA inspecting an app's store): prefs-tool, run as that user, lists,

@@ -6,7 +6,7 @@ import Foundation
 import FoundationNetworking
 #endif
 @_spi(Tooling) import Prefs
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 import PrefsJSON
 import PrefsSupport
 

@@ -1,7 +1,7 @@
 import Foundation
 @_spi(Tooling) import Prefs
 import PrefsJSON
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 
 // MARK: - Child: write until killed
 

@@ -1,7 +1,7 @@
 import Foundation
 @_spi(Tooling) import Prefs
 import PrefsJSON
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 
 /// Fault injection: each fault must end in a clear typed ``PrefsError`` (or be handled as documented),
 /// with every acknowledged write still there afterwards.

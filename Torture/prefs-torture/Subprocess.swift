@@ -1,5 +1,5 @@
 import Foundation
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 
 #if canImport(Glibc)
 import Glibc

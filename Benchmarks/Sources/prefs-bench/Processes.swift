@@ -1,5 +1,5 @@
 import Foundation
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 
 // Temporary directories for every store, and child processes of this same binary.
 

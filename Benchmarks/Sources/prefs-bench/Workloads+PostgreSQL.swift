@@ -2,7 +2,7 @@ import BenchLibPQ
 import Foundation
 @_spi(Tooling) import Prefs
 import PrefsPostgreSQL
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 
 // Workload 9: the PostgreSQL store against raw libpq running the same statements on the same private server
 // (set, get, batch, update), plus a plain autocommit upsert and the store's cache hit for the record.

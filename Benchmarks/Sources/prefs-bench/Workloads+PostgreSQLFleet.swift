@@ -2,7 +2,7 @@ import BenchLibPQ
 import Foundation
 @_spi(Tooling) import Prefs
 import PrefsPostgreSQL
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 import Synchronization
 
 // Workload 9, continued: a fleet's view. Eight clients (each with its own connection, as eight instances) writing at

@@ -27,7 +27,7 @@ import PrefsSupport
 /// delegate, while libcurl reads on: no size check in the delegate can stop a gzip bomb before it fills the memory
 /// (a 1 MB body expanding to 1 GiB took 1.1 GB there). This loader asks for `Accept-Encoding: identity`, still
 /// decodes a body a server encodes anyway, and stops the transfer inside the write callback as soon as the decoded
-/// bytes pass ``FeedOptions/maximumBytes``; memory stays at the cap plus one 16 KiB chunk, whatever the encoding.
+/// bytes pass `FeedOptions.maximumBytes`; memory stays at the cap plus one 16 KiB chunk, whatever the encoding.
 /// Redirects are followed here, each checked with ``FeedURLPolicy/redirectRefusal(from:to:allowInsecureHTTP:)``
 /// before it is requested (at most 10). Header values with control characters are not sent. Only GET.
 ///

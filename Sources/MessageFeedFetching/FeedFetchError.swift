@@ -10,7 +10,7 @@ internal import PrefsJSON
 /// if let error = center.lastError { print(error) }   // e.g. "HTTP status 503 from https://…"
 /// ```
 public enum FeedFetchError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// `http` to a host that is not loopback, without ``FeedOptions/allowInsecureHTTP``; refused
+    /// `http` to a host that is not loopback, without `FeedOptions.allowInsecureHTTP`; refused
     /// before connecting.
     case insecureURL(URL)
     /// A scheme other than `https`, `http` and `file`.

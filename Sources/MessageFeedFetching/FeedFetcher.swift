@@ -10,19 +10,19 @@ import FoundationNetworking
 ///
 /// Tooling API (`@_spi(Tooling) import MessageFeed`; `prefs-tool feed fetch` uses it); an app uses DialogGate's `MessageCenter`.
 ///
-/// - `https` only, except loopback hosts and ``FeedOptions/allowInsecureHTTP``; `file://` URLs are read directly.
+/// - `https` only, except loopback hosts and `FeedOptions.allowInsecureHTTP`; `file://` URLs are read directly.
 ///   A refused URL never reaches the network.
 /// - Conditional requests (`If-None-Match`, `If-Modified-Since`) from the stored validators; a 304 reuses
 ///   the stored body and refreshes its fetch date.
 /// - `Cache-Control: max-age` is the minimum interval between requests unless the fetch is forced.
 /// - 429, 5xx, timeouts and transport errors back off exponentially with jitter (honouring `Retry-After`
-///   seconds up to ``FeedOptions/maximumBackoff``); no request is made before the retry date, forced or not.
+///   seconds up to `FeedOptions.maximumBackoff`); no request is made before the retry date, forced or not.
 /// - A clock set back does not freeze fetching: a stored fetch date in the future is not fresh, and a
-///   stored retry date further ahead than ``FeedOptions/maximumBackoff`` is ignored.
-/// - Bodies over ``FeedOptions/maximumBytes`` once decoded are refused (the loader stops reading there; see
+///   stored retry date further ahead than `FeedOptions.maximumBackoff` is ignored.
+/// - Bodies over `FeedOptions.maximumBytes` once decoded are refused (the loader stops reading there; see
 ///   ``FeedLoader``); redirects to loopback only from a loopback feed; the timeout is enforced here as well as in the
 ///   request (URLSession on Linux rounds request timeouts down to whole seconds).
-/// - On any other failure the last good feed is used while it is younger than ``FeedOptions/maximumCacheAge``.
+/// - On any other failure the last good feed is used while it is younger than `FeedOptions.maximumCacheAge`.
 /// - A 404 or 410 means the publisher removed the feed: the last good feed is dropped at once and nothing is
 ///   shown until the URL serves a feed again.
 ///

@@ -58,8 +58,8 @@ import PrefsSupport
 /// }
 /// ```
 @_spi(Tooling) public protocol FeedLoader: Sendable {
-    /// Sends `request` and returns the response with its whole body, enforcing `options`' ``FeedOptions/maximumBytes``
-    /// and ``FeedOptions/allowInsecureHTTP`` (for redirects).
+    /// Sends `request` and returns the response with its whole body, enforcing `options`' `FeedOptions.maximumBytes`
+    /// and `FeedOptions.allowInsecureHTTP` (for redirects).
     func load(_ request: URLRequest, options: FeedOptions) async throws -> FeedResponse
 }
 

@@ -50,7 +50,7 @@ let package = Package(
         .executableTarget(name: "prefs-tool", dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "MessageFeed", "MessageFeedFetching", "PrefsJSON", "PrefsPostgreSQL"]),
         .executableTarget(name: "prefs-test-child", dependencies: ["Prefs", "PrefsJSON", "PrefsUserDefaults", "PrefsPostgreSQL", "PrefsTestSupport"]),
         .executableTarget(name: "dialoggate-test-child", dependencies: ["Prefs", "PrefsJSON", "DialogGate", "MessageFeed", "MessageFeedFetching"]),
-        .executableTarget(name: "prefs-torture", dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "DialogGate", "MessageFeed", "MessageFeedFetching", "PrefsTestSupport"], path: "Torture/prefs-torture"),
+        .executableTarget(name: "prefs-torture", dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "DialogGate", "MessageFeed", "MessageFeedFetching", "PrefsTestSupport", "PrefsSupport"], path: "Torture/prefs-torture"),
         // Fixtures shared by the test targets (keys, the backends the conformance suites run over, canned feeds, a clock).
         .target(
             name: "TestFixtures",
@@ -60,15 +60,15 @@ let package = Package(
         // One test target per library module, plus the tool, the test support and the README's examples.
         .testTarget(name: "PrefsJSONTests", dependencies: ["PrefsJSON", "Prefs", "PrefsTestSupport"]),
         .testTarget(name: "PrefsSQLiteTests", dependencies: ["PrefsSQLite"]),
-        .testTarget(name: "PrefsTests", dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "PrefsSupport", "PrefsTestSupport", "TestFixtures", "prefs-test-child", "CSQLiteCrashVFS"]),
+        .testTarget(name: "PrefsTests", dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "PrefsSupport", "PrefsTestSupport", "TestFixtures", "prefs-test-child", "CSQLiteCrashVFS", "PrefsUserDefaults"]),
         .testTarget(name: "PrefsUserDefaultsTests", dependencies: ["PrefsUserDefaults", "Prefs", "PrefsJSON", "PrefsSupport", "PrefsTestSupport", "TestFixtures"]),
         .testTarget(name: "MessageFeedTests", dependencies: ["MessageFeed", "PrefsJSON", "PrefsSupport", "PrefsTestSupport", "TestFixtures"]),
         .testTarget(name: "MessageFeedFetchingTests", dependencies: ["MessageFeedFetching", "MessageFeed", "Prefs", "PrefsJSON", "PrefsSupport", "PrefsTestSupport", "TestFixtures"]),
         .testTarget(name: "DialogGateTests", dependencies: ["DialogGate", "MessageFeed", "MessageFeedFetching", "Prefs", "PrefsJSON", "PrefsSupport", "PrefsUserDefaults", "PrefsTestSupport", "TestFixtures", "dialoggate-test-child", "prefs-tool"]),
         .testTarget(name: "PrefsPostgreSQLTests", dependencies: ["PrefsPostgreSQL", "Prefs", "PrefsJSON", "PrefsSupport", "DialogGate", "PrefsTestSupport", "TestFixtures", "prefs-test-child", "prefs-tool"]),
-        .testTarget(name: "PrefsToolTests", dependencies: ["Prefs", "PrefsJSON", "PrefsUserDefaults", "DialogGate", "MessageFeed", "MessageFeedFetching", "PrefsTestSupport", "TestFixtures", "prefs-tool"]),
+        .testTarget(name: "PrefsToolTests", dependencies: ["Prefs", "PrefsJSON", "PrefsUserDefaults", "DialogGate", "MessageFeed", "MessageFeedFetching", "PrefsTestSupport", "TestFixtures", "prefs-tool", "PrefsSupport"]),
         .testTarget(name: "PrefsTestSupportTests", dependencies: ["PrefsTestSupport", "Prefs", "prefs-test-child"]),
-        .testTarget(name: "ReadmeTests", dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "PrefsTestSupport", "PrefsPostgreSQL"]),
+        .testTarget(name: "ReadmeTests", dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "PrefsTestSupport", "PrefsPostgreSQL", "PrefsSupport", "PrefsJSON"]),
     ]
 )
 

@@ -1,8 +1,6 @@
-@_spi(Tooling) @testable import DialogGate
 @_spi(Tooling) @testable import MessageFeed
 import Foundation
 import TestFixtures
-@_spi(Tooling) import Prefs
 import Testing
 import PrefsJSON
 

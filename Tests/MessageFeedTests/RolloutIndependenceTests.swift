@@ -1,4 +1,3 @@
-@_spi(Tooling) @testable import DialogGate
 @_spi(Tooling) @testable import MessageFeed
 import Foundation
 import TestFixtures

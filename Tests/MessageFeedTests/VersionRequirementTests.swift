@@ -1,5 +1,4 @@
 import Testing
-@_spi(Tooling) @testable import DialogGate
 @_spi(Tooling) @testable import MessageFeed
 import PrefsJSON
 

@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@_spi(Tooling) @testable import Prefs
 import PrefsSQLite
 
 @Suite("SQLite connection")

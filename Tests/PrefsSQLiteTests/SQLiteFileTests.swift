@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@_spi(Tooling) @testable import Prefs
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -17,7 +17,8 @@ let help = """
       --sizes N,N,…      key counts (default 1000,10000,100000)
       --workloads 1,2,…  which workloads to run (default all: 1 get, 2 set, 3 batch, 4 coalesced JSON,
                          5 cold start, 6 concurrent, 7 DialogGate, 8 peak memory, 9 PostgreSQL
-                         against raw libpq on a private server, skipped when initdb is missing)
+                         against raw libpq on a private server, skipped when initdb is missing, 10 app launch
+                         with 200 and 1,000 keys of mixed types, 11 Codable values)
       --summary PATH     print a run's targets and peak memory (its --json-out file) as Markdown tables,
                          as Benchmarks.md shows them (CI checks the page against the committed run)
       --help             this text
@@ -31,7 +32,8 @@ struct Options {
     var jsonOut = ".build/prefs-bench-results.json"
     var svgOut: String?
     var sizes: [Int]?
-    var workloads: Set<Int> = Set(1...9)
+    var workloads: Set<Int> = Set(1...Options.lastWorkload)
+    static let lastWorkload = 11
 }
 
 enum Command {
@@ -43,6 +45,8 @@ enum Command {
     case coldStart(kind: String, path: String, key: String, valueType: String)
     /// A fresh process that fills a store and reports its peak RSS: `--child-peak-memory KIND N`.
     case peakMemory(kind: String, n: Int)
+    /// A fresh process that opens a launch store and reads its 20 keys: `--child-launch KIND PATH N`.
+    case launch(kind: String, path: String, n: Int)
 }
 
 struct UsageError: Error { var message: String }
@@ -72,11 +76,16 @@ func parseArguments(_ arguments: [String]) throws(UsageError) -> Command {
         case "--sizes": options.sizes = try integers(for: argument)
         case "--workloads":
             options.workloads = Set(try integers(for: argument))
-            guard options.workloads.isSubset(of: 1...9) else { throw UsageError(message: "workloads are 1 to 9") }
+            guard options.workloads.isSubset(of: 1...Options.lastWorkload) else {
+                throw UsageError(message: "workloads are 1 to \(Options.lastWorkload)")
+            }
         case "--child-cold-start":
             guard rest.count == 3 || rest.count == 4 else { throw UsageError(message: "--child-cold-start KIND PATH KEY [int|string]") }
             let parts = Array(rest)
             return .coldStart(kind: parts[0], path: parts[1], key: parts[2], valueType: parts.count == 4 ? parts[3] : "int")
+        case "--child-launch":
+            guard rest.count == 3, let n = Int(rest.last!) else { throw UsageError(message: "--child-launch KIND PATH N") }
+            return .launch(kind: rest.first!, path: Array(rest)[1], n: n)
         case "--child-peak-memory":
             guard rest.count == 2, let n = Int(rest.last!) else { throw UsageError(message: "--child-peak-memory KIND N") }
             return .peakMemory(kind: rest.first!, n: n)

@@ -22,6 +22,8 @@ case .summary(let path):
     do { print(try Report.markdownSummary(of: path), terminator: "") } catch { fail("\(path): \(error)", status: 1) }
 case .coldStart(let kind, let path, let key, let valueType):
     do { try childColdStart(kind: kind, path: path, key: key, valueType: valueType) } catch { fail("\(error)", status: 1) }
+case .launch(let kind, let path, let n):
+    do { try childLaunch(kind: kind, path: path, n: n) } catch { fail("\(error)", status: 1) }
 case .peakMemory(let kind, let n):
     do { try childPeakMemory(kind: kind, n: n) } catch { fail("\(error)", status: 1) }
 case .run(let options):

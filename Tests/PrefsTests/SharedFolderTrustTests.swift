@@ -144,12 +144,12 @@ struct SharedFolderTrustTests {
         // One process, holding the lock on its own descriptor until it is terminated.
         let (holder, out, err) = try mallory.start(
             "touch '\(lock)' && chmod 666 '\(lock)' && exec 9<>'\(lock)' && flock -x 9 && touch '\(lock).held' && exec sleep 30")
-        defer { holder.terminate() }
+        defer { _ = holder.signal(SIGKILL) }
         #expect(await eventually { FileManager.default.fileExists(atPath: lock + ".held") })
         let prefs = try Prefs(.jsonFile(url))
         #expect(throws: PrefsError.untrustedFile(path: lock, owner: mallory.uid)) { try prefs.setStoredValue(Self.value, forKey: "a") }
         #expect(fileOwnerAndMode(url.path) == nil, "nothing written")
-        holder.terminate()
+        _ = holder.signal(SIGKILL)
         _ = try? await ChildProcess.finish(holder, out, err)
     }
 

@@ -6,8 +6,9 @@ import Darwin
 #endif
 import PrefsSupport
 
-/// An exclusive lock between processes, on a sidecar file (`store.json.lock`, mode 0600, opened with `O_NOFOLLOW`: a
-/// symbolic link at its name fails with `ELOOP`).
+/// An exclusive lock between processes, on a sidecar file (`store.json.lock`, mode 0600), opened in the store's folder
+/// through its descriptor (``StoreFolder``), never following a link at its name. In a shared folder, a lock file another
+/// user owns is refused with ``PrefsError/untrustedFile(path:owner:)``: they could hold it for ever.
 ///
 /// The lock lives on its own file because the store file is replaced by rename on every compaction, and a lock on a
 /// replaced inode would protect nothing. A killed holder never leaves the store locked.
@@ -16,8 +17,8 @@ import PrefsSupport
 /// that writes the store (as LMDB keeps its writer mutex in its lock file, and SQLite its WAL index in `-shm`): taking
 /// and releasing it is two atomic operations, no system call, where `flock` costs two. When its holder dies, the next
 /// locker takes it over (what the dead holder left half-written, the store finds as it always does: a torn journal
-/// tail, a temporary file). Elsewhere, and on a lock file another user owns (one planted in a shared directory), the
-/// lock is `flock`, which the kernel releases when its holder dies.
+/// tail, a temporary file). Elsewhere, and on a lock file another user owns outside a shared folder, the lock is
+/// `flock`, which the kernel releases when its holder dies.
 final class FileLock {
     /// The store's folder, in which the lock file is opened, and the lock file's name in it.
     private let folder: StoreFolder

@@ -20,9 +20,18 @@ public enum PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
     case database(DatabaseError)
     /// A file-system call failed.
     case io(path: String, operation: String, errno: Int32)
-    /// A symbolic link that another user (`owner`) planted in a shared sticky directory such as /tmp: not followed,
-    /// since they, not the store's user, chose its target.
+    /// A symbolic link that another user (`owner`) owns, on the way to a store or an export, or at a store's name (one
+    /// planted in a shared sticky directory such as /tmp): not followed, since they, not the store's user, chose its
+    /// target.
     case untrustedLink(path: String, owner: UInt32)
+    /// A folder on the way to a store or an export that another user could change: owned by another user (`owner`), or
+    /// writable by others (`mode`) without being sticky. Not used, since they could replace what is in it. Every folder
+    /// must be owned by root or this user and not writable by others, unless it is sticky like /tmp (see the trust rule
+    /// in <doc:Promises>).
+    case untrustedFolder(path: String, owner: UInt32, mode: UInt32)
+    /// A file that another user (`owner`) owns in a shared folder (sticky and writable by others, such as /tmp), where a
+    /// store, its lock file, journal or sidecar, or an export was to be: never read, written, locked or replaced.
+    case untrustedFile(path: String, owner: UInt32)
     /// The store's writer lock was held longer than the timeout: by another process, or (`heldInThisProcess`) by
     /// another store open on the same file in this process.
     case lockTimeout(path: String, seconds: Double, heldInThisProcess: Bool = false)
@@ -62,7 +71,12 @@ public enum PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
         case .io(let path, let operation, let code):
             "\(path): \(operation) failed: \(String(cString: strerror(code))) (errno \(code))"
         case .untrustedLink(let path, let owner):
-            "\(path): refusing to follow a symbolic link owned by another user (uid \(owner)) in a shared sticky directory"
+            "\(path): refusing to follow a symbolic link owned by another user (uid \(owner))"
+        case .untrustedFolder(let path, let owner, let mode):
+            "\(path): refusing a folder another user could change (owner uid \(owner), mode \(String(format: "%04o", mode))): "
+                + "the folders of a store must be owned by root or this user and not writable by others, unless sticky like /tmp"
+        case .untrustedFile(let path, let owner):
+            "\(path): refusing a file owned by another user (uid \(owner)) in a shared folder"
         case .lockTimeout(let path, let seconds, let heldInThisProcess):
             heldInThisProcess
                 ? "\(path): another store on this file in this process held the store's lock for more than \(seconds) s"

@@ -38,12 +38,16 @@ package final class SQLiteConnection {
         /// https://www.sqlite.org/uri.html#uriimmutable): no locks, no `-shm`, so a WAL database in a directory this
         /// user cannot write opens. Only for a file whose WAL is empty or absent, as a one-off read.
         package var immutable = false
+        /// `SQLITE_OPEN_NOFOLLOW`: fail with `SQLITE_CANTOPEN_SYMLINK` rather than follow a symbolic link anywhere in the
+        /// path, for a caller that resolved the path itself and checked what it names.
+        package var noFollow = false
 
-        package init(readOnly: Bool = false, create: Bool = true, busyTimeout: Duration = .seconds(5), immutable: Bool = false) {
+        package init(readOnly: Bool = false, create: Bool = true, busyTimeout: Duration = .seconds(5), immutable: Bool = false, noFollow: Bool = false) {
             self.readOnly = readOnly || immutable
             self.create = create
             self.busyTimeout = busyTimeout
             self.immutable = immutable
+            self.noFollow = noFollow
         }
     }
 
@@ -88,6 +92,7 @@ package final class SQLiteConnection {
         self.path = path
         isReadOnly = options.readOnly
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        if options.noFollow { flags |= SQLITE_OPEN_NOFOLLOW }
         var createdFile = false
         if options.readOnly {
             flags |= SQLITE_OPEN_READONLY
@@ -172,6 +177,16 @@ package final class SQLiteConnection {
         guard let db else { return false }
         var moved: Int32 = 0
         return sqlite3_file_control(db, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK && moved != 0
+    }
+
+    /// Keeps the `-wal` and `-shm` files when the last connection closes (`SQLITE_FCNTL_PERSIST_WAL`,
+    /// https://www.sqlite.org/c3ref/c_fcntl_begin_atomic_write.html#sqlitefcntlpersistwal), rather than deleting them:
+    /// in a folder other users can write, whoever creates them next would otherwise choose what they are.
+    package func keepWALFilesOnClose() throws(SQLiteError) {
+        let db = try handle()
+        var keep: Int32 = 1
+        let rc = sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &keep)
+        guard rc == SQLITE_OK else { throw SQLiteError(resultCode: rc, db: db, sql: nil, path: path) }
     }
 
     /// The raw handle, or an error once closed.

@@ -95,17 +95,19 @@ struct StoreLocator {
     func open(create: Bool = false, checked: Bool = false) throws -> Prefs {
         guard create || exists else { throw ToolError.io(missingStoreMessage()) }
         if create, !exists, postgreSQL == nil {
-            let directory = (FilePaths.canonical(path) as NSString).deletingLastPathComponent
+            let directory = url.deletingLastPathComponent().path
             var info = stat()
             if stat(directory, &info) != 0 {
                 guard createsDirectories else {
                     throw ToolError.io("no folder \(directory) for a new store at \(path) (give --create-dirs to create it); nothing was written")
                 }
-                // Here rather than left to the library: a JSON store takes its lock file in the folder first.
+                // Here rather than left to the library: a JSON store takes its lock file in the folder first. Each
+                // missing folder is made by this process (mode 0700); those that exist, and links on the way, must
+                // pass the library's trust rule, so none that another user made or controls is adopted.
                 do {
-                    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                    try Prefs.Storage.createFolders(of: url.path)
                 } catch {
-                    throw ToolError.io("cannot create the folder \(directory) for a new store: \(error.localizedDescription)")
+                    throw ToolError.io("cannot create the folder \(directory) for a new store: \(error)")
                 }
             }
         }
@@ -192,7 +194,10 @@ struct NewStoreFiles {
     private var directories: [String] = []
 
     init(path: String) {
-        guard let resolved = Prefs.Storage.resolvingLinks(path), !Self.exists(resolved) else { return }
+        // By name only where no other user can change a folder of the path (else the store refuses to open, too).
+        guard (try? Prefs.Storage.checkFolders(of: path)) != nil, let resolved = Prefs.Storage.resolvingLinks(path), !Self.exists(resolved) else {
+            return
+        }
         files = ([""] + StoreLocator.sidecarSuffixes).map { resolved + $0 }.filter { !Self.exists($0) }
         var directory = (resolved as NSString).deletingLastPathComponent
         while !directory.isEmpty, directory != "/", !Self.exists(directory) {

@@ -40,7 +40,7 @@ struct ToolError: Error, CustomStringConvertible {
                 self.init(code: .data, message: error.description)
             case .database where error.isDamagedStore:
                 self.init(code: .data, message: error.description)
-            case .database, .io, .untrustedLink, .lockTimeout, .closed, .reentrantCall, .readOnlyStore:
+            case .database, .io, .untrustedLink, .untrustedFolder, .untrustedFile, .lockTimeout, .closed, .reentrantCall, .readOnlyStore:
                 self.init(code: .io, message: error.description)
             }
         default:

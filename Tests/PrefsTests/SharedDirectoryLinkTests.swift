@@ -6,7 +6,7 @@ import Testing
 
 /// The library's side of the symlink policy (the tool's is in PrefsToolTests): a link another user planted in a
 /// sticky world-writable directory is never followed, whatever `fs.protected_symlinks` says. And a lock file another
-/// user planted is only locked, never mapped.
+/// user planted is refused.
 @Suite("Links another user planted", .enabled(if: OtherUser.canRun, "needs root to create and become a second user"))
 struct SharedDirectoryLinkTests {
     @Test(
@@ -25,17 +25,24 @@ struct SharedDirectoryLinkTests {
         #expect(fileOwnerAndMode(target) == nil)
         #expect(fileOwnerAndMode(target + ".lock") == nil)
 
-        // Not sticky: the link is followed (the directory's owner decides what is in it).
+        // Not sticky but writable by all: the folder itself is refused, since anyone could replace what is in it.
         chmod(shared.url.path, 0o777)
-        let prefs = try Prefs(storage)
+        #expect(throws: PrefsError.untrustedFolder(path: shared.url.path, owner: 0, mode: 0o777)) { try Prefs(storage) }
+        #expect(fileOwnerAndMode(target) == nil)
+
+        // This user's own link, in a folder only root and this user can write, is followed.
+        let mine = own.file("mine.\(ext)")
+        try FileManager.default.createSymbolicLink(atPath: mine.path, withDestinationPath: target)
+        let prefs = try Prefs(ext == "json" ? .jsonFile(mine) : .sqlite(mine))
         try prefs.setStoredValue(StoredValue(type: .int, json: .int(1)), forKey: "a")
         try prefs.close()
         #expect(fileOwnerAndMode(target)?.uid == geteuid())
     }
 
     /// A writer maps its own lock file to keep the write lock in it (FileLock); a mapped file that its owner shrinks
-    /// faults (SIGBUS) on the next access. So another user's lock file is only ever `flock`ed.
-    @Test("a lock file another user planted beside a JSON store is never mapped: shrinking it cannot crash a writer")
+    /// faults (SIGBUS) on the next access, and another user's lock file could be held for ever. So a lock file another
+    /// user planted in a shared folder is refused, naming them, and never opened for locking.
+    @Test("a lock file another user planted beside a JSON store is refused, naming its owner, and left as it was")
     func plantedLockFile() async throws {
         let mallory = try OtherUser.ensure()
         let shared = try OtherUser.sharedDirectory()
@@ -44,12 +51,9 @@ struct SharedDirectoryLinkTests {
         let planted = try await mallory.shell("touch '\(lock)' && chmod 666 '\(lock)'")
         #expect(planted.status == 0, "\(planted.stderr)")
         let prefs = try Prefs(.jsonFile(url))
-        try prefs.set(1, for: .launchCount)
-        let shrunk = try await mallory.shell("truncate -s 0 '\(lock)'")
-        #expect(shrunk.status == 0, "\(shrunk.stderr)")
-        try prefs.set(2, for: .launchCount)
-        try prefs.close()
-        #expect(try Prefs(.jsonFile(url))[.launchCount] == 2)
-        #expect(fileOwnerAndMode(lock)?.uid == mallory.uid, "left as it was")
+        #expect(throws: PrefsError.untrustedFile(path: lock, owner: mallory.uid)) { try prefs.set(1, for: .launchCount) }
+        #expect(fileOwnerAndMode(url.path) == nil, "nothing written")
+        #expect(fileOwnerAndMode(lock).map { [$0.uid, $0.mode] } == [mallory.uid, 0o666], "left as it was")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: lock)).isEmpty)
     }
 }

@@ -75,13 +75,13 @@ struct SharedDirectoryTests {
 
         let lock = try await tool("--store", shared.file("qa.json").path, "set", "a", "1")
         #expect(lock.status == 74)
-        #expect(lock.stderr.contains("qa.json.lock: open lock file failed"), "\(lock.stderr)")
+        #expect(lock.stderr.contains("qa.json.lock: refusing to follow a symbolic link owned by another user (uid \(mallory.uid))"), "\(lock.stderr)")
         #expect(!FileManager.default.fileExists(atPath: victim), "nothing created through the planted .lock link")
 
         let store = try await tool("--store", shared.file("linked.json").path, "set", "a", "1")
         #expect(store.status == 74)
         #expect(
-            store.stderr.contains("linked.json: refusing to follow a symbolic link owned by another user (uid \(mallory.uid)) in a shared sticky directory"),
+            store.stderr.contains("linked.json: refusing to follow a symbolic link owned by another user (uid \(mallory.uid))"),
             "\(store.stderr)")
         #expect(try await tool("--store", own.file("mine.json").path, "set", "a", "1").status == 0)
         let export = try await tool("--store", own.file("mine.json").path, "export", shared.file("out.json").path)
@@ -108,28 +108,28 @@ struct SharedDirectoryTests {
         let set = try await tool("--store", store, "set", "a", "1")
         #expect(set.status == 74)
         #expect(
-            set.stderr
-                == "prefs-tool: error: \(store)\(suffix): open (a symbolic link, which SQLite does not follow) failed: Too many levels of symbolic links (errno 40)\n",
+            set.stderr == "prefs-tool: error: \(store)\(suffix): refusing to follow a symbolic link owned by another user (uid \(mallory.uid))\n",
             "\(set.stderr)")
         #expect(fileOwnerAndMode(store) == nil, "no database created")
     }
 
-    @Test("a store another user created with mode 0666 becomes the writer's own, mode 0600, which they can no longer edit")
-    func foreignModeNotKept() async throws {
+    @Test("a store another user created with mode 0666 in a shared folder is refused, naming them, and left as it was")
+    func foreignStoreRefused() async throws {
         let mallory = try OtherUser.ensure()
         let shared = try OtherUser.sharedDirectory()
         let store = shared.file("qa.json").path
-        let created = try await mallory.shell(#"printf '{"formatVersion": 1, "values": {}}' > '"# + store + "' && chmod 666 '\(store)'")
+        let document = #"{"formatVersion": 1, "values": {"feedURL": {"type": "url", "value": "https://evil.example/"}}}"#
+        let created = try await mallory.shell("printf '%s' '\(document)' > '\(store)' && chmod 666 '\(store)'")
         #expect(created.status == 0, "\(created.stderr)")
-        #expect(fileOwnerAndMode(store)?.mode == 0o666)
-        let set = try await tool("--store", store, "set", "secret", "hunter2")
-        #expect(set.status == 0, "\(set.stderr)")
-        let after = try #require(fileOwnerAndMode(store))
-        #expect(after.uid == geteuid())
-        #expect(after.mode == 0o600)
-        let edit = try await mallory.shell("printf '{}' > '\(store)'")
-        #expect(edit.status != 0, "mallory could still write the store")
-        #expect(try await tool("--store", store, "get", "secret").stdout == "hunter2\n")
+        for arguments in [["set", "secret", "hunter2"], ["get", "feedURL"]] {
+            let run = try await tool(["--store", store] + arguments)
+            #expect(run.status == 74)
+            #expect(
+                run.stderr == "prefs-tool: error: \(store): refusing a file owned by another user (uid \(mallory.uid)) in a shared folder\n", "\(run.stderr)")
+        }
+        #expect(fileOwnerAndMode(store).map { [$0.uid, $0.mode] } == [mallory.uid, 0o666])
+        #expect(try String(contentsOfFile: store, encoding: .utf8) == document)
+        #expect(fileOwnerAndMode(store + ".lock") == nil)
     }
 
     @Test("demo --store PATH writes no file beside PATH: a messages.json link planted there is left alone")
@@ -147,6 +147,77 @@ struct SharedDirectoryTests {
         #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: shared.file("messages.json").path)) == victim)
         let feedLine = try #require(demo.stdout.split(separator: "\n").first { $0.contains("feed: file://") })
         #expect(!feedLine.contains(shared.url.path), "\(feedLine)")
+    }
+
+    // MARK: - Folders above the store (finding 4 of issue 28)
+
+    @Test("a folder link another user planted: --create-dirs creates nothing where it points, and an export lands nowhere")
+    func plantedFolderLink() async throws {
+        let mallory = try OtherUser.ensure()
+        let shared = try OtherUser.sharedDirectory()
+        let victim = try TemporaryDirectory()  // think /etc
+        let own = try TemporaryDirectory()
+        let link = shared.file("qa").path
+        let planted = try await mallory.shell("ln -s '\(victim.url.path)' '\(link)'")
+        #expect(planted.status == 0, "\(planted.stderr)")
+        let refusal = "\(link): refusing to follow a symbolic link owned by another user (uid \(mallory.uid))"
+
+        for store in ["\(link)/x.json", "\(link)/sub/x.sqlite"] {
+            let set = try await tool("--store", store, "--create-dirs", "set", "a", "1")
+            #expect(set.status == 74, "\(set.stderr)")
+            #expect(set.stderr.contains(refusal), "\(set.stderr)")
+        }
+        #expect(try await tool("--store", own.file("mine.json").path, "set", "a", "1").status == 0)
+        let export = try await tool("--store", own.file("mine.json").path, "export", "\(link)/out.json")
+        #expect(export.status == 74, "\(export.stderr)")
+        #expect(export.stderr.contains(refusal), "\(export.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: victim.url.path) == [], "written through the link")
+    }
+
+    @Test("--create-dirs makes each missing folder itself, mode 0700, and never adopts one another user made")
+    func createDirectoriesInASharedFolder() async throws {
+        let mallory = try OtherUser.ensure()
+        let shared = try OtherUser.sharedDirectory()
+        let victim = try TemporaryDirectory()
+        let made = try await tool("--store", shared.file("a/b/x.json").path, "--create-dirs", "set", "a", "1")
+        #expect(made.status == 0, "\(made.stderr)")
+        for folder in ["a", "a/b"] {
+            #expect(fileOwnerAndMode(shared.file(folder).path).map { [$0.uid, $0.mode] } == [geteuid(), 0o700], "\(folder)")
+        }
+
+        let theirs = shared.file("m").path
+        let planted = try await mallory.shell("mkdir '\(theirs)' && chmod 777 '\(theirs)' && ln -s '\(victim.file("x.json").path)' '\(theirs)/x.json'")
+        #expect(planted.status == 0, "\(planted.stderr)")
+        let set = try await tool("--store", "\(theirs)/sub/x.json", "--create-dirs", "set", "a", "1")
+        #expect(set.status == 74)
+        #expect(
+            set.stderr.contains("\(theirs): refusing a folder another user could change (owner uid \(mallory.uid), mode 0777)"), "\(set.stderr)")
+        #expect(try await tool("--store", "\(theirs)/x.json", "--create-dirs", "set", "a", "1").status == 74)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: victim.url.path) == [])
+        #expect(!FileManager.default.fileExists(atPath: "\(theirs)/sub"))
+    }
+
+    @Test("XDG_CONFIG_HOME or HOME in another user's hands: --app and the default store refuse, naming the variable")
+    func hostileConfigHome() async throws {
+        let mallory = try OtherUser.ensure()
+        let shared = try OtherUser.sharedDirectory()
+        let victim = try TemporaryDirectory()
+        let config = shared.file("cfg").path
+        let planted = try await mallory.shell("mkdir '\(config)' && ln -s '\(victim.url.path)' '\(config)/prefs'")
+        #expect(planted.status == 0, "\(planted.stderr)")
+
+        let app = try await tool(["--app", "com.example.app", "set", "a", "1"], environment: ["XDG_CONFIG_HOME": config])
+        #expect(app.status == 65)
+        #expect(
+            app.stderr.contains(
+                "store identifier \"com.example.app\": XDG_CONFIG_HOME (\(config)) cannot hold a store: \(config): refusing a folder another user could change"
+            ), "\(app.stderr)")
+        let home = try await tool(["set", "a", "1"], environment: ["XDG_CONFIG_HOME": "", "HOME": shared.url.path])
+        #expect(home.status == 65)
+        #expect(
+            home.stderr.contains("HOME (\(shared.url.path)) cannot hold a store: it is a folder other users can write (mode 1777)"), "\(home.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: victim.url.path) == [])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: shared.url.path) == ["cfg"])
     }
 }
 

@@ -9,10 +9,11 @@ package struct RecoveredFile: Sendable, Hashable {
 /// ``Prefs/Recovery/moveAsideAndStartEmpty`` for the file backends, in one place.
 enum StoreFileRecovery {
     /// Runs `open`. When it finds the file's content unreadable and `recovery` allows it, renames the file (a regular
-    /// file only: a FIFO or a device at the path stays, and opening fails) and its sidecars aside, byte for byte,
-    /// under `lock` when there is one, and runs `open` again on the now missing file.
+    /// file only: a FIFO or a device at the path stays, and opening fails) and its sidecars aside, byte for byte, in
+    /// the store's `folder` (through its descriptor), under `lock` when there is one, and runs `open` again on the now
+    /// missing file.
     static func open<Opened>(
-        _ path: String,
+        _ folder: StoreFolder,
         recovery: Prefs.Recovery,
         sidecarSuffixes: [String],
         lock: (FileLock, timeout: Duration)? = nil,
@@ -20,12 +21,15 @@ enum StoreFileRecovery {
     ) throws(PrefsError) -> (Opened, RecoveredFile?) {
         do {
             return (try open(), nil)
-        } catch PrefsError.corruptStore(_, let reason) where recovery == .moveAsideAndStartEmpty && FileSystem.isRegularFile(path) {
+        } catch PrefsError.corruptStore(let path, let reason) where recovery == .moveAsideAndStartEmpty {
+            guard let directory = try folder.existing(), directory.holdsRegularFile(folder.name) else {
+                throw PrefsError.corruptStore(path: path, reason: reason)
+            }
             if let lock { try lock.0.lock(timeout: lock.timeout) }
             defer { lock?.0.unlock() }
-            let aside = try FileSystem.moveAside(path)
-            for suffix in sidecarSuffixes where access(path + suffix, F_OK) == 0 {
-                _ = try FileSystem.moveAside(path + suffix)
+            let aside = try directory.moveAside(folder.name)
+            for suffix in sidecarSuffixes where directory.holdsRegularFile(folder.name + suffix) {
+                _ = try directory.moveAside(folder.name + suffix)
             }
             return (try open(), RecoveredFile(movedTo: aside, reason: reason))
         }

@@ -6,8 +6,9 @@ import Darwin
 #endif
 import PrefsSupport
 
-/// An exclusive lock between processes, on a sidecar file (`store.json.lock`, mode 0600, opened with `O_NOFOLLOW`: a
-/// symbolic link at its name fails with `ELOOP`).
+/// An exclusive lock between processes, on a sidecar file (`store.json.lock`, mode 0600), opened in the store's folder
+/// through its descriptor (``StoreFolder``), never following a link at its name. In a shared folder, a lock file another
+/// user owns is refused with ``PrefsError/untrustedFile(path:owner:)``: they could hold it for ever.
 ///
 /// The lock lives on its own file because the store file is replaced by rename on every compaction, and a lock on a
 /// replaced inode would protect nothing. A killed holder never leaves the store locked.
@@ -16,10 +17,14 @@ import PrefsSupport
 /// that writes the store (as LMDB keeps its writer mutex in its lock file, and SQLite its WAL index in `-shm`): taking
 /// and releasing it is two atomic operations, no system call, where `flock` costs two. When its holder dies, the next
 /// locker takes it over (what the dead holder left half-written, the store finds as it always does: a torn journal
-/// tail, a temporary file). Elsewhere, and on a lock file another user owns (one planted in a shared directory), the
-/// lock is `flock`, which the kernel releases when its holder dies.
+/// tail, a temporary file). Elsewhere, and on a lock file another user owns outside a shared folder, the lock is
+/// `flock`, which the kernel releases when its holder dies.
 final class FileLock {
-    let path: String
+    /// The store's folder, in which the lock file is opened, and the lock file's name in it.
+    private let folder: StoreFolder
+    private let name: String
+    /// The lock file's path, for messages.
+    var path: String { folder.path(of: name) }
     private var descriptor: Int32 = -1
     /// The lock file's identity while this object holds the lock.
     private var held: FileIdentity?
@@ -31,8 +36,9 @@ final class FileLock {
     /// The lock files held by stores in this process, so a timeout can say whether the holder is this process.
     private static let heldInProcess = Locked<[FileIdentity: Int]>([:])
 
-    init(path: String) {
-        self.path = path
+    init(folder: StoreFolder, name: String) {
+        self.folder = folder
+        self.name = name
     }
 
     deinit {
@@ -68,12 +74,13 @@ final class FileLock {
     private func openIfNeeded(timeout: Duration) throws(PrefsError) {
         guard descriptor < 0 else { return }
         // Never blocks, even on a FIFO put at the path; anything but a regular file is refused (it is only locked, never read).
-        // Never follows a link either: one planted at the name would make a writer create the file it points to.
-        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0o600)
-        guard fd >= 0 else { throw .io(path: path, operation: "open lock file", errno: errno) }
-        var info = stat()
+        // Never follows a link either: one planted at the name would make a writer create the file it points to. In a
+        // shared folder, a lock file another user owns is refused (`untrustedFile`), since they could hold it for ever.
+        guard let directory = try folder.existing() else { throw .io(path: path, operation: "open lock file", errno: ENOENT) }
+        guard let (fd, info) = try directory.open(name, O_RDWR | O_CREAT | O_NONBLOCK, operation: "open lock file") else {
+            throw .io(path: path, operation: "open lock file", errno: ENOENT)
+        }
         do throws(PrefsError) {
-            guard fstat(fd, &info) == 0 else { throw .io(path: path, operation: "fstat lock file", errno: errno) }
             try FileSystem.requireRegularFile(info, path: path)
         } catch {
             close(fd)

@@ -25,22 +25,19 @@ package enum FileSystem {
         var changed: Int64  // nanoseconds
     }
 
-    /// The stamp of `path`, or nil when it does not exist.
-    static func stamp(_ path: String) throws(PrefsError) -> Stamp? {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            if errno == ENOENT { return nil }
-            throw .io(path: path, operation: "stat", errno: errno)
-        }
-        return Stamp(info)
-    }
-
     /// The whole content of `path`, or nil when it does not exist. Throws for anything but a regular file
-    /// (see ``openRegularFile(_:)``).
+    /// (see ``openRegularFile(_:)``). For documents a user names (an import); a store reads its files through its
+    /// ``Directory``.
     package static func contents(of path: String) throws(PrefsError) -> (Data, Stamp)? {
         guard let (fd, info) = try openRegularFile(path) else { return nil }
         defer { close(fd) }
-        var data = Data(count: Int(info.st_size))
+        return (try readAll(fd, size: Int(info.st_size), path: path), Stamp(info))
+    }
+
+    /// Everything readable from `fd`, a regular file `size` bytes long when it was opened (a file that grew while being
+    /// read is read to its new end).
+    static func readAll(_ fd: Int32, size: Int, path: String) throws(PrefsError) -> Data {
+        var data = Data(count: size)
         var total = 0
         let capacity = data.count
         let failure: Int32? = data.withUnsafeMutableBytes { buffer -> Int32? in
@@ -63,14 +60,11 @@ package enum FileSystem {
             if count == 0 { break }
             data.append(contentsOf: chunk[0..<count])
         }
-        return (data, Stamp(info))
+        return data
     }
 
-    /// The first `count` bytes of `path` (fewer for a shorter file), or nil when it does not exist. Throws for
-    /// anything but a regular file (see ``openRegularFile(_:)``).
-    static func prefix(of path: String, count: Int) throws(PrefsError) -> Data? {
-        guard let (fd, _) = try openRegularFile(path) else { return nil }
-        defer { close(fd) }
+    /// The first `count` bytes of the file open at `fd` (fewer for a shorter file).
+    static func prefix(of fd: Int32, count: Int, path: String) throws(PrefsError) -> Data {
         var buffer = [UInt8](repeating: 0, count: count)
         var total = 0
         while total < count {
@@ -128,78 +122,6 @@ package enum FileSystem {
         throw .corruptStore(path: path, reason: "not a regular file (\(kind))")
     }
 
-    /// Whether `path` is, or links to, a regular file.
-    static func isRegularFile(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
-    }
-
-    /// Replaces `path` atomically: writes a temporary file beside it, optionally fsyncs it, renames it over `path`,
-    /// and optionally fsyncs the directory. Readers see the old or the new content, never a mix.
-    ///
-    /// The temporary file is created with `O_CREAT | O_EXCL | O_NOFOLLOW` and mode 0600, so no other user can open
-    /// it, ever, and a link planted at its name is refused. With `keepingMode`, an existing file's mode is kept when
-    /// the current user owns it, less its group and other write bits (a store another user could rewrite is not
-    /// private); a file another user owned becomes 0600, as a new one is.
-    @discardableResult
-    package static func replace(
-        _ path: String, with data: Data, sync: Bool, keepingMode: Bool = true, trace: Trace? = nil
-    ) throws(PrefsError) -> Stamp {
-        let directory = (path as NSString).deletingLastPathComponent
-        let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: .min ... .max))"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .io(path: temporary, operation: "create", errno: errno) }
-        do throws(PrefsError) {
-            defer { close(fd) }
-            var existing = stat()
-            if keepingMode, stat(path, &existing) == 0, existing.st_uid == geteuid() {
-                let mode = existing.st_mode & 0o755
-                if mode != 0o600, fchmod(fd, mode) != 0 { throw PrefsError.io(path: temporary, operation: "fchmod", errno: errno) }
-            }
-            try writeAll(fd, data, path: temporary)
-            trace?.observe(.wrote(path: temporary, data: data))
-            if sync {
-                if fsync(fd) != 0 { throw PrefsError.io(path: temporary, operation: "fsync", errno: errno) }
-                trace?.observe(.syncedFile(path: temporary))
-            }
-        } catch {
-            unlink(temporary)
-            throw error
-        }
-        guard rename(temporary, path) == 0 else {
-            let code = errno
-            unlink(temporary)
-            throw .io(path: path, operation: "rename", errno: code)
-        }
-        trace?.observe(.renamed(from: temporary, to: path))
-        if sync { try syncDirectory(directory, trace: trace) }
-        guard let stamp = try Self.stamp(path) else { throw .io(path: path, operation: "stat", errno: ENOENT) }
-        return stamp
-    }
-
-    /// Writes `data` to `path` in place when it is a character device or a FIFO (following links, so `/dev/stdout`
-    /// reaches the pipe or terminal behind it) owned by this user or root; false, writing nothing, for a regular file,
-    /// a directory or no file. Any other file (another user's FIFO or device, a socket, a block device) throws: it is
-    /// neither written nor replaced (root could otherwise rename a file over a device node).
-    static func writeInPlaceIfStream(_ path: String, _ data: Data) throws(PrefsError) -> Bool {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return false }
-        let kind = info.st_mode & S_IFMT
-        if kind == S_IFREG || kind == S_IFDIR { return false }
-        guard kind == S_IFCHR || kind == S_IFIFO, info.st_uid == geteuid() || info.st_uid == 0 else {
-            throw .io(path: path, operation: "write (not a regular file, nor a pipe or terminal of this user's)", errno: EPERM)
-        }
-        let fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY)
-        guard fd >= 0 else { throw .io(path: path, operation: "open", errno: errno) }
-        defer { close(fd) }
-        try writeAll(fd, data, path: path)
-        return true
-    }
-
-    private static func writeAll(_ fd: Int32, _ data: Data, path: String) throws(PrefsError) {
-        if let failure = data.withUnsafeBytes({ writeFully(fd, $0) }) { throw .io(path: path, operation: "write", errno: failure) }
-    }
-
     /// The link count and size of the file open at `fd`; (0, 0) when they cannot be read (as for a file with no links
     /// left: the caller then looks at the path). On Linux this is `statx` asked for those two and no time: since Linux
     /// 6.13, reading a file's modification or change time makes its next write stamp a fine-grained time and dirty the
@@ -233,55 +155,10 @@ package enum FileSystem {
         return nil
     }
 
-    /// Removes `PATH.tmp-*` files left by ``replace(_:with:sync:)`` in a process killed mid-write.
-    /// Call it only while holding the store's writer lock.
-    static func removeTemporaryLeftovers(of path: String) {
-        let directory = (path as NSString).deletingLastPathComponent
-        let prefix = (path as NSString).lastPathComponent + ".tmp-"
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory) else { return }
-        for name in names where name.hasPrefix(prefix) {
-            unlink((directory as NSString).appendingPathComponent(name))  // a leftover holds no committed data
-        }
-    }
-
-    static func syncDirectory(_ directory: String, trace: Trace? = nil) throws(PrefsError) {
-        let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw .io(path: directory, operation: "open directory", errno: errno) }
-        defer { close(fd) }
-        guard fsync(fd) == 0 else { throw .io(path: directory, operation: "fsync directory", errno: errno) }
-        trace?.observe(.syncedDirectory(directory))
-    }
-
-    /// Creates `directory` and its parents with mode 0700 when missing.
-    static func createDirectory(_ directory: String) throws(PrefsError) {
-        guard !directory.isEmpty else { return }
-        do {
-            try FileManager.default.createDirectory(
-                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            // The underlying POSIX error is an NSError on Apple platforms and a Swift error on Linux.
-            let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? any Error
-            let code = underlying.map { Int32(truncatingIfNeeded: ($0 as NSError).code) } ?? EIO
-            throw .io(path: directory, operation: "create directory", errno: code)
-        }
-    }
-
-    /// Follows symbolic links: a store at a link is the store at its target (the link stays a link). A cycle gives
-    /// `path` itself back, and opening it then reports `ELOOP`. A link that another user planted in a shared sticky
-    /// directory is refused (see ``checkLinkIsTrusted(_:)``).
-    static func resolvingLinks(_ path: String) throws(PrefsError) -> String {
-        try resolvingTrustedLinks(path) ?? path
-    }
-
     /// Follows symbolic links until `path` names something that is not a link (or does not exist); nil for a cycle
     /// or a chain of more than 32 links.
     package static func resolvingLinksIfFinite(_ path: String) -> String? {
         try? resolvingLinks(path, trusting: { _ throws(PrefsError) in })
-    }
-
-    /// ``resolvingLinksIfFinite(_:)``, refusing every link that ``checkLinkIsTrusted(_:)`` refuses.
-    package static func resolvingTrustedLinks(_ path: String) throws(PrefsError) -> String? {
-        try resolvingLinks(path, trusting: checkLinkIsTrusted)
     }
 
     private static func resolvingLinks(_ path: String, trusting check: (String) throws(PrefsError) -> Void) throws(PrefsError) -> String? {
@@ -297,34 +174,9 @@ package enum FileSystem {
         return nil
     }
 
-    /// Throws unless the symbolic link at `link` may be followed. Prefs resolves a store's links itself (its
-    /// sidecar files go beside the target), so the kernel's `fs.protected_symlinks` never sees those links; this
-    /// applies its rule, whatever the setting: in a directory that is sticky and world-writable (such as /tmp),
-    /// only a link owned by the current user or by root is followed. Anyone can plant a link there, and following
-    /// it would let them choose which file a store, an export or a lock writes (as root: any file).
-    package static func checkLinkIsTrusted(_ link: String) throws(PrefsError) {
-        var info = stat(), parent = stat()
-        let directory = (link as NSString).deletingLastPathComponent
-        guard lstat(link, &info) == 0, info.st_mode & S_IFMT == S_IFLNK,
-            stat(directory.isEmpty ? "." : directory, &parent) == 0
-        else { return }
-        let shared = parent.st_mode & S_ISVTX != 0 && parent.st_mode & S_IWOTH != 0
-        guard shared, info.st_uid != geteuid(), info.st_uid != 0 else { return }
-        throw .untrustedLink(path: link, owner: info.st_uid)
-    }
-
-    /// Moves an unreadable file aside, byte for byte, as `NAME.corrupt-YYYYMMDDTHHMMSSZ`; returns the new path.
-    static func moveAside(_ path: String, now: Date = Date()) throws(PrefsError) -> String {
-        let stamp = ISO8601.format(now, fractionDigits: 0)
-            .replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "")
-        var destination = "\(path).corrupt-\(stamp)"
-        var suffix = 1
-        while access(destination, F_OK) == 0 {
-            destination = "\(path).corrupt-\(stamp)-\(suffix)"
-            suffix += 1
-        }
-        guard rename(path, destination) == 0 else { throw .io(path: path, operation: "rename aside", errno: errno) }
-        return destination
+    /// The time stamp of a file moved aside: `YYYYMMDDTHHMMSSZ`.
+    static func corruptStamp(_ now: Date) -> String {
+        ISO8601.format(now, fractionDigits: 0).replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "")
     }
 }
 

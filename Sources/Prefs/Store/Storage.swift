@@ -82,12 +82,13 @@ extension Prefs {
             case "sqlite", "sqlite3", "db": return .sqlite(url)
             default: break
             }
-            let path = try FileSystem.resolvingLinks(url.path)
+            let unknown = PrefsError.corruptStore(path: url.path, reason: "cannot tell which kind of store to create from the name; end it in .json or .sqlite")
+            guard let (folder, name) = try Directory.resolveIfFoldersExist(file: url.path) else { throw unknown }
             // Already open through SQLite in this process: reading it here would drop that connection's locks.
-            if SQLiteConnection.isOpenInProcess(path) { return .sqlite(url) }
-            guard let data = try FileSystem.prefix(of: path, count: 4096) else {
-                throw .corruptStore(path: url.path, reason: "cannot tell which kind of store to create from the name; end it in .json or .sqlite")
-            }
+            if SQLiteConnection.isOpenInProcess(folder.path(of: name)) { return .sqlite(url) }
+            guard let (fd, _) = try folder.openRegularFile(name) else { throw unknown }
+            defer { closeDescriptor(fd) }
+            let data = try FileSystem.prefix(of: fd, count: 4096, path: folder.path(of: name))
             if data.starts(with: SQLiteBackend.header) { return .sqlite(url) }
             if data.first(where: { ![0x20, 0x0A, 0x0D, 0x09, 0xEF, 0xBB, 0xBF].contains($0) }) == UInt8(ascii: "{") { return .jsonFile(url) }
             throw .corruptStore(path: url.path, reason: "neither a JSON store nor an SQLite database")
@@ -107,7 +108,10 @@ extension Prefs {
         /// Throws ``PrefsError/invalidIdentifier(_:reason:)`` for an identifier that is not a reverse-DNS style name
         /// (letters, digits, `.`, `-` and `_`, starting with a letter or digit, no `..`), so it can never name a path
         /// outside the folder, and when neither `XDG_CONFIG_HOME` nor `HOME` nor the user database gives an absolute
-        /// home directory (a relative one would put the store under whatever the current directory is).
+        /// home directory (a relative one would put the store under whatever the current directory is), and when the
+        /// configuration directory they choose is one another user could change: the part of it that exists must pass the
+        /// trust rule (see <doc:Promises>), and its deepest existing folder must not be writable by others, even sticky
+        /// (`XDG_CONFIG_HOME=/tmp/x` refuses; the reason names the variable).
         public static func defaultURL(
             identifier: String,
             environment: [String: String] = ProcessInfo.processInfo.environment
@@ -117,13 +121,14 @@ extension Prefs {
             let support = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
             return support.appendingPathComponent(identifier).appendingPathComponent("prefs.sqlite")
             #else
-            guard let base = configDirectory(environment: environment) else {
+            guard let (base, variable, value) = configDirectorySource(environment: environment) else {
                 let home = environment["HOME"].map { JSON.string($0).serialized() } ?? "unset"
                 throw .invalidIdentifier(
                     identifier,
                     reason: "no absolute home directory to keep the store in (HOME is \(home), XDG_CONFIG_HOME is not absolute, and the user database has none)"
                 )
             }
+            try checkConfigDirectory(base, variable: variable, value: value, identifier: identifier)
             return base.appendingPathComponent("prefs").appendingPathComponent(identifier + ".sqlite")
             #endif
         }
@@ -132,10 +137,16 @@ extension Prefs {
         /// The XDG configuration directory: an absolute `XDG_CONFIG_HOME`, else `.config` in the home directory (an
         /// absolute `HOME`, else the user database's); nil when neither gives an absolute path.
         package static func configDirectory(environment: [String: String]) -> URL? {
-            if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") { return URL(fileURLWithPath: config) }
-            if let home = environment["HOME"], home.hasPrefix("/") { return URL(fileURLWithPath: home).appendingPathComponent(".config") }
+            configDirectorySource(environment: environment)?.folder
+        }
+
+        /// ``configDirectory(environment:)``, with what chose it: the variable's name and value (`XDG_CONFIG_HOME`, else
+        /// `HOME`, else "the user database's home directory").
+        static func configDirectorySource(environment: [String: String]) -> (folder: URL, variable: String, value: String)? {
+            if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") { return (URL(fileURLWithPath: config), "XDG_CONFIG_HOME", config) }
+            if let home = environment["HOME"], home.hasPrefix("/") { return (URL(fileURLWithPath: home).appendingPathComponent(".config"), "HOME", home) }
             if let home = homeDirectoryFromUserDatabase(), home.hasPrefix("/") {
-                return URL(fileURLWithPath: home).appendingPathComponent(".config")
+                return (URL(fileURLWithPath: home).appendingPathComponent(".config"), "the user database's home directory", home)
             }
             return nil
         }

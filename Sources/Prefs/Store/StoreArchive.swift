@@ -83,21 +83,21 @@ internal import PrefsJSON
 
     /// Replaces the file at `path` atomically with `data`, with mode 0600, as the stores replace their files: the
     /// temporary file beside it is 0600 from its creation, so no other user can read the archive while it is written.
-    /// A `path` that is a symbolic link is written through, as a shell's `>` and `cp` do: the link stays and its
-    /// target is replaced; but not a link another user planted in a shared sticky directory
-    /// (``PrefsError/untrustedLink(path:owner:)``), nor a cycle of links (``PrefsError/io(path:operation:errno:)``
-    /// with `ELOOP`).
     ///
-    /// A terminal, a pipe or a device that this user or root owns (`/dev/stdout`, `/dev/null`) is written in place
-    /// instead, as a shell's `>` writes it: there is no file to replace. Any other file that is not a regular file (a
-    /// FIFO another user planted in a shared directory, a socket) is neither written nor replaced:
+    /// `path` is resolved once, each folder and link checked by the trust rule (see <doc:Promises>), and everything
+    /// after goes through the folder's descriptor. A `path` that is a symbolic link is written through, as a shell's
+    /// `>` and `cp` do: the link stays and its target is replaced; but not a link another user owns
+    /// (``PrefsError/untrustedLink(path:owner:)``), a folder another user could change
+    /// (``PrefsError/untrustedFolder(path:owner:mode:)``), another user's file in a shared folder
+    /// (``PrefsError/untrustedFile(path:owner:)``), nor a chain of more than 40 links
+    /// (``PrefsError/io(path:operation:errno:)`` with `ELOOP`).
+    ///
+    /// A pipe, a terminal or a device that this user or root owns (`/dev/stdout`, `/dev/null`) is written in place
+    /// instead, as a shell's `>` writes it: it is opened once and written only when the opened descriptor is one. Any
+    /// other file that is not a regular file (a socket, a block device) is neither written nor replaced:
     /// ``PrefsError/io(path:operation:errno:)`` with `EPERM`.
     public static func write(_ data: Data, to path: String) throws(PrefsError) {
-        guard let target = try FileSystem.resolvingTrustedLinks(path) else {
-            throw .io(path: path, operation: "follow symbolic links", errno: ELOOP)
-        }
-        if try FileSystem.writeInPlaceIfStream(path, data) { return }
-        try FileSystem.replace(target, with: data, sync: false, keepingMode: false)
+        try Directory.write(data, toDestination: path)
     }
 }
 

@@ -32,13 +32,16 @@ enum DemoCommand {
 }
 
 extension DemoCommand {
-    /// A new directory under the temporary directory that only this user can enter (`mkdtemp`, mode 0700).
+    /// A new directory under the temporary directory that only this user can enter (as `mkdtemp`, mode 0700), after
+    /// checking the temporary directory and the folders above it by the library's trust rule: `TMPDIR` may be shared,
+    /// as /tmp, but not another user's.
     static func privateDirectory() throws -> URL {
-        var template = Array((FileManager.default.temporaryDirectory.path as NSString).appendingPathComponent("prefs-demo-XXXXXX").utf8CString)
-        guard let created = mkdtemp(&template) else {
-            throw ToolError.io("cannot create a private directory for the demo: \(String(cString: strerror(errno)))")
+        do {
+            let created = try Prefs.Storage.makePrivateFolder(in: FileManager.default.temporaryDirectory.path, prefix: "prefs-demo-")
+            return URL(fileURLWithPath: created, isDirectory: true)
+        } catch {
+            throw ToolError.io("cannot create a private directory for the demo: \(error)")
         }
-        return URL(fileURLWithPath: String(cString: created), isDirectory: true)
     }
 
     /// Removes the demo's own directory and the files the demo wrote in it (nothing else is ever in it: only this

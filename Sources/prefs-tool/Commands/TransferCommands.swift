@@ -15,8 +15,9 @@ enum TransferCommands {
                 The document has the JSON store's format (an export is itself a JSON store). Without FILE, or with -,
                 it goes to stdout. A FILE is written atomically with mode 0600; when FILE is a symbolic link, the link
                 stays and its target is replaced. A terminal, pipe or device of yours (/dev/stdout, /dev/null) is
-                written in place. FILE cannot be the store itself or one of its -wal, -shm, -journal, .journal or .lock
-                files (exit 64).
+                written in place. FILE's folders and links must be yours or root's, and no other user may write a folder
+                unless it is sticky, like /tmp (exit 74). FILE cannot be the store itself or one of its -wal, -shm,
+                -journal, .journal or .lock files (exit 64).
                 """,
             positionals: 0...1)
     ) { arguments, context in
@@ -226,8 +227,8 @@ enum TransferCommands {
 
     /// Replaces the file at `path` atomically with mode 0600 (``StoreArchive/write(_:to:)``: no other user can read
     /// the export while it is written). A `path` that is a symbolic link is written through, as a shell's `>` and `cp`
-    /// do: the link stays and its target is replaced; but not a link another user planted in a shared sticky
-    /// directory (exit 74).
+    /// do: the link stays and its target is replaced; but not a link, nor a folder, that another user controls (exit
+    /// 74).
     static func write(_ data: Data, to path: String) throws {
         do {
             try StoreArchive.write(data, to: path)

@@ -34,6 +34,8 @@ final class JSONFileBackend: PrefsBackend {
 
     let path: String
     private let requestedPath: String
+    /// The store's folder, held open: every file operation goes through it (see ``StoreFolder``).
+    private let folder: StoreFolder
     private let options: Options
     private let lock: FileLock
     /// The journal beside the snapshot, `FILE.journal`.
@@ -73,15 +75,18 @@ final class JSONFileBackend: PrefsBackend {
 
     init(path requestedPath: String, options: Options) throws(PrefsError) {
         self.requestedPath = requestedPath
-        self.path = try FileSystem.resolvingLinks(requestedPath)
+        let folder = try StoreFolder(file: requestedPath)
+        self.folder = folder
+        self.path = folder.filePath
         self.options = options
-        self.lock = FileLock(path: path + Self.lockSuffix)
-        self.journal = JSONJournalFile(path: path + JSONJournal.suffix, trace: options.trace)
+        self.lock = FileLock(folder: folder, name: folder.name + Self.lockSuffix)
+        self.journal = JSONJournalFile(folder: folder, name: folder.name + JSONJournal.suffix, trace: options.trace)
         recovered = nil
         readOnly = access(path, F_OK) == 0 ? PrefsError.readOnlyReason(path: path) : nil
         // An unreadable snapshot or journal (a bad line before good ones) moves both aside, and the store starts empty.
-        (_, recovered) = try StoreFileRecovery.open(path, recovery: options.recovery, sidecarSuffixes: [JSONJournal.suffix], lock: (lock, options.lockTimeout))
-        {
+        (_, recovered) = try StoreFileRecovery.open(
+            folder, recovery: options.recovery, sidecarSuffixes: [JSONJournal.suffix], lock: (lock, options.lockTimeout)
+        ) {
             () throws(PrefsError) in try reload()
         }
         if journalApplies, journal.tail != .clean {
@@ -200,14 +205,14 @@ final class JSONFileBackend: PrefsBackend {
             return stamp
         }
         closeSnapshotDescriptor()
-        let current = try FileSystem.stamp(path)
-        if let current, current == stamp {
-            let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
-            if fd >= 0, fstat(fd, &info) == 0, FileSystem.Stamp(info) == current {
+        guard let directory = try folder.existing() else { return nil }
+        let current = try directory.stamp(of: folder.name)
+        if let current, current == stamp, let (fd, opened) = try? directory.open(folder.name, O_RDONLY | O_NONBLOCK) {
+            if FileSystem.Stamp(opened) == current {
                 snapshotDescriptor = fd
-                snapshotLinks = UInt64(info.st_nlink)
-                snapshotDescriptorIdentity = FileIdentity(info)
-            } else if fd >= 0 {
+                snapshotLinks = UInt64(opened.st_nlink)
+                snapshotDescriptorIdentity = FileIdentity(opened)
+            } else {
                 _ = closeFile(fd)
             }
         }
@@ -227,7 +232,7 @@ final class JSONFileBackend: PrefsBackend {
         var current = first
         for _ in 0..<100 {
             if let unreadable, unreadable.stamp == current { throw unreadable.error }
-            guard let (data, readStamp) = try FileSystem.contents(of: path) else {
+            guard let (data, readStamp) = try folder.existing()?.contents(of: folder.name) else {
                 document = JSONStoreDocument()
                 document.apply(pending)
                 stamp = nil
@@ -249,7 +254,7 @@ final class JSONFileBackend: PrefsBackend {
             if records != nil, journal.generation != generation {
                 // Another generation: a journal already folded into this snapshot, unless a compaction replaced the
                 // snapshot since it was read (then read both again).
-                current = try FileSystem.stamp(path)
+                current = try folder.existing()?.stamp(of: folder.name)
                 if current != readStamp { continue }
             }
             journalApplies = records != nil && generation != nil && journal.generation == generation
@@ -288,8 +293,8 @@ final class JSONFileBackend: PrefsBackend {
         do {
             if !removedLeftovers {
                 // Only the lock holder writes temporary files, so any found now were left by a writer that died.
-                FileSystem.removeTemporaryLeftovers(of: path)
-                FileSystem.removeTemporaryLeftovers(of: journal.path)
+                try folder.existing()?.removeTemporaryLeftovers(of: folder.name)
+                try folder.existing()?.removeTemporaryLeftovers(of: journal.name)
                 removedLeftovers = true
             }
             if try reload() { changedSinceRefresh = true }
@@ -365,9 +370,7 @@ final class JSONFileBackend: PrefsBackend {
 
     /// Replaces the file with `next` and makes it the committed document. Called under the lock.
     private func write(_ next: JSONStoreDocument) throws(PrefsError) {
-        let directory = (path as NSString).deletingLastPathComponent
-        if stamp == nil { try FileSystem.createDirectory(directory) }
-        stamp = try FileSystem.replace(path, with: next.encoded(), sync: options.durability == .powerLoss, trace: options.trace)
+        stamp = try folder.created().replace(folder.name, with: next.encoded(), sync: options.durability == .powerLoss, trace: options.trace)
         document = next
     }
 
@@ -392,9 +395,9 @@ final class JSONFileBackend: PrefsBackend {
 
     /// The snapshot with its journal applied, as the files are now; nil without a snapshot.
     private func readFiles() throws(PrefsError) -> JSONStoreDocument? {
-        guard let (data, _) = try FileSystem.contents(of: path) else { return nil }
+        guard let (data, _) = try folder.existing()?.contents(of: folder.name) else { return nil }
         var onDisk = try JSONStoreDocument(data: data, path: path)
-        let reader = JSONJournalFile(path: journal.path)
+        let reader = JSONJournalFile(folder: folder, name: journal.name)
         guard let records = try reader.readAll(), let generation = JSONJournal.generation(of: onDisk), reader.generation == generation else {
             return onDisk
         }

@@ -12,7 +12,11 @@ import PrefsSupport
 /// Readers keep the offset of the end of the last good line and read only bytes appended after it; a journal that
 /// was replaced (another inode: compaction or reset), removed or shortened is read again from its start.
 final class JSONJournalFile {
-    let path: String
+    /// The store's folder, through which the journal is read and written, and the journal's name in it.
+    private let folder: StoreFolder
+    let name: String
+    /// The journal's path, for messages.
+    var path: String { folder.path(of: name) }
     /// Identity of the file read; nil when there was none.
     private(set) var identity: FileIdentity?
     /// The header's generation; nil when there is no journal (or no header could be read).
@@ -30,8 +34,9 @@ final class JSONJournalFile {
     /// Where this journal's file events go (the simulated power cuts); nil in a store without a trace.
     private let trace: FileSystem.Trace?
 
-    init(path: String, trace: FileSystem.Trace? = nil) {
-        self.path = path
+    init(folder: StoreFolder, name: String, trace: FileSystem.Trace? = nil) {
+        self.folder = folder
+        self.name = name
         self.trace = trace
     }
 
@@ -65,11 +70,7 @@ final class JSONJournalFile {
         if descriptor >= 0, descriptorIdentity == identity, case let (links, descriptorSize) = FileSystem.linksAndSize(descriptor), links > 0 {
             size = descriptorSize
         } else {
-            var info = stat()
-            guard stat(path, &info) == 0 else {
-                if errno != ENOENT { throw .io(path: path, operation: "stat", errno: errno) }
-                return identity == nil ? [] : nil
-            }
+            guard let info = try folder.existing()?.trustedStatus(of: name) else { return identity == nil ? [] : nil }
             guard identity == FileIdentity(info) else { return nil }
             size = Int(info.st_size)
         }
@@ -123,7 +124,7 @@ final class JSONJournalFile {
 
     /// The bytes from `start` to the end, with the file's status; nil when there is no file.
     private func read(from start: Int) throws(PrefsError) -> (Data, stat)? {
-        guard let (fd, info) = try FileSystem.openRegularFile(path) else { return nil }
+        guard let (fd, info) = try folder.existing()?.openRegularFile(name) else { return nil }
         defer { close(fd) }
         var data = Data()
         var chunk = [UInt8](repeating: 0, count: max(4096, min(Int(info.st_size) - start + 1, 1 << 20)))
@@ -163,7 +164,7 @@ final class JSONJournalFile {
     /// Replaces the journal by one holding only a header for `generation` (atomic replace).
     func reset(generation: String, sync: Bool) throws(PrefsError) {
         let header = JSONJournal.header(generation: generation)
-        try FileSystem.replace(path, with: header, sync: sync, trace: trace)
+        try folder.created().replace(name, with: header, sync: sync, trace: trace)
         closeDescriptor()
         forget()
         try openDescriptor()
@@ -200,13 +201,8 @@ final class JSONJournalFile {
     private func openDescriptor() throws(PrefsError) {
         if descriptor >= 0, descriptorIdentity == identity, identity != nil { return }
         closeDescriptor()
-        let fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
-        guard fd >= 0 else { throw .io(path: path, operation: "open", errno: errno) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else {
-            let code = errno
-            close(fd)
-            throw .io(path: path, operation: "fstat", errno: code)
+        guard let (fd, info) = try folder.created().open(name, O_WRONLY | O_APPEND | O_NONBLOCK) else {
+            throw .io(path: path, operation: "open", errno: ENOENT)
         }
         do throws(PrefsError) { try FileSystem.requireRegularFile(info, path: path) } catch {
             close(fd)

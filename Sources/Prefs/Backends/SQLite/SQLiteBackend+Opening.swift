@@ -6,22 +6,64 @@ import PrefsSQLite
 // newer release), the switch to WAL mode, and the read-only open of a store this user may not write.
 extension SQLiteBackend {
     /// Opens or creates the database and checks that it is a Prefs store; never writes to a file that is not one.
-    static func open(path: String, options: Options) throws(PrefsError) -> SQLiteConnection {
-        let directory = (path as NSString).deletingLastPathComponent
-        if !directory.isEmpty, access(directory, F_OK) != 0 { try FileSystem.createDirectory(directory) }
-        try checkFileBeforeOpening(path)
-        try checkSidecarsBeforeOpening(path)
-        if access(path, F_OK) == 0, let reason = PrefsError.readOnlyReason(path: path) {
+    ///
+    /// The folder is resolved (created when missing) and the file and its sidecars checked through its descriptor;
+    /// SQLite, which opens files by name, gets the folder's resolved path and `SQLITE_OPEN_NOFOLLOW`. In a shared folder
+    /// (sticky and writable by others), the database and its `-wal` and `-shm` files are created by this process first
+    /// (`O_EXCL`, mode 0600) and kept when it closes (``SQLiteConnection/keepWALFilesOnClose()``), so another user never
+    /// gets to choose them: see ``checkSidecarsBeforeOpening(_:_:)``.
+    static func open(_ folder: StoreFolder, options: Options) throws(PrefsError) -> SQLiteConnection {
+        let directory = try folder.created()
+        let name = folder.name
+        let path = directory.path(of: name)
+        let exists = try checkFileBeforeOpening(directory, name)
+        try checkSidecarsBeforeOpening(directory, name)
+        if exists, let reason = PrefsError.readOnlyReason(path: path) {
             return try openReadOnly(path: path, reason: reason)
         }
-        let connection = try sqlite { () throws(SQLiteError) in try SQLiteConnection(path: path, options: .init(busyTimeout: options.busyTimeout)) }
+        let created = directory.isShared ? try claimFiles(directory, name) : []
         do throws(PrefsError) {
-            try configure(connection, options: options)
+            let connection = try sqlite { () throws(SQLiteError) in
+                try SQLiteConnection(path: path, options: .init(busyTimeout: options.busyTimeout, noFollow: true))
+            }
+            do throws(PrefsError) {
+                try configure(connection, options: options, keepingWALFiles: directory.isShared)
+            } catch {
+                connection.close()
+                throw error
+            }
+            return connection
         } catch {
-            connection.close()
+            for file in created { unlinkat(directory.descriptor, file, 0) }  // do not leave behind what was made above
             throw error
         }
-        return connection
+    }
+
+    /// Creates, in a shared folder, the database and its `-wal` and `-shm` files that are missing, empty and with mode
+    /// 0600 (`O_CREAT | O_EXCL`, a link never followed), before SQLite opens them by name: another user can no longer
+    /// put a file of theirs there, which SQLite would write the store's pages into. Returns the names it created.
+    private static func claimFiles(_ directory: Directory, _ name: String) throws(PrefsError) -> [String] {
+        var created: [String] = []
+        for file in [name, name + "-wal", name + "-shm"] {
+            let fd = openat(directory.descriptor, file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            if fd >= 0 {
+                closeDescriptor(fd)
+                created.append(file)
+            } else if errno != EEXIST {
+                let code = errno
+                for made in created { unlinkat(directory.descriptor, made, 0) }
+                throw .io(path: directory.path(of: file), operation: "create", errno: code)
+            }
+        }
+        // Whatever was there already, or was put there since the check: checked again, now that the names are taken.
+        do throws(PrefsError) {
+            _ = try checkFileBeforeOpening(directory, name)
+            try checkSidecarsBeforeOpening(directory, name)
+        } catch {
+            for made in created { unlinkat(directory.descriptor, made, 0) }
+            throw error
+        }
+        return created
     }
 
     /// Opens a store this user can read but not write, read-only and without writing anything. SQLite reads a WAL
@@ -55,40 +97,43 @@ extension SQLiteBackend {
     /// Refuses a database whose `-wal`, `-shm` or `-journal` name holds a symbolic link or anything but a regular
     /// file: SQLite opens those with `O_NOFOLLOW` and would fail later with a misleading `SQLITE_READONLY` or
     /// `SQLITE_CANTOPEN`, after creating the database file; such a link is usually planted by another user in a
-    /// shared directory. Checked before anything is created.
-    private static func checkSidecarsBeforeOpening(_ path: String) throws(PrefsError) {
+    /// shared directory. In a shared folder, a sidecar another user owns is refused too, naming them
+    /// (``PrefsError/untrustedFile(path:owner:)`` or ``PrefsError/untrustedLink(path:owner:)``): SQLite would write the
+    /// store's pages into their file, or read pages of their choosing from it. Checked before anything is created.
+    static func checkSidecarsBeforeOpening(_ directory: Directory, _ name: String) throws(PrefsError) {
         for suffix in sidecarSuffixes {
-            var info = stat()
-            guard lstat(path + suffix, &info) == 0 else { continue }
+            guard let info = try directory.status(of: name + suffix) else { continue }
+            let path = directory.path(of: name + suffix)
+            try TrustRule.checkEntry(info, inShared: directory.isShared, path: path)
             switch info.st_mode & S_IFMT {
             case S_IFREG: continue
             // Not corruptStore: recovery would move the database aside for a problem beside it.
-            case S_IFLNK: throw .io(path: path + suffix, operation: "open (a symbolic link, which SQLite does not follow)", errno: ELOOP)
-            default: throw .io(path: path + suffix, operation: "open (not a regular file)", errno: EINVAL)
+            case S_IFLNK: throw .io(path: path, operation: "open (a symbolic link, which SQLite does not follow)", errno: ELOOP)
+            default: throw .io(path: path, operation: "open (not a regular file)", errno: EINVAL)
             }
         }
     }
 
     /// Refuses what SQLite should not open: something other than a regular file (a FIFO would block the open), or
-    /// a file too short to hold the SQLite header. Only `stat`: this process may already have the file open through
+    /// a file too short to hold the SQLite header. Only `fstatat`: this process may already have the file open through
     /// SQLite, and closing a descriptor of our own would drop that connection's POSIX locks
     /// (https://www.sqlite.org/howtocorrupt.html#_posix_advisory_locks_canceled_by_a_separate_thread_doing_close_).
     /// A longer file that is not a database fails at the first read with `SQLITE_NOTADB`, before anything is written.
-    private static func checkFileBeforeOpening(_ path: String) throws(PrefsError) {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            if errno == ENOENT { return }
-            throw .io(path: path, operation: "stat", errno: errno)
-        }
+    /// A link at the name (put there since the path was resolved) is refused, never followed. Returns whether a file
+    /// is there.
+    private static func checkFileBeforeOpening(_ directory: Directory, _ name: String) throws(PrefsError) -> Bool {
+        guard let info = try directory.trustedStatus(of: name) else { return false }
+        let path = directory.path(of: name)
         try FileSystem.requireRegularFile(info, path: path)
         if info.st_size > 0, info.st_size < header.count {
             throw .corruptStore(path: path, reason: "the file is \(info.st_size) bytes, too short for an SQLite database")
         }
+        return true
     }
 
     /// Checks, and on a new file creates, the schema under the write lock, so processes opening a new file
     /// at the same moment agree; then switches to WAL (a no-op once the file is in WAL mode).
-    private static func configure(_ connection: SQLiteConnection, options: Options) throws(PrefsError) {
+    private static func configure(_ connection: SQLiteConnection, options: Options, keepingWALFiles: Bool) throws(PrefsError) {
         // The common case, an existing Prefs store, needs no lock: the application id is written in the same
         // transaction as the tables, so seeing it means the schema was created (it is checked all the same:
         // anyone with the sqlite3 shell can drop a table afterwards).
@@ -100,7 +145,7 @@ extension SQLiteBackend {
                 throw .unsupportedFormatVersion(path: connection.path, found: Int(knownVersion), supported: Int(formatVersion))
             }
             try checkSchema(connection)
-            try setPragmas(connection, options: options)
+            try setPragmas(connection, options: options, keepingWALFiles: keepingWALFiles)
             return
         }
         try sqlite { () throws(SQLiteError) in try connection.execute("BEGIN IMMEDIATE") }
@@ -138,7 +183,7 @@ extension SQLiteBackend {
             if connection.isInTransaction { _ = try? connection.execute("ROLLBACK") }  // the original error is what matters
             throw error
         }
-        try setPragmas(connection, options: options)
+        try setPragmas(connection, options: options, keepingWALFiles: keepingWALFiles)
     }
 
     /// The statements whose preparation proves the schema usable: each table with its columns, and the key
@@ -171,8 +216,14 @@ extension SQLiteBackend {
         }
     }
 
-    private static func setPragmas(_ connection: SQLiteConnection, options: Options) throws(PrefsError) {
+    /// WAL mode and the synchronous level; with `keepingWALFiles` (a shared folder), the `-wal` and `-shm` files stay
+    /// when the connection closes, the WAL truncated to nothing (`journal_size_limit = 0`).
+    private static func setPragmas(_ connection: SQLiteConnection, options: Options, keepingWALFiles: Bool) throws(PrefsError) {
         try sqlite { () throws(SQLiteError) in
+            if keepingWALFiles {
+                try connection.keepWALFilesOnClose()
+                try connection.execute("PRAGMA journal_size_limit = 0")
+            }
             try switchToWAL(connection, timeout: options.busyTimeout)
             try connection.execute(options.durability == .powerLoss ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
         }

@@ -29,6 +29,9 @@ final class SQLiteBackend: PrefsBackend {
 
     let path: String
     private let requestedPath: String
+    /// The store's folder, resolved once (see ``StoreFolder``): the checks before SQLite opens go through it, and
+    /// SQLite is given its resolved path, on which no other user can change a folder.
+    private let folder: StoreFolder
     private let options: Options
     /// The open connection; `SQLiteBackend+Declarations.swift` reads declarations through it.
     private(set) var connection: SQLiteConnection
@@ -50,10 +53,11 @@ final class SQLiteBackend: PrefsBackend {
     init(path requestedPath: String, options: Options) throws(PrefsError) {
         self.requestedPath = requestedPath
         self.options = options
-        let path = try FileSystem.resolvingLinks(requestedPath)
-        self.path = path
-        (connection, recovered) = try StoreFileRecovery.open(path, recovery: options.recovery, sidecarSuffixes: ["-wal", "-shm"]) { () throws(PrefsError) in
-            try Self.open(path: path, options: options)
+        let folder = try StoreFolder(file: requestedPath)
+        self.folder = folder
+        self.path = folder.filePath
+        (connection, recovered) = try StoreFileRecovery.open(folder, recovery: options.recovery, sidecarSuffixes: ["-wal", "-shm"]) { () throws(PrefsError) in
+            try Self.open(folder, options: options)
         }
         dataVersion = try sqlite { () throws(SQLiteError) in try connection.dataVersion() }
     }
@@ -183,7 +187,7 @@ final class SQLiteBackend: PrefsBackend {
             _ = try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             connection.close()
         }
-        connection = try Self.open(path: path, options: options)
+        connection = try Self.open(folder, options: options)
         dataVersion = try sqlite { () throws(SQLiteError) in try connection.dataVersion() }
         changedSinceRefresh = true
     }

@@ -161,10 +161,18 @@ public final class DialogGate: Sendable {
     /// ```swift
     /// try await gate.presentIfNeeded(welcome) { dialog in await showAlert(for: dialog) }
     /// ```
+    ///
+    /// `present` runs on the caller's actor (`isolation`, the main actor when called from a view controller), so it
+    /// may use the caller's state and UI without being `@Sendable`. The claim and the answer are recorded off that
+    /// actor, so the store's I/O (which may wait for another process's lock) never blocks the main thread.
     @discardableResult
-    public func presentIfNeeded(_ dialog: Dialog, present: (Dialog) async throws -> DialogResponse) async throws -> DialogDecision {
+    public func presentIfNeeded(
+        _ dialog: Dialog,
+        isolation: isolated (any Actor)? = #isolation,
+        present: (Dialog) async throws -> DialogResponse
+    ) async throws -> DialogDecision {
         let presentation: DialogPresentation
-        switch try claim(dialog) {
+        switch try await claimOffActor(dialog) {
         case .declined(let decision): return decision
         case .granted(let granted): presentation = granted
         }
@@ -172,11 +180,21 @@ public final class DialogGate: Sendable {
         do {
             response = try await present(dialog)
         } catch {
-            try? presentation.cancel()  // the presenter's error is the one to report
+            try? await Self.offActor { try presentation.cancel() }  // the presenter's error is the one to report
             throw error
         }
-        try presentation.finish(response)
+        try await Self.offActor { try presentation.finish(response) }
         return presentation.decision
+    }
+
+    /// ``claim(_:)`` on the global executor: a nonisolated `async` function runs there, off the caller's actor.
+    private func claimOffActor(_ dialog: Dialog) async throws -> DialogClaim {
+        try claim(dialog)
+    }
+
+    /// Runs `work` on the global executor, off the caller's actor.
+    private static func offActor(_ work: @Sendable () throws -> Void) async throws {
+        try work()
     }
 
     // MARK: - Recording

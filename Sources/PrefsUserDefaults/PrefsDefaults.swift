@@ -220,6 +220,11 @@ public final class PrefsDefaults: Sendable {
     /// registration of the same key replaces the earlier one. A value that is not a property-list type is
     /// skipped and reported as a `Diagnostic`.
     ///
+    /// Typed keys need no registration: while neither a stored nor a registered value exists, a getter returns the
+    /// initial value of the store's key of that name, as Defaults' and `@AppStorage`'s registered defaults show
+    /// through UserDefaults: a key this process declared (`prefs.declare(.launchCount)`) or observed (`@Pref`,
+    /// `values(for:)`, `observable(_:)`) in the store, else the declaration any process recorded there.
+    ///
     /// ```swift
     /// defaults.register(defaults: ["quality": 0.8, "showTips": true])
     /// defaults.double(forKey: "quality")   // 0.8 until something is stored
@@ -242,7 +247,8 @@ public final class PrefsDefaults: Sendable {
         return encoded
     }
 
-    /// The value a getter sees: the stored one, else the registered one. A failed read is reported and reads as absent.
+    /// The value a getter sees: the stored one, else the registered one, else the initial value of the store's key of
+    /// that name (``Prefs/initialStoredValue(forKey:)``). A failed read is reported and reads as absent.
     func value(forKey defaultName: String) -> StoredValue? {
         if KeyName.problem(with: defaultName) == nil {
             do {
@@ -251,7 +257,8 @@ public final class PrefsDefaults: Sendable {
                 prefs.report(Prefs.Diagnostic(key: defaultName, kind: .refreshFailed("\(error)"), store: prefs.storage.description))
             }
         }
-        return registered.withLock { $0[defaultName] }
+        if let registered = registered.withLock({ $0[defaultName] }) { return registered }
+        return prefs.initialStoredValue(forKey: defaultName)
     }
 
     /// The registered values (for ``dictionaryRepresentation()``).

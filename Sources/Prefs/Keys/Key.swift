@@ -32,6 +32,10 @@ extension Prefs {
 
         /// `Key<Value>` spelled without the `Prefs.` prefix inside `extension Prefs.Keys`.
         public typealias Key<Value: PrefsStorable> = Prefs.Key<Value>
+
+        /// The value a read returns while nothing is stored, in stored form; nil for `nil` (and for an initial value
+        /// that cannot be encoded). A typed key encodes its initial value as it is now.
+        func initialStoredValue() -> StoredValue? { declaration.initialValue }
     }
 
     /// A typed key with its initial value: the value read while nothing is stored.
@@ -50,6 +54,11 @@ extension Prefs {
             } catch {
                 preconditionFailure("Prefs.Key: \(error)")
             }
+        }
+
+        override func initialStoredValue() -> StoredValue? {
+            guard let stored = try? StoredValue(initial), stored.json != .null else { return nil }
+            return stored
         }
 
         /// Declares a key whose name comes from input; throws ``PrefsError/invalidKeyName(_:reason:)``.

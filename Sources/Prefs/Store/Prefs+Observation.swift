@@ -50,6 +50,7 @@ extension Prefs {
         let start = state.withLock { state -> UInt64?? in
             guard !state.closed else { return .none }
             state.observers[ObjectIdentifier(observer)] = observer
+            state.knownKeys[observer.key.name] = observer.key
             guard state.polling == nil else { return .some(nil) }
             state.pollGeneration &+= 1
             state.polling = state.pollGeneration

@@ -76,6 +76,9 @@ public final class Prefs: Sendable {
         /// Bumped when declarations are removed, so that a set that checked its key's declaration before the removal
         /// does not mark its cache entry declared after it.
         var declarationEpoch: UInt64 = 0
+        /// Keys this process declared or observed in this store, by name: their initial values are what code that
+        /// reads by name (UserDefaults' API) sees while nothing is stored. The last key told of a name wins.
+        var knownKeys: [String: Keys] = [:]
         var observers: [ObjectIdentifier: Observer] = [:]
         /// While something observes the store, the generation of the running poll (a new one on each start).
         var polling: UInt64?

@@ -13,7 +13,22 @@ extension Prefs.Keys {
     fileprivate static let greeting = Key<String>("greeting", initial: "hello")
     fileprivate static let visits = Key<Int>("visits", initial: 3)
     fileprivate static let motto = Key<String?>("motto")
+    fileprivate static let settings = Key<PlayerSettings>("settings", initial: PlayerSettings())
+    fileprivate static let settingsList = Key<[PlayerSettings]>("settingsList", initial: [])
+    fileprivate static let settingsByName = Key<[String: PlayerSettings]>("settingsByName", initial: [:])
+    fileprivate static let mood = Key<Mood>("mood", initial: .calm)
+    fileprivate static let homepage = Key<URL>("homepage", initial: URL(string: "https://example.com")!)
 }
+
+/// A Codable setting, as apps keep them with Defaults' Codable bridge or `@AppStorage`.
+private struct PlayerSettings: Codable, Hashable, PrefsStorable {
+    var volume = 0.5
+    var name = "default"
+    var since = Date(timeIntervalSinceReferenceDate: 0)
+}
+
+/// A Codable `String` enum: Defaults stores it as JSON text (`"\"loud\""`), Prefs as its raw value.
+private enum Mood: String, Codable, PrefsStorable { case calm, loud }
 
 /// What code moving from Defaults (sindresorhus/Defaults) and from `@AppStorage` (and swift-sharing's `.appStorage`)
 /// relies on, restated against Prefs on every backend: their tests' intent, none of their code.
@@ -61,5 +76,60 @@ struct DefaultsMigrationTests {
         let stream = fixture.prefs.values(for: .greeting)
         #expect(fixture.defaults.string(forKey: "greeting") == "hello")
         _ = stream
+    }
+
+    // MARK: - Stored forms of Codable values
+
+    /// `JSONEncoder` as Defaults' Codable bridge and `@AppStorage` use it (Defaults sorts keys; dates are seconds).
+    static func encoded<Value: Encodable>(_ value: Value, sortedKeys: Bool = true) throws -> Data {
+        let encoder = JSONEncoder()
+        if sortedKeys { encoder.outputFormatting = .sortedKeys }
+        return try encoder.encode(value)
+    }
+
+    @Test("a Codable stored as JSON data (@AppStorage) or JSON text (Defaults) reads through a Codable key; a write stores the document", arguments: Backend.allCases)
+    func codableStoredByUserDefaultsCode(backend: Backend) throws {
+        let fixture = try DefaultsFixture(backend)
+        let defaults = fixture.defaults
+        let prefs = fixture.prefs
+        let settings = PlayerSettings(volume: 0.25, name: "Ada", since: Date(timeIntervalSinceReferenceDate: 700_000_000))
+        let other = PlayerSettings(volume: 1, name: "Bob", since: Date(timeIntervalSinceReferenceDate: 1))
+
+        defaults.set(try Self.encoded(settings, sortedKeys: false), forKey: "settings")   // @AppStorage, swift-sharing
+        #expect(prefs[.settings] == settings)
+        #expect(prefs.lookup(.settings).isStored)
+        #expect(try fixture.stored("settings")?.type == .data, "a read changes nothing")
+
+        defaults.set(String(decoding: try Self.encoded(settings), as: UTF8.self), forKey: "settings")   // Defaults
+        #expect(prefs[.settings] == settings)
+
+        // Defaults' collections of Codable values: each element as JSON text.
+        defaults.set([try Self.encoded(settings), try Self.encoded(other)].map { String(decoding: $0, as: UTF8.self) }, forKey: "settingsList")
+        #expect(prefs[.settingsList] == [settings, other])
+        defaults.set(["ada": String(decoding: try Self.encoded(settings), as: UTF8.self)], forKey: "settingsByName")
+        #expect(prefs[.settingsByName] == ["ada": settings])
+
+        // Defaults' Codable enum and URL: JSON text of the raw value and of the URL string.
+        defaults.set(#""loud""#, forKey: "mood")
+        #expect(prefs[.mood] == .loud)
+        defaults.set(#""https:\/\/example.org\/a?b=c""#, forKey: "homepage")
+        #expect(prefs[.homepage] == URL(string: "https://example.org/a?b=c"))
+
+        try prefs.update(.settings) { $0.volume = 0.75 }
+        #expect(try fixture.stored("settings")?.type == .json, "the next write stores the document itself")
+        #expect(try fixture.store.reopen()[.settings].volume == 0.75)
+        #expect(fixture.diagnostics.isEmpty)
+    }
+
+    @Test("JSON text that is not the Codable's shape still reads as the initial value, reported with the document's own reason", arguments: Backend.allCases)
+    func codableMismatchStillReported(backend: Backend) throws {
+        let fixture = try DefaultsFixture(backend)
+        fixture.defaults.set(#"{"volume": "loud"}"#, forKey: "settings")
+        #expect(fixture.prefs[.settings] == PlayerSettings())
+        guard case .unreadable(_, let mismatch) = fixture.prefs.lookup(.settings) else {
+            Issue.record("expected an unreadable value")
+            return
+        }
+        #expect(mismatch.reason.contains("expected"), "\(mismatch.reason)")
     }
 }

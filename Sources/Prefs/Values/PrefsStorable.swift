@@ -110,11 +110,17 @@ extension URL: PrefsStorable {
     public static var valueType: ValueType { .url }
     /// The whole URL (scheme, host, query, fragment), not just a file path.
     public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: .string(absoluteString)) }
+    /// Reads a URL string, or one written as JSON text (`"https:\/\/example.com"`, Defaults' form for URLs).
     public init(storedValue: StoredValue) throws {
         let json = storedValue.json
         guard case .string(let text) = json else { throw DecodeFailure.expected("a URL string", found: json) }
-        guard let url = URL(string: text) else { throw DecodeFailure("\"\(text)\" is not a URL") }
-        self = url
+        if let url = URL(string: text) {
+            self = url
+        } else if case .string(let embedded)? = CodableStorage.embeddedDocument(in: storedValue), let url = URL(string: embedded) {
+            self = url
+        } else {
+            throw DecodeFailure("\"\(text)\" is not a URL")
+        }
     }
 }
 
@@ -185,10 +191,14 @@ extension PrefsStorable where Self: RawRepresentable, RawValue: PrefsStorable {
 
     static func decodeRaw(_ json: JSON) throws -> Self {
         let raw = try RawValue(storedJSON: json)
-        guard let value = Self(rawValue: raw) else {
-            throw DecodeFailure("\(json.serialized()) is not a case of \(Self.self)")
+        if let value = Self(rawValue: raw) { return value }
+        // Defaults stores a Codable enum as JSON text: `"\"dark\""`.
+        if case .string(let text) = json, let document = try? JSON.parse(text), document != json,
+            let embedded = try? RawValue(storedJSON: document), let value = Self(rawValue: embedded)
+        {
+            return value
         }
-        return value
+        throw DecodeFailure("\(json.serialized()) is not a case of \(Self.self)")
     }
 }
 
@@ -197,13 +207,21 @@ extension PrefsStorable where Self: Codable {
     public func storedValue() throws -> StoredValue {
         StoredValue(type: Self.valueType, json: try JSON.parse(CodableStorage.encoder().encode(self)))
     }
+    /// Reads the JSON document, or one that UserDefaults code stored as JSON text (Defaults' Codable bridge) or as
+    /// JSON data (`@AppStorage` and swift-sharing's `.appStorage` of a Codable, `set(try JSONEncoder().encode(value),
+    /// forKey:)`), so existing users' settings read as they are; the next write stores the document itself.
     public init(storedValue: StoredValue) throws {
         let json = storedValue.json
         do {
             self = try CodableStorage.decoder().decode(Self.self, from: json.serializedData())
-        } catch let error as DecodingError {
-            throw DecodeFailure(error.summary)
         } catch {
+            if let document = CodableStorage.embeddedDocument(in: storedValue),
+                let value = try? CodableStorage.decoder().decode(Self.self, from: document.serializedData())
+            {
+                self = value
+                return
+            }
+            if let error = error as? DecodingError { throw DecodeFailure(error.summary) }
             throw DecodeFailure("\(error)")
         }
     }
@@ -265,6 +283,15 @@ enum CodableStorage {
             try container.encode(ISO8601.formatForStorage(date, codingPath: encoder.codingPath))
         }
         return encoder
+    }
+
+    /// The JSON document a string holds, as UserDefaults code wrote Codable values: JSON text, or (for a `data`
+    /// value, or text that is not JSON) base64 of JSON data. Nil when it holds none.
+    static func embeddedDocument(in stored: StoredValue) -> JSON? {
+        guard case .string(let text) = stored.json else { return nil }
+        if stored.type != .data, let document = try? JSON.parse(text) { return document }
+        guard let data = Data(base64Encoded: text) else { return nil }
+        return try? JSON.parse(data)
     }
 
     static func decoder() -> JSONDecoder {

@@ -208,7 +208,10 @@ extension PrefsDefaults {
         }
     }
 
+    /// The property-list object of a stored value; nil for an explicit `nil` (`Prefs.storeNil(for:)`), which
+    /// UserDefaults cannot hold and which hides registered and initial values as a stored value does.
     func decoded(_ stored: StoredValue, key: String) -> Any? {
+        if stored.isNil { return nil }
         do {
             return try PropertyListValue.decode(stored)
         } catch {

@@ -78,6 +78,20 @@ struct DefaultsMigrationTests {
         _ = stream
     }
 
+    @Test("an explicit nil (storeNil) reads as no value through the getters, hiding registered and initial values", arguments: Backend.allCases)
+    func explicitNil(backend: Backend) throws {
+        let fixture = try DefaultsFixture(backend)
+        let nickname = Prefs.Key<String?>("nickname", initial: "Ada")
+        try fixture.prefs.declare(nickname)
+        #expect(fixture.defaults.string(forKey: "nickname") == "Ada")
+        fixture.defaults.register(defaults: ["nickname": "registered"])
+        try fixture.prefs.storeNil(for: nickname)
+        #expect(fixture.defaults.object(forKey: "nickname") == nil)
+        #expect(fixture.defaults.string(forKey: "nickname") == nil)
+        #expect(fixture.defaults.dictionaryRepresentation()["nickname"] == nil)
+        #expect(fixture.diagnostics.isEmpty)
+    }
+
     // MARK: - Stored forms of Codable values
 
     /// `JSONEncoder` as Defaults' Codable bridge and `@AppStorage` use it (Defaults sorts keys; dates are seconds).

@@ -108,7 +108,11 @@ extension Prefs.Key where Value: ExpressibleByNilLiteral {
     /// declaration.mismatch(with: StoredValue(type: .string, json: .string("three")))?.reason   // "a string is never read as int"
     /// declaration.mismatch(with: StoredValue(type: .int, json: .int(3)))                      // nil
     /// ```
+    ///
+    /// An explicit `nil` (a JSON `null`, written by ``Prefs/storeNil(for:)``) fits every declaration: the
+    /// declaration does not say whether the key is optional, and a key that is not reads its initial value.
     public func mismatch(with value: StoredValue) -> ValueMismatch? {
+        if value.isNil { return nil }
         guard type.canDecode(from: value.type) else {
             return ValueMismatch(stored: value, expected: type, reason: "a \(value.type) is never read as \(type)")
         }

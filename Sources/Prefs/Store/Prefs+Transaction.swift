@@ -67,6 +67,13 @@ extension Prefs {
             for former in key.formerNames { changes.values[former] = .remove }
         }
 
+        /// Stages an explicit `nil` for an optional key (and the removal of its former names' values); see
+        /// ``Prefs/storeNil(for:)``.
+        public mutating func storeNil<Wrapped>(for key: Key<Wrapped?>) {
+            changes.values[key.name] = .set(.explicitNil)
+            for former in key.formerNames { changes.values[former] = .remove }
+        }
+
         /// Stages the removal of `key`'s stored value (and its former names').
         public mutating func reset(_ key: Keys) {
             changes.values[key.name] = .remove

@@ -250,9 +250,35 @@ public final class Prefs: Sendable {
     ///
     /// The write removes any value still stored under the key's former names in the same step, so an old value
     /// never comes back after the key is removed or reset.
+    ///
+    /// Setting `nil` for an optional key removes the value, so the key reads its initial value again (as Defaults does);
+    /// ``storeNil(for:)`` stores `nil` itself (as `@AppStorage` does), for a key whose initial value is not `nil`.
     public func set<Value>(_ value: Value, for key: Key<Value>) throws {
+        try write(Self.change(for: value, key: key.name), for: key)
+    }
+
+    /// Stores `nil` for an optional key: it reads `nil`, not its initial value, until it is set or reset.
+    ///
+    /// `set(nil, for:)` and `prefs[key] = nil` remove the stored value instead, so the key reads its initial value
+    /// again (Defaults' meaning); this is the other meaning (`@AppStorage`'s and swift-sharing's), for a key whose
+    /// initial value is not `nil`:
+    ///
+    /// ```swift
+    /// extension Prefs.Keys { static let nickname = Key<String?>("nickname", initial: "Ada") }
+    /// try prefs.set(nil, for: .nickname)    // removed: reads "Ada"
+    /// try prefs.storeNil(for: .nickname)    // reads nil, and isStored(.nickname) is true
+    /// ```
+    ///
+    /// The stored form is a JSON `null` of type `json`, which earlier releases read as `nil` too.
+    public func storeNil<Wrapped>(for key: Key<Wrapped?>) throws {
+        try write(.set(.explicitNil), for: key)
+    }
+
+    /// Writes `change` under `key`'s name, removing its former names' values and recording its declaration in the
+    /// same step when this process has not yet.
+    private func write(_ change: Changeset.Change, for key: Keys) throws {
         var changes = Changeset()
-        changes.values[key.name] = try Self.change(for: value, key: key.name)
+        changes.values[key.name] = change
         for former in key.formerNames { changes.values[former] = .remove }
         let (isDeclared, epoch) = state.withLock { ($0.isDeclared(key.name), $0.declarationEpoch) }
         if !isDeclared {

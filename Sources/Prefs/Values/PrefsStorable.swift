@@ -4,7 +4,8 @@ package import PrefsJSON
 /// A type whose values a ``Prefs`` store can keep.
 ///
 /// Bool, Int, Double, String, Date, Data and URL conform, and so do arrays and string-keyed
-/// dictionaries of conforming types, and Optionals (setting `nil` removes the stored value).
+/// dictionaries of conforming types, and Optionals (setting `nil` removes the stored value, so the key reads its initial
+/// value; ``Prefs/storeNil(for:)`` stores `nil` itself).
 /// Opt your own types in with an empty conformance:
 ///
 /// ```swift

@@ -57,6 +57,13 @@ public struct StoredValue: Sendable, Hashable, CustomStringConvertible {
 
     /// The JSON form as compact text, as the stores write it (`42`, `"dark"`, `{"width":800}`).
     public var jsonText: String { json.serialized() }
+
+    /// The stored form of an explicit `nil` (``Prefs/storeNil(for:)``): a JSON `null` of type `json`, which any type
+    /// may be read from, so an optional key reads `nil` and another key its initial value.
+    static let explicitNil = StoredValue(type: .json, json: .null)
+
+    /// Whether this is an explicit `nil` (a JSON `null`, of any type).
+    package var isNil: Bool { json == .null }
 }
 
 /// Why a stored value could not be read as the type a key declares.

@@ -1,5 +1,7 @@
 import Foundation
 import PrefsTestSupport
+import PrefsUserDefaults
+import Synchronization
 import TestFixtures
 import Testing
 
@@ -7,6 +9,14 @@ import Testing
 
 extension Prefs.Keys {
     fileprivate static let nickname = Key<String?>("nickname", initial: "Ada")
+    fileprivate static let trialEnds = Key<Date>("trialEnds") { Date.now.addingTimeInterval(14 * 86_400) }
+}
+
+/// A counter the dynamic initial values of the tests read, so each evaluation is seen.
+private final class Counter: Sendable {
+    private let count = Mutex(0)
+    func next() -> Int { count.withLock { $0 += 1; return $0 } }
+    var value: Int { count.withLock { $0 } }
 }
 
 /// What Defaults' users (sindresorhus/Defaults) and `@AppStorage`'s (swift-sharing's `AppStorageKey`) expect of a
@@ -59,5 +69,38 @@ struct DefaultsExpectationTests {
         let plain = Prefs.Key<String>("nickname", initial: "plain")
         #expect(prefs[plain] == "plain")
         #expect(plain.declaration.mismatch(with: try #require(try prefs.storedValue(forKey: "nickname"))) == nil)
+    }
+
+    // MARK: - Dynamic initial values
+
+    @Test("an initial value given as a closure is computed at each read while nothing is stored, and never recorded", arguments: Backend.allCases)
+    func dynamicInitialValue(backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        let prefs = fixture.prefs
+        let counter = Counter()
+        let ticket = Prefs.Key<Int>("ticket") { counter.next() }
+        #expect(prefs[ticket] == 1)
+        #expect(prefs[ticket] == 2, "computed again at the next read")
+        guard case .initial(3) = prefs.lookup(ticket) else {
+            Issue.record("an initial value")
+            return
+        }
+        #expect(try prefs.transaction { transaction in transaction[ticket] } == 4)
+        try prefs.update(ticket) { $0 *= 10 }   // starts from the initial value computed now: 5
+        #expect(prefs[ticket] == 50)
+        #expect(counter.value == 5, "a stored value is read without calling the closure")
+        try prefs.reset(ticket)
+        #expect(prefs[ticket] == 6)
+
+        try prefs.declare(ticket)
+        #expect(try prefs.declaredKeys()["ticket"] == KeyDeclaration(type: .int, initial: nil), "no initial value is recorded")
+        #expect(PrefsDefaults(prefs).integer(forKey: "ticket") == 7, "UserDefaults' getters compute it too")
+
+        try prefs.setStoredValue(StoredValue("not a number"), forKey: "ticket")
+        #expect(prefs[ticket] == 8, "an unreadable value reads the initial value, computed")
+
+        let before = Date.now
+        let trialEnds = prefs[.trialEnds]
+        #expect(trialEnds >= before.addingTimeInterval(14 * 86_400) && trialEnds <= Date.now.addingTimeInterval(14 * 86_400))
     }
 }

@@ -40,10 +40,22 @@ extension Prefs {
 
     /// A typed key with its initial value: the value read while nothing is stored.
     public final class Key<Value: PrefsStorable>: Keys, @unchecked Sendable {
-        /// The value read while nothing is stored under ``Keys/name``.
-        public let initial: Value
+        /// The value read while nothing is stored under ``Keys/name``: the one the key was declared with, or, for a
+        /// key declared with a closure (``init(_:formerNames:initial:)-(_,_,()->Value)``), the closure's value now.
+        public var initial: Value {
+            switch initialSource {
+            case .fixed(let value): value
+            case .computed(let make): make()
+            }
+        }
+        private let initialSource: InitialSource
         /// The cache's box type for `Value`, looked up once here rather than on every read.
         let decodedBoxType = ObjectIdentifier(DecodedBox<Value>.self)
+
+        private enum InitialSource: Sendable {
+            case fixed(Value)
+            case computed(@Sendable () -> Value)
+        }
 
         /// Declares a key. An invalid name (empty, longer than 256 bytes, with control
         /// characters) is a programming error and stops the program here, at the declaration, with the reason.
@@ -56,17 +68,44 @@ extension Prefs {
             }
         }
 
+        /// Declares a key whose initial value is computed at each read while nothing is stored, as Defaults' dynamic
+        /// default values are: a date, a fresh identifier, a value that depends on the device.
+        ///
+        /// ```swift
+        /// extension Prefs.Keys {
+        ///     static let trialEnds = Key<Date>("trialEnds") { Date.now.addingTimeInterval(14 * 86_400) }
+        /// }
+        /// prefs[.trialEnds]   // two weeks from now, until a date is stored
+        /// ```
+        ///
+        /// `initial` is called on the reading thread, each time a read finds nothing stored (store the value to keep
+        /// it). The store records no initial value in the key's declaration, so `prefs-tool` lists none.
+        public convenience init(_ name: String, formerNames: [String] = [], initial: @escaping @Sendable () -> Value) {
+            do {
+                try self.init(validating: name, source: .computed(initial), formerNames: formerNames)
+            } catch {
+                preconditionFailure("Prefs.Key: \(error)")
+            }
+        }
+
         override func initialStoredValue() -> StoredValue? {
             guard let stored = try? StoredValue(initial), stored.json != .null else { return nil }
             return stored
         }
 
         /// Declares a key whose name comes from input; throws ``PrefsError/invalidKeyName(_:reason:)``.
-        public init(validating name: String, initial: Value, formerNames: [String] = []) throws(PrefsError) {
+        public convenience init(validating name: String, initial: Value, formerNames: [String] = []) throws(PrefsError) {
+            try self.init(validating: name, source: .fixed(initial), formerNames: formerNames)
+        }
+
+        private init(validating name: String, source: InitialSource, formerNames: [String]) throws(PrefsError) {
             try KeyName.validate(name)
             for former in formerNames { try KeyName.validate(former) }
-            self.initial = initial
-            let initialJSON = try? initial.storedJSON()  // a Codable initial that cannot encode is recorded as unknown
+            initialSource = source
+            var initialJSON: JSON?
+            if case .fixed(let initial) = source {
+                initialJSON = try? initial.storedJSON()  // a Codable initial that cannot encode is recorded as unknown
+            }
             super.init(
                 name: name,
                 formerNames: formerNames,
@@ -86,7 +125,8 @@ extension Prefs.Key where Value: ExpressibleByNilLiteral {
 /// What a store records about a declared key, so `prefs-tool` in another process can list it.
 @_spi(Tooling) public struct KeyDeclaration: Sendable, Hashable {
     public var type: ValueType
-    /// The initial value's JSON form; nil for an optional key whose initial value is nil.
+    /// The initial value's JSON form; nil for an optional key whose initial value is nil, and for a key whose initial
+    /// value is computed at each read.
     public var initial: JSON?
     /// The names the key had before (``Prefs/Keys/formerNames``), so tools read and reset a renamed value as the app does.
     public var formerNames: [String]

@@ -36,6 +36,9 @@ public final class Prefs: Sendable {
     let state: Locked<State>
     /// The serial queue of ``write(_:for:)``: writes that must not block their caller, in call order.
     let writer = DispatchQueue(label: "Prefs.writer")
+    /// Where the ``ObservableValue``s not made on the main actor notify: one queue for the store, so that one
+    /// `withObservationTracking` reading several of them gets its one `onChange` without two racing.
+    let observationQueue = DispatchQueue(label: "Prefs.ObservableValue")
 
     struct State: ~Copyable {
         /// A cached key: its stored value (nil: nothing stored) and, once read, its decoded form.
@@ -254,7 +257,7 @@ public final class Prefs: Sendable {
     /// Setting `nil` for an optional key removes the value, so the key reads its initial value again (as Defaults does);
     /// ``storeNil(for:)`` stores `nil` itself (as `@AppStorage` does), for a key whose initial value is not `nil`.
     public func set<Value>(_ value: Value, for key: Key<Value>) throws {
-        try write(Self.change(for: value, key: key.name), for: key)
+        try commitWrite(Self.change(for: value, key: key.name), for: key, operation: "set(_:for:)")
     }
 
     /// Stores `nil` for an optional key: it reads `nil`, not its initial value, until it is set or reset.
@@ -271,12 +274,12 @@ public final class Prefs: Sendable {
     ///
     /// The stored form is a JSON `null` of type `json`, which earlier releases read as `nil` too.
     public func storeNil<Wrapped>(for key: Key<Wrapped?>) throws {
-        try write(.set(.explicitNil), for: key)
+        try commitWrite(.set(.explicitNil), for: key, operation: "storeNil(for:)")
     }
 
     /// Writes `change` under `key`'s name, removing its former names' values and recording its declaration in the
-    /// same step when this process has not yet.
-    private func write(_ change: Changeset.Change, for key: Keys) throws {
+    /// same step when this process has not yet. `operation` names the public call.
+    private func commitWrite(_ change: Changeset.Change, for key: Keys, operation: String) throws {
         var changes = Changeset()
         changes.values[key.name] = change
         for former in key.formerNames { changes.values[former] = .remove }
@@ -290,7 +293,7 @@ public final class Prefs: Sendable {
         }
         // The written value is not cached as given: the next read decodes what was stored, so it reads exactly what
         // another process or the next launch reads (a URL relative to a base comes back in its absolute form).
-        try commit(changes, declaring: (key.name, epoch))
+        try commit(changes, declaring: (key.name, epoch), operation: operation)
     }
 
     /// Removes the stored values of `keys` (and of their former names), so they read their initial values.
@@ -357,13 +360,18 @@ public final class Prefs: Sendable {
     /// `declaring`: a key whose declaration is recorded once this commits, and the declaration epoch it was checked at.
     func commit(_ changes: Changeset, declaring: (name: String, epoch: UInt64)? = nil, operation: String = #function) throws {
         guard !changes.isEmpty else { return }
-        let flushInterval = try io.withBackend(operation) { backend throws -> Duration? in
+        let (flushInterval, silenced) = try io.withBackend(operation) { backend throws -> (Duration?, Changeset?) in
             try backend.apply(changes)
-            state.withLock { $0.cacheCommitted(changes, declaring: declaring) }
-            return backend.flushInterval
+            let observed = state.withLock { state in
+                state.cacheCommitted(changes, declaring: declaring)
+                return !state.observers.isEmpty
+            }
+            let silenced = observed && !notifiesObservers ? changes : nil
+            if observed { deliverInOrder(changes, silencing: silenced) }
+            return (backend.flushInterval, silenced)
         }
         if let flushInterval { scheduleFlush(after: flushInterval) }
-        notifyObservers(of: changes)
+        notifyObservers(of: changes, silencing: silenced)
     }
 
     // MARK: - Diagnostics

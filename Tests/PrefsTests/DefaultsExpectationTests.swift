@@ -11,7 +11,17 @@ import Testing
 extension Prefs.Keys {
     fileprivate static let nickname = Key<String?>("nickname", initial: "Ada")
     fileprivate static let trialEnds = Key<Date>("trialEnds") { Date.now.addingTimeInterval(14 * 86_400) }
+    fileprivate static let namesByID = Key<[Int: String]>("namesByID", initial: [:])
+    fileprivate static let countsByMood = Key<[Mood: Int]>("countsByMood", initial: [:])
+    fileprivate static let seenByUUID = Key<[UUID: Bool]>("seenByUUID", initial: [:])
+    fileprivate static let labelsByLevel = Key<[Double: String]>("labelsByLevel", initial: [:])
+    fileprivate static let lastInput = Key<StoredValue?>("lastInput")
+    fileprivate static let mixed = Key<[String: StoredValue]>("mixed", initial: [:])
+    fileprivate static let mixedList = Key<[StoredValue]>("mixedList", initial: [])
 }
+
+/// A `String` enum used as a dictionary key.
+private enum Mood: String, PrefsStorable { case calm, loud }
 
 /// A counter the dynamic initial values of the tests read, so each evaluation is seen.
 private final class Counter: Sendable {
@@ -271,5 +281,108 @@ struct DefaultsExpectationTests {
         }
         #expect(seen == [0, 2])
         #expect(prefs[.launchCount] == 2)
+    }
+
+    // MARK: - Keys are Hashable
+
+    @Test("keys are equal when a store records them alike, and work in sets and dictionaries", arguments: Backend.allCases)
+    func hashableKeys(backend: Backend) throws {
+        #expect(Prefs.Key<Int>("a", initial: 0) == Prefs.Key<Int>("a", initial: 0))
+        #expect(Prefs.Key<Int>("a", initial: 0) != Prefs.Key<Int>("b", initial: 0), "another name")
+        #expect(Prefs.Key<Int>("a", initial: 0) != Prefs.Key<Int>("a", initial: 1), "another initial value")
+        #expect(Prefs.Keys.Key<Int>("a", initial: 0) as Prefs.Keys != Prefs.Key<Double>("a", initial: 0), "another type")
+        #expect(Prefs.Key<Int>("a", initial: 0) != Prefs.Key<Int>("a", initial: 0, formerNames: ["old"]), "other former names")
+        #expect(AppKey.lastMessageId.anyKey == AppKey.lastMessageId.key(as: Int.self), "an enum case is its typed key")
+        let keys: Set<Prefs.Keys> = [.launchCount, .name, AppKey.lastMessageId.anyKey, AppKey.lastMessageId.anyKey, .launchCount]
+        #expect(keys.count == 3)
+        let labels: [Prefs.Keys: String] = [.launchCount: "launches", .name: "name"]
+        #expect(labels[Prefs.Key<Int>("launchCount", initial: 0)] == "launches")
+
+        let fixture = try StoreFixture(backend)
+        fixture.prefs[.launchCount] = 3
+        fixture.prefs[AppKey.lastMessageId] = 4
+        try fixture.prefs.reset(Array(keys))
+        #expect(try fixture.prefs.snapshot().isEmpty)
+    }
+
+    // MARK: - Dictionaries with keys other than String
+
+    @Test("dictionaries keyed by Int, a String enum, UUID or Double round-trip as JSON objects", arguments: Backend.allCases)
+    func dictionariesWithOtherKeys(backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        let prefs = fixture.prefs
+        let id = UUID()
+        prefs[.namesByID] = [1: "one", -20: "minus twenty", Int.max: "max"]
+        prefs[.countsByMood] = [.calm: 1, .loud: 2]
+        prefs[.seenByUUID] = [id: true]
+        prefs[.labelsByLevel] = [0.5: "half", 1: "full"]
+        let reopened = try fixture.reopen()
+        #expect(reopened[.namesByID] == [1: "one", -20: "minus twenty", Int.max: "max"])
+        #expect(reopened[.countsByMood] == [.calm: 1, .loud: 2])
+        #expect(reopened[.seenByUUID] == [id: true])
+        #expect(reopened[.labelsByLevel] == [0.5: "half", 1: "full"])
+        let stored = try #require(try prefs.storedValue(forKey: "namesByID"))
+        #expect(stored.type == .dictionary(.string))
+        #expect(stored.jsonText == #"{"-20":"minus twenty","1":"one","9223372036854775807":"max"}"#)
+        #expect(try prefs.storedValue(forKey: "countsByMood")?.jsonText == #"{"calm":1,"loud":2}"#)
+        #expect(try prefs.integrityProblems().isEmpty)
+        #expect(fixture.diagnostics.all.isEmpty)
+    }
+
+    @Test("a member name that is not a key of the dictionary's key type, or two names for one key, is a mismatch", arguments: Backend.allCases)
+    func dictionaryKeyMismatch(backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        let prefs = fixture.prefs
+        try prefs.setStoredValue(StoredValue(["1": "one", "x": "ex"]), forKey: "namesByID")
+        guard case .unreadable(_, let mismatch) = prefs.lookup(.namesByID) else {
+            Issue.record("expected an unreadable value")
+            return
+        }
+        #expect(mismatch.reason.hasPrefix(#"member name "x" is not a Int"#), "\(mismatch.reason)")
+        try prefs.setStoredValue(StoredValue(["1": "one", "01": "also one"]), forKey: "namesByID")
+        guard case .unreadable(_, let duplicate) = prefs.lookup(.namesByID) else {
+            Issue.record("expected an unreadable value")
+            return
+        }
+        #expect(duplicate.reason == #"members "01" and "1" are the same Int key"#)
+        #expect(prefs[.namesByID] == [:])
+        try prefs.setStoredValue(StoredValue(["angry": 1]), forKey: "countsByMood")
+        #expect(prefs[.countsByMood] == [:])
+    }
+
+    // MARK: - A type-erased value
+
+    @Test("StoredValue is the type-erased value: a key of it keeps any value under that value's own type", arguments: Backend.allCases)
+    func typeErasedValues(backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        let prefs = fixture.prefs
+        #expect(prefs[.lastInput] == nil)
+        prefs[.lastInput] = try StoredValue(42)
+        #expect(try prefs.storedValue(forKey: "lastInput")?.type == .int, "stored under its own type")
+        #expect(prefs[Prefs.Key<Int>("lastInput", initial: 0)] == 42, "a typed key reads it")
+        prefs[.lastInput] = try StoredValue("hello")
+        #expect(try prefs[.lastInput]?.decode(String.self) == "hello")
+        let date = Date(timeIntervalSinceReferenceDate: 800_000_000.25)
+        prefs[.lastInput] = try StoredValue(date)
+        #expect(try fixture.reopen()[.lastInput]?.decode(Date.self) == date)
+        prefs[.lastInput] = try StoredValue(WindowFrame(width: 1, height: 2, title: "t"))
+        #expect(try prefs[.lastInput]?.decode(WindowFrame.self) == WindowFrame(width: 1, height: 2, title: "t"))
+        #expect(throws: ValueMismatch.self) { try prefs[.lastInput]?.decode(Int.self) }
+        prefs[.lastInput] = nil
+        #expect(!prefs.isStored(.lastInput))
+
+        let mixed: [String: StoredValue] = [
+            "volume": try StoredValue(0.8), "name": try StoredValue("Ada"), "on": try StoredValue(true), "count": try StoredValue(3),
+        ]
+        prefs[.mixed] = mixed
+        let read = try fixture.reopen()[.mixed]
+        #expect(read == mixed, "scalars read back with the types their JSON forms imply")
+        #expect(try read["volume"]?.decode(Double.self) == 0.8)
+        prefs[.mixedList] = [try StoredValue(1), try StoredValue("two"), try StoredValue(date), try StoredValue([3, 4])]
+        let list = try fixture.reopen()[.mixedList]
+        #expect(list.map(\.jsonText) == ["1", #""two""#, #""2026-05-09T06:13:20.25Z""#, "[3,4]"])
+        #expect(try list[2].decode(Date.self) == date)
+        #expect(try list[3].decode([Int].self) == [3, 4])
+        #expect(fixture.diagnostics.all.isEmpty)
     }
 }

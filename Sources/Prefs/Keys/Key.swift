@@ -15,8 +15,12 @@ extension Prefs {
     ///
     /// `Keys` is a class so that `static let` keys declared on it are found through `Key<Value>`,
     /// which inherits from it (static stored properties are not allowed in generic types).
+    ///
+    /// Keys are `Hashable`: two keys are equal when a store records them alike (the same name, value type, initial
+    /// value and former names; a key whose initial value is computed at each read records none), so they go in sets and
+    /// dictionaries, and a key enum's case equals the typed key it stands for.
     // @unchecked Sendable: every stored property is a `let` of a Sendable type; the class is not open.
-    public class Keys: @unchecked Sendable {
+    public class Keys: @unchecked Sendable, Hashable {
         /// The name the value is stored under.
         public let name: String
         /// Names this key had before; the first read moves a value found under one of them to `name`.
@@ -28,6 +32,16 @@ extension Prefs {
             self.name = name
             self.formerNames = formerNames
             self.declaration = declaration
+        }
+
+        /// Whether the keys are recorded alike: the same ``name`` and declaration (value type, initial value, former names).
+        public static func == (lhs: Keys, rhs: Keys) -> Bool {
+            lhs === rhs || (lhs.name == rhs.name && lhs.declaration == rhs.declaration)
+        }
+
+        /// Hashes the name (keys that are equal have the same name).
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(name)
         }
 
         /// `Key<Value>` spelled without the `Prefs.` prefix inside `extension Prefs.Keys`.

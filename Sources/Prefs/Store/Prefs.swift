@@ -327,14 +327,15 @@ public final class Prefs: Sendable {
 
     /// The change that writes `value`: a set, or a removal for `nil`. Checks the size limit.
     static func change<Value: PrefsStorable>(for value: Value, key: String) throws -> Changeset.Change {
-        let json: JSON
+        var stored: StoredValue
         do {
-            json = try value.storedJSON()
+            stored = try value.storedValue()
         } catch {
             throw PrefsError.encodingFailed(key: key, reason: encodingFailureReason(error))
         }
-        if case .null = json { return .remove }
-        let stored = StoredValue(type: Value.valueType, json: json)
+        if case .null = stored.json { return .remove }
+        let type = Value.valueType
+        if type != .json { stored.type = type }  // a `json` value (a Codable, a StoredValue) keeps the type its form names
         try Self.checkLimits(stored, key: key)
         return .set(stored)
     }

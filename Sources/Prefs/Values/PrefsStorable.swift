@@ -146,22 +146,77 @@ extension Array: PrefsStorable where Element: PrefsStorable {
     }
 }
 
-extension Dictionary: PrefsStorable where Key == String, Value: PrefsStorable {
+/// A dictionary is stored as a JSON object (type `[string: VALUE]`). Its keys may be strings, or any storable type
+/// whose stored form is a string, a number or a Boolean: `Int` and the other integers, `Double`, `Bool`, `UUID`,
+/// `Date`, `URL`, and enums whose raw value is one of these. An `[Int: String]` is stored as `{"1": "one"}`.
+extension Dictionary: PrefsStorable where Key: PrefsStorable, Value: PrefsStorable {
     public static var valueType: ValueType { .dictionary(Value.valueType) }
-    public func storedValue() throws -> StoredValue { StoredValue(type: Self.valueType, json: .object(try mapValues { try $0.storedJSON() })) }
+    public func storedValue() throws -> StoredValue {
+        var members: [String: JSON] = [:]
+        members.reserveCapacity(count)
+        for (key, value) in self {
+            members[try DictionaryKeyForm.name(of: key)] = try value.storedJSON()
+        }
+        return StoredValue(type: Self.valueType, json: .object(members))
+    }
     public init(storedValue: StoredValue) throws {
         let json = storedValue.json
         guard case .object(let members) = json else { throw DecodeFailure.expected("an object", found: json) }
-        var result: [String: Value] = [:]
+        var result: [Key: Value] = [:]
         result.reserveCapacity(members.count)
-        for (key, member) in members {
+        var names: [Key: String] = [:]
+        for (name, member) in members {
+            let key: Key = try DictionaryKeyForm.key(named: name)
+            if let other = names[key] {
+                let pair = [other, name].sorted()
+                throw DecodeFailure("members \"\(pair[0])\" and \"\(pair[1])\" are the same \(Key.self) key")
+            }
+            if Key.self != String.self { names[key] = name }
             do {
                 result[key] = try Value(storedJSON: member)
             } catch {
-                throw DecodeFailure("member \"\(key)\": \(DecodeFailure.reason(of: error))")
+                throw DecodeFailure("member \"\(name)\": \(DecodeFailure.reason(of: error))")
             }
         }
         self = result
+    }
+}
+
+/// A dictionary key's JSON member name, and the key a member name stands for.
+enum DictionaryKeyForm {
+    /// The member name of `key`: its stored form when that is a string, else the text of its number or Boolean.
+    static func name<Key: PrefsStorable>(of key: Key) throws -> String {
+        if let key = key as? String { return key }
+        switch try key.storedJSON() {
+        case .string(let text): return text
+        case .int(let value): return String(value)
+        case .double(let value): return "\(value)"
+        case .bool(let value): return value ? "true" : "false"
+        case let other:
+            throw EncodingError.invalidValue(
+                key,
+                EncodingError.Context(
+                    codingPath: [],
+                    debugDescription: "a dictionary key must be stored as a string, a number or a Boolean; \(Key.self) is stored as \(other.kindName)"))
+        }
+    }
+
+    /// The key the member name `name` stands for, read as the key type's stored form.
+    static func key<Key: PrefsStorable>(named name: String) throws -> Key {
+        if let name = name as? Key { return name }
+        var forms: [JSON] = []
+        switch Key.valueType {
+        case .int, .uint: if let value = Int(name) { forms.append(.int(value)) }
+        case .double: if let value = Double(name) { forms.append(.double(value)) }
+        case .bool: if let value = Bool(name) { forms.append(.bool(value)) }
+        default: break
+        }
+        forms.append(.string(name))
+        var firstError: (any Error)?
+        for form in forms {
+            do { return try Key(storedJSON: form) } catch { firstError = firstError ?? error }
+        }
+        throw DecodeFailure("member name \"\(name)\" is not a \(Key.self): \(DecodeFailure.reason(of: firstError ?? DecodeFailure("no form")))")
     }
 }
 

@@ -113,6 +113,13 @@ struct SeedViewControllerTests {
         PrefsDefaults(prefs).set("YES", forKey: "tipSwipe")
         try await controller.displayMsg(title: "Title", msg: "f", dontRemindKey: "tipSwipe")
         #expect(controller.presented.last == "e")
+
+        // A key with a trailing space, as UserDefaults took it: shown until Don't Remind, then never again.
+        try await controller.displayMsg(title: "Title", msg: "g", dontRemindKey: "Intro tip ")
+        #expect(controller.presented.last == "g")
+        try await controller.displayMsg(title: "Title", msg: "h", dontRemindKey: "Intro tip ")
+        #expect(controller.presented.last == "g")
+        #expect(PrefsDefaults(prefs).bool(forKey: "Intro tip "))
     }
 
     @Test("seed 001: OK hides the dialog until the next launch, Never remind me for good")

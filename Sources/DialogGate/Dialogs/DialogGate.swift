@@ -110,7 +110,7 @@ public final class DialogGate: Sendable {
     public func claim(_ dialog: Dialog) throws -> DialogClaim {
         let key = try DialogRecord.storeKey(for: dialog.id)
         let legacyName = try dialog.policy.neverRemindKey.map {
-            try KeyName.validate($0); return $0
+            try KeyName.validateLegacy($0); return $0
         }
         let now = clock()
         let overrides = overrides
@@ -382,20 +382,23 @@ public final class DialogGate: Sendable {
         _ change: (inout DialogRecord, _ stored: DialogRecord?, _ legacy: StoredValue?, inout Prefs.Transaction) throws -> Void
     ) throws {
         let key = try DialogRecord.storeKey(for: dialog.id)
-        let legacyKey = try dialog.policy.neverRemindKey.map { try Prefs.Key(validating: $0, initial: false) }
+        // Any name older code used with UserDefaults (`"Intro tip "`), written raw, as a Bool.
+        let legacyName = try dialog.policy.neverRemindKey.map {
+            try KeyName.validateLegacy($0); return $0
+        }
         let appVersion = appVersion
         try prefs.transaction { transaction in
             let stored = DialogRecord.belonging(to: dialog.id, try transaction.value(for: key))
-            let legacy = try legacyKey.map { try transaction.storedValue(forKey: $0.name) } ?? nil
+            let legacy = try legacyName.map { try transaction.storedValue(forKey: $0) } ?? nil
             var (record, versionReset) = DialogRules.effectiveRecord(stored, policy: dialog.policy, appVersion: appVersion)
             Self.stamp(&record, dialog, appVersion: appVersion)
             try change(&record, stored, legacy, &transaction)
             try transaction.set(record, for: key)
-            if let legacyKey {
+            if let legacyName {
                 if let legacyFlag {
-                    try transaction.set(legacyFlag, for: legacyKey)
+                    try transaction.setStoredValue(StoredValue(legacyFlag), forKey: legacyName)
                 } else if versionReset != nil {
-                    transaction.reset(legacyKey)
+                    try transaction.setStoredValue(nil, forKey: legacyName)
                 }
             }
         }

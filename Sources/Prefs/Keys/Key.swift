@@ -114,7 +114,7 @@ extension Prefs {
 
         private init(validating name: String, source: InitialSource, formerNames: [String]) throws(PrefsError) {
             try KeyName.validate(name)
-            for former in formerNames { try KeyName.validate(former) }
+            for former in formerNames { try KeyName.validateLegacy(former) }  // old code's names, as UserDefaults took them
             initialSource = source
             var initialJSON: JSON?
             if case .fixed(let initial) = source {

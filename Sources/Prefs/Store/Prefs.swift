@@ -411,9 +411,10 @@ final class DecodedBox<Value: Sendable>: Sendable {
 }
 
 extension Changeset {
-    /// Stages a raw write of `value` under `name` (`nil` removes), checking the name and the limits first.
+    /// Stages a raw write of `value` under `name` (`nil` removes), checking the name (any name other code may have
+    /// written: ``KeyName/legacyProblem(with:)``) and the limits first.
     mutating func stageRaw(_ value: StoredValue?, forKey name: String) throws(PrefsError) {
-        try KeyName.validate(name)
+        try KeyName.validateLegacy(name)
         if let value {
             try Prefs.checkLimits(value, key: name)
             values[name] = .set(value)

@@ -27,6 +27,10 @@ private struct PlayerSettings: Codable, Hashable, PrefsStorable {
     var since = Date(timeIntervalSinceReferenceDate: 0)
 }
 
+/// swift-sharing's `RawRepresentable` identifiers: structs, not enums.
+private struct IntID: RawRepresentable, Hashable, PrefsStorable { var rawValue: Int }
+private struct StringID: RawRepresentable, Codable, Hashable, PrefsStorable { var rawValue: String }
+
 /// A Codable `String` enum: Defaults stores it as JSON text (`"\"loud\""`), Prefs as its raw value.
 private enum Mood: String, Codable, PrefsStorable { case calm, loud }
 
@@ -145,5 +149,88 @@ struct DefaultsMigrationTests {
             return
         }
         #expect(mismatch.reason.contains("expected"), "\(mismatch.reason)")
+    }
+
+    // MARK: - swift-sharing's AppStorageKey tests, restated
+
+    @Test("a @Pref's initial value shows through UserDefaults' API, and a UserDefaults-API write reaches the @Pref", arguments: Backend.allCases)
+    func appStorageRoundTrips(backend: Backend) throws {
+        let fixture = try DefaultsFixture(backend)
+        let prefs = fixture.prefs
+        let store = fixture.defaults
+
+        let bool = Pref(Prefs.Key<Bool>("bool", initial: true), store: prefs)
+        #expect(store.bool(forKey: "bool"))
+        store.set(false, forKey: "bool")
+        #expect(!bool.wrappedValue)
+
+        let int = Pref(Prefs.Key<Int>("int", initial: 42), store: prefs)
+        #expect(store.integer(forKey: "int") == 42)
+        store.set(1729, forKey: "int")
+        #expect(int.wrappedValue == 1729)
+
+        let double = Pref(Prefs.Key<Double>("double", initial: 1.2), store: prefs)
+        #expect(store.double(forKey: "double") == 1.2)
+        store.set(3.4, forKey: "double")
+        #expect(double.wrappedValue == 3.4)
+
+        let string = Pref(Prefs.Key<String>("string", initial: "Blob"), store: prefs)
+        #expect(store.string(forKey: "string") == "Blob")
+        store.set("Blob, Jr.", forKey: "string")
+        #expect(string.wrappedValue == "Blob, Jr.")
+
+        let strings = Pref(Prefs.Key<[String]>("stringArray", initial: ["Blob"]), store: prefs)
+        #expect(store.stringArray(forKey: "stringArray") == ["Blob"])
+        store.set(["Blob", "Blob, Jr."], forKey: "stringArray")
+        #expect(strings.wrappedValue == ["Blob", "Blob, Jr."])
+
+        let url = Pref(Prefs.Key<URL?>("url", initial: URL(fileURLWithPath: "/dev")), store: prefs)
+        #expect(store.url(forKey: "url") == URL(fileURLWithPath: "/dev"))
+        store.set(URL(fileURLWithPath: "/tmp/"), forKey: "url")
+        #expect(url.wrappedValue == URL(fileURLWithPath: "/tmp/"))
+        try url.projectedValue.prefs.storeNil(for: url.projectedValue.key)
+        #expect(url.wrappedValue == nil)
+
+        let data = Pref(Prefs.Key<Data>("data", initial: Data([4, 2])), store: prefs)
+        #expect(store.data(forKey: "data") == Data([4, 2]))
+        store.set(Data([1, 7, 2, 9]), forKey: "data")
+        #expect(data.wrappedValue == Data([1, 7, 2, 9]))
+
+        let date = Pref(Prefs.Key<Date>("date", initial: Date(timeIntervalSinceReferenceDate: 0)), store: prefs)
+        #expect(store.object(forKey: "date") as? Date == Date(timeIntervalSinceReferenceDate: 0))
+        store.set(Date(timeIntervalSince1970: 0), forKey: "date")
+        #expect(date.wrappedValue == Date(timeIntervalSince1970: 0))
+
+        let item = Pref(Prefs.Key<PlayerSettings>("codable", initial: PlayerSettings(volume: 0.42)), store: prefs)
+        store.set(try JSONEncoder().encode(PlayerSettings(volume: 0.1729)), forKey: "codable")
+        #expect(item.wrappedValue.volume == 0.1729, "swift-sharing's stored form: JSON data")
+
+        let intID = Pref(Prefs.Key<IntID>("raw-representable-int", initial: IntID(rawValue: 42)), store: prefs)
+        #expect(store.integer(forKey: "raw-representable-int") == 42)
+        store.set(1729, forKey: "raw-representable-int")
+        #expect(intID.wrappedValue == IntID(rawValue: 1729))
+
+        let stringID = Pref(Prefs.Key<StringID>("raw-representable-string", initial: StringID(rawValue: "Blob")), store: prefs)
+        #expect(store.string(forKey: "raw-representable-string") == "Blob")
+        store.set("Blob, Jr.", forKey: "raw-representable-string")
+        #expect(stringID.wrappedValue == StringID(rawValue: "Blob, Jr."))
+
+        let optional = Pref(Prefs.Key<Bool?>("optional"), store: prefs)
+        #expect(store.object(forKey: "optional") == nil)
+        store.set(false, forKey: "optional")
+        #expect(optional.wrappedValue == false)
+        optional.wrappedValue = nil
+        #expect(store.object(forKey: "optional") == nil)
+
+        let optionalDefault = Pref(Prefs.Key<Bool?>("optionalDefault", initial: true), store: prefs)
+        #expect(store.bool(forKey: "optionalDefault"))
+        store.set(false, forKey: "optionalDefault")
+        #expect(optionalDefault.wrappedValue == false)
+        store.removeObject(forKey: "optionalDefault")
+        #expect(optionalDefault.wrappedValue == true)
+        try prefs.storeNil(for: optionalDefault.projectedValue.key)
+        #expect(optionalDefault.wrappedValue == nil, "swift-sharing's nil: storeNil")
+        #expect(store.object(forKey: "optionalDefault") == nil)
+        #expect(fixture.diagnostics.isEmpty)
     }
 }

@@ -39,7 +39,7 @@ struct LegacyKeyNameTests {
 
         try gate.reset([tip])
         #expect(try prefs.storedValue(forKey: "Intro tip ") == nil)
-        defaults.set(true, forKey: "Intro tip ")   // older code answered "Don't Remind"
+        defaults.set(true, forKey: "Intro tip ")  // older code answered "Don't Remind"
         #expect(!gate.shouldPresent(tip))
         #expect(gate.decision(for: tip).description.contains("legacy key"), "\(gate.decision(for: tip))")
         #expect(fixture.diagnostics.all.isEmpty)

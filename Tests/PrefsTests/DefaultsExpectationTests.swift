@@ -26,7 +26,11 @@ private enum Mood: String, PrefsStorable { case calm, loud }
 /// A counter the dynamic initial values of the tests read, so each evaluation is seen.
 private final class Counter: Sendable {
     private let count = Mutex(0)
-    func next() -> Int { count.withLock { $0 += 1; return $0 } }
+    func next() -> Int {
+        count.withLock {
+            $0 += 1; return $0
+        }
+    }
     var value: Int { count.withLock { $0 } }
 }
 
@@ -97,7 +101,7 @@ struct DefaultsExpectationTests {
             return
         }
         #expect(try prefs.transaction { transaction in transaction[ticket] } == 4)
-        try prefs.update(ticket) { $0 *= 10 }   // starts from the initial value computed now: 5
+        try prefs.update(ticket) { $0 *= 10 }  // starts from the initial value computed now: 5
         #expect(prefs[ticket] == 50)
         #expect(counter.value == 5, "a stored value is read without calling the closure")
         try prefs.reset(ticket)
@@ -132,7 +136,7 @@ struct DefaultsExpectationTests {
             transaction[.name] = "y"
         }
         #expect(try #require(await values.next()) == (2, "y"), "one tuple for the transaction, never half of it")
-        prefs[.flag] = true   // a key the stream does not watch
+        prefs[.flag] = true  // a key the stream does not watch
         prefs[.launchCount] = 3
         #expect(try #require(await values.next()) == (3, "y"))
         if backend.isShared {
@@ -179,7 +183,7 @@ struct DefaultsExpectationTests {
         drain()
         #expect(changes.value == 3, "one registration, one onChange")
         track()
-        try fixture.reopen().set(3, for: .launchCount)   // another process (for memory, the same store)
+        try fixture.reopen().set(3, for: .launchCount)  // another process (for memory, the same store)
         #expect(await eventually { changes.value == 4 })
     }
 
@@ -245,7 +249,11 @@ struct DefaultsExpectationTests {
         #expect(try #require(await both.next()) == (0, "anonymous"))
         let model = prefs.observable(.launchCount)
         let changed = Counter()
-        withObservationTracking { _ = model.value } onChange: { _ = changed.next() }
+        withObservationTracking {
+            _ = model.value
+        } onChange: {
+            _ = changed.next()
+        }
 
         prefs.withoutNotifyingObservers { prefs[.launchCount] = 5 }
         try prefs.withoutNotifyingObservers { try prefs.update(.launchCount) { $0 += 1 } }
@@ -275,7 +283,7 @@ struct DefaultsExpectationTests {
             seen.append(count)
             if count == 0 { prefs.withoutNotifyingObservers { prefs[.launchCount] = 100 } }
             if seen.count == 1 { prefs[.name] = "unrelated" }
-            if count == 100 { break }   // never: the loop's own write is silent
+            if count == 100 { break }  // never: the loop's own write is silent
             if seen.count == 2 { break }
             if seen.count == 1 { prefs[.launchCount] = 2 }
         }

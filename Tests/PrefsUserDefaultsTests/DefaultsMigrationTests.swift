@@ -105,7 +105,9 @@ struct DefaultsMigrationTests {
         return try encoder.encode(value)
     }
 
-    @Test("a Codable stored as JSON data (@AppStorage) or JSON text (Defaults) reads through a Codable key; a write stores the document", arguments: Backend.allCases)
+    @Test(
+        "a Codable stored as JSON data (@AppStorage) or JSON text (Defaults) reads through a Codable key; a write stores the document",
+        arguments: Backend.allCases)
     func codableStoredByUserDefaultsCode(backend: Backend) throws {
         let fixture = try DefaultsFixture(backend)
         let defaults = fixture.defaults
@@ -113,12 +115,12 @@ struct DefaultsMigrationTests {
         let settings = PlayerSettings(volume: 0.25, name: "Ada", since: Date(timeIntervalSinceReferenceDate: 700_000_000))
         let other = PlayerSettings(volume: 1, name: "Bob", since: Date(timeIntervalSinceReferenceDate: 1))
 
-        defaults.set(try Self.encoded(settings, sortedKeys: false), forKey: "settings")   // @AppStorage, swift-sharing
+        defaults.set(try Self.encoded(settings, sortedKeys: false), forKey: "settings")  // @AppStorage, swift-sharing
         #expect(prefs[.settings] == settings)
         #expect(prefs.lookup(.settings).isStored)
         #expect(try fixture.stored("settings")?.type == .data, "a read changes nothing")
 
-        defaults.set(String(decoding: try Self.encoded(settings), as: UTF8.self), forKey: "settings")   // Defaults
+        defaults.set(String(decoding: try Self.encoded(settings), as: UTF8.self), forKey: "settings")  // Defaults
         #expect(prefs[.settings] == settings)
 
         // Defaults' collections of Codable values: each element as JSON text.

@@ -40,6 +40,27 @@ enum AppKey: String, PrefsKeyEnum {
     }
 }
 
+struct Player: Codable, PrefsStorable { var volume = 0.5, name = "" }   // a Codable Defaults.Serializable
+
+extension Prefs.Keys {
+    static let quality = Key<Double>("quality", initial: 0.8)           // Defaults: Key<Double>("quality", default: 0.8)
+    static let player = Key<Player>("player", initial: Player())        // Defaults stored it as JSON text: read as it is
+    static let lastOpened = Key<Date>("lastOpened") { Date.now }        // a dynamic default, computed at each read
+    static let anything = Key<StoredValue?>("anything")                 // Defaults.AnySerializable
+}
+
+extension Prefs.Keys {
+    static let sessions = Key<Int>("sessions", initial: 0)   // @AppStorage("sessions") var sessions = 0
+}
+
+@Observable final class SessionModel {
+    @ObservationIgnored @Pref(.sessions) var sessions   // in a SwiftUI view, @Pref refreshes it as @AppStorage does
+}
+
+extension Prefs.Keys {
+    static let imported = Key<Bool>("importedUserDefaults", initial: false)
+}
+
 /// A view controller holding every example: its methods are the articles' code, run on the main actor. The alert it
 /// "presents" is answered by `answer`, as a user's tap would be, and recorded in `shownAlerts`.
 @MainActor
@@ -197,6 +218,24 @@ final class ArticleViewController {
     }
 
     // MARK: - PrefsUserDefaults
+
+    /// ComingFromUserDefaults.md, moving from Defaults: the loop ends when the store is closed.
+    func movingFromDefaults() async throws {
+        prefs[.quality] = 0.5                                             // Defaults[.quality] = 0.5
+        print(prefs[.player].name)                                        // the JSON text Defaults wrote, decoded
+        prefs.withoutNotifyingObservers { prefs[.quality] = 1 }           // Defaults.withoutPropagation { … }
+        try prefs.reset(.quality, .player)                                // Defaults.reset(.quality, .player)
+        for await (quality, player) in prefs.values(for: .quality, .player) { print(quality, player.volume) }
+    }
+
+    /// ComingFromUserDefaults.md, importing the property list once.
+    func importOnce(plist: URL) throws {
+        let defaults = PrefsDefaults(prefs)
+        if !prefs.isStored(.imported) {
+            let report = try defaults.importPropertyList(at: plist)   // one transaction; unsupported values listed by key
+            prefs[.imported] = report.unsupported.isEmpty
+        }
+    }
 
     /// ComingFromUserDefaults.md.
     func comingFromUserDefaults(url: URL) throws {

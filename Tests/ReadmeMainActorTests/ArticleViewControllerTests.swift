@@ -69,4 +69,21 @@ struct ArticleViewControllerTests {
         #expect(defaults.bool(forKey: "UserHasSeenMsg"))
         #expect(defaults.integer(forKey: "lastMessageId") == 1)
     }
+
+    @Test("ComingFromUserDefaults.md, moving from Defaults and importing once, on the main actor")
+    func movingFromDefaults() async throws {
+        let directory = try TemporaryDirectory()
+        let plist = directory.file("com.example.app.plist")
+        let domain: [String: Any] = ["quality": 0.25, "player": #"{"name":"Ada","volume":0.75}"#, "sessions": 7]
+        try PropertyListSerialization.data(fromPropertyList: domain, format: .binary, options: 0).write(to: plist)
+        let prefs = try Prefs(.sqlite(directory.file("app.sqlite")))
+        let controller = ArticleViewController(prefs: prefs)
+        try controller.importOnce(plist: plist)
+        #expect(prefs[.player].name == "Ada" && prefs[.quality] == 0.25 && prefs[.sessions] == 7 && prefs[.imported])
+
+        let run = Task { try await controller.movingFromDefaults() }
+        #expect(await eventually { !prefs.isStored(.player) })
+        try prefs.close()
+        try await run.value
+    }
 }

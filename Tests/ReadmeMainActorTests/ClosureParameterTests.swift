@@ -47,6 +47,15 @@ final class SettingsViewController {
         return (store, gate)
     }
 
+    /// A body that runs before the call returns, and a stream of several keys: the controller's state is at hand.
+    func silentWriteAndSeveralKeys() async {
+        prefs.withoutNotifyingObservers { prefs[.launchCount] = step }
+        for await (count, name) in prefs.values(for: .launchCount, .username, lossless: true) {
+            log.append("\(count) \(name ?? "-")")
+            break
+        }
+    }
+
     /// Streams and Observation, consumed on the main actor.
     func observation() async {
         for await count in prefs.values(for: .launchCount) {
@@ -60,6 +69,11 @@ final class SettingsViewController {
             print("changed")
         }
     }
+}
+
+extension Prefs.Keys {
+    /// A dynamic initial value declared in main-actor code: the closure is `@Sendable` and runs on the reading thread.
+    static let firstSeen = Key<Date>("firstSeen") { Date.now }
 }
 
 @Suite("Closure parameters from a @MainActor view controller")
@@ -99,6 +113,16 @@ struct ClosureParameterTests {
         }
         #expect(presentedOnMainActor)
         #expect(onMainActor.withLock { $0 } == [false, false], "presented and answered, each recorded off the main actor")
+    }
+
+    @Test("withoutNotifyingObservers' body, a stream of several keys and a dynamic initial value, from the main actor")
+    func silentWriteAndSeveralKeys() async throws {
+        let prefs = try Prefs(.memory)
+        let controller = SettingsViewController(prefs: prefs)
+        await controller.silentWriteAndSeveralKeys()
+        #expect(controller.log == ["2 -"])
+        let before = Date.now
+        #expect(prefs[.firstSeen] >= before)
     }
 
     @Test("the handlers compile from the main actor, and a stream is consumed there")

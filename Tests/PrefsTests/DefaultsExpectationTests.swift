@@ -333,6 +333,18 @@ struct DefaultsExpectationTests {
         #expect(stored.type == .dictionary(.string))
         #expect(stored.jsonText == #"{"-20":"minus twenty","1":"one","9223372036854775807":"max"}"#)
         #expect(try prefs.storedValue(forKey: "countsByMood")?.jsonText == #"{"calm":1,"loud":2}"#)
+        let byDate = Prefs.Key<[Date: Int]>("byDate", initial: [:])
+        let byFlag = Prefs.Key<[Bool: String]>("byFlag", initial: [:])
+        let byURL = Prefs.Key<[URL: Int]>("byURL", initial: [:])
+        let byByte = Prefs.Key<[UInt8: Int]>("byByte", initial: [:])
+        let day = Date(timeIntervalSinceReferenceDate: 800_000_000.5)
+        prefs[byDate] = [day: 1]
+        prefs[byFlag] = [true: "yes", false: "no"]
+        prefs[byURL] = [URL(string: "https://example.com/a?b")!: 2]
+        prefs[byByte] = [255: 3]
+        let again = try fixture.reopen()
+        #expect(again[byDate] == [day: 1] && again[byFlag] == [true: "yes", false: "no"])
+        #expect(again[byURL] == [URL(string: "https://example.com/a?b")!: 2] && again[byByte] == [255: 3])
         #expect(try prefs.integrityProblems().isEmpty)
         #expect(fixture.diagnostics.all.isEmpty)
     }

@@ -56,7 +56,7 @@ let package = Package(
         ),
         // One test target per library module, plus the tool, the test support and the README's examples.
         .testTarget(name: "PrefsJSONTests", dependencies: ["PrefsJSON", "Prefs", "PrefsTestSupport"]),
-        .testTarget(name: "PrefsSQLiteTests", dependencies: ["PrefsSQLite"]),
+        .testTarget(name: "PrefsSQLiteTests", dependencies: ["PrefsSQLite", "Prefs"]),
         .testTarget(name: "PrefsTests", dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "PrefsSupport", "PrefsTestSupport", "TestFixtures", "prefs-test-child", "CSQLiteCrashVFS"]),
         .testTarget(name: "PrefsUserDefaultsTests", dependencies: ["PrefsUserDefaults", "Prefs", "PrefsJSON", "PrefsSupport", "PrefsTestSupport", "TestFixtures"]),
         .testTarget(name: "MessageFeedTests", dependencies: ["MessageFeed", "Prefs", "PrefsJSON", "PrefsSupport", "PrefsTestSupport", "TestFixtures"]),

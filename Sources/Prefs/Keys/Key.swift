@@ -55,7 +55,7 @@ extension Prefs {
     /// A typed key with its initial value: the value read while nothing is stored.
     public final class Key<Value: PrefsStorable>: Keys, @unchecked Sendable {
         /// The value read while nothing is stored under ``Keys/name``: the one the key was declared with, or, for a
-        /// key declared with a closure (``init(_:formerNames:initial:)-(_,_,()->Value)``), the closure's value now.
+        /// key declared with a closure (``init(_:formerNames:initial:)``), the closure's value now.
         public var initial: Value {
             switch initialSource {
             case .fixed(let value): value

@@ -58,7 +58,7 @@ extension Prefs {
 
     /// The value a read of `name` returns while nothing is stored, for code that reads by name (``PrefsDefaults``'
     /// getters): the initial value of a key this process declared (``declare(_:)-(Prefs.Keys...)``) or observed
-    /// (``values(for:lossless:)``, ``observable(_:isolation:)``, ``Pref``) in this store, else that of the declaration recorded in
+    /// (``values(for:lossless:)->AsyncStream<Value>``, ``observable(_:isolation:)``, ``Pref``) in this store, else that of the declaration recorded in
     /// the store by any process; nil when neither has one (or it is `nil`). A declaration that cannot be read is
     /// reported as a diagnostic and reads as none.
     package func initialStoredValue(forKey name: String) -> StoredValue? {

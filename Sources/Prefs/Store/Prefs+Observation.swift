@@ -33,7 +33,7 @@ extension Prefs {
     }
 
     /// The values of several keys at once, as one tuple: the current values first, then a new tuple after each change
-    /// to any of them (one for a transaction that changes several), as ``values(for:lossless:)`` gives one key's.
+    /// to any of them (one for a transaction that changes several), as ``values(for:lossless:)->AsyncStream<Value>`` gives one key's.
     ///
     /// ```swift
     /// for await (count, name) in prefs.values(for: .launchCount, .username) { print(count, name ?? "-") }
@@ -73,7 +73,7 @@ extension Prefs {
     }
 
     /// Runs `body`, whose writes to this store (subscript, `set`, `update`, `transaction`, `reset`, made by this thread
-    /// before `body` returns) notify none of this store's observers in this process: no ``values(for:lossless:)``
+    /// before `body` returns) notify none of this store's observers in this process: no ``values(for:lossless:)->AsyncStream<Value>``
     /// stream yields them, no ``ObservableValue`` or ``Pref`` calls `onChange`, as Defaults' `withoutPropagation`. The
     /// observers take the written values as seen, so a later change does not bring them up either. Other processes'
     /// observers see the change as usual, and so do other stores on the same file.
@@ -144,7 +144,7 @@ extension Prefs {
     /// process's change is seen as soon as it is signalled, and at the next interval when a signal is lost.
     ///
     /// The listener starts listening before this returns (a first, short wait connects), so a change made after
-    /// ``values(for:lossless:)`` or ``observable(_:isolation:)`` returns is signalled.
+    /// ``values(for:lossless:)->AsyncStream<Value>`` or ``observable(_:isolation:)`` returns is signalled.
     private func listenForChanges(_ listener: any BackendChangeListener, generation: UInt64) {
         listener.startListening()
         let box = UncheckedListener(listener)
@@ -172,7 +172,7 @@ extension Prefs {
     }
 
     /// Ends every observation: called when the store is closed or released, so `for await` loops over
-    /// ``values(for:lossless:)`` end instead of waiting for ever.
+    /// ``values(for:lossless:)->AsyncStream<Value>`` end instead of waiting for ever.
     func finishObservers() {
         let observers = state.withLock { state in
             defer { state.observers = [:]; state.polling = nil }

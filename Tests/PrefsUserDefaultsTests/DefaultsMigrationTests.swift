@@ -153,6 +153,20 @@ struct DefaultsMigrationTests {
         #expect(mismatch.reason.contains("expected"), "\(mismatch.reason)")
     }
 
+    @Test("Defaults' range form [lower, upper] is not read: the initial value, reported, the bytes kept", arguments: Backend.allCases)
+    func defaultsRangeNotRead(backend: Backend) throws {
+        let fixture = try DefaultsFixture(backend)
+        let range = Prefs.Key<ClosedRange<Int>>("range", initial: 0...1)
+        fixture.defaults.set([1, 5], forKey: "range")
+        #expect(fixture.prefs[range] == 0...1)
+        guard case .unreadable = fixture.prefs.lookup(range) else {
+            Issue.record("expected an unreadable value")
+            return
+        }
+        #expect(fixture.defaults.array(forKey: "range") as? [Int] == [1, 5])
+        #expect(fixture.diagnostics.count == 1)
+    }
+
     // MARK: - swift-sharing's AppStorageKey tests, restated
 
     @Test("a @Pref's initial value shows through UserDefaults' API, and a UserDefaults-API write reaches the @Pref", arguments: Backend.allCases)

@@ -56,20 +56,12 @@ extension Prefs {
     public final class Key<Value: PrefsStorable>: Keys, @unchecked Sendable {
         /// The value read while nothing is stored under ``Keys/name``: the one the key was declared with, or, for a
         /// key declared with a closure (``init(_:formerNames:initial:)``), the closure's value now.
-        public var initial: Value {
-            switch initialSource {
-            case .fixed(let value): value
-            case .computed(let make): make()
-            }
-        }
-        private let initialSource: InitialSource
+        public var initial: Value { makeInitial() }
+        /// Returns the initial value: the declared one, or the closure's. A closure either way, so that a read of a key
+        /// with a fixed initial value costs one call, not a generic enum's metadata lookup and projection.
+        private let makeInitial: @Sendable () -> Value
         /// The cache's box type for `Value`, looked up once here rather than on every read.
         let decodedBoxType = ObjectIdentifier(DecodedBox<Value>.self)
-
-        private enum InitialSource: Sendable {
-            case fixed(Value)
-            case computed(@Sendable () -> Value)
-        }
 
         /// Declares a key. An invalid name (empty, longer than 256 bytes, with control
         /// characters) is a programming error and stops the program here, at the declaration, with the reason.
@@ -96,7 +88,7 @@ extension Prefs {
         /// it). The store records no initial value in the key's declaration, so `prefs-tool` lists none.
         public convenience init(_ name: String, formerNames: [String] = [], initial: @escaping @Sendable () -> Value) {
             do {
-                try self.init(validating: name, source: .computed(initial), formerNames: formerNames)
+                try self.init(validating: name, makeInitial: initial, fixed: nil, formerNames: formerNames)
             } catch {
                 preconditionFailure("Prefs.Key: \(error)")
             }
@@ -109,17 +101,15 @@ extension Prefs {
 
         /// Declares a key whose name comes from input; throws ``PrefsError/invalidKeyName(_:reason:)``.
         public convenience init(validating name: String, initial: Value, formerNames: [String] = []) throws(PrefsError) {
-            try self.init(validating: name, source: .fixed(initial), formerNames: formerNames)
+            try self.init(validating: name, makeInitial: { initial }, fixed: initial, formerNames: formerNames)
         }
 
-        private init(validating name: String, source: InitialSource, formerNames: [String]) throws(PrefsError) {
+        /// `fixed`: the initial value when it is not computed at each read, for the declaration.
+        private init(validating name: String, makeInitial: @escaping @Sendable () -> Value, fixed: Value?, formerNames: [String]) throws(PrefsError) {
             try KeyName.validate(name)
             for former in formerNames { try KeyName.validateLegacy(former) }  // old code's names, as UserDefaults took them
-            initialSource = source
-            var initialJSON: JSON?
-            if case .fixed(let initial) = source {
-                initialJSON = try? initial.storedJSON()  // a Codable initial that cannot encode is recorded as unknown
-            }
+            self.makeInitial = makeInitial
+            let initialJSON = try? fixed?.storedJSON()  // a Codable initial that cannot encode is recorded as unknown
             super.init(
                 name: name,
                 formerNames: formerNames,

@@ -69,6 +69,13 @@ let package = Package(
         .testTarget(name: "PrefsToolTests", dependencies: ["Prefs", "PrefsJSON", "PrefsUserDefaults", "DialogGate", "MessageFeed", "MessageFeedFetching", "PrefsTestSupport", "TestFixtures", "prefs-tool", "PrefsSupport"]),
         .testTarget(name: "PrefsTestSupportTests", dependencies: ["PrefsTestSupport", "Prefs", "prefs-test-child"]),
         .testTarget(name: "ReadmeTests", dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "PrefsTestSupport", "PrefsPostgreSQL", "PrefsSupport", "PrefsJSON"]),
+        // The same examples pasted into @MainActor view controllers, in a target whose code is main-actor isolated by
+        // default (as an app target in Xcode 26 is), and the seeds' flows run from there.
+        .testTarget(
+            name: "ReadmeMainActorTests",
+            dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "PrefsTestSupport", "PrefsPostgreSQL"],
+            swiftSettings: [.unsafeFlags(["-default-isolation", "MainActor"])]
+        ),
     ]
 )
 

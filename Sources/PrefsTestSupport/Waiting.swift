@@ -10,8 +10,13 @@ public final class DiagnosticLog: Sendable {
     public var all: [Prefs.Diagnostic] { entries.withLock { $0 } }
 }
 
-/// Waits (polling every 5 ms) until `condition` holds or `timeout` passes; returns whether it held.
-public func eventually(timeout: Duration = .seconds(10), _ condition: () throws -> Bool) async rethrows -> Bool {
+/// Waits (polling every 5 ms) until `condition` holds or `timeout` passes; returns whether it held. `condition` runs on
+/// the caller's actor (a `@MainActor` test's state needs no `@Sendable`).
+public func eventually(
+    timeout: Duration = .seconds(10),
+    isolation: isolated (any Actor)? = #isolation,
+    _ condition: () throws -> Bool
+) async rethrows -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if try condition() { return true }

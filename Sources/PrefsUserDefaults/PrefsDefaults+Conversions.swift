@@ -151,14 +151,16 @@ extension PrefsDefaults {
         }
     }
 
-    /// Every value a getter sees: the registered values overlaid by every value in the store.
-    /// A stored value that cannot be read is left out and reported as a `Diagnostic`.
+    /// Every value a getter sees: the typed keys' initial values (see ``register(defaults:)``), overlaid by the
+    /// registered values, overlaid by every value in the store. A stored value that cannot be read is left out and
+    /// reported as a `Diagnostic`.
     ///
     /// ```swift
     /// for (key, value) in defaults.dictionaryRepresentation() { print(key, value) }
     /// ```
     public func dictionaryRepresentation() -> [String: Any] {
-        var values = registeredValues
+        var values = prefs.initialStoredValues()
+        values.merge(registeredValues) { _, registered in registered }
         do {
             values.merge(try prefs.snapshot()) { _, stored in stored }
         } catch {
@@ -192,7 +194,10 @@ extension PrefsDefaults {
         }
     }
 
+    /// The property-list object of a stored value; nil for an explicit `nil` (`Prefs.storeNil(for:)`), which
+    /// UserDefaults cannot hold and which hides registered and initial values as a stored value does.
     func decoded(_ stored: StoredValue, key: String) -> Any? {
+        if stored.isNil { return nil }
         do {
             return try PropertyListValue.decode(stored)
         } catch {

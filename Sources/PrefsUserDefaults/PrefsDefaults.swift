@@ -17,7 +17,8 @@ import PrefsSupport
 /// (see `PrefsDefaults+Conversions.swift`). Where UserDefaults traps, this type does not:
 /// - `set(_:forKey:)` with a value that is not a property-list type (a custom struct) writes nothing and
 ///   reports a `Diagnostic` (`writeFailed`) on the store; ``setChecked(_:forKey:)`` throws instead.
-/// - A key name Prefs does not accept (empty, control characters, over 256 bytes) is reported the same way.
+/// - Any key name UserDefaults accepts works (white space at either end, control characters, the empty string), except
+///   one holding U+0000 or over 1 MiB, which is reported the same way.
 /// - A write the store cannot make (a full disk, a closed store) is reported the same way.
 ///
 /// URLs are stored whole (`https://host/path?query#fragment`), not reduced to a path as swift-corelibs-foundation's
@@ -220,6 +221,11 @@ public final class PrefsDefaults: Sendable {
     /// registration of the same key replaces the earlier one. A value that is not a property-list type is
     /// skipped and reported as a `Diagnostic`.
     ///
+    /// Typed keys need no registration: while neither a stored nor a registered value exists, a getter returns the
+    /// initial value of the store's key of that name, as Defaults' and `@AppStorage`'s registered defaults show
+    /// through UserDefaults: a key this process declared (`prefs.declare(.launchCount)`) or observed (`@Pref`,
+    /// `values(for:)`, `observable(_:)`) in the store, else the declaration any process recorded there.
+    ///
     /// ```swift
     /// defaults.register(defaults: ["quality": 0.8, "showTips": true])
     /// defaults.double(forKey: "quality")   // 0.8 until something is stored
@@ -242,16 +248,18 @@ public final class PrefsDefaults: Sendable {
         return encoded
     }
 
-    /// The value a getter sees: the stored one, else the registered one. A failed read is reported and reads as absent.
+    /// The value a getter sees: the stored one, else the registered one, else the initial value of the store's key of
+    /// that name (``Prefs/initialStoredValue(forKey:)``). A failed read is reported and reads as absent.
     func value(forKey defaultName: String) -> StoredValue? {
-        if KeyName.problem(with: defaultName) == nil {
+        if KeyName.legacyProblem(with: defaultName) == nil {
             do {
                 if let stored = try prefs.storedValue(forKey: defaultName) { return stored }
             } catch {
                 prefs.report(Prefs.Diagnostic(key: defaultName, kind: .refreshFailed(error), store: prefs.storage.description))
             }
         }
-        return registered.withLock { $0[defaultName] }
+        if let registered = registered.withLock({ $0[defaultName] }) { return registered }
+        return prefs.initialStoredValue(forKey: defaultName)
     }
 
     /// The registered values (for ``dictionaryRepresentation()``).

@@ -144,7 +144,7 @@ public enum PropertyListImport {
         }
         var contents = Contents(values: [:], unsupported: [], notes: [])
         for (key, value) in domain {
-            if let problem = KeyName.problem(with: key) {
+            if let problem = KeyName.legacyProblem(with: key) {
                 contents.unsupported.append(Unsupported(key: key, reason: problem))
                 continue
             }

@@ -79,13 +79,14 @@ struct UserDefaultsWriteTests {
         #expect(message(UInt64(1) << 63) == "encoded", "2^63 is exactly a double")
     }
 
-    @Test("invalid key names and oversized values are refused without trapping", arguments: Backend.allCases)
+    @Test("key names no store holds alike and oversized values are refused without trapping", arguments: Backend.allCases)
     func refusedWrites(backend: Backend) throws {
         let fixture = try DefaultsFixture(backend)
         let defaults = fixture.defaults
-        defaults.set(true, forKey: "")
-        #expect(throws: PrefsError.invalidKeyName("", reason: "a key name cannot be empty")) { try defaults.setChecked(true, forKey: "") }
-        #expect(defaults.bool(forKey: "") == false)
+        defaults.set(true, forKey: "a\u{0}b")
+        let reason = "a key name cannot contain the character U+0000"
+        #expect(throws: PrefsError.invalidKeyName("a\u{0}b", reason: reason)) { try defaults.setChecked(true, forKey: "a\u{0}b") }
+        #expect(defaults.bool(forKey: "a\u{0}b") == false)
         let huge = String(repeating: "x", count: Prefs.maximumValueBytes + 1)
         #expect(throws: PrefsError.valueTooLarge(key: "huge", bytes: Prefs.maximumValueBytes + 1, limit: Prefs.maximumValueBytes)) {
             try defaults.setChecked(huge, forKey: "huge")
@@ -93,8 +94,12 @@ struct UserDefaultsWriteTests {
         #expect(try fixture.prefs.snapshot().isEmpty)
         #expect(
             fixture.diagnostics.map(\.description) == [
-                #"key "" in \#(fixture.prefs.storage): write failed: invalid key name "": a key name cannot be empty"#
+                #"key "a\u0000b" in \#(fixture.prefs.storage): write failed: invalid key name "a\u0000b": \#(reason)"#
             ])
+
+        // Any other name UserDefaults accepts is a key here too, the empty string included.
+        defaults.set(true, forKey: "")
+        #expect(defaults.bool(forKey: ""))
     }
 
     @Test("nil, removeObject and setValue behave as in UserDefaults", arguments: Backend.allCases)

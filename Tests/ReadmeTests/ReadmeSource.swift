@@ -4,7 +4,10 @@ import PrefsJSON
 
 /// The Swift and JSON code blocks of the README and of the DocC articles are the tested source: every line of every
 /// ```swift and ```json block must appear, in the block's order, in this target's test files (`ReadmeExamples.swift`,
-/// `ArticleExamples.swift`), where it is compiled and, unless its comment says otherwise, run. A README edit that the tests do not follow fails here, naming the block and the line.
+/// `TestedArticles.swift`, `PostgreSQLArticleExamples.swift`), where it is compiled and, unless its comment says
+/// otherwise, run; and every line of every ```swift block again in the ReadmeMainActorTests target, whose code is
+/// main-actor isolated by default and holds the statements inside a `@MainActor` view controller, as an iOS developer
+/// pastes them. A README edit that the tests do not follow fails here, naming the block and the line.
 ///
 /// Lines are compared whole, comments included, after trimming and collapsing runs of spaces (so alignment may
 /// differ); blank lines are ignored. Lines of the test files may come in between (setup, assertions), never instead.
@@ -46,7 +49,10 @@ enum ReadmeSource {
     /// The documents whose code is tested: the README and every article of the DocC catalogs, by path from the root.
     static func documents() throws -> [String] {
         var paths = ["README.md"]
-        for catalog in ["Sources/Prefs/Prefs.docc", "Sources/PrefsUserDefaults/PrefsUserDefaults.docc", "Sources/DialogGate/DialogGate.docc", "Sources/MessageFeed/MessageFeed.docc", "Sources/PrefsPostgreSQL/PrefsPostgreSQL.docc"] {
+        for catalog in [
+            "Sources/Prefs/Prefs.docc", "Sources/PrefsUserDefaults/PrefsUserDefaults.docc", "Sources/DialogGate/DialogGate.docc",
+            "Sources/MessageFeed/MessageFeed.docc", "Sources/PrefsPostgreSQL/PrefsPostgreSQL.docc",
+        ] {
             let names = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(catalog).path)
             paths += names.filter { $0.hasSuffix(".md") }.sorted().map { "\(catalog)/\($0)" }
         }
@@ -63,8 +69,9 @@ enum ReadmeSource {
                 let wanted = normalized(line)
                 if wanted.isEmpty { continue }
                 guard let found = sourceLines[position...].firstIndex(of: wanted) else {
-                    problems.append("\(document):\(block.line + 1 + offset) (block at line \(block.line)) is not in the tests, "
-                        + "or not in the block's order: \(wanted)")
+                    problems.append(
+                        "\(document):\(block.line + 1 + offset) (block at line \(block.line)) is not in the tests, "
+                            + "or not in the block's order: \(wanted)")
                     break
                 }
                 position = found + 1
@@ -73,12 +80,17 @@ enum ReadmeSource {
         return problems
     }
 
-    static func testSources() throws -> String {
-        let directory = root.appendingPathComponent("Tests/ReadmeTests")
+    static func testSources(in folder: String = "Tests/ReadmeTests") throws -> String {
+        let directory = root.appendingPathComponent(folder)
         return try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
             .filter { $0.hasSuffix(".swift") && $0 != "ReadmeSource.swift" }
             .map { try String(contentsOf: directory.appendingPathComponent($0), encoding: .utf8) }
             .joined(separator: "\n")
+    }
+
+    /// The sources of the target that compiles every swift block on the main actor.
+    static func mainActorSources() throws -> String {
+        try testSources(in: "Tests/ReadmeMainActorTests")
     }
 }
 
@@ -96,6 +108,24 @@ struct ReadmeSourceTests {
             #expect(drift.isEmpty, "\(drift.joined(separator: "\n"))")
         }
         #expect(count >= 12, "the README and the articles were found and have their examples")
+    }
+
+    @Test("every line of every swift block is also in the @MainActor target, in order")
+    func blocksCompileOnTheMainActor() throws {
+        let sources = try ReadmeSource.mainActorSources()
+        #expect(sources.contains("@MainActor\nfinal class ArticleViewController {"))
+        var count = 0
+        for document in try ReadmeSource.documents() {
+            let text = try String(contentsOf: ReadmeSource.root.appendingPathComponent(document), encoding: .utf8)
+            let blocks = ReadmeSource.swiftBlocks(in: text, languages: ["swift"])
+            count += blocks.count
+            let drift = ReadmeSource.drift(of: blocks, in: sources, document: document)
+            #expect(drift.isEmpty, "\(drift.joined(separator: "\n"))")
+        }
+        #expect(count >= 12)
+        // The check can fail: a block the main-actor target does not hold is reported.
+        let extra = ReadmeSource.Block(line: 1, lines: ["let unseen = Prefs.standard[.launchCount]"])
+        #expect(ReadmeSource.drift(of: [extra], in: sources).count == 1)
     }
 
     /// The check itself can fail: a README changed by one character, or with two lines swapped, is reported.
@@ -123,7 +153,8 @@ struct ReadmeSourceTests {
         static func swapping(_ first: String, _ second: String, in markdown: String) -> String {
             var lines = markdown.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
             guard let a = lines.firstIndex(where: { $0.hasPrefix(first) }),
-                  let b = lines.firstIndex(where: { $0.hasPrefix(second) }) else { return markdown }
+                let b = lines.firstIndex(where: { $0.hasPrefix(second) })
+            else { return markdown }
             lines.swapAt(a, b)
             return lines.joined(separator: "\n")
         }

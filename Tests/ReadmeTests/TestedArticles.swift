@@ -154,3 +154,108 @@ struct TestedArticles {
         #expect(written == expected)
     }
 }
+
+// MARK: - ComingFromUserDefaults.md: moving from Defaults and from @AppStorage
+
+struct Player: Codable, PrefsStorable { var volume = 0.5, name = "" }   // a Codable Defaults.Serializable
+
+extension Prefs.Keys {
+    static let quality = Key<Double>("quality", initial: 0.8)           // Defaults: Key<Double>("quality", default: 0.8)
+    static let player = Key<Player>("player", initial: Player())        // Defaults stored it as JSON text: read as it is
+    static let lastOpened = Key<Date>("lastOpened") { Date.now }        // a dynamic default, computed at each read
+    static let anything = Key<StoredValue?>("anything")                 // Defaults.AnySerializable
+}
+
+/// ComingFromUserDefaults.md, moving from Defaults: the loop ends when the store is closed.
+func movingFromDefaultsAsWritten(prefs: Prefs) async throws {
+    prefs[.quality] = 0.5                                             // Defaults[.quality] = 0.5
+    print(prefs[.player].name)                                        // the JSON text Defaults wrote, decoded
+    prefs.withoutNotifyingObservers { prefs[.quality] = 1 }           // Defaults.withoutPropagation { … }
+    try prefs.reset(.quality, .player)                                // Defaults.reset(.quality, .player)
+    for await (quality, player) in prefs.values(for: .quality, .player) { print(quality, player.volume) }
+}
+
+extension Prefs.Keys {
+    static let sessions = Key<Int>("sessions", initial: 0)   // @AppStorage("sessions") var sessions = 0
+}
+
+@Observable final class SessionModel {
+    @ObservationIgnored @Pref(.sessions) var sessions   // in a SwiftUI view, @Pref refreshes it as @AppStorage does
+}
+
+extension Prefs.Keys {
+    static let imported = Key<Bool>("importedUserDefaults", initial: false)
+}
+
+/// ComingFromUserDefaults.md, importing the property list once.
+func importOnceAsWritten(prefs: Prefs, plist: URL) throws {
+    let defaults = PrefsDefaults(prefs)
+    if !prefs.isStored(.imported) {
+        let report = try defaults.importPropertyList(at: plist)   // one transaction; unsupported values listed by key
+        prefs[.imported] = report.unsupported.isEmpty
+    }
+}
+
+@Suite("Coming from Defaults and @AppStorage, as the article shows it")
+struct MovingFromDefaultsArticle {
+    /// A property list as Defaults and @AppStorage leave it: Defaults' Codable as JSON text, numbers and dates as they
+    /// are, swift-sharing's Codable as JSON data.
+    static func writePropertyList(to url: URL) throws {
+        let domain: [String: Any] = [
+            "quality": 0.25,
+            "player": #"{"name":"Ada","volume":0.75}"#,
+            "lastOpened": Date(timeIntervalSinceReferenceDate: 700_000_000),
+            "anything": 42,
+            "sessions": 7,
+            "playerData": try JSONEncoder().encode(Player(volume: 0.1, name: "Bob")),
+        ]
+        try PropertyListSerialization.data(fromPropertyList: domain, format: .xml, options: 0).write(to: url)
+    }
+
+    @Test("the property list Defaults and @AppStorage wrote is imported once, and the typed keys read it as it is")
+    func importedStoredForms() throws {
+        let directory = try TemporaryDirectory()
+        let plist = directory.file("com.example.app.plist")
+        try Self.writePropertyList(to: plist)
+        let prefs = try Prefs(.sqlite(directory.file("app.sqlite")))
+        try importOnceAsWritten(prefs: prefs, plist: plist)
+        #expect(prefs[.imported])
+        #expect(prefs[.quality] == 0.25)
+        #expect(prefs[.player].name == "Ada" && prefs[.player].volume == 0.75, "Defaults' JSON text")
+        #expect(prefs[Prefs.Key<Player>("playerData", initial: Player())].name == "Bob", "@AppStorage's JSON data")
+        #expect(prefs[.lastOpened] == Date(timeIntervalSinceReferenceDate: 700_000_000))
+        #expect(try prefs[.anything]?.decode(Int.self) == 42)
+        #expect(prefs[.sessions] == 7)
+        #expect(prefs.diagnostics.isEmpty)
+
+        try Data("not a property list".utf8).write(to: plist)
+        try importOnceAsWritten(prefs: prefs, plist: plist)   // imported already: the file is not read again
+    }
+
+    @Test("moving from Defaults: the calls of the article, then the loop ends when the store is closed")
+    func movingFromDefaults() async throws {
+        let prefs = try Prefs(.memory)
+        PrefsDefaults(prefs).set(#"{"name":"Ada","volume":0.75}"#, forKey: "player")   // as Defaults left it
+        #expect(prefs[.player].name == "Ada")
+        let dynamic = prefs[.lastOpened]
+        #expect(prefs[.lastOpened] >= dynamic, "computed at each read")
+        let run = Task { try await movingFromDefaultsAsWritten(prefs: prefs) }
+        #expect(await eventually { !prefs.isStored(.player) })
+        try prefs.close()
+        try await run.value
+    }
+
+    @Test("moving from @AppStorage: the initial value shows through UserDefaults' API, a write through either is seen by both")
+    func movingFromAppStorage() throws {
+        try withStandardStore {
+            Prefs.standard = try Prefs(.memory)
+            let model = SessionModel()
+            let defaults = PrefsDefaults(Prefs.standard)
+            #expect(defaults.integer(forKey: "sessions") == 0)
+            model.sessions = 3
+            #expect(defaults.integer(forKey: "sessions") == 3)
+            defaults.set(4, forKey: "sessions")
+            #expect(model.sessions == 4)
+        }
+    }
+}

@@ -30,6 +30,8 @@ public struct DialogPolicy: Sendable, Hashable {
     public var resetsOnAppVersionChange: Bool
     /// A store key holding `true` once the user chose never-remind, for stores written by older code:
     /// seed 000 passes any key (`"UserHasSeenMsg"`), seed 001 uses `"dialog_neverAgain"`. DialogGate reads it and writes it.
+    /// Any name UserDefaults accepted works, white space at either end included (`"Intro tip "`); only one holding
+    /// U+0000 (or over 1 MiB) is refused, with `PrefsError.invalidKeyName` from the calls that write it.
     public var neverRemindKey: String?
     /// How long "never remind" holds before the dialog may be asked again ("ask again in 6 months"); nil for ever.
     /// It runs from the recorded answer; a never-remind only a legacy key records has no date and does not expire.

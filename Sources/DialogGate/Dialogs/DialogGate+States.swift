@@ -50,12 +50,12 @@ extension DialogGate {
         guard !ids.isEmpty else { return }  // session.clear([]) would forget every "OK" of the session
         let sessionIDs = try prefs.transaction { transaction -> [String] in
             var sessionIDs = ids
-            for name in legacyKeys where KeyName.problem(with: name) == nil { try transaction.setStoredValue(nil, forKey: name) }
+            for name in legacyKeys where KeyName.legacyProblem(with: name) == nil { try transaction.setStoredValue(nil, forKey: name) }
             for id in ids {
                 let key = try DialogRecord.storeKey(for: id)
                 let stored = try transaction.value(for: key)  // a record that does not decode reads as nil: removed all the same
                 transaction.reset(key)
-                if let legacy = stored?.neverRemindKey, KeyName.problem(with: legacy) == nil {
+                if let legacy = stored?.neverRemindKey, KeyName.legacyProblem(with: legacy) == nil {
                     try transaction.setStoredValue(nil, forKey: legacy)
                 }
                 if let recorded = stored?.id, recorded != id { sessionIDs.append(recorded) }

@@ -111,7 +111,7 @@ public final class DialogGate: Sendable {
     public func claim(_ dialog: Dialog) throws -> DialogClaim {
         let key = try DialogRecord.storeKey(for: dialog.id)
         let legacyName = try dialog.policy.neverRemindKey.map {
-            try KeyName.validate($0); return $0
+            try KeyName.validateLegacy($0); return $0
         }
         let now = clock()
         let overrides = overrides
@@ -162,10 +162,18 @@ public final class DialogGate: Sendable {
     /// ```swift
     /// try await gate.presentIfNeeded(welcome) { dialog in await showAlert(for: dialog) }
     /// ```
+    ///
+    /// `present` runs on the caller's actor (`isolation`, the main actor when called from a view controller), so it
+    /// may use the caller's state and UI without being `@Sendable`. The claim and the answer are recorded off that
+    /// actor, so the store's I/O (which may wait for another process's lock) never blocks the main thread.
     @discardableResult
-    public func presentIfNeeded(_ dialog: Dialog, present: (Dialog) async throws -> DialogResponse) async throws -> DialogDecision {
+    public func presentIfNeeded(
+        _ dialog: Dialog,
+        isolation: isolated (any Actor)? = #isolation,
+        present: (Dialog) async throws -> DialogResponse
+    ) async throws -> DialogDecision {
         let presentation: DialogPresentation
-        switch try claim(dialog) {
+        switch try await claimOffActor(dialog) {
         case .declined(let decision): return decision
         case .granted(let granted): presentation = granted
         }
@@ -173,11 +181,21 @@ public final class DialogGate: Sendable {
         do {
             response = try await present(dialog)
         } catch {
-            try? presentation.cancel()  // the presenter's error is the one to report
+            try? await Self.offActor { try presentation.cancel() }  // the presenter's error is the one to report
             throw error
         }
-        try presentation.finish(response)
+        try await Self.offActor { try presentation.finish(response) }
         return presentation.decision
+    }
+
+    /// ``claim(_:)`` on the global executor: a nonisolated `async` function runs there, off the caller's actor.
+    private func claimOffActor(_ dialog: Dialog) async throws -> DialogClaim {
+        try claim(dialog)
+    }
+
+    /// Runs `work` on the global executor, off the caller's actor.
+    private static func offActor(_ work: @Sendable () throws -> Void) async throws {
+        try work()
     }
 
     // MARK: - Recording
@@ -365,20 +383,23 @@ public final class DialogGate: Sendable {
         _ change: (inout DialogRecord, _ stored: DialogRecord?, _ legacy: StoredValue?, inout Prefs.Transaction) throws -> Void
     ) throws {
         let key = try DialogRecord.storeKey(for: dialog.id)
-        let legacyKey = try dialog.policy.neverRemindKey.map { try Prefs.Key(validating: $0, initial: false) }
+        // Any name older code used with UserDefaults (`"Intro tip "`), written raw, as a Bool.
+        let legacyName = try dialog.policy.neverRemindKey.map {
+            try KeyName.validateLegacy($0); return $0
+        }
         let appVersion = appVersion
         try prefs.transaction { transaction in
             let stored = DialogRecord.belonging(to: dialog.id, try transaction.value(for: key))
-            let legacy = try legacyKey.map { try transaction.storedValue(forKey: $0.name) } ?? nil
+            let legacy = try legacyName.map { try transaction.storedValue(forKey: $0) } ?? nil
             var (record, versionReset) = DialogRules.effectiveRecord(stored, policy: dialog.policy, appVersion: appVersion)
             Self.stamp(&record, dialog, appVersion: appVersion)
             try change(&record, stored, legacy, &transaction)
             try transaction.set(record, for: key)
-            if let legacyKey {
+            if let legacyName {
                 if let legacyFlag {
-                    try transaction.set(legacyFlag, for: legacyKey)
+                    try transaction.setStoredValue(StoredValue(legacyFlag), forKey: legacyName)
                 } else if versionReset != nil {
-                    transaction.reset(legacyKey)
+                    try transaction.setStoredValue(nil, forKey: legacyName)
                 }
             }
         }

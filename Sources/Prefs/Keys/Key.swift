@@ -15,8 +15,12 @@ extension Prefs {
     ///
     /// `Keys` is a class so that `static let` keys declared on it are found through `Key<Value>`,
     /// which inherits from it (static stored properties are not allowed in generic types).
+    ///
+    /// Keys are `Hashable`: two keys are equal when a store records them alike (the same name, value type, initial
+    /// value and former names; a key whose initial value is computed at each read records none), so they go in sets and
+    /// dictionaries, and a key enum's case equals the typed key it stands for.
     // @unchecked Sendable: every stored property is a `let` of a Sendable type; the class is not open.
-    public class Keys: @unchecked Sendable {
+    public class Keys: @unchecked Sendable, Hashable {
         /// The name the value is stored under.
         public let name: String
         /// Names this key had before; the first read moves a value found under one of them to `name`.
@@ -30,14 +34,32 @@ extension Prefs {
             self.declaration = declaration
         }
 
+        /// Whether the keys are recorded alike: the same ``name`` and declaration (value type, initial value, former names).
+        public static func == (lhs: Keys, rhs: Keys) -> Bool {
+            lhs === rhs || (lhs.name == rhs.name && lhs.declaration == rhs.declaration)
+        }
+
+        /// Hashes the name (keys that are equal have the same name).
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(name)
+        }
+
         /// `Key<Value>` spelled without the `Prefs.` prefix inside `extension Prefs.Keys`.
         public typealias Key<Value: PrefsStorable> = Prefs.Key<Value>
+
+        /// The value a read returns while nothing is stored, in stored form; nil for `nil` (and for an initial value
+        /// that cannot be encoded). A typed key encodes its initial value as it is now.
+        func initialStoredValue() -> StoredValue? { declaration.initialValue }
     }
 
     /// A typed key with its initial value: the value read while nothing is stored.
     public final class Key<Value: PrefsStorable>: Keys, @unchecked Sendable {
-        /// The value read while nothing is stored under ``Keys/name``.
-        public let initial: Value
+        /// The value read while nothing is stored under ``Keys/name``: the one the key was declared with, or, for a
+        /// key declared with a closure (``init(_:formerNames:initial:)``), the closure's value now.
+        public var initial: Value { makeInitial() }
+        /// Returns the initial value: the declared one, or the closure's. A closure either way, so that a read of a key
+        /// with a fixed initial value costs one call, not a generic enum's metadata lookup and projection.
+        private let makeInitial: @Sendable () -> Value
         /// The cache's box type for `Value`, looked up once here rather than on every read.
         let decodedBoxType = ObjectIdentifier(DecodedBox<Value>.self)
 
@@ -52,12 +74,42 @@ extension Prefs {
             }
         }
 
+        /// Declares a key whose initial value is computed at each read while nothing is stored, as Defaults' dynamic
+        /// default values are: a date, a fresh identifier, a value that depends on the device.
+        ///
+        /// ```swift
+        /// extension Prefs.Keys {
+        ///     static let trialEnds = Key<Date>("trialEnds") { Date.now.addingTimeInterval(14 * 86_400) }
+        /// }
+        /// prefs[.trialEnds]   // two weeks from now, until a date is stored
+        /// ```
+        ///
+        /// `initial` is called on the reading thread, each time a read finds nothing stored (store the value to keep
+        /// it). The store records no initial value in the key's declaration, so `prefs-tool` lists none.
+        public convenience init(_ name: String, formerNames: [String] = [], initial: @escaping @Sendable () -> Value) {
+            do {
+                try self.init(validating: name, makeInitial: initial, fixed: nil, formerNames: formerNames)
+            } catch {
+                preconditionFailure("Prefs.Key: \(error)")
+            }
+        }
+
+        override func initialStoredValue() -> StoredValue? {
+            guard let stored = try? StoredValue(initial), stored.json != .null else { return nil }
+            return stored
+        }
+
         /// Declares a key whose name comes from input; throws ``PrefsError/invalidKeyName(_:reason:)``.
-        public init(validating name: String, initial: Value, formerNames: [String] = []) throws(PrefsError) {
+        public convenience init(validating name: String, initial: Value, formerNames: [String] = []) throws(PrefsError) {
+            try self.init(validating: name, makeInitial: { initial }, fixed: initial, formerNames: formerNames)
+        }
+
+        /// `fixed`: the initial value when it is not computed at each read, for the declaration.
+        private init(validating name: String, makeInitial: @escaping @Sendable () -> Value, fixed: Value?, formerNames: [String]) throws(PrefsError) {
             try KeyName.validate(name)
-            for former in formerNames { try KeyName.validate(former) }
-            self.initial = initial
-            let initialJSON = try? initial.storedJSON()  // a Codable initial that cannot encode is recorded as unknown
+            for former in formerNames { try KeyName.validateLegacy(former) }  // old code's names, as UserDefaults took them
+            self.makeInitial = makeInitial
+            let initialJSON = try? fixed?.storedJSON()  // a Codable initial that cannot encode is recorded as unknown
             super.init(
                 name: name,
                 formerNames: formerNames,
@@ -77,7 +129,8 @@ extension Prefs.Key where Value: ExpressibleByNilLiteral {
 /// What a store records about a declared key, so `prefs-tool` in another process can list it.
 @_spi(Tooling) public struct KeyDeclaration: Sendable, Hashable {
     public var type: ValueType
-    /// The initial value's JSON form; nil for an optional key whose initial value is nil.
+    /// The initial value's JSON form; nil for an optional key whose initial value is nil, and for a key whose initial
+    /// value is computed at each read.
     public var initial: JSON?
     /// The names the key had before (``Prefs/Keys/formerNames``), so tools read and reset a renamed value as the app does.
     public var formerNames: [String]
@@ -99,7 +152,11 @@ extension Prefs.Key where Value: ExpressibleByNilLiteral {
     /// declaration.mismatch(with: StoredValue(type: .string, json: .string("three")))?.reason   // "a string is never read as int"
     /// declaration.mismatch(with: StoredValue(type: .int, json: .int(3)))                      // nil
     /// ```
+    ///
+    /// An explicit `nil` (a JSON `null`, written by ``Prefs/storeNil(for:)``) fits every declaration: the
+    /// declaration does not say whether the key is optional, and a key that is not reads its initial value.
     public func mismatch(with value: StoredValue) -> ValueMismatch? {
+        if value.isNil { return nil }
         guard type.canDecode(from: value.type) else {
             return ValueMismatch(stored: value, expected: type, reason: "a \(value.type) is never read as \(type)")
         }

@@ -32,6 +32,27 @@ import Foundation
     public static func validate(_ name: String) throws(PrefsError) {
         if let problem = problem(with: name) { throw .invalidKeyName(name, reason: problem) }
     }
+
+    /// The longest legacy name (``legacyProblem(with:)``), in UTF-8 bytes: as much as a value may hold.
+    public static let maximumLegacyLength = 1 << 20
+
+    /// Returns nil when `name` may name a stored value written by other code (UserDefaults, a hand edit), else the
+    /// reason it may not. Such names are read and written by name (``PrefsDefaults``, a dialog's `neverRemindKey`, raw
+    /// writes, archives, a key's former names) and may be anything UserDefaults accepted: white space at either end
+    /// (`"Intro tip "`), control characters, the empty string. Only U+0000, which no store holds the same way (a
+    /// PostgreSQL text cannot), and more than ``maximumLegacyLength`` bytes are refused. A typed key's own name follows
+    /// the stricter ``problem(with:)``.
+    public static func legacyProblem(with name: String) -> String? {
+        if name.unicodeScalars.contains("\u{0}") { return "a key name cannot contain the character U+0000" }
+        let length = name.utf8.count
+        if length > maximumLegacyLength { return "a key name is at most \(maximumLegacyLength) bytes; this one is \(length)" }
+        return nil
+    }
+
+    /// Throws ``PrefsError/invalidKeyName(_:reason:)`` for a name ``legacyProblem(with:)`` refuses.
+    public static func validateLegacy(_ name: String) throws(PrefsError) {
+        if let problem = legacyProblem(with: name) { throw .invalidKeyName(name, reason: problem) }
+    }
 }
 
 extension String {

@@ -7,7 +7,7 @@ import PrefsSupport
 /// `value` reads through the store's cache and is tracked by the Observation framework; a change from
 /// this or another process calls the `onChange` of every `withObservationTracking` that read it, once per change.
 /// Notifications arrive on the main actor (the main queue) when the object was made there (as a view model's is), and
-/// on a serial queue of its own otherwise; never under the store's locks, so an `onChange` may use the store freely.
+/// on a serial queue of the store's otherwise; never under the store's locks, so an `onChange` may use the store freely.
 ///
 /// ```swift
 /// let count = prefs.observable(.launchCount)
@@ -20,15 +20,15 @@ public final class ObservableValue<Value: PrefsStorable>: Observable, Sendable {
     public let prefs: Prefs
     public let key: Prefs.Key<Value>
     private let registrar = ObservationRegistrar()
-    /// Where change notifications are delivered: the main queue, or a serial queue of this object.
+    /// Where change notifications are delivered: the main queue, or the store's serial queue for them.
     let queue: DispatchQueue
     private let subscription = Locked<Prefs.Observer?>(nil)
 
     init(prefs: Prefs, key: Prefs.Key<Value>, onMainActor: Bool) {
         self.prefs = prefs
         self.key = key
-        queue = onMainActor ? .main : DispatchQueue(label: "Prefs.ObservableValue")
-        let observer = Prefs.Observer(key: key, deliversInitialValue: false) { [weak self] _ in
+        queue = onMainActor ? .main : prefs.observationQueue
+        let observer = Prefs.Observer(keys: [key], deliversInitialValue: false) { [weak self] _ in
             guard let self else { return }
             self.queue.async {
                 self.registrar.withMutation(of: self, keyPath: \.value) {}

@@ -18,7 +18,12 @@ extension Prefs {
         for key in keys where try recordedDeclaration(for: key.name) != key.declaration {
             changes.declarations[key.name] = key.declaration
         }
-        state.withLock { state in for key in keys { state.declared.insert(key.name) } }
+        state.withLock { state in
+            for key in keys {
+                state.declared.insert(key.name)
+                state.knownKeys[key.name] = key
+            }
+        }
         try commit(changes)
     }
 
@@ -49,6 +54,33 @@ extension Prefs {
     /// Every declaration recorded in the store, by any process, read fresh from the backend.
     @_spi(Tooling) public func declaredKeys() throws -> [String: KeyDeclaration] {
         try io.withBackend { backend in try backend.declarations() }
+    }
+
+    /// The value a read of `name` returns while nothing is stored, for code that reads by name (``PrefsDefaults``'
+    /// getters): the initial value of a key this process declared (``declare(_:)-(Prefs.Keys...)``) or observed
+    /// (``values(for:lossless:)->AsyncStream<Value>``, ``observable(_:isolation:)``, ``Pref``) in this store, else that of the declaration recorded in
+    /// the store by any process; nil when neither has one (or it is `nil`). A declaration that cannot be read is
+    /// reported as a diagnostic and reads as none.
+    package func initialStoredValue(forKey name: String) -> StoredValue? {
+        if let key = state.withLock({ $0.knownKeys[name] }) { return key.initialStoredValue() }
+        do {
+            return try recordedDeclaration(for: name)?.initialValue
+        } catch {
+            report(Diagnostic(key: name, kind: .refreshFailed("reading its declaration: \(error)"), store: storage.description))
+            return nil
+        }
+    }
+
+    /// Every key's value while nothing is stored, as ``initialStoredValue(forKey:)`` gives it, by name.
+    package func initialStoredValues() -> [String: StoredValue] {
+        var values: [String: StoredValue] = [:]
+        do {
+            for (name, declaration) in try declaredKeys() { values[name] = declaration.initialValue }
+        } catch {
+            report(Diagnostic(key: nil, kind: .refreshFailed("reading the declarations: \(error)"), store: storage.description))
+        }
+        for (name, key) in state.withLock({ $0.knownKeys }) { values[name] = key.initialStoredValue() }
+        return values
     }
 
     /// The declaration the store holds for `name`.

@@ -7,7 +7,10 @@ extension Prefs {
     public func refresh() throws {
         let changed = try io.withBackend { backend throws -> Bool in
             let changed = try backend.refresh()
-            if changed { invalidateCache() }
+            if changed {
+                invalidateCache()
+                deliverInOrder(nil)
+            }
             return changed
         }
         if changed { notifyObservers(of: nil) }

@@ -10,14 +10,50 @@ extension Prefs {
     /// ```swift
     /// for await count in prefs.values(for: .launchCount) { print(count) }
     /// ```
-    public func values<Value>(for key: Key<Value>) -> AsyncStream<Value> {
+    ///
+    /// By default a stream is coalescing, as a UI wants: when changes come faster than the loop takes them, it yields
+    /// the latest value, so it may skip values in between (never the last, and never out of order). With
+    /// `lossless: true` it yields every value this process commits for the key, in commit order, buffering what the
+    /// loop has not taken yet; another process's changes arrive as each look at the store finds them (the state a
+    /// poll or a transaction sees, not every write in between).
+    ///
+    /// ```swift
+    /// for await count in prefs.values(for: .launchCount, lossless: true) { audit(count) }   // 1, 2, 3, …: none skipped
+    /// ```
+    public func values<Value>(for key: Key<Value>, lossless: Bool = false) -> AsyncStream<Value> {
         let (stream, continuation) = AsyncStream.makeStream(of: Value.self)
-        let observer = Observer(key: key, finish: { continuation.finish() }) { [weak self] stored in
-            continuation.yield(self?.decodeForObserver(stored, key: key) ?? key.initial)
+        let observer = Observer(keys: [key], isLossless: lossless, finish: { continuation.finish() }) { [weak self] stored in
+            continuation.yield(self?.decodeForObserver(stored[0], key: key) ?? key.initial)
         }
         let registered = register(observer)
         continuation.onTermination = { [weak self] _ in self?.unregister(observer) }
-        observer.update(from: self)
+        deliverFirst(observer)
+        if !registered { continuation.finish() }  // closed: the current value, then the end, as for a stream open at close()
+        return stream
+    }
+
+    /// The values of several keys at once, as one tuple: the current values first, then a new tuple after each change
+    /// to any of them (one for a transaction that changes several), as ``values(for:lossless:)->AsyncStream<Value>`` gives one key's.
+    ///
+    /// ```swift
+    /// for await (count, name) in prefs.values(for: .launchCount, .username) { print(count, name ?? "-") }
+    /// ```
+    public func values<each Value>(for keys: repeat Key<each Value>, lossless: Bool = false) -> AsyncStream<(repeat each Value)> {
+        let (stream, continuation) = AsyncStream.makeStream(of: (repeat each Value).self)
+        var names: [Keys] = []
+        for key in repeat each keys { names.append(key) }
+        let tuple = (repeat each keys)
+        let observer = Observer(keys: names, isLossless: lossless, finish: { continuation.finish() }) { [weak self] stored in
+            var index = 0
+            func decode<Element>(_ key: Key<Element>) -> Element {
+                defer { index += 1 }
+                return self?.decodeForObserver(stored[index], key: key) ?? key.initial
+            }
+            continuation.yield((repeat decode(each tuple)))
+        }
+        let registered = register(observer)
+        continuation.onTermination = { [weak self] _ in self?.unregister(observer) }
+        deliverFirst(observer)
         if !registered { continuation.finish() }  // closed: the current value, then the end, as for a stream open at close()
         return stream
     }
@@ -29,9 +65,36 @@ extension Prefs {
     /// let count = prefs.observable(.launchCount)
     /// withObservationTracking { _ = count.value } onChange: { print("changed") }
     /// ```
-    /// Made on the main actor, it notifies on the main actor.
+    /// Made on the main actor, it notifies on the main actor. Several keys are observed as one registration by reading
+    /// each one's `value` in the same `withObservationTracking` (or the `@Pref` properties of one model in a SwiftUI
+    /// view's body): `onChange` is called once, at the first change to any of them.
     public func observable<Value>(_ key: Key<Value>, isolation: isolated (any Actor)? = #isolation) -> ObservableValue<Value> {
         ObservableValue(prefs: self, key: key, onMainActor: isolation === MainActor.shared)
+    }
+
+    /// Runs `body`, whose writes to this store (subscript, `set`, `update`, `transaction`, `reset`, made by this thread
+    /// before `body` returns) notify none of this store's observers in this process: no ``values(for:lossless:)->AsyncStream<Value>``
+    /// stream yields them, no ``ObservableValue`` or ``Pref`` calls `onChange`, as Defaults' `withoutPropagation`. The
+    /// observers take the written values as seen, so a later change does not bring them up either. Other processes'
+    /// observers see the change as usual, and so do other stores on the same file.
+    ///
+    /// ```swift
+    /// for await volume in prefs.values(for: .volume) {
+    ///     prefs.withoutNotifyingObservers { prefs[.volume] = min(volume, 1) }   // no echo of the clamp
+    /// }
+    /// ```
+    public func withoutNotifyingObservers<Result>(_ body: () throws -> Result) rethrows -> Result {
+        var silenced = Self.silencedStores
+        silenced.insert(ObjectIdentifier(self))
+        return try Self.$silencedStores.withValue(silenced) { try body() }
+    }
+
+    /// The stores whose observers the running code's writes do not notify (``withoutNotifyingObservers(_:)``).
+    @TaskLocal static var silencedStores: Set<ObjectIdentifier> = []
+
+    /// Whether writes the running code makes notify this store's observers.
+    var notifiesObservers: Bool {
+        !Self.silencedStores.contains(ObjectIdentifier(self))
     }
 
     func decodeForObserver<Value>(_ stored: StoredValue?, key: Key<Value>) -> Value {
@@ -50,6 +113,7 @@ extension Prefs {
         let start = state.withLock { state -> UInt64?? in
             guard !state.closed else { return .none }
             state.observers[ObjectIdentifier(observer)] = observer
+            for key in observer.keys { state.knownKeys[key.name] = key }
             guard state.polling == nil else { return .some(nil) }
             state.pollGeneration &+= 1
             state.polling = state.pollGeneration
@@ -65,11 +129,22 @@ extension Prefs {
         return true
     }
 
+    /// Delivers (or notes, for an observer that does not deliver it) the current value to a new observer. A lossless
+    /// observer's deliveries happen under the backend lock, in commit order, so its first one does too.
+    func deliverFirst(_ observer: Observer) {
+        guard observer.isLossless else { return observer.update(from: self) }
+        do {
+            try io.withBackendAllowingReentry { _ in observer.update(from: self) }
+        } catch {
+            observer.update(from: self)  // closed: nothing commits any more; the value a closed store reads
+        }
+    }
+
     /// Polling with a listener: a thread of its own waits on it up to `pollInterval`, then refreshes, so another
     /// process's change is seen as soon as it is signalled, and at the next interval when a signal is lost.
     ///
     /// The listener starts listening before this returns (a first, short wait connects), so a change made after
-    /// ``values(for:)`` or ``observable(_:isolation:)`` returns is signalled.
+    /// ``values(for:lossless:)->AsyncStream<Value>`` or ``observable(_:isolation:)`` returns is signalled.
     private func listenForChanges(_ listener: any BackendChangeListener, generation: UInt64) {
         listener.startListening()
         let box = UncheckedListener(listener)
@@ -97,7 +172,7 @@ extension Prefs {
     }
 
     /// Ends every observation: called when the store is closed or released, so `for await` loops over
-    /// ``values(for:)`` end instead of waiting for ever.
+    /// ``values(for:lossless:)->AsyncStream<Value>`` end instead of waiting for ever.
     func finishObservers() {
         let observers = state.withLock { state in
             defer { state.observers = [:]; state.polling = nil }
@@ -113,68 +188,99 @@ extension Prefs {
         }
     }
 
-    /// Tells the observers of the keys `changes` touches (of every key when nil) to look at their key again.
-    func notifyObservers(of changes: Changeset?) {
-        let targets = state.withLock { state -> [Observer] in
-            guard !state.observers.isEmpty else { return [] }
-            return state.observers.values.filter { observer in changes.map { $0.values[observer.key.name] != nil } ?? true }
+    /// Tells the coalescing observers of the keys `changes` touches (of every key when nil) to look at their keys again,
+    /// after the backend lock is released. The observers of the keys `silenced` touches (the writes of
+    /// ``withoutNotifyingObservers(_:)``) note their values as seen without delivering them.
+    func notifyObservers(of changes: Changeset?, silencing silenced: Changeset? = nil) {
+        for observer in observers(of: changes, where: { !$0.isLossless }) {
+            observer.update(from: self, delivering: !(silenced.map { observer.watches($0) } ?? false))
         }
-        for observer in targets { observer.update(from: self) }
     }
 
-    /// The stored value of `key` now, and the cache generation it was read at.
-    func currentStored(_ key: Keys) -> (StoredValue?, UInt64) {
-        let entry = cachedEntry(for: key)
-        let generation = state.withLock { $0.generation }
-        return (entry.stored, generation)
+    /// Delivers to the lossless observers of the keys `changes` touches (of every key when nil), silencing as
+    /// ``notifyObservers(of:silencing:)`` does: called under the backend lock right after the cache took a commit (or
+    /// a refresh), so each gets every commit, in order.
+    func deliverInOrder(_ changes: Changeset?, silencing silenced: Changeset? = nil) {
+        for observer in observers(of: changes, where: { $0.isLossless }) {
+            observer.update(from: self, delivering: !(silenced.map { observer.watches($0) } ?? false))
+        }
     }
 
-    /// One subscriber to one key. Deliveries happen in order, one at a time, and never repeat a value.
+    /// The observers of the keys `changes` touches (every observer when nil) that `include` selects.
+    private func observers(of changes: Changeset?, where include: (Observer) -> Bool) -> [Observer] {
+        state.withLock { state -> [Observer] in
+            guard !state.observers.isEmpty else { return [] }
+            return state.observers.values.filter { observer in include(observer) && (changes.map { observer.watches($0) } ?? true) }
+        }
+    }
+
+    /// The stored values of `keys` now, read at one cache generation (so a commit that changes two of them is never
+    /// seen half done), and that generation.
+    func currentStored(_ keys: [Keys]) -> ([StoredValue?], UInt64) {
+        var attempt = 0
+        while true {
+            let before = state.withLock { $0.generation }
+            let values = keys.map { cachedEntry(for: $0).stored }
+            let after = state.withLock { $0.generation }
+            attempt += 1
+            if before == after || attempt == 8 { return (values, after) }
+        }
+    }
+
+    /// One subscriber to one or more keys. Deliveries happen in order, one at a time, and never repeat a value.
+    ///
+    /// A coalescing observer looks at its keys when told of a change, after the backend lock is released, and delivers
+    /// what it finds if it is new: a burst of changes may reach it as its last value. A lossless one is told under the
+    /// backend lock, right after each commit enters the cache, so it delivers every committed value in commit order.
+    /// Lock order: a lossless observer's `progress` is taken only under the backend lock (backend, progress, state);
+    /// a coalescing one's never is (progress, state, then the backend to load an uncached key).
     final class Observer: Sendable {
-        let key: Keys
+        let keys: [Keys]
+        let isLossless: Bool
         /// Ends the subscriber's stream, if it has one.
         let finish: (@Sendable () -> Void)?
         /// Whether the value found by the first update is delivered (a stream's first element) or only noted as the
         /// baseline (an `Observable`, whose readers read the current value themselves and want only changes).
         private let deliversInitialValue: Bool
-        private let deliver: @Sendable (StoredValue?) -> Void
-        /// The generation and value last delivered (`.none`: nothing delivered yet).
-        private let progress = Locked<(generation: UInt64, last: StoredValue??)>((0, .none))
+        private let deliver: @Sendable ([StoredValue?]) -> Void
+        /// The generation and values last delivered (nil: nothing delivered yet).
+        private let progress = Locked<(generation: UInt64, last: [StoredValue?]?)>((0, nil))
 
         init(
-            key: Keys,
+            keys: [Keys],
+            isLossless: Bool = false,
             deliversInitialValue: Bool = true,
             finish: (@Sendable () -> Void)? = nil,
-            deliver: @escaping @Sendable (StoredValue?) -> Void
+            deliver: @escaping @Sendable ([StoredValue?]) -> Void
         ) {
-            self.key = key
+            self.keys = keys
+            self.isLossless = isLossless
             self.deliversInitialValue = deliversInitialValue
             self.finish = finish
             self.deliver = deliver
         }
 
-        /// Reads the key's current value and delivers it if it is new. Reading inside the lock keeps
-        /// deliveries in commit order: a later reader never delivers an older value.
-        func update(from prefs: Prefs) {
-            UserCallbacks.deferring { update(locked: prefs) }
+        /// Whether `changes` touches one of the keys.
+        func watches(_ changes: Changeset) -> Bool {
+            keys.contains { changes.values[$0.name] != nil }
         }
 
-        private func update(locked prefs: Prefs) {
+        /// Reads the keys' current values and delivers them if they are new (`delivering` false: notes them as seen).
+        /// Reading inside the lock keeps deliveries in commit order: a later reader never delivers an older value.
+        func update(from prefs: Prefs, delivering: Bool = true) {
+            UserCallbacks.deferring { update(locked: prefs, delivering: delivering) }
+        }
+
+        private func update(locked prefs: Prefs, delivering: Bool) {
             progress.withLock { progress in
-                let (value, generation) = prefs.currentStored(key)
+                let (values, generation) = prefs.currentStored(keys)
                 guard generation >= progress.generation else { return }
                 progress.generation = generation
-                let isFirst: Bool
-                switch progress.last {
-                case .some(let last):
-                    if last == value { return }
-                    isFirst = false
-                case .none:
-                    isFirst = true
-                }
-                progress.last = .some(value)
+                let isFirst = progress.last == nil
+                if progress.last == values { return }
+                progress.last = values
                 if isFirst && !deliversInitialValue { return }
-                deliver(value)
+                if delivering { deliver(values) }
             }
         }
     }

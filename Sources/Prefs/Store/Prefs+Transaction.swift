@@ -67,6 +67,13 @@ extension Prefs {
             for former in key.formerNames { changes.values[former] = .remove }
         }
 
+        /// Stages an explicit `nil` for an optional key (and the removal of its former names' values); see
+        /// ``Prefs/storeNil(for:)``.
+        public mutating func storeNil<Wrapped>(for key: Key<Wrapped?>) {
+            changes.values[key.name] = .set(.explicitNil)
+            for former in key.formerNames { changes.values[former] = .remove }
+        }
+
         /// Stages the removal of `key`'s stored value (and its former names').
         public mutating func reset(_ key: Keys) {
             changes.values[key.name] = .remove
@@ -108,7 +115,7 @@ extension Prefs {
 
     /// `operation` names the public call, for the error when it is made from inside a transaction body.
     private func runTransaction<Result>(operation: String, _ body: (inout Transaction) throws -> Result) throws -> Result {
-        let (result, changed) = try io.withBackend(operation) { backend throws -> (Result, Changeset?) in
+        let (result, changed, silenced) = try io.withBackend(operation) { backend throws -> (Result, Changeset?, Changeset?) in
             let external = try backend.refresh()
             try backend.beginTransaction()
             var transaction = Transaction(backend: backend, reportMismatch: { [self] in reportMismatch($0, key: $1) })
@@ -123,14 +130,17 @@ extension Prefs {
                 throw error
             }
             let changes = transaction.changes
-            state.withLock { state in
+            let observed = state.withLock { state in
                 if external { state.cache.removeAll(keepingCapacity: true) }
                 state.cacheCommitted(changes)
+                return !state.observers.isEmpty
             }
+            let silenced = observed && !notifiesObservers ? changes : nil
             // nil: anything may have changed (another process wrote); tell every observer.
-            return (result, external ? nil : changes)
+            if observed { deliverInOrder(external ? nil : changes, silencing: silenced) }
+            return (result, external ? nil : changes, silenced)
         }
-        notifyObservers(of: changed)
+        notifyObservers(of: changed, silencing: silenced)
         return result
     }
 

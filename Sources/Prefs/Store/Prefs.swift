@@ -36,6 +36,9 @@ public final class Prefs: Sendable {
     let state: Locked<State>
     /// The serial queue of ``write(_:for:)``: writes that must not block their caller, in call order.
     let writer = DispatchQueue(label: "Prefs.writer")
+    /// Where the ``ObservableValue``s not made on the main actor notify: one queue for the store, so that one
+    /// `withObservationTracking` reading several of them gets its one `onChange` without two racing.
+    let observationQueue = DispatchQueue(label: "Prefs.ObservableValue")
 
     struct State: ~Copyable {
         /// A cached key: its stored value (nil: nothing stored) and, once read, its decoded form.
@@ -76,6 +79,9 @@ public final class Prefs: Sendable {
         /// Bumped when declarations are removed, so that a set that checked its key's declaration before the removal
         /// does not mark its cache entry declared after it.
         var declarationEpoch: UInt64 = 0
+        /// Keys this process declared or observed in this store, by name: their initial values are what code that
+        /// reads by name (UserDefaults' API) sees while nothing is stored. The last key told of a name wins.
+        var knownKeys: [String: Keys] = [:]
         var observers: [ObjectIdentifier: Observer] = [:]
         /// While something observes the store, the generation of the running poll (a new one on each start).
         var polling: UInt64?
@@ -247,9 +253,35 @@ public final class Prefs: Sendable {
     ///
     /// The write removes any value still stored under the key's former names in the same step, so an old value
     /// never comes back after the key is removed or reset.
+    ///
+    /// Setting `nil` for an optional key removes the value, so the key reads its initial value again (as Defaults does);
+    /// ``storeNil(for:)`` stores `nil` itself (as `@AppStorage` does), for a key whose initial value is not `nil`.
     public func set<Value>(_ value: Value, for key: Key<Value>) throws {
+        try commitWrite(Self.change(for: value, key: key.name), for: key, operation: "set(_:for:)")
+    }
+
+    /// Stores `nil` for an optional key: it reads `nil`, not its initial value, until it is set or reset.
+    ///
+    /// `set(nil, for:)` and `prefs[key] = nil` remove the stored value instead, so the key reads its initial value
+    /// again (Defaults' meaning); this is the other meaning (`@AppStorage`'s and swift-sharing's), for a key whose
+    /// initial value is not `nil`:
+    ///
+    /// ```swift
+    /// extension Prefs.Keys { static let nickname = Key<String?>("nickname", initial: "Ada") }
+    /// try prefs.set(nil, for: .nickname)    // removed: reads "Ada"
+    /// try prefs.storeNil(for: .nickname)    // reads nil, and isStored(.nickname) is true
+    /// ```
+    ///
+    /// The stored form is a JSON `null` of type `json`, which earlier releases read as `nil` too.
+    public func storeNil<Wrapped>(for key: Key<Wrapped?>) throws {
+        try commitWrite(.set(.explicitNil), for: key, operation: "storeNil(for:)")
+    }
+
+    /// Writes `change` under `key`'s name, removing its former names' values and recording its declaration in the
+    /// same step when this process has not yet. `operation` names the public call.
+    private func commitWrite(_ change: Changeset.Change, for key: Keys, operation: String) throws {
         var changes = Changeset()
-        changes.values[key.name] = try Self.change(for: value, key: key.name)
+        changes.values[key.name] = change
         for former in key.formerNames { changes.values[former] = .remove }
         let (isDeclared, epoch) = state.withLock { ($0.isDeclared(key.name), $0.declarationEpoch) }
         if !isDeclared {
@@ -261,7 +293,7 @@ public final class Prefs: Sendable {
         }
         // The written value is not cached as given: the next read decodes what was stored, so it reads exactly what
         // another process or the next launch reads (a URL relative to a base comes back in its absolute form).
-        try commit(changes, declaring: (key.name, epoch))
+        try commit(changes, declaring: (key.name, epoch), operation: operation)
     }
 
     /// Removes the stored values of `keys` (and of their former names), so they read their initial values.
@@ -295,14 +327,15 @@ public final class Prefs: Sendable {
 
     /// The change that writes `value`: a set, or a removal for `nil`. Checks the size limit.
     static func change<Value: PrefsStorable>(for value: Value, key: String) throws -> Changeset.Change {
-        let json: JSON
+        var stored: StoredValue
         do {
-            json = try value.storedJSON()
+            stored = try value.storedValue()
         } catch {
             throw PrefsError.encodingFailed(key: key, reason: encodingFailureReason(error))
         }
-        if case .null = json { return .remove }
-        let stored = StoredValue(type: Value.valueType, json: json)
+        if case .null = stored.json { return .remove }
+        let type = Value.valueType
+        if type != .json { stored.type = type }  // a `json` value (a Codable, a StoredValue) keeps the type its form names
         try Self.checkLimits(stored, key: key)
         return .set(stored)
     }
@@ -328,13 +361,18 @@ public final class Prefs: Sendable {
     /// `declaring`: a key whose declaration is recorded once this commits, and the declaration epoch it was checked at.
     func commit(_ changes: Changeset, declaring: (name: String, epoch: UInt64)? = nil, operation: String = #function) throws {
         guard !changes.isEmpty else { return }
-        let flushInterval = try io.withBackend(operation) { backend throws -> Duration? in
+        let (flushInterval, silenced) = try io.withBackend(operation) { backend throws -> (Duration?, Changeset?) in
             try backend.apply(changes)
-            state.withLock { $0.cacheCommitted(changes, declaring: declaring) }
-            return backend.flushInterval
+            let observed = state.withLock { state in
+                state.cacheCommitted(changes, declaring: declaring)
+                return !state.observers.isEmpty
+            }
+            let silenced = observed && !notifiesObservers ? changes : nil
+            if observed { deliverInOrder(changes, silencing: silenced) }
+            return (backend.flushInterval, silenced)
         }
         if let flushInterval { scheduleFlush(after: flushInterval) }
-        notifyObservers(of: changes)
+        notifyObservers(of: changes, silencing: silenced)
     }
 
     // MARK: - Diagnostics
@@ -373,9 +411,10 @@ final class DecodedBox<Value: Sendable>: Sendable {
 }
 
 extension Changeset {
-    /// Stages a raw write of `value` under `name` (`nil` removes), checking the name and the limits first.
+    /// Stages a raw write of `value` under `name` (`nil` removes), checking the name (any name other code may have
+    /// written: ``KeyName/legacyProblem(with:)``) and the limits first.
     mutating func stageRaw(_ value: StoredValue?, forKey name: String) throws(PrefsError) {
-        try KeyName.validate(name)
+        try KeyName.validateLegacy(name)
         if let value {
             try Prefs.checkLimits(value, key: name)
             values[name] = .set(value)

@@ -60,7 +60,7 @@ internal import PrefsJSON
     public static func validate(_ values: [String: StoredValue], source: String) throws(PrefsError) {
         for key in values.keys.sorted() {
             guard let value = values[key] else { continue }
-            if let problem = KeyName.problem(with: key) {
+            if let problem = KeyName.legacyProblem(with: key) {
                 throw .corruptStore(path: source, reason: "$.values\(JSONPath.member(key)): \(problem)")
             }
             if case .other(let name) = value.type {
@@ -111,7 +111,7 @@ extension Prefs {
     /// archive; otherwise the archive's keys replace the store's and other keys stay.
     @_spi(Tooling) public func importArchive(_ archive: StoreArchive, replacing: Bool = false, checkingDeclarations: Bool = true) throws {
         for (name, value) in archive.values {
-            try KeyName.validate(name)
+            try KeyName.validateLegacy(name)
             try Self.checkLimits(value, key: name)
         }
         for name in archive.declarations.keys { try KeyName.validate(name) }

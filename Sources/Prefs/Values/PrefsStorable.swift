@@ -4,7 +4,8 @@ package import PrefsJSON
 /// A type whose values a ``Prefs`` store can keep.
 ///
 /// Bool, Int, Double, String, Date, Data and URL conform, and so do arrays and string-keyed
-/// dictionaries of conforming types, and Optionals (setting `nil` removes the stored value).
+/// dictionaries of conforming types, and Optionals (setting `nil` removes the stored value, so the key reads its initial
+/// value; ``Prefs/storeNil(for:)`` stores `nil` itself).
 /// Opt your own types in with an empty conformance:
 ///
 /// ```swift
@@ -110,11 +111,17 @@ extension URL: PrefsStorable {
     public static var valueType: ValueType { .url }
     /// The whole URL (scheme, host, query, fragment), not just a file path.
     public func storedValue() -> StoredValue { StoredValue(type: Self.valueType, json: .string(absoluteString)) }
+    /// Reads a URL string, or one written as JSON text (`"https:\/\/example.com"`, Defaults' form for URLs).
     public init(storedValue: StoredValue) throws {
         let json = storedValue.json
         guard case .string(let text) = json else { throw DecodeFailure.expected("a URL string", found: json) }
-        guard let url = URL(string: text) else { throw DecodeFailure("\"\(text)\" is not a URL") }
-        self = url
+        if let url = URL(string: text) {
+            self = url
+        } else if case .string(let embedded)? = CodableStorage.embeddedDocument(in: storedValue), let url = URL(string: embedded) {
+            self = url
+        } else {
+            throw DecodeFailure("\"\(text)\" is not a URL")
+        }
     }
 }
 
@@ -139,22 +146,77 @@ extension Array: PrefsStorable where Element: PrefsStorable {
     }
 }
 
-extension Dictionary: PrefsStorable where Key == String, Value: PrefsStorable {
+/// A dictionary is stored as a JSON object (type `[string: VALUE]`). Its keys may be strings, or any storable type
+/// whose stored form is a string, a number or a Boolean: `Int` and the other integers, `Double`, `Bool`, `UUID`,
+/// `Date`, `URL`, and enums whose raw value is one of these. An `[Int: String]` is stored as `{"1": "one"}`.
+extension Dictionary: PrefsStorable where Key: PrefsStorable, Value: PrefsStorable {
     public static var valueType: ValueType { .dictionary(Value.valueType) }
-    public func storedValue() throws -> StoredValue { StoredValue(type: Self.valueType, json: .object(try mapValues { try $0.storedJSON() })) }
+    public func storedValue() throws -> StoredValue {
+        var members: [String: JSON] = [:]
+        members.reserveCapacity(count)
+        for (key, value) in self {
+            members[try DictionaryKeyForm.name(of: key)] = try value.storedJSON()
+        }
+        return StoredValue(type: Self.valueType, json: .object(members))
+    }
     public init(storedValue: StoredValue) throws {
         let json = storedValue.json
         guard case .object(let members) = json else { throw DecodeFailure.expected("an object", found: json) }
-        var result: [String: Value] = [:]
+        var result: [Key: Value] = [:]
         result.reserveCapacity(members.count)
-        for (key, member) in members {
+        var names: [Key: String] = [:]
+        for (name, member) in members {
+            let key: Key = try DictionaryKeyForm.key(named: name)
+            if let other = names[key] {
+                let pair = [other, name].sorted()
+                throw DecodeFailure("members \"\(pair[0])\" and \"\(pair[1])\" are the same \(Key.self) key")
+            }
+            if Key.self != String.self { names[key] = name }
             do {
                 result[key] = try Value(storedJSON: member)
             } catch {
-                throw DecodeFailure("member \"\(key)\": \(DecodeFailure.reason(of: error))")
+                throw DecodeFailure("member \"\(name)\": \(DecodeFailure.reason(of: error))")
             }
         }
         self = result
+    }
+}
+
+/// A dictionary key's JSON member name, and the key a member name stands for.
+enum DictionaryKeyForm {
+    /// The member name of `key`: its stored form when that is a string, else the text of its number or Boolean.
+    static func name<Key: PrefsStorable>(of key: Key) throws -> String {
+        if let key = key as? String { return key }
+        switch try key.storedJSON() {
+        case .string(let text): return text
+        case .int(let value): return String(value)
+        case .double(let value): return "\(value)"
+        case .bool(let value): return value ? "true" : "false"
+        case let other:
+            throw EncodingError.invalidValue(
+                key,
+                EncodingError.Context(
+                    codingPath: [],
+                    debugDescription: "a dictionary key must be stored as a string, a number or a Boolean; \(Key.self) is stored as \(other.kindName)"))
+        }
+    }
+
+    /// The key the member name `name` stands for, read as the key type's stored form.
+    static func key<Key: PrefsStorable>(named name: String) throws -> Key {
+        if let name = name as? Key { return name }
+        var forms: [JSON] = []
+        switch Key.valueType {
+        case .int, .uint: if let value = Int(name) { forms.append(.int(value)) }
+        case .double: if let value = Double(name) { forms.append(.double(value)) }
+        case .bool: if let value = Bool(name) { forms.append(.bool(value)) }
+        default: break
+        }
+        forms.append(.string(name))
+        var firstError: (any Error)?
+        for form in forms {
+            do { return try Key(storedJSON: form) } catch { firstError = firstError ?? error }
+        }
+        throw DecodeFailure("member name \"\(name)\" is not a \(Key.self): \(DecodeFailure.reason(of: firstError ?? DecodeFailure("no form")))")
     }
 }
 
@@ -185,10 +247,14 @@ extension PrefsStorable where Self: RawRepresentable, RawValue: PrefsStorable {
 
     static func decodeRaw(_ json: JSON) throws -> Self {
         let raw = try RawValue(storedJSON: json)
-        guard let value = Self(rawValue: raw) else {
-            throw DecodeFailure("\(json.serialized()) is not a case of \(Self.self)")
+        if let value = Self(rawValue: raw) { return value }
+        // Defaults stores a Codable enum as JSON text: `"\"dark\""`.
+        if case .string(let text) = json, let document = try? JSON.parse(text), document != json,
+            let embedded = try? RawValue(storedJSON: document), let value = Self(rawValue: embedded)
+        {
+            return value
         }
-        return value
+        throw DecodeFailure("\(json.serialized()) is not a case of \(Self.self)")
     }
 }
 
@@ -197,13 +263,21 @@ extension PrefsStorable where Self: Codable {
     public func storedValue() throws -> StoredValue {
         StoredValue(type: Self.valueType, json: try JSON.parse(CodableStorage.encoder().encode(self)))
     }
+    /// Reads the JSON document, or one that UserDefaults code stored as JSON text (Defaults' Codable bridge) or as
+    /// JSON data (`@AppStorage` and swift-sharing's `.appStorage` of a Codable, `set(try JSONEncoder().encode(value),
+    /// forKey:)`), so existing users' settings read as they are; the next write stores the document itself.
     public init(storedValue: StoredValue) throws {
         let json = storedValue.json
         do {
             self = try CodableStorage.decoder().decode(Self.self, from: json.serializedData())
-        } catch let error as DecodingError {
-            throw DecodeFailure(error.summary)
         } catch {
+            if let document = CodableStorage.embeddedDocument(in: storedValue),
+                let value = try? CodableStorage.decoder().decode(Self.self, from: document.serializedData())
+            {
+                self = value
+                return
+            }
+            if let error = error as? DecodingError { throw DecodeFailure(error.summary) }
             throw DecodeFailure("\(error)")
         }
     }
@@ -265,6 +339,15 @@ enum CodableStorage {
             try container.encode(ISO8601.formatForStorage(date, codingPath: encoder.codingPath))
         }
         return encoder
+    }
+
+    /// The JSON document a string holds, as UserDefaults code wrote Codable values: JSON text, or (for a `data`
+    /// value, or text that is not JSON) base64 of JSON data. Nil when it holds none.
+    static func embeddedDocument(in stored: StoredValue) -> JSON? {
+        guard case .string(let text) = stored.json else { return nil }
+        if stored.type != .data, let document = try? JSON.parse(text) { return document }
+        guard let data = Data(base64Encoded: text) else { return nil }
+        return try? JSON.parse(data)
     }
 
     static func decoder() -> JSONDecoder {

@@ -26,7 +26,8 @@ public struct StoredValue: Sendable, Hashable, CustomStringConvertible {
     /// Encodes a typed value. Throws ``PrefsError/encodingFailed(key:reason:)`` for a `Codable` that cannot be encoded.
     public init<Value: PrefsStorable>(_ value: Value) throws {
         self = try value.storedValue()
-        type = Value.valueType
+        let type = Value.valueType
+        if type != .json { self.type = type }  // a `json` value (a Codable, a StoredValue) keeps the type its form names
     }
 
     /// Decodes the value as `Value`, or throws a ``ValueMismatch`` saying what was stored and what was expected.
@@ -57,6 +58,46 @@ public struct StoredValue: Sendable, Hashable, CustomStringConvertible {
 
     /// The JSON form as compact text, as the stores write it (`42`, `"dark"`, `{"width":800}`).
     public var jsonText: String { json.serialized() }
+
+    /// The stored form of an explicit `nil` (``Prefs/storeNil(for:)``): a JSON `null` of type `json`, which any type
+    /// may be read from, so an optional key reads `nil` and another key its initial value.
+    static let explicitNil = StoredValue(type: .json, json: .null)
+
+    /// Whether this is an explicit `nil` (a JSON `null`, of any type).
+    package var isNil: Bool { json == .null }
+}
+
+/// A stored value is itself storable: the type-erased value for settings of mixed types (Defaults' `AnySerializable`).
+/// A `Key<StoredValue>` keeps a value of any storable type, recorded under that type, so typed keys, `PrefsDefaults` and
+/// `prefs-tool` read it as what it is; read it back as a type with ``decode(_:)``.
+///
+/// ```swift
+/// extension Prefs.Keys {
+///     static let lastInput = Key<StoredValue?>("lastInput")
+///     static let settings = Key<[String: StoredValue]>("settings", initial: [:])
+/// }
+/// prefs[.lastInput] = try StoredValue("hello")                 // stored as string "hello"
+/// try prefs[.lastInput]?.decode(String.self)                  // "hello"
+/// prefs[.settings] = ["volume": try StoredValue(0.8), "name": try StoredValue("Ada")]
+/// try prefs[.settings]["volume"]?.decode(Double.self)         // 0.8
+/// ```
+///
+/// Inside an array or a dictionary, the elements' JSON forms are stored without their types; a `StoredValue` read back
+/// from one names the type its JSON form implies (`bool`, `int`, `double`, `string`; `json` for arrays and objects),
+/// and ``decode(_:)`` reads it as any type that form fits (a date's ISO-8601 string as a `Date`).
+extension StoredValue: PrefsStorable {
+    /// `json`: a stored value records its own type (see ``init(_:)``).
+    public static var valueType: ValueType { .json }
+    public func storedValue() -> StoredValue { self }
+    public init(storedValue: StoredValue) {
+        self = storedValue
+        if storedValue.type == .json {
+            switch storedValue.json {
+            case .bool, .int, .double, .string: type = ValueType.inferred(from: storedValue.json)
+            case .null, .array, .object: break
+            }
+        }
+    }
 }
 
 /// Why a stored value could not be read as the type a key declares.

@@ -1,0 +1,249 @@
+// swift-format-ignore-file
+// (The articles' lines, verbatim: the formatter would rewrap them.)
+// Every swift block of the README and the DocC articles, pasted into a view controller as an iOS developer pastes it:
+// this target's code is main-actor isolated by default (`-default-isolation MainActor`, as a new Xcode 26 app target
+// is), declarations sit at file level and statements inside `ArticleViewController`, a `@MainActor` class.
+// `ReadmeSource` (in ReadmeTests) checks that every line of every block is in this target, in the block's order.
+import DialogGate
+import Foundation
+import Observation
+import Observation  // for withObservationTracking; SwiftUI tracks `model.value` by itself
+import Prefs
+import PrefsPostgreSQL
+import PrefsUserDefaults
+
+extension Prefs.Keys {
+    static let launchCount = Key<Int>("launchCount", initial: 0)
+    static let username = Key<String?>("username")
+}
+
+@Observable final class SettingsModel {  // or any class or struct
+    @ObservationIgnored @Pref(.username) var username  // tracked by Observation and SwiftUI all the same
+}
+
+enum Theme: String, PrefsStorable { case light, dark }  // stored as its raw value
+struct Frame: Codable, PrefsStorable { var width = 800, height = 600 }  // stored as JSON
+
+extension Prefs.Keys {
+    static let theme = Key<Theme>("theme", initial: .light)
+    static let frame = Key<Frame>("frame", initial: Frame())
+    static let launches = Key<Int>("launches", initial: 0, formerNames: ["launchCounter"])  // a rename
+}
+
+enum AppKey: String, PrefsKeyEnum {
+    case dialogNoMore = "dialog_neverAgain", lastMessageId
+    var initialValue: any PrefsStorable {
+        switch self {
+        case .dialogNoMore: false
+        case .lastMessageId: 0
+        }
+    }
+}
+
+struct Player: Codable, PrefsStorable { var volume = 0.5, name = "" }   // a Codable Defaults.Serializable
+
+extension Prefs.Keys {
+    static let quality = Key<Double>("quality", initial: 0.8)           // Defaults: Key<Double>("quality", default: 0.8)
+    static let player = Key<Player>("player", initial: Player())        // Defaults stored it as JSON text: read as it is
+    static let lastOpened = Key<Date>("lastOpened") { Date.now }        // a dynamic default, computed at each read
+    static let anything = Key<StoredValue?>("anything")                 // Defaults.AnySerializable
+}
+
+extension Prefs.Keys {
+    static let sessions = Key<Int>("sessions", initial: 0)   // @AppStorage("sessions") var sessions = 0
+}
+
+@Observable final class SessionModel {
+    @ObservationIgnored @Pref(.sessions) var sessions   // in a SwiftUI view, @Pref refreshes it as @AppStorage does
+}
+
+extension Prefs.Keys {
+    static let imported = Key<Bool>("importedUserDefaults", initial: false)
+}
+
+/// A view controller holding every example: its methods are the articles' code, run on the main actor. The alert it
+/// "presents" is answered by `answer`, as a user's tap would be, and recorded in `shownAlerts`.
+@MainActor
+final class ArticleViewController {
+    let prefs: Prefs
+    let gate: DialogGate
+    /// The answer the user gives to the next alert.
+    var answer: DialogResponse = .dismiss
+    /// The messages of the alerts shown, in order (main-actor state the alert code writes).
+    var shownAlerts: [String] = []
+
+    init(prefs: Prefs) {
+        self.prefs = prefs
+        gate = DialogGate(prefs: prefs, session: DialogSession(), appVersion: "2.1", overrides: DialogOverrides())
+    }
+
+    /// The app's alert UI: records the message and returns the user's answer.
+    func showAlert(title: String?, message: String, dontRemind: Bool) async -> DialogResponse {
+        shownAlerts.append(message)
+        return dontRemind ? answer : .dismiss
+    }
+
+    /// The alert for a dialog, as `presentIfNeeded`'s doc comment names it.
+    func showAlert(for dialog: Dialog) async -> DialogResponse {
+        await showAlert(title: nil, message: dialog.id, dontRemind: true)
+    }
+
+    // MARK: - README
+
+    /// README, the opening: compiled, not run (its fixed /tmp path would be shared by concurrent runs).
+    func readmeOpening() throws {
+        Prefs.standard = try Prefs(.sqlite(URL(fileURLWithPath: "/tmp/readme.sqlite")))  // once, at launch
+        let prefs = Prefs.standard
+        try prefs.update(.launchCount) { $0 += 1 }  // atomic, across threads and processes
+        SettingsModel().username = "ada"  // writes through; survives a crash once it returns
+        print(prefs[.launchCount], prefs.isStored(.username))
+    }
+
+    /// README, LocalDialogs.md and DialogGate.md: the generic local dialog and seed 001's mapping.
+    func localDialogs() throws {
+        let gate = DialogGate(prefs: prefs, appVersion: "2.1")
+        let welcome = Dialog("welcome")
+        if let presentation = try gate.claim(welcome).presentation {  // decides and claims in one transaction
+            // … present your alert; when the user answers:
+            try presentation.finish(.ok)  // or .neverRemind, .remindLaterAfter(.seconds(86_400)), .dismiss
+        }
+        print(gate.decision(for: welcome))  // "welcome: not presented: suppressed for this session (OK)"
+        let dialog = Dialog("dialog", policy: DialogPolicy(neverRemindKey: "dialog_neverAgain"))
+        if let presentation = try gate.claim(dialog).presentation {
+            // "Here is a message for you!"  [OK] → .ok    [Never remind me] → .neverRemind
+            try presentation.finish(.neverRemind)
+        }
+    }
+
+    /// README and RemoteMessages.md: compiled, not run (it fetches from the network).
+    @MainActor
+    func launch(prefs: Prefs) async {
+        let messages = MessageCenter(
+            feedURL: URL(string: "https://example.github.io/AppAlert/messages.json")!,
+            prefs: prefs,
+            context: .current(bundleIdentifier: "com.createchsol.AppAlertExample", appVersion: "1.0"))
+        await messages.refresh()  // fetch (or the last good feed) and decide
+        if let message = messages.pendingMessage {  // present it with your own UI, then:
+            _ = messages.acknowledge(.confirm, for: message)  // stores lastMessageId = message.id
+        }
+    }
+
+    // MARK: - DialogGate
+
+    /// LocalDialogs.md, seed 000: the present closure calls this view controller's alert code on the main actor.
+    func displayMsg(title: String?, msg: String, dontRemindKey: String? = nil) async throws {
+        guard let key = dontRemindKey else {
+            _ = await showAlert(title: title, message: msg, dontRemind: false)  // no key: every time, nothing stored
+            return
+        }
+        try await gate.presentIfNeeded(Dialog(key, policy: DialogPolicy(neverRemindKey: key))) { _ in
+            await showAlert(title: title, message: msg, dontRemind: true)  // your UI: [OK] → .dismiss, [Don't Remind] → .neverRemind
+        }
+    }
+
+    /// `DialogGate.presentIfNeeded(_:isolation:present:)`'s doc comment.
+    func presentWelcome() async throws {
+        let welcome = Dialog("welcome")
+        try await gate.presentIfNeeded(welcome) { dialog in await showAlert(for: dialog) }
+    }
+
+    /// MessageFeed.md.
+    func messageContext() -> MessageContext {
+        let context = MessageContext(bundleIdentifier: "com.example.app", appVersion: "2.1", osVersion: "18.0",
+                                     localeIdentifier: "en_GB")
+        print(context)  // "com.example.app 2.1 on OS 18.0, locale en_GB"
+        return context
+    }
+
+    // MARK: - Prefs
+
+    /// GettingStarted.md: compiled, not run (it opens the store in the user's config folder).
+    func gettingStarted() throws {
+        Prefs.standard = try Prefs(.default(identifier: "com.example.app"))  // SQLite in ~/.config/prefs
+        let prefs = Prefs.standard
+        prefs[.username] = "ada"  // writes through; survives a crash once it returns
+        try prefs.update(.launchCount) { $0 += 1 }  // read-modify-write, atomic across processes
+    }
+
+    /// KeysAndValues.md.
+    func keysAndValues() throws -> Bool {
+        let neverAgain: Bool = prefs[AppKey.dialogNoMore]
+        prefs[AppKey.lastMessageId] = 3
+        try prefs.declare(AppKey.self)  // record every case for prefs-tool, before first use
+        prefs[.theme] = .dark
+        prefs[.frame] = Frame(width: 1, height: 2)
+        return neverAgain
+    }
+
+    /// Observation.md: the loop ends when the store is closed.
+    func observation() async {
+        for await count in prefs.values(for: .launchCount) { print(count) }  // current value first, then each change
+
+        let model = prefs.observable(.launchCount)  // Observation's Observable, for UI
+        withObservationTracking { _ = model.value } onChange: { print("changed") }
+    }
+
+    /// Prefs.md, the catalog's overview.
+    func overview(url: URL) throws -> Prefs {
+        let prefs = try Prefs(.sqlite(url))
+        try prefs.update(.launchCount) { $0 += 1 }  // atomic, across threads and processes
+        print(prefs[.launchCount])  // 1
+        return prefs
+    }
+
+    /// Storage.md: compiled, not run (the last line opens the store in the user's config folder).
+    func storage(url: URL) throws {
+        let test = try Prefs(.memory)  // tests and previews; .memory(snapshot) starts from values
+        let readable = try Prefs(.jsonFile(url))  // one sorted, indented, hand-editable JSON document
+        let fast = try Prefs(.jsonFile(url, writeMode: .coalesced(.seconds(1))))
+        let database = try Prefs(.sqlite(url, durability: .powerLoss))  // WAL; synchronous=FULL
+        let byName = try Prefs(.file(url))  // .json → JSON, .sqlite/.sqlite3/.db → SQLite, else by content
+        let standard = try Prefs(.default(identifier: "com.example.app"))  // see below
+        _ = (test, readable, fast, database, byName, standard)
+    }
+
+    // MARK: - PrefsPostgreSQL
+
+    /// PrefsPostgreSQL.md: compiled, not run (db.internal).
+    func postgreSQLOverview() throws {
+        let prefs = try Prefs(.postgreSQL("postgresql://app@db.internal/prefs?sslmode=verify-full", namespace: "user-42"))
+        try prefs.update(.launchCount) { $0 += 1 }  // atomic across every instance of the fleet
+    }
+
+    /// PostgreSQLSetup.md: compiled, not run (db.internal).
+    func postgreSQLSetup(userID: Int) throws -> Prefs {
+        let url = "postgresql://prefs_app@db.internal:5432/prefs?sslmode=verify-full&sslrootcert=/etc/ssl/db-ca.pem"
+        let prefs = try Prefs(.postgreSQL(url, namespace: "user-\(userID)"), pollInterval: .milliseconds(100))
+        return prefs
+    }
+
+    // MARK: - PrefsUserDefaults
+
+    /// ComingFromUserDefaults.md, moving from Defaults: the loop ends when the store is closed.
+    func movingFromDefaults() async throws {
+        prefs[.quality] = 0.5                                             // Defaults[.quality] = 0.5
+        print(prefs[.player].name)                                        // the JSON text Defaults wrote, decoded
+        prefs.withoutNotifyingObservers { prefs[.quality] = 1 }           // Defaults.withoutPropagation { … }
+        try prefs.reset(.quality, .player)                                // Defaults.reset(.quality, .player)
+        for await (quality, player) in prefs.values(for: .quality, .player) { print(quality, player.volume) }
+    }
+
+    /// ComingFromUserDefaults.md, importing the property list once.
+    func importOnce(plist: URL) throws {
+        let defaults = PrefsDefaults(prefs)
+        if !prefs.isStored(.imported) {
+            let report = try defaults.importPropertyList(at: plist)   // one transaction; unsupported values listed by key
+            prefs[.imported] = report.unsupported.isEmpty
+        }
+    }
+
+    /// ComingFromUserDefaults.md.
+    func comingFromUserDefaults(url: URL) throws {
+        let defaults = try PrefsDefaults(.sqlite(url))  // was: UserDefaults.standard
+        if defaults.bool(forKey: "UserHasSeenMsg") { return }
+        defaults.set(true, forKey: "UserHasSeenMsg")
+        defaults.synchronize()
+        let last = defaults.integer(forKey: "lastMessageId")
+        defaults.setValue(last + 1, forKey: "lastMessageId")
+    }
+}

@@ -164,7 +164,7 @@ extension PrefsDefaults {
         do {
             values.merge(try prefs.snapshot()) { _, stored in stored }
         } catch {
-            prefs.report(Prefs.Diagnostic(key: nil, kind: .refreshFailed(error), store: prefs.storage.description))
+            prefs.report(Prefs.Diagnostic(key: nil, kind: .refreshFailed(error, during: nil), store: prefs.storage.description))
         }
         var result: [String: Any] = [:]
         for (key, stored) in values {

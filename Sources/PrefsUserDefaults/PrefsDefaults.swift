@@ -255,7 +255,7 @@ public final class PrefsDefaults: Sendable {
             do {
                 if let stored = try prefs.storedValue(forKey: defaultName) { return stored }
             } catch {
-                prefs.report(Prefs.Diagnostic(key: defaultName, kind: .refreshFailed(error), store: prefs.storage.description))
+                prefs.report(Prefs.Diagnostic(key: defaultName, kind: .refreshFailed(error, during: nil), store: prefs.storage.description))
             }
         }
         if let registered = registered.withLock({ $0[defaultName] }) { return registered }

@@ -174,7 +174,7 @@ struct SwappedStoreNameTests {
         let swapped = PrefsError.io(path: url.path, operation: "open (a symbolic link stands at this name; not followed)", errno: ELOOP)
         #expect(error == swapped)
         prefs.refreshReportingErrors()  // what polling does: a diagnostic, not a throw
-        #expect(log.all.map(\.kind) == [.refreshFailed(swapped)])
+        #expect(log.all.map(\.kind) == [.refreshFailed(swapped, during: nil)])
         #expect(try prefs.snapshot()["b"] == nil)
         #expect(throws: PrefsError.self) { try prefs.setStoredValue(StoredValue(type: .int, json: .int(3)), forKey: "c") }
         #expect(try String(contentsOf: other, encoding: .utf8).contains(#""b""#))

@@ -21,8 +21,9 @@ extension Prefs {
             /// A write that could not report its error (a subscript setter, a background flush, a key rename), with
             /// what was being done when it is not a plain write of the key (`"background flush"`).
             case writeFailed(any Error, during: String?)
-            /// Looking for other processes' changes failed.
-            case refreshFailed(any Error)
+            /// Reading from the store failed (looking for other processes' changes, a read that returned the initial
+            /// value instead), with what was being read when it is not the key's value (`"reading the declarations"`).
+            case refreshFailed(any Error, during: String?)
             /// An unreadable store file was moved aside by ``Recovery/moveAsideAndStartEmpty``.
             case recovered(movedTo: String, reason: String)
             /// A JSON store's journal ends in a torn record (a writer died mid-append, before acknowledging it), from
@@ -47,7 +48,7 @@ extension Prefs {
             switch kind {
             case .typeMismatch(let mismatch): return "\(subject): \(mismatch); reading the initial value, the stored value is kept"
             case .writeFailed(let error, let during): return "\(subject): write failed: \(during.map { "\($0): " } ?? "")\(error)"
-            case .refreshFailed(let error): return "\(subject): refresh failed: \(error)"
+            case .refreshFailed(let error, let during): return "\(subject): refresh failed: \(during.map { "\($0): " } ?? "")\(error)"
             case .recovered(let movedTo, let reason): return "\(subject): unreadable file moved to \(movedTo) (\(reason)); starting empty"
             case .journalTornTail(let path, let line, let bytes):
                 return
@@ -93,7 +94,7 @@ extension Prefs.Diagnostic.Kind {
         switch (lhs, rhs) {
         case (.typeMismatch(let a), .typeMismatch(let b)): a == b
         case (.writeFailed(let a, let during), .writeFailed(let b, let other)): "\(a)" == "\(b)" && during == other
-        case (.refreshFailed(let a), .refreshFailed(let b)): "\(a)" == "\(b)"
+        case (.refreshFailed(let a, let during), .refreshFailed(let b, let other)): "\(a)" == "\(b)" && during == other
         case (.recovered(let a, let reason), .recovered(let b, let other)): a == b && reason == other
         case (.journalTornTail(let path, let line, let bytes), .journalTornTail(let otherPath, let otherLine, let otherBytes)):
             path == otherPath && line == otherLine && bytes == otherBytes
@@ -105,7 +106,7 @@ extension Prefs.Diagnostic.Kind {
         switch self {
         case .typeMismatch(let mismatch): hasher.combine(0); hasher.combine(mismatch)
         case .writeFailed(let error, let during): hasher.combine(1); hasher.combine("\(error)"); hasher.combine(during)
-        case .refreshFailed(let error): hasher.combine(2); hasher.combine("\(error)")
+        case .refreshFailed(let error, let during): hasher.combine(2); hasher.combine("\(error)"); hasher.combine(during)
         case .recovered(let movedTo, let reason): hasher.combine(3); hasher.combine(movedTo); hasher.combine(reason)
         case .journalTornTail(let path, let line, let bytes): hasher.combine(4); hasher.combine(path); hasher.combine(line); hasher.combine(bytes)
         }

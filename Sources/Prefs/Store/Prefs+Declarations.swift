@@ -66,7 +66,7 @@ extension Prefs {
         do {
             return try recordedDeclaration(for: name)?.initialValue
         } catch {
-            report(Diagnostic(key: name, kind: .refreshFailed("reading its declaration: \(error)"), store: storage.description))
+            report(Diagnostic(key: name, kind: .refreshFailed(error, during: "reading its declaration"), store: storage.description))
             return nil
         }
     }
@@ -77,7 +77,7 @@ extension Prefs {
         do {
             for (name, declaration) in try declaredKeys() { values[name] = declaration.initialValue }
         } catch {
-            report(Diagnostic(key: nil, kind: .refreshFailed("reading the declarations: \(error)"), store: storage.description))
+            report(Diagnostic(key: nil, kind: .refreshFailed(error, during: "reading the declarations"), store: storage.description))
         }
         for (name, key) in state.withLock({ $0.knownKeys }) { values[name] = key.initialStoredValue() }
         return values

@@ -84,7 +84,7 @@ extension Prefs {
                 defer { state.lastPollFailure = reason }
                 return state.lastPollFailure != reason
             }
-            if isNew { report(Diagnostic(key: nil, kind: .refreshFailed(error), store: storage.description)) }
+            if isNew { report(Diagnostic(key: nil, kind: .refreshFailed(error, during: nil), store: storage.description)) }
         }
     }
 }

@@ -228,7 +228,7 @@ public final class Prefs: Sendable {
         } catch PrefsError.closed {
             return .absent  // a closed store reads initial values
         } catch {
-            report(Diagnostic(key: key.name, kind: .refreshFailed(error), store: storage.description))
+            report(Diagnostic(key: key.name, kind: .refreshFailed(error, during: nil), store: storage.description))
             return .absent
         }
         state.withLock { state in

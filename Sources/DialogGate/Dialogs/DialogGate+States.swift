@@ -42,7 +42,7 @@ extension DialogGate {
     /// the session.
     public func resetAll() throws {
         try reset(try states().map(\.id), legacyKeys: [])
-        try prefs.reset(Self.lastPresentationKey)
+        try prefs.reset(Self.lastPresentationKey, Self.lastPresentationReanchoredKey)
         session.clear()
     }
 

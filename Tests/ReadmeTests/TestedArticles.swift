@@ -38,6 +38,17 @@ func localDialogAsWritten(prefs: Prefs) throws -> DialogGate {
     return gate
 }
 
+/// LocalDialogs.md: a new session when the user comes back; returns the gate after `userCameBack()`.
+func newSessionAsWritten(prefs: Prefs, answer: (DialogGate) throws -> Void) throws -> DialogGate {
+    var gate = DialogGate(prefs: prefs, session: DialogSession())
+    func userCameBack() {   // a scene's willEnterForeground, a login
+        gate = DialogGate(prefs: prefs, session: DialogSession())   // "OK" of the last visit no longer hides
+    }
+    try answer(gate)
+    userCameBack()
+    return gate
+}
+
 /// ComingFromUserDefaults.md.
 func comingFromUserDefaultsAsWritten(url: URL) throws {
     let defaults = try PrefsDefaults(.sqlite(url))      // was: UserDefaults.standard
@@ -91,6 +102,17 @@ struct TestedArticles {
         let gate = try localDialogAsWritten(prefs: prefs)
         #expect(gate.decision(for: Dialog("welcome")).description == "welcome: not presented: suppressed for this session (OK)")
         #expect(prefs[AppKey.dialogNoMore] as Bool)
+    }
+
+    @Test("a new session when the user comes back, as LocalDialogs.md shows it")
+    func newSession() throws {
+        let prefs = try Prefs(.memory)
+        let tips = Dialog("tips")
+        let gate = try newSessionAsWritten(prefs: prefs) { gate in
+            try #require(try gate.claim(tips).presentation).finish(.ok)
+            #expect(!gate.shouldPresent(tips))
+        }
+        #expect(gate.shouldPresent(tips))
     }
 
     @Test("coming from UserDefaults")

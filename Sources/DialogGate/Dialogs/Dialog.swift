@@ -62,7 +62,7 @@ public struct DialogPolicy: Sendable, Hashable {
 /// let daily = DialogGate(prefs: prefs, displayFrequency: .every(.seconds(86_400)))
 /// ```
 public struct DisplayFrequency: Sendable, Hashable {
-    /// At most one presentation per ``DialogSession`` (the launch, by default).
+    /// At most one presentation per ``DialogSession`` (by default the process's time on the gate's store: the launch).
     public var oncePerSession: Bool
     /// The shortest time between two presentations of any dialogs on the store, across processes; nil for none.
     public var minimumInterval: Duration?
@@ -82,7 +82,7 @@ public struct DisplayFrequency: Sendable, Hashable {
 
 /// The user's answer to a presented dialog.
 public enum DialogResponse: Sendable, Hashable, CustomStringConvertible {
-    /// "OK": not again in this session (the process's lifetime, or an explicit ``DialogSession``).
+    /// "OK": not again in this session (by default the process's lifetime on the gate's store, see ``DialogSession``).
     case ok
     /// "Don't remind me": not again until reset.
     case neverRemind

@@ -33,7 +33,9 @@ public final class DialogGate: Sendable {
 
     /// - Parameters:
     ///   - prefs: where dialog state lives (under `dialogs.ID`, plus any policy's never-remind key).
-    ///   - session: the scope of "OK" answers; the process by default.
+    ///   - session: the scope of "OK" answers and of ``DisplayFrequency/oncePerSession-type.property``; nil (the
+    ///     default) for ``DialogSession/store(_:)``, the process's session on this store, so that gates on other
+    ///     stores (another user's) have their own.
     ///   - appVersion: the running app version, for ``DialogPolicy/resetsOnAppVersionChange``.
     ///   - overrides: QA overrides; none by default. A QA build opts in to the environment variable with
     ///     `overrides: DialogOverrides.fromEnvironment().overrides` (release builds should not: whoever launches the app
@@ -43,7 +45,7 @@ public final class DialogGate: Sendable {
     ///   - clock: the current date (injected in tests).
     public init(
         prefs: Prefs,
-        session: DialogSession = .process,
+        session: DialogSession? = nil,
         appVersion: String? = nil,
         overrides: DialogOverrides = DialogOverrides(),
         displayFrequency: DisplayFrequency = .unlimited,
@@ -51,7 +53,7 @@ public final class DialogGate: Sendable {
         clock: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.prefs = prefs
-        self.session = session
+        self.session = session ?? .store(prefs)
         self.appVersion = appVersion
         self.displayFrequency = displayFrequency
         self.onEvent = onEvent

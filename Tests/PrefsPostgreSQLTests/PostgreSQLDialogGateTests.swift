@@ -90,6 +90,7 @@ struct PostgreSQLDialogGateTests {
         #expect(otherA.pendingMessage == nil)
         #expect(otherB.pendingMessage?.id == 1)
         _ = otherB.acknowledge(.confirm, for: try #require(otherB.pendingMessage))
+        await otherB.flush()
         #expect(try Prefs(.postgreSQL(url, namespace: userB))[Prefs.Key<Int>("lastMessageId", initial: 0)] == 1)
 
         // QA: reset lastMessageId for user A only.

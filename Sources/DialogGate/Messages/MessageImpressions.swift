@@ -69,30 +69,3 @@ struct MessageImpressions: Codable, Hashable, Sendable, PrefsStorable {
         return copy
     }
 }
-
-extension MessageCenter {
-    /// Of the report's eligible messages, the one to present under the impression policy: the preferred one
-    /// (priority, then id) that the policy still allows. Records its impression when the policy limits them.
-    func selectRespectingImpressions(_ report: TargetingReport, now: Date) -> RemoteMessage? {
-        guard impressionPolicy.limits else { return report.selected }
-        let key = impressionsKey, policy = impressionPolicy
-        do {
-            return try prefs.transaction { transaction -> RemoteMessage? in
-                let stored = try transaction.value(for: key)
-                var log = stored.reanchored(now: now)  // kept, so a wait does not restart at every refresh
-                let selected = report.evaluations.filter(\.isEligible).map(\.message)
-                    .filter { log.allows($0.id, policy, now: now) }
-                    .min(by: MessageTargeting.isPreferred)
-                if let selected {
-                    let count = (log.messages[String(selected.id)]?.count ?? 0) + 1
-                    log.messages[String(selected.id)] = MessageImpressions.Entry(count: count, last: now)
-                }
-                if log != stored { try transaction.set(log, for: key) }
-                return selected
-            }
-        } catch {
-            lastError = .storeFailed(error)
-            return nil  // an impression that cannot be counted could exceed the cap: show nothing this time
-        }
-    }
-}

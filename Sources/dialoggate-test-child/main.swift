@@ -11,7 +11,7 @@
 //       refreshes a MessageCenter on the feed file FEED (the seed's app, 1.0 on 17.2); prints "pending N", or "none"
 //       with " (presented elsewhere: N)" when another center holds message N. When pending, waits until the file
 //       RELEASE exists ("-": at once), then answers with ANSWER (confirm or dismiss), waits for the store write and
-//       prints "finished".
+//       prints "finished"; ANSWER confirm-exit acknowledges and calls exit(0) at once, without waiting.
 //   dialoggate-test-child hold json|sqlite PATH KEY - RELEASE -
 //       sets KEY = 1 inside a transaction, prints "holding", and holds the store's write lock until the file RELEASE
 //       exists; then commits and prints "released".
@@ -88,6 +88,9 @@ do {
         switch arguments[6] {
         case "confirm": center.acknowledge(.confirm, for: message)
         case "dismiss": center.dismissWithoutAcknowledging()
+        case "confirm-exit":
+            center.acknowledge(.confirm, for: message)
+            exit(0)
         default: fail("unknown answer \(arguments[6])")
         }
         await center.flush()

@@ -123,6 +123,14 @@ struct MessageWindowTests {
         #expect(app.pendingMessage?.id == 7, "the killed holder binds nothing, and its message was never acknowledged")
     }
 
+    @Test("an acknowledgement right before exit(0) is stored: a normal exit waits for the write")
+    func acknowledgeThenExit() async throws {
+        _ = try Prefs(.sqlite(directory.file("app.sqlite")))
+        let result = try await ChildProcess.run("dialoggate-test-child", ["message", "sqlite", storePath, feed.path, "-", "-", "confirm-exit"])
+        #expect(result.status == 0 && result.stdout == "pending 7\n", "\(result.stderr)")
+        #expect(try Prefs(.sqlite(directory.file("app.sqlite"))).storedValue(forKey: "lastMessageId") == StoredValue(7))
+    }
+
     /// Reported: MessageCenter ran store transactions on the main actor, up to the lock timeout under contention.
     @Test("acknowledging while another process holds the store's lock returns at once; the write lands when the lock is free")
     func acknowledgeDoesNotBlock() async throws {

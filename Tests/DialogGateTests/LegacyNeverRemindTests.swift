@@ -110,7 +110,7 @@ struct LegacyNeverRemindTests {
 
     @Test("under a policy that resets on a new app version, a never-remind only older code wrote ends with the next version")
     func versionChange() throws {
-        let whatsNew = Dialog("whatsnew", policy: DialogPolicy(resetsOnAppVersionChange: true, neverRemindKey: "UserHasSeenMsg"))
+        let whatsNew = Dialog("whatsnew", policy: DialogPolicy(resetsOn: .newVersion, neverRemindKey: "UserHasSeenMsg"))
         try olderCode(wrote: StoredValue(type: .bool, json: .bool(true)))
         #expect(try launch(appVersion: "1.0").decision(for: whatsNew).reasons == [.legacyNeverRemind(key: "UserHasSeenMsg")])
         let upgraded = try launch(appVersion: "1.1")

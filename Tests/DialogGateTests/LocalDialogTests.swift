@@ -185,7 +185,7 @@ struct LocalDialogTests {
 
     @Test("suppression resets when the app version changes, if the policy says so")
     func versionReset() throws {
-        let resetting = Dialog("whatsnew", policy: DialogPolicy(resetsOnAppVersionChange: true))
+        let resetting = Dialog("whatsnew", policy: DialogPolicy(resetsOn: .newVersion))
         let keeping = Dialog("intro")
         let gate = try launch(appVersion: "1.0")
         try gate.record(.neverRemind, for: resetting)

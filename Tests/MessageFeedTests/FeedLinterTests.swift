@@ -53,7 +53,7 @@ struct FeedLinterTests {
     func errors() {
         let text = """
             [
-              {"id": 1, "bundleId": "a", "title": "T", "text": "x", "confirmLabel": "OK", "osVersions": ["17.x", "18"]},
+              {"id": 1, "bundleId": "a", "title": "T", "text": "x", "confirmLabel": "OK", "osVersions": ["17.x", "18.0"]},
               {"id": 1, "bundleId": "a", "title": "T", "text": "x", "confirmLabel": "OK", "title": "U"},
               {"id": 2.5, "bundleId": "a", "title": "T", "text": "x", "confirmLabel": "OK", "rolloutPercent": 150},
               {"id": 4, "bundleId": "a", "title": "T", "text": "x", "confirmLabel": "OK", "startsAt": "2026-03-01T10:00:00"},

@@ -119,17 +119,22 @@ enum DialogRules {
     /// The record the rules use: the stored one, or a fresh one when the app version changed under a policy that resets.
     static func effectiveRecord(_ record: DialogRecord?, policy: DialogPolicy, appVersion: String?) -> (DialogRecord, DialogReason?) {
         guard let record else { return (DialogRecord(), nil) }
-        if policy.resetsOnAppVersionChange, let appVersion, let recorded = record.appVersion, !sameVersion(recorded, appVersion) {
+        if let change = policy.resetsOn, let appVersion, let recorded = record.appVersion, isNewVersion(appVersion, since: recorded, change) {
             return (DialogRecord(), .resetByAppVersionChange(from: recorded, to: appVersion))
         }
         return (record, nil)
     }
 
-    /// Versions compare as feed targeting reads a running version (``Version/init(lenient:)``: "2.1" is "2.1.0",
-    /// "2.1 (145)" and "2.1-beta" are 2.1), else as text.
-    static func sameVersion(_ a: String, _ b: String) -> Bool {
-        if let x = Version(lenient: a), let y = Version(lenient: b) { return x == y }
-        return a == b
+    /// Whether `running` is a new version since `recorded` under `change`, both read as ``RunningVersion``s (release,
+    /// pre-release, build); two versions that do not both start with a number compare as text.
+    static func isNewVersion(_ running: String, since recorded: String, _ change: DialogPolicy.VersionChange) -> Bool {
+        guard let old = RunningVersion(recorded), let new = RunningVersion(running) else { return running != recorded }
+        let newRelease = old.release != new.release
+        switch change {
+        case .newRelease: return newRelease
+        case .newVersion: return newRelease || !old.hasSamePreRelease(as: new)
+        case .newBuild: return newRelease || !old.hasSamePreRelease(as: new) || old.build != new.build
+        }
     }
 
     /// The record with its clock anchors brought up to `now` (see ``ClockRule``); the recorded times themselves

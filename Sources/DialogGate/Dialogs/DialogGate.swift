@@ -36,7 +36,7 @@ public final class DialogGate: Sendable {
     ///   - session: the scope of "OK" answers and of ``DisplayFrequency/oncePerSession-type.property``; nil (the
     ///     default) for ``DialogSession/store(_:)``, the process's session on this store, so that gates on other
     ///     stores (another user's) have their own.
-    ///   - appVersion: the running app version, for ``DialogPolicy/resetsOnAppVersionChange``.
+    ///   - appVersion: the running app version, for ``DialogPolicy/resetsOn``.
     ///   - overrides: QA overrides; none by default. A QA build opts in to the environment variable with
     ///     `overrides: DialogOverrides.fromEnvironment().overrides` (release builds should not: whoever launches the app
     ///     could show or hide its dialogs).

@@ -34,7 +34,7 @@ internal import PrefsJSON
     /// When the clock was first seen behind ``lastPresented``: the minimum interval then runs from here while the
     /// clock stays behind. Cleared once the clock is past ``lastPresented`` again.
     public var lastPresentedReanchoredAt: Date?
-    /// The app version the record was started with (for ``DialogPolicy/resetsOnAppVersionChange``).
+    /// The app version the record was started with (for ``DialogPolicy/resetsOn``).
     public var appVersion: String?
     /// The policy's never-remind key when it has one, so a reset can clear it too.
     public var neverRemindKey: String?

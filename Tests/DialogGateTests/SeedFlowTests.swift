@@ -242,6 +242,7 @@ struct SeedFlowTests {
             await center.refresh()
             let shown = center.pendingMessage
             if let shown { center.acknowledge(.confirm, for: shown) }
+            await center.flush()  // the write follows acknowledge; QA's prefs-tool and the seed's getter read the file
             centerShown.append(shown?.id)
         }
         #expect(seedShown == [1, nil, 1, nil, nil, 4])

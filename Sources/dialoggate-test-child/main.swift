@@ -54,7 +54,7 @@ do {
                 say("granted")
                 waitFor(arguments[5])
                 switch arguments[6] {
-                case "ok": try presentation.finish(.ok)
+                case "ok": try presentation.finish(.hideForSession)
                 case "never": try presentation.finish(.neverRemind)
                 case "dismiss": try presentation.finish(.dismiss)
                 case "cancel": try presentation.cancel()

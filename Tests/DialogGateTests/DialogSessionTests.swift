@@ -25,7 +25,7 @@ struct DialogSessionTests {
     func okPerUser() throws {
         let rate = Dialog("rate-app")
         let userA = try gate("user-a.sqlite"), userB = try gate("user-b.sqlite")
-        try #require(try userA.claim(rate).presentation).finish(.ok)
+        try #require(try userA.claim(rate).presentation).finish(.hideForSession)
         #expect(userA.decision(for: rate).reasons == [.suppressedForSession])
         #expect(userB.decision(for: rate).reasons == [.eligible(shown: 0, limit: nil)])
         #expect(try gate("user-a.sqlite").decision(for: rate).reasons == [.suppressedForSession], "another gate on A's store shares A's session")
@@ -51,7 +51,7 @@ struct DialogSessionTests {
         #expect(DialogGate(prefs: memory).session === DialogGate(prefs: memory).session)
         #expect(DialogGate(prefs: memory).session !== DialogGate(prefs: otherMemory).session)
         #expect(DialogSession.store(memory) !== DialogSession.process)
-        try #require(try jsonA.claim(rate).presentation).finish(.ok)
+        try #require(try jsonA.claim(rate).presentation).finish(.hideForSession)
         #expect(!jsonAgain.shouldPresent(rate))
         #expect(jsonB.shouldPresent(rate))
     }
@@ -61,7 +61,7 @@ struct DialogSessionTests {
     func userComesBack() throws {
         let prefs = try Prefs(.sqlite(directory.file("app.sqlite")))
         var gate = DialogGate(prefs: prefs, session: DialogSession())
-        try #require(try gate.claim(Dialog("tips")).presentation).finish(.ok)
+        try #require(try gate.claim(Dialog("tips")).presentation).finish(.hideForSession)
         try #require(try gate.claim(Dialog("intro")).presentation).finish(.neverRemind)
         #expect(!gate.shouldPresent(Dialog("tips")))
         gate = DialogGate(prefs: prefs, session: DialogSession())  // userCameBack()

@@ -89,7 +89,7 @@ struct LocalDialogEdgeTests {
         try next.reset(states.map(\.id))  // as `prefs-tool dialogs reset h.…` does
         #expect(try next.states().isEmpty)
         #expect(try launch().shouldPresent(dialog))
-        try next.record(.ok, for: dialog)
+        try next.record(.hideForSession, for: dialog)
         try next.reset([dialog.id])
         #expect(next.shouldPresent(dialog), "reset by the id itself clears the session's OK too")
     }
@@ -174,7 +174,7 @@ struct LocalDialogEdgeTests {
         #expect(try await first.value.shouldPresent)
         #expect(presentations.withLock { $0 } == 1)
 
-        let third = try await gate.presentIfNeeded(dialog) { _ in .ok }
+        let third = try await gate.presentIfNeeded(dialog) { _ in .hideForSession }
         #expect(third.shouldPresent, "once the first presentation ended, it may be presented again")
         #expect(try gate.states().first?.record?.presentations == 2)
     }
@@ -185,7 +185,7 @@ struct LocalDialogEdgeTests {
         let gate = try launch()
         let dialog = Dialog("welcome")
         await #expect(throws: Interrupted.self) { try await gate.presentIfNeeded(dialog) { _ in throw Interrupted() } }
-        #expect(try await gate.presentIfNeeded(dialog) { _ in .ok }.shouldPresent)
+        #expect(try await gate.presentIfNeeded(dialog) { _ in .hideForSession }.shouldPresent)
     }
 
     @Test(
@@ -228,7 +228,7 @@ struct LocalDialogEdgeTests {
     func resetNothing() throws {
         let gate = try launch()
         let dialog = Dialog("a")
-        try gate.record(.ok, for: dialog)
+        try gate.record(.hideForSession, for: dialog)
         try gate.reset([String]())
         try gate.reset([Dialog]())
         #expect(gate.decision(for: dialog).reasons == [.suppressedForSession])

@@ -166,7 +166,7 @@ struct SeedFlowTests {
             mappedShown.append(
                 try taps.map { tap in
                     guard let presentation = try gate.claim(dialog).presentation else { return false }
-                    try presentation.finish(tap == "OK" ? .ok : .neverRemind)
+                    try presentation.finish(tap == "OK" ? .hideForSession : .neverRemind)
                     return true
                 })
         }

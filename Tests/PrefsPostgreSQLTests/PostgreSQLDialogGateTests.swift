@@ -57,7 +57,7 @@ struct PostgreSQLDialogGateTests {
         let storeB = try Prefs(.postgreSQL(url, namespace: base + "/user-b"))
         let gateA = DialogGate(prefs: storeA, displayFrequency: .oncePerSession)
         let gateB = DialogGate(prefs: storeB, displayFrequency: .oncePerSession)
-        try #require(try gateA.claim(Dialog("rate-app")).presentation).finish(.ok)
+        try #require(try gateA.claim(Dialog("rate-app")).presentation).finish(.hideForSession)
         #expect(gateA.decision(for: Dialog("rate-app")).reasons == [.suppressedForSession, .anotherDialogThisSession])
         #expect(gateB.decision(for: Dialog("rate-app")).reasons == [.eligible(shown: 0, limit: nil)])
         #expect(try gateB.claim(Dialog("tips")).presentation != nil, "B's first dialog of B's session")

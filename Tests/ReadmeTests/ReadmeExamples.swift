@@ -112,7 +112,7 @@ struct ReadmeExamples {
         let gate = DialogGate(prefs: prefs, session: DialogSession(), appVersion: "2.1", overrides: DialogOverrides())
         let welcome = Dialog("welcome")
         if let presentation = try gate.claim(welcome).presentation {   // decides and claims in one transaction
-            try presentation.finish(.ok)       // or .neverRemind, .remindLaterAfter(.seconds(86_400)), .dismiss
+            try presentation.finish(.hideForSession)       // or .neverRemind, .remindLaterAfter(.seconds(86_400)), .dismiss
         }
         #expect(gate.decision(for: welcome).description == "welcome: not presented: suppressed for this session (OK)")
 

@@ -27,12 +27,12 @@ func localDialogAsWritten(prefs: Prefs) throws -> DialogGate {
     let welcome = Dialog("welcome")
     if let presentation = try gate.claim(welcome).presentation {   // decides and claims in one transaction
         // … present your alert; when the user answers:
-        try presentation.finish(.ok)       // or .neverRemind, .remindLaterAfter(.seconds(86_400)), .dismiss
+        try presentation.finish(.hideForSession)       // or .neverRemind, .remindLaterAfter(.seconds(86_400)), .dismiss
     }
     print(gate.decision(for: welcome))     // "welcome: not presented: suppressed for this session (OK)"
     let dialog = Dialog("dialog", policy: DialogPolicy(neverRemindKey: "dialog_neverAgain"))
     if let presentation = try gate.claim(dialog).presentation {
-        // "Here is a message for you!"  [OK] → .ok    [Never remind me] → .neverRemind
+        // "Here is a message for you!"  [OK] → .hideForSession    [Never remind me] → .neverRemind
         try presentation.finish(.neverRemind)
     }
     return gate
@@ -109,7 +109,7 @@ struct TestedArticles {
         let prefs = try Prefs(.memory)
         let tips = Dialog("tips")
         let gate = try newSessionAsWritten(prefs: prefs) { gate in
-            try #require(try gate.claim(tips).presentation).finish(.ok)
+            try #require(try gate.claim(tips).presentation).finish(.hideForSession)
             #expect(!gate.shouldPresent(tips))
         }
         #expect(gate.shouldPresent(tips))

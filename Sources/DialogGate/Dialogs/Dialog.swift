@@ -124,22 +124,40 @@ public struct DisplayFrequency: Sendable, Hashable {
     public static func every(_ interval: Duration) -> DisplayFrequency { DisplayFrequency(minimumInterval: interval) }
 }
 
-/// The user's answer to a presented dialog.
+/// The user's answer to a presented dialog, named by what it does. The two "OK" buttons of the seeds are two answers:
+///
+/// | Button | Answer | Effect |
+/// |---|---|---|
+/// | seed 001's "OK" (until the app is launched again) | ``hideForSession`` | not again in this session |
+/// | seed 000's "OK" (the alert only closes) | ``dismiss`` | shown again at the next call |
+/// | "Don't remind me", "Never remind me" | ``neverRemind`` | not again until reset |
+///
+/// ```swift
+/// try presentation.finish(.hideForSession)   // seed 001: [OK] hides it until the next launch
+/// try presentation.finish(.dismiss)          // seed 000: [OK] closes it; the next call shows it again
+/// ```
 public enum DialogResponse: Sendable, Hashable, CustomStringConvertible {
-    /// "OK": not again in this session (by default the process's lifetime on the gate's store, see ``DialogSession``).
-    case ok
+    /// "OK, not again for now": hidden for the rest of the session (by default the process's lifetime on the gate's
+    /// store, see ``DialogSession``): seed 001's "OK". Recorded as `ok`.
+    case hideForSession
     /// "Don't remind me": not again until reset.
     case neverRemind
     /// "Remind me later", at a date.
     case remindLater(until: Date)
     /// "Remind me later", after an interval.
     case remindLaterAfter(Duration)
-    /// Closed without an answer: nothing is suppressed.
+    /// Closed, nothing hidden: the next call shows it again. Seed 000's "OK", and a dialog closed without an answer.
     case dismiss
 
+    /// The earlier name of ``hideForSession``, which read as the answer to any "OK" button: seed 000's "OK" is
+    /// ``dismiss``.
+    @available(*, deprecated, renamed: "hideForSession")
+    public static var ok: DialogResponse { .hideForSession }
+
+    /// `ok`, `never remind`, `remind later (…)`, `dismiss`: the names analytics has seen since the first release.
     public var description: String {
         switch self {
-        case .ok: "ok"
+        case .hideForSession: "ok"
         case .neverRemind: "never remind"
         case .remindLater(let date): "remind later (until \(ISO8601.format(date, fractionDigits: 0)))"
         case .remindLaterAfter(let interval): "remind later (after \(interval))"

@@ -105,7 +105,7 @@ public final class DialogGate: Sendable {
     /// ```swift
     /// switch try gate.claim(welcome) {
     /// case .granted(let presentation):
-    ///     let answer = await showAlert(for: welcome)   // your UI: .ok, .neverRemind, .dismiss…
+    ///     let answer = await showAlert(for: welcome)   // your UI: .hideForSession, .neverRemind, .dismiss…
     ///     try presentation.finish(answer)
     /// case .declined(let decision):
     ///     print(decision)   // "welcome: not presented: already being presented"
@@ -236,11 +236,11 @@ public final class DialogGate: Sendable {
                 record.snoozedUntil = Self.storableSnooze(now.addingTimeInterval(interval.timeInterval))
                 record.snoozedAt = now
                 record.snoozeReanchoredAt = nil
-            case .ok, .dismiss:
+            case .hideForSession, .dismiss:
                 break
             }
         }
-        if response == .ok { session.suppress(dialog.id) }
+        if response == .hideForSession { session.suppress(dialog.id) }
         if presentation != nil { onEvent?(.answered(dialog.id, response)) }
     }
 
@@ -450,7 +450,7 @@ extension DialogResponse {
     /// The name stored in ``DialogRecord/lastResponse``.
     var kind: String {
         switch self {
-        case .ok: "ok"
+        case .hideForSession: "ok"
         case .neverRemind: "neverRemind"
         case .remindLater, .remindLaterAfter: "remindLater"
         case .dismiss: "dismiss"

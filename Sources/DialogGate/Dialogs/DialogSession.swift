@@ -1,7 +1,7 @@
 @_spi(Tooling) import Prefs
 import PrefsSupport
 
-/// The scope of an "OK" answer (``DialogResponse/ok``) and of ``DisplayFrequency/oncePerSession-type.property``:
+/// The scope of an "OK" answer (``DialogResponse/hideForSession``) and of ``DisplayFrequency/oncePerSession-type.property``:
 /// the dialogs it hides, and whether one was presented, until the session ends.
 ///
 /// **A session is the process, on one store.** A gate made without a session uses ``store(_:)``: every gate of the

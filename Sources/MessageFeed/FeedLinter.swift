@@ -115,21 +115,21 @@ internal import PrefsJSON
     /// unacknowledged, when a higher one was acknowledged. A lower id added to the feed after an installation
     /// acknowledged a higher one is never shown there. The feed does not say when a message was added; a message
     /// placed after a higher live id of its app (feeds grow at the end) is taken to have been added after it.
+    /// One pass in feed order, keeping the highest live id seen so far per app: linear in the messages.
     private static func orderWarnings(_ messages: [RemoteMessage], in root: LocatedJSON) -> [FeedIssue] {
-        let live = messages.filter(canEverShow)
+        var highest: [String: Int] = [:]  // bundleId → the highest live id placed before the current message
         var issues: [FeedIssue] = []
-        for message in live {
-            guard
-                let higher = live.filter({ $0.bundleId == message.bundleId && $0.feedIndex < message.feedIndex && $0.id > message.id })
-                    .max(by: { $0.id < $1.id })
-            else { continue }
+        for message in messages.sorted(by: { $0.feedIndex < $1.feedIndex }) where canEverShow(message) {
+            let earlier = highest[message.bundleId]
+            highest[message.bundleId] = max(earlier ?? message.id, message.id)
+            guard let higher = earlier, higher > message.id else { continue }
             let path = JSONPath.root / message.feedIndex / "id"
             let location = root[path]?.location ?? root.location
             issues.append(
                 FeedIssue(
                     .warning, at: path, location,
-                    "message \(message.id) comes after message \(higher.id) for the same app but has a lower id: if it was added after "
-                        + "\(higher.id), an installation that acknowledged \(higher.id) first never sees it; give a new message an id above \(higher.id)"))
+                    "message \(message.id) comes after message \(higher) for the same app but has a lower id: if it was added after "
+                        + "\(higher), an installation that acknowledged \(higher) first never sees it; give a new message an id above \(higher)"))
         }
         return issues
     }

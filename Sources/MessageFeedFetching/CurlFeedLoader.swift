@@ -95,7 +95,7 @@ final class CurlFeedLoader: FeedLoader {
                 remaining = left
             }
             let transfer = Transfer(limits: limits, cancelled: cancelled)
-            let (status, location) = try transfer.run(url: url, request: request, timeout: remaining)
+            let (status, location) = try transfer.run(url: url, request: request, timeout: remaining, of: timeout)
             guard [301, 302, 303, 307, 308].contains(status), let location, let target = URL(string: location) else {
                 return FeedResponse(statusCode: status, headers: transfer.headers, body: transfer.body)
             }
@@ -130,9 +130,12 @@ final class CurlFeedLoader: FeedLoader {
             self.cancelled = cancelled
         }
 
-        /// Performs a GET of `url` with `request`'s header fields, within `remaining` (nil: no timeout); returns the
-        /// status and the redirect target.
-        func run(url: URL, request: URLRequest, timeout remaining: Duration?) throws -> (status: Int, location: String?) {
+        /// `CURLE_OPERATION_TIMEDOUT`: the transfer ran out of the time it was given.
+        static let operationTimedOut: Int32 = 28
+
+        /// Performs a GET of `url` with `request`'s header fields, within `remaining` of the request's `total` timeout
+        /// (nil: no timeout); returns the status and the redirect target.
+        func run(url: URL, request: URLRequest, timeout remaining: Duration?, of total: Duration?) throws -> (status: Int, location: String?) {
             guard let handle = prefs_curl_easy_init() else { throw FeedFetchError.transport("libcurl could not start a transfer") }
             defer { prefs_curl_easy_cleanup(handle) }
             var list: UnsafeMutableRawPointer?
@@ -191,6 +194,7 @@ final class CurlFeedLoader: FeedLoader {
             if let failure { throw failure }
             if cancelled.isSet { throw CancellationError() }
             guard code == 0 else {
+                if code == Self.operationTimedOut, let total { throw FeedFetchError.timedOut(after: total) }
                 throw FeedFetchError.transport("\(String(cString: prefs_curl_strerror(code))) (libcurl error \(code))")
             }
             var status = 0

@@ -210,8 +210,9 @@ struct FeedCommandTests {
         let elapsed = ContinuousClock.now - started
         #expect(result.status == 74, "\(result.stdout)\(result.stderr)")
         #expect(result.stderr.contains("\(url): timed out after 10 seconds"), "\(result.stderr)")
-        // The error says the deadline won; the loose bound only shows nobody waited for all four hops and more.
-        #expect(elapsed < .seconds(60), "took \(elapsed)")
+        // The error says the deadline won (before, the four hops succeeded after 14 s). The bound is loose, as the
+        // fetcher's timeout test's: a loaded 2-core machine under a sanitizer can starve the cooperative pool for minutes.
+        #expect(elapsed < .seconds(450), "took \(elapsed)")
     }
 
     @Test("explain -q: no output, exit 0 when the app would show a message and 1 when none, as grep -q")

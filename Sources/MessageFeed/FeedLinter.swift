@@ -11,7 +11,8 @@ internal import PrefsJSON
 /// known one only in case (`appversions` → did you mean `appVersions`), which skips its message.
 ///
 /// Warnings: other unknown keys (with the nearest known key: `appVersion` → did you mean `appVersions`),
-/// control characters in texts, dropped links, `http` links, and messages that can never match: cancelled,
+/// control characters in texts, dropped links, `http` links, a bare major likely meant as a range (`"17"` is exactly
+/// 17.0.0; `"17.*"` is every 17.x), and messages that can never match: cancelled,
 /// `endsAt` not after `startsAt`, `endsAt` in the past (when `now` is given), an empty version or locale
 /// list, a version list that is the `["0"]` cancel idiom, `rolloutPercent` 0, and a message placed after a higher
 /// id for the same app (added after that one was acknowledged, it is never shown).
@@ -82,6 +83,16 @@ internal import PrefsJSON
         }
         for (key, list) in [("appVersions", message.appVersionList), ("osVersions", message.osVersionList)] {
             guard let list else { continue }
+            for entry in list.entries {
+                guard let major = likelyMeantAsRange(entry, in: list) else { continue }
+                let path = base / key / entry.index
+                let location = root[path]?.location ?? root[base]?.location ?? root.location
+                issues.append(
+                    FeedIssue(
+                        .warning, at: path, location,
+                        "\"\(entry.text)\" matches version \(major).0.0 only, not \(major).1 or \(major).0.1; write \"\(major).*\" for every \(major).x, "
+                            + "or \"\(major).0\" if only \(major).0.0 is meant"))
+            }
             if list.entries.isEmpty {
                 warn(key, "an empty \(key) list matches no version: the message is never shown; remove the key to target every version")
             } else if isCancelIdiom(list) {
@@ -104,21 +115,21 @@ internal import PrefsJSON
     /// unacknowledged, when a higher one was acknowledged. A lower id added to the feed after an installation
     /// acknowledged a higher one is never shown there. The feed does not say when a message was added; a message
     /// placed after a higher live id of its app (feeds grow at the end) is taken to have been added after it.
+    /// One pass in feed order, keeping the highest live id seen so far per app: linear in the messages.
     private static func orderWarnings(_ messages: [RemoteMessage], in root: LocatedJSON) -> [FeedIssue] {
-        let live = messages.filter(canEverShow)
+        var highest: [String: Int] = [:]  // bundleId → the highest live id placed before the current message
         var issues: [FeedIssue] = []
-        for message in live {
-            guard
-                let higher = live.filter({ $0.bundleId == message.bundleId && $0.feedIndex < message.feedIndex && $0.id > message.id })
-                    .max(by: { $0.id < $1.id })
-            else { continue }
+        for message in messages.sorted(by: { $0.feedIndex < $1.feedIndex }) where canEverShow(message) {
+            let earlier = highest[message.bundleId]
+            highest[message.bundleId] = max(earlier ?? message.id, message.id)
+            guard let higher = earlier, higher > message.id else { continue }
             let path = JSONPath.root / message.feedIndex / "id"
             let location = root[path]?.location ?? root.location
             issues.append(
                 FeedIssue(
                     .warning, at: path, location,
-                    "message \(message.id) comes after message \(higher.id) for the same app but has a lower id: if it was added after "
-                        + "\(higher.id), an installation that acknowledged \(higher.id) first never sees it; give a new message an id above \(higher.id)"))
+                    "message \(message.id) comes after message \(higher) for the same app but has a lower id: if it was added after "
+                        + "\(higher), an installation that acknowledged \(higher) first never sees it; give a new message an id above \(higher)"))
         }
         return issues
     }
@@ -131,6 +142,25 @@ internal import PrefsJSON
             guard let list else { return true }
             return !list.entries.isEmpty && !isCancelIdiom(list)
         }
+    }
+
+    /// The major of a bare-major entry (`"17"`: exactly 17.0.0, as every version without a wildcard is exact) that is
+    /// likely meant as a range: no other entry of its list names that major (`["17", "17.0.1"]` lists 17's releases one
+    /// by one), and it is not 0 (the cancel idiom).
+    static func likelyMeantAsRange(_ entry: VersionList.Entry, in list: VersionList) -> Int? {
+        let text = entry.text.trimmingCharacters(in: .whitespaces)
+        guard !text.isEmpty, text.utf8.allSatisfy({ Version.digitValue($0) != nil }), let major = Int(text), major != 0 else { return nil }
+        let namedElsewhere = list.entries.contains { other in
+            other.index != entry.index
+                && (other.requirement?.constraints ?? []).contains { constraint in
+                    switch constraint {
+                    case .comparison(_, let version): version[component: 0] == major
+                    case .wildcard(let prefix, _): prefix.first == major
+                    case .build: false
+                    }
+                }
+        }
+        return namedElsewhere ? nil : major
     }
 
     /// A non-empty list whose entries are all the exact version 0 (`["0"]`, `["0.0"]`), which no app or OS has.

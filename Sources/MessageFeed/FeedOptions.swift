@@ -17,7 +17,8 @@ public struct FeedOptions: Sendable, Hashable {
     public var allowInsecureHTTP: Bool
     /// How long the last good feed may be used when fetching fails. Default 7 days.
     public var maximumCacheAge: Duration
-    /// The backoff after the first retryable failure, before jitter. Default 60 s.
+    /// The backoff after the server's first 429 or 5xx, before jitter; it doubles with each one in a row. Default 60 s.
+    /// A failed connection or a timeout starts no backoff.
     public var initialBackoff: Duration
     /// The longest backoff, before jitter, and the longest `Retry-After` honoured. Default 1 hour.
     public var maximumBackoff: Duration

@@ -13,7 +13,9 @@ import Foundation
 public struct MessageContext: Sendable, Hashable, CustomStringConvertible {
     /// The app's bundle identifier, compared exactly with a message's `bundleId`.
     public var bundleIdentifier: String
-    /// The app's version as the app reports it, e.g. `1.4.2` or `1.5-beta` (read up to its first character that is not a digit or a dot, so `1.5-beta` targets as `1.5`).
+    /// The app's version as the app reports it, e.g. `1.4.2`, `1.5-beta` or `2.0 (145)`: a release, then a pre-release
+    /// and a build. Feed entries compare with the release (`1.5-beta` targets as `1.5`); a build entry (`"2.0 (145)"`)
+    /// with the build.
     public var appVersion: String
     /// The OS version, e.g. `17.2` or `6.8.0`.
     public var osVersion: String

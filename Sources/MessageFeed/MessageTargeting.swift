@@ -141,7 +141,7 @@ internal import PrefsJSON
 
     private static func versionCheck(_ list: VersionList?, running text: String, label: String) -> (passed: Bool, detail: String) {
         guard let list else { return (true, "not set") }
-        guard let version = Version(lenient: text) else {
+        guard let version = RunningVersion(text) else {
             return (false, "\(label) \"\(text)\" is not a version, so \(list) cannot match")
         }
         if list.matches(version) { return (true, "\(version) matches \(list)") }

@@ -85,7 +85,12 @@ package struct Version: Sendable, Hashable, Comparable, CustomStringConvertible,
     /// Version(lenient: "beta")            // nil
     /// ```
     package init?(lenient text: String) {
-        let bytes = Array(Version.trimmingWhitespace(text[...]).utf8)
+        guard let (version, _) = Version.leading(Array(Version.trimmingWhitespace(text[...]).utf8)) else { return nil }
+        self = version
+    }
+
+    /// The dotted numeric prefix of `bytes` as ``init(lenient:)`` reads it, with the count of bytes it spans.
+    static func leading(_ bytes: [UInt8]) -> (Version, end: Int)? {
         var components: [Int] = []
         var index = 0
         while components.count < Version.maximumComponentCount {
@@ -106,7 +111,7 @@ package struct Version: Sendable, Hashable, Comparable, CustomStringConvertible,
             index += 1
         }
         guard !components.isEmpty else { return nil }
-        self.components = components
+        return (Version(checked: components), index)
     }
 
     /// The components joined by dots, as written apart from leading zeros: `"17.0"`, `"2.28"` for `2.0028`.

@@ -98,7 +98,16 @@ struct VersionList: Sendable, Hashable, CustomStringConvertible, ExpressibleByAr
     /// VersionList(parsing: []).matches(Version("1.0")!)   // false
     /// ```
     func matches(_ version: Version) -> Bool {
-        entries.contains { $0.requirement?.matches(version) ?? false }
+        matches(RunningVersion(release: version))
+    }
+
+    /// Whether any valid entry matches the running version (its release, and its build for a build token).
+    ///
+    /// ```swift
+    /// VersionList(parsing: ["2.0 (145)"]).matches(RunningVersion("2.0 (145)")!)   // true
+    /// ```
+    func matches(_ running: RunningVersion) -> Bool {
+        entries.contains { $0.requirement?.matches(running) ?? false }
     }
 
     /// The entries in normalized form, invalid ones as written and marked:

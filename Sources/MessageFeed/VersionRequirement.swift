@@ -1,11 +1,17 @@
 /// One entry of a feed's version list: which app or OS versions a message targets.
 ///
-/// Three forms, which can be combined with spaces (all must hold):
-/// - an exact version, `"1.2"`: equal to 1.2 with zero padding, so `1.2` and `1.2.0` match;
+/// Four forms, which can be combined with spaces (all must hold):
+/// - an exact version, `"1.2"`: equal to 1.2 with zero padding, so `1.2` and `1.2.0` match; a bare major is exact too
+///   (`"17"` is 17.0.0 only: write `"17.*"` for every 17.x, as `feed lint` suggests);
 /// - a wildcard, `"17.*"` or `"1.2.*"`: any version whose leading components are these (zero padded:
 ///   `17.*` matches `17`, `17.0` and `17.4.1`, not `170` or `18`); `"!=17.*"` is its negation;
 /// - comparisons, `">=1.2 <2.0"`, with `>=`, `>`, `<=`, `<`, `=`/`==` and `!=`. A space may follow the
-///   operator (`">= 1.2"`).
+///   operator (`">= 1.2"`);
+/// - a build in parentheses, `"2.0 (145)"` or `"(145)"`: the running version's build (``RunningVersion``, `2.0 (145)`
+///   or `2.0+145`) is exactly `145`. A running version without a build matches no build token.
+///
+/// Versions compare with the running version's release, so a pre-release targets as its release (`2.0-beta.3` matches
+/// `"2.0"`). An older release reads a build token as an invalid entry, which matches nothing: it fails closed.
 ///
 /// ```swift
 /// let range = try VersionRequirement(parsing: ">=1.2 <2.0")
@@ -64,6 +70,8 @@ struct VersionRequirement: Sendable, Hashable, CustomStringConvertible {
         /// The prefix is kept as written, not as a ``Version``: `17.*` and `17.0.*` differ although
         /// `17 == 17.0`.
         case wildcard(prefix: [Int], negated: Bool)
+        /// `(145)`: the running version's build is exactly this.
+        case build(String)
 
         /// Whether `version` satisfies this constraint.
         ///
@@ -71,12 +79,20 @@ struct VersionRequirement: Sendable, Hashable, CustomStringConvertible {
         /// VersionRequirement.Constraint.wildcard(prefix: [17], negated: false).matches(Version("17.4.1")!)   // true
         /// ```
         func matches(_ version: Version) -> Bool {
+            matches(RunningVersion(release: version))
+        }
+
+        /// Whether a running version satisfies this constraint: a version or a wildcard by its release, a build by its
+        /// build.
+        func matches(_ running: RunningVersion) -> Bool {
             switch self {
             case .comparison(let op, let bound):
-                return op.holds(version, bound)
+                return op.holds(running.release, bound)
             case .wildcard(let prefix, let negated):
-                let hasPrefix = prefix.indices.allSatisfy { version[component: $0] == prefix[$0] }
+                let hasPrefix = prefix.indices.allSatisfy { running.release[component: $0] == prefix[$0] }
                 return hasPrefix != negated
+            case .build(let build):
+                return running.build == build
             }
         }
 
@@ -94,6 +110,8 @@ struct VersionRequirement: Sendable, Hashable, CustomStringConvertible {
             case .wildcard(let prefix, let negated):
                 let pattern = prefix.map(String.init).joined(separator: ".") + ".*"
                 return negated ? "!=" + pattern : pattern
+            case .build(let build):
+                return "(\(build))"
             }
         }
     }
@@ -134,6 +152,8 @@ struct VersionRequirement: Sendable, Hashable, CustomStringConvertible {
             case misplacedWildcard(token: String)
             /// A wildcard after an ordering operator: `<17.*`.
             case wildcardAfterOrdering(Operator)
+            /// A build that is not one parenthesized word, or with an operator: `()`, `>=(145)`, `(145`.
+            case malformedBuild(token: String)
 
             /// The reason as a sentence fragment, quoting the token.
             ///
@@ -163,6 +183,8 @@ struct VersionRequirement: Sendable, Hashable, CustomStringConvertible {
                     return #""*" may only be the last component, but "\#(token)" has it elsewhere"#
                 case .wildcardAfterOrdering(let op):
                     return #"a wildcard can only follow == or !=, not "\#(op.rawValue)"; compare with a version instead, like "\#(op.rawValue)17""#
+                case .malformedBuild(let token):
+                    return #""\#(token)" is not a build; write the build in parentheses, without an operator: "2.0 (145)" or "(145)""#
                 }
             }
         }
@@ -218,6 +240,15 @@ struct VersionRequirement: Sendable, Hashable, CustomStringConvertible {
         constraints.allSatisfy { $0.matches(version) }
     }
 
+    /// Whether a running version (release, and build for a build token) satisfies every constraint.
+    ///
+    /// ```swift
+    /// try VersionRequirement(parsing: "2.0 (145)").matches(RunningVersion("2.0 (145)")!)   // true
+    /// ```
+    func matches(_ running: RunningVersion) -> Bool {
+        constraints.allSatisfy { $0.matches(running) }
+    }
+
     /// The normalized text, which parses back to an equal requirement: `">= 1.2   <2.0"` → `">=1.2 <2.0"`,
     /// `"=1.2"` → `"1.2"`.
     ///
@@ -265,8 +296,14 @@ struct VersionRequirement: Sendable, Hashable, CustomStringConvertible {
         return .success(constraints)
     }
 
-    /// One constraint from its operator (nil when bare) and its operand, a version or a wildcard.
+    /// One constraint from its operator (nil when bare) and its operand, a version, a wildcard or a build.
     private static func constraint(_ op: Operator?, _ operand: Substring) -> Result<Constraint, ParseError.Reason> {
+        if operand.contains("(") || operand.contains(")") {
+            let inner = operand.dropFirst().dropLast()
+            guard op == nil, operand.hasPrefix("("), operand.hasSuffix(")"), !inner.isEmpty, !inner.contains("("), !inner.contains(")")
+            else { return .failure(.malformedBuild(token: (op?.rawValue ?? "") + operand)) }
+            return .success(.build(String(inner)))
+        }
         guard operand.contains("*") else {
             return Version.parse(operand).map { .comparison(op ?? .equal, $0) }
         }

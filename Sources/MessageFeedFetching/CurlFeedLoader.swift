@@ -18,6 +18,23 @@ import PrefsSupport
     public static func standard() -> any FeedLoader {
         CurlFeedLoader.isAvailable ? CurlFeedLoader() : URLSessionFeedLoader()
     }
+
+    /// Loads `url` once with the standard loader, as ``FeedFetcher`` requests it but without a cache: one deadline,
+    /// `options.timeout`, for the whole load, redirects included (a redirect does not restart it), then
+    /// ``FeedFetchError/timedOut(after:)``. For tools that read a feed (`prefs-tool feed lint URL`, `feed explain URL`).
+    ///
+    /// ```swift
+    /// let response = try await FeedLoaders.load(url, options: FeedOptions(timeout: .seconds(10)))
+    /// ```
+    public static func load(_ url: URL, options: FeedOptions) async throws -> FeedResponse {
+        var request = URLRequest(
+            url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: max(1, options.timeout.timeInterval.rounded(.up)))
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        let loader = standard(), sent = request
+        return try await Deadline.run(options.timeout, orThrow: { FeedFetchError.timedOut(after: $0) }) {
+            try await loader.load(sent, options: options)
+        }
+    }
 }
 
 /// A ``FeedLoader`` that drives libcurl itself (the libcurl FoundationNetworking uses on Linux, loaded with
@@ -63,13 +80,22 @@ final class CurlFeedLoader: FeedLoader {
         }
     }
 
-    /// The request, its redirects followed one by one under the policy.
+    /// The request, its redirects followed one by one under the policy, all within the request's timeout: each hop
+    /// gets what is left of it, so redirects never restart it.
     private static func perform(_ request: URLRequest, limits: FeedOptions, cancelled: CancelFlag) throws -> FeedResponse {
         guard let original = request.url else { throw FeedFetchError.transport("the request has no URL") }
         var url = original
+        let timeout = request.timeoutInterval > 0 ? Duration.milliseconds(Int64(min(request.timeoutInterval, 86_400) * 1000)) : nil
+        let deadline = timeout.map { ContinuousClock.now + $0 }
         for _ in 0...maximumRedirects {
+            var remaining: Duration?
+            if let timeout, let deadline {
+                let left = deadline - ContinuousClock.now
+                guard left > .zero else { throw FeedFetchError.timedOut(after: timeout) }
+                remaining = left
+            }
             let transfer = Transfer(limits: limits, cancelled: cancelled)
-            let (status, location) = try transfer.run(url: url, request: request)
+            let (status, location) = try transfer.run(url: url, request: request, timeout: remaining, of: timeout)
             guard [301, 302, 303, 307, 308].contains(status), let location, let target = URL(string: location) else {
                 return FeedResponse(statusCode: status, headers: transfer.headers, body: transfer.body)
             }
@@ -104,8 +130,12 @@ final class CurlFeedLoader: FeedLoader {
             self.cancelled = cancelled
         }
 
-        /// Performs a GET of `url` with `request`'s header fields; returns the status and the redirect target.
-        func run(url: URL, request: URLRequest) throws -> (status: Int, location: String?) {
+        /// `CURLE_OPERATION_TIMEDOUT`: the transfer ran out of the time it was given.
+        static let operationTimedOut: Int32 = 28
+
+        /// Performs a GET of `url` with `request`'s header fields, within `remaining` of the request's `total` timeout
+        /// (nil: no timeout); returns the status and the redirect target.
+        func run(url: URL, request: URLRequest, timeout remaining: Duration?, of total: Duration?) throws -> (status: Int, location: String?) {
             guard let handle = prefs_curl_easy_init() else { throw FeedFetchError.transport("libcurl could not start a transfer") }
             defer { prefs_curl_easy_cleanup(handle) }
             var list: UnsafeMutableRawPointer?
@@ -121,7 +151,8 @@ final class CurlFeedLoader: FeedLoader {
                 list = prefs_curl_slist_append(list, "\(name): \(value)")
             }
             let context = Unmanaged.passUnretained(self).toOpaque()
-            let timeout = request.timeoutInterval > 0 ? Int(min(request.timeoutInterval, 86_400) * 1000) : 0
+            // 0 is no timeout for libcurl: what is left of the request's, at least 1 ms.
+            let timeout = remaining.map { max(1, Int($0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000)) } ?? 0
             var setup: [Int32] = [
                 prefs_curl_setopt_pointer(handle, Option.url, url.absoluteString),
                 prefs_curl_setopt_long(handle, Option.noSignal, 1),
@@ -163,6 +194,7 @@ final class CurlFeedLoader: FeedLoader {
             if let failure { throw failure }
             if cancelled.isSet { throw CancellationError() }
             guard code == 0 else {
+                if code == Self.operationTimedOut, let total { throw FeedFetchError.timedOut(after: total) }
                 throw FeedFetchError.transport("\(String(cString: prefs_curl_strerror(code))) (libcurl error \(code))")
             }
             var status = 0

@@ -26,13 +26,23 @@ internal import PrefsJSON
     public var lastModified: String?
     /// When `body` was last fetched or confirmed by a 304.
     public var fetchedAt: Date?
+    /// When the clock was first seen behind ``fetchedAt`` (set back since the fetch): while it stays behind, max-age and
+    /// the maximum cache age run from here (see ``age(at:)``). nil while the clock is at or past ``fetchedAt``.
+    public var fetchedAtReanchoredAt: Date?
     /// The `Cache-Control: max-age` of that response, in seconds: no request is made before it runs out
     /// (unless a refresh is forced). 0 for `no-cache` or `no-store`.
     public var maxAge: Int?
     /// Failed fetches in a row; reset by a success.
     public var consecutiveFailures: Int
-    /// No request is made before this date (backoff after 429, 5xx, timeouts and transport errors).
+    /// The server's 429 and 5xx answers in a row: each doubles the backoff. A failure that is not the server's answer
+    /// (no connection, a timeout) leaves it as it is; any other answer resets it.
+    public var serverFailures: Int
+    /// No request is made before this date: the backoff after a 429 or a 5xx (see ``retryDate(at:maximumBackoff:)``).
     public var nextRetryAt: Date?
+    /// When the failure that set ``nextRetryAt`` happened: the backoff's start. nil in caches written before it was kept.
+    public var failedAt: Date?
+    /// When the clock was first seen behind ``failedAt``: while it stays behind, the backoff runs from here.
+    public var failedAtReanchoredAt: Date?
     /// What went wrong the last time, for diagnostics.
     public var lastFailure: String?
 
@@ -44,6 +54,7 @@ internal import PrefsJSON
     public init(url: URL) {
         self.url = url.absoluteString
         consecutiveFailures = 0
+        serverFailures = 0
     }
 
     /// The prefix of every feed cache key.
@@ -62,17 +73,21 @@ internal import PrefsJSON
         Prefs.Key<FeedCache?>(keyPrefix + StableHash.hex(url.absoluteString))
     }
 
-    /// How old the body is at `now`, or nil without a body.
+    /// How old the body is at `now`, or nil without a body: the time since ``fetchedAt``, or, while the clock is behind
+    /// it (set back since the fetch), the time since the clock was first seen behind it (``fetchedAtReanchoredAt``,
+    /// now when not yet recorded), as ``ClockRule`` has every wait run. Never negative: a feed fetched "in the future"
+    /// ages like any other.
     ///
     /// ```swift
     /// cache.age(at: Date())   // e.g. 3600
     /// ```
     public func age(at now: Date) -> TimeInterval? {
         guard body != nil, let fetchedAt else { return nil }
-        return now.timeIntervalSince(fetchedAt)
+        let start = now < fetchedAt ? ClockRule.anchor(fetchedAtReanchoredAt, behind: fetchedAt, now: now) ?? now : fetchedAt
+        return now.timeIntervalSince(start)
     }
 
-    /// Whether the body may still be used at `now`: it exists and is younger than `maximumAge`.
+    /// Whether the body may still be used at `now`: it exists and its ``age(at:)`` is below `maximumAge`.
     ///
     /// ```swift
     /// cache.isUsable(at: Date(), maximumAge: 7 * 86_400)
@@ -82,20 +97,51 @@ internal import PrefsJSON
         return age < maximumAge
     }
 
-    /// Until when the server said the body is fresh (`fetchedAt + maxAge`, at most `maximumAge`), or nil.
+    /// Whether the server said the body is still fresh at `now`: its ``age(at:)`` is below `max-age` (capped at
+    /// `maximumAge`).
     ///
     /// ```swift
-    /// if let fresh = cache.freshUntil(maximumAge: 7 * 86_400), Date() < fresh { /* no request */ }
+    /// if cache.isFresh(at: Date(), maximumAge: 7 * 86_400) { /* no request */ }
     /// ```
-    public func freshUntil(maximumAge: TimeInterval) -> Date? {
-        guard body != nil, let fetchedAt, let maxAge, maxAge > 0 else { return nil }
-        return fetchedAt.addingTimeInterval(min(TimeInterval(maxAge), maximumAge))
+    public func isFresh(at now: Date, maximumAge: TimeInterval) -> Bool {
+        guard let maxAge, maxAge > 0, let age = age(at: now) else { return false }
+        return age < min(TimeInterval(maxAge), maximumAge)
+    }
+
+    /// Until when no request is made at `now`: the backoff's end by ``ClockRule`` (its length, ``nextRetryAt`` less
+    /// ``failedAt``, from the failure, or from when the clock was first seen behind it); nil when there is no backoff
+    /// or it has ended. A cache written before ``failedAt`` was kept uses ``nextRetryAt`` unless it is further ahead
+    /// than `maximumBackoff` (set before the clock went back).
+    ///
+    /// ```swift
+    /// if let retry = cache.retryDate(at: Date(), maximumBackoff: 3_600) { print("not before \(retry)") }
+    /// ```
+    public func retryDate(at now: Date, maximumBackoff: TimeInterval) -> Date? {
+        guard let nextRetryAt else { return nil }
+        let end: Date
+        if let failedAt {
+            end = ClockRule.end(
+                of: min(nextRetryAt.timeIntervalSince(failedAt), maximumBackoff), from: failedAt, anchor: failedAtReanchoredAt, now: now)
+        } else {
+            guard nextRetryAt.timeIntervalSince(now) <= maximumBackoff else { return nil }
+            end = nextRetryAt
+        }
+        return now < end ? end : nil
+    }
+
+    /// The cache with its clock anchors brought up to `now` (see ``ClockRule``).
+    func reanchored(now: Date) -> FeedCache {
+        var cache = self
+        cache.fetchedAtReanchoredAt = ClockRule.anchor(fetchedAtReanchoredAt, behind: fetchedAt, now: now)
+        cache.failedAtReanchoredAt = ClockRule.anchor(failedAtReanchoredAt, behind: failedAt, now: now)
+        return cache
     }
 
     // MARK: - Codable, with readable dates and tolerant of missing fields
 
     private enum CodingKeys: String, CodingKey {
-        case url, body, etag, lastModified, fetchedAt, maxAge, consecutiveFailures, nextRetryAt, lastFailure
+        case url, body, etag, lastModified, fetchedAt, fetchedAtReanchoredAt, maxAge, consecutiveFailures, serverFailures, nextRetryAt
+        case failedAt, failedAtReanchoredAt, lastFailure
     }
 
     /// Reads a stored cache; missing fields take their defaults, so older or newer records still read.
@@ -110,9 +156,13 @@ internal import PrefsJSON
         etag = try container.decodeIfPresent(String.self, forKey: .etag)
         lastModified = try container.decodeIfPresent(String.self, forKey: .lastModified)
         fetchedAt = try Self.decodeDate(container, .fetchedAt)
+        fetchedAtReanchoredAt = try Self.decodeDate(container, .fetchedAtReanchoredAt)
         maxAge = try container.decodeIfPresent(Int.self, forKey: .maxAge)
         consecutiveFailures = try container.decodeIfPresent(Int.self, forKey: .consecutiveFailures) ?? 0
+        serverFailures = try container.decodeIfPresent(Int.self, forKey: .serverFailures) ?? 0
         nextRetryAt = try Self.decodeDate(container, .nextRetryAt)
+        failedAt = try Self.decodeDate(container, .failedAt)
+        failedAtReanchoredAt = try Self.decodeDate(container, .failedAtReanchoredAt)
         lastFailure = try container.decodeIfPresent(String.self, forKey: .lastFailure)
     }
 
@@ -128,13 +178,19 @@ internal import PrefsJSON
         try container.encodeIfPresent(body, forKey: .body)
         try container.encodeIfPresent(etag, forKey: .etag)
         try container.encodeIfPresent(lastModified, forKey: .lastModified)
-        try container.encodeIfPresent(
-            fetchedAt.map { try ISO8601.formatForStorage($0, codingPath: container.codingPath + [CodingKeys.fetchedAt]) }, forKey: .fetchedAt)
+        try encodeDate(fetchedAt, .fetchedAt, in: &container)
+        try encodeDate(fetchedAtReanchoredAt, .fetchedAtReanchoredAt, in: &container)
         try container.encodeIfPresent(maxAge, forKey: .maxAge)
         try container.encode(consecutiveFailures, forKey: .consecutiveFailures)
-        try container.encodeIfPresent(
-            nextRetryAt.map { try ISO8601.formatForStorage($0, codingPath: container.codingPath + [CodingKeys.nextRetryAt]) }, forKey: .nextRetryAt)
+        if serverFailures != 0 { try container.encode(serverFailures, forKey: .serverFailures) }
+        try encodeDate(nextRetryAt, .nextRetryAt, in: &container)
+        try encodeDate(failedAt, .failedAt, in: &container)
+        try encodeDate(failedAtReanchoredAt, .failedAtReanchoredAt, in: &container)
         try container.encodeIfPresent(lastFailure, forKey: .lastFailure)
+    }
+
+    private func encodeDate(_ date: Date?, _ key: CodingKeys, in container: inout KeyedEncodingContainer<CodingKeys>) throws {
+        try container.encodeIfPresent(date.map { try ISO8601.formatForStorage($0, codingPath: container.codingPath + [key]) }, forKey: key)
     }
 
     private static func decodeDate(_ container: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) throws -> Date? {

@@ -18,7 +18,7 @@ public enum FeedFetchError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The server redirected to a URL that the same rules refuse (such as `http` to a public host), or to a loopback
     /// host from a feed that is not on one.
     case insecureRedirect(to: URL)
-    /// A status other than 200, 304, 404 and 410. 429 and 5xx also start a backoff.
+    /// A status other than 200, 304, 404 and 410. 429 and 5xx also start a backoff (see ``isRetryable``).
     case httpStatus(Int, url: URL)
     /// 404 or 410: the publisher removed the feed. The last good feed is dropped, so nothing is shown.
     case feedRemoved(status: Int, url: URL)
@@ -46,15 +46,26 @@ public enum FeedFetchError: Error, Sendable, Hashable, CustomStringConvertible {
     /// acknowledged, until it is reset (`prefs-tool reset lastMessageId`) or fixed.
     case unreadableState(key: String, reason: String)
 
-    /// Whether the failure starts or extends a backoff: 429, 5xx, timeouts and transport errors.
+    /// Whether the failure starts or extends a backoff: a 429 or a 5xx, the server's own answer that it wants fewer
+    /// requests. A backoff protects the server; a failed connection or a timeout says nothing about it (the device was
+    /// offline, a captive portal, a tunnel), so they start none, and the next launch or refresh asks again.
     ///
     /// ```swift
     /// FeedFetchError.httpStatus(503, url: url).isRetryable   // true
     /// FeedFetchError.httpStatus(404, url: url).isRetryable   // false
+    /// FeedFetchError.transport("Could not connect to the server").isRetryable   // false
     /// ```
     public var isRetryable: Bool {
         switch self {
         case .httpStatus(let code, _): code == 429 || (500...599).contains(code)
+        default: false
+        }
+    }
+
+    /// Whether the failure happened before the server answered (no connection, a timeout): it says nothing about the
+    /// server, so it leaves the count of the server's failures (which lengthens a backoff) as it is.
+    var isBeforeAnswer: Bool {
+        switch self {
         case .timedOut, .transport: true
         default: false
         }

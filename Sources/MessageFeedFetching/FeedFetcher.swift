@@ -15,10 +15,11 @@ import FoundationNetworking
 /// - Conditional requests (`If-None-Match`, `If-Modified-Since`) from the stored validators; a 304 reuses
 ///   the stored body and refreshes its fetch date.
 /// - `Cache-Control: max-age` is the minimum interval between requests unless the fetch is forced.
-/// - 429, 5xx, timeouts and transport errors back off exponentially with jitter (honouring `Retry-After`
-///   seconds up to `FeedOptions.maximumBackoff`); no request is made before the retry date, forced or not.
-/// - A clock set back does not freeze fetching: a stored fetch date in the future is not fresh, and a
-///   stored retry date further ahead than `FeedOptions.maximumBackoff` is ignored.
+/// - 429 and 5xx back off exponentially with jitter (honouring `Retry-After` seconds up to
+///   `FeedOptions.maximumBackoff`); no request is made before the retry date, forced or not. A failed connection or a
+///   timeout backs off nothing: it says nothing about the server (the device was offline), so the next fetch asks.
+/// - A clock set back neither freezes nor hurries anything: max-age, the backoff and the maximum cache age follow
+///   `ClockRule` (while the clock is behind the recorded time, each runs its length from when that was first seen).
 /// - Bodies over `FeedOptions.maximumBytes` once decoded are refused (the loader stops reading there; see
 ///   ``FeedLoader``); redirects to loopback only from a loopback feed; the timeout is enforced here as well as in the
 ///   request (URLSession on Linux rounds request timeouts down to whole seconds).
@@ -108,22 +109,20 @@ import FoundationNetworking
 
     private func performFetch(force: Bool) async -> FeedFetchResult {
         let now = clock()
-        let stored = cache
+        var stored = cache
+        if let cache = stored, cache.reanchored(now: now) != cache {
+            // The clock is behind a recorded time: keep when that was first seen, so the waits run from it (ClockRule).
+            if let error = write({ $0 = $0.reanchored(now: now) }) { prefs.reportWriteFailure(error, key: cacheKey.name) }
+            stored = self.cache ?? cache.reanchored(now: now)
+        }
         if let refusal = FeedURLPolicy.refusal(for: url, allowInsecureHTTP: options.allowInsecureHTTP) {
             return fallback(stored, now: now, error: refusal, requestSent: false)
         }
         if url.isFileURL { return readFile(stored: stored, now: now) }
-        let maximumAge = options.maximumCacheAge.timeInterval
-        // A fetch date in the future means the clock went back since: max-age cannot be trusted.
-        if !force, let fresh = stored?.freshUntil(maximumAge: maximumAge), now < fresh,
-            let fetchedAt = stored?.fetchedAt, fetchedAt <= now
-        {
+        if !force, stored?.isFresh(at: now, maximumAge: options.maximumCacheAge.timeInterval) == true {
             return fallback(stored, now: now, error: nil, requestSent: false)
         }
-        // No backoff is longer than maximumBackoff: a retry date further ahead was set before the clock went back.
-        if let stored, let retry = stored.nextRetryAt, now < retry,
-            retry.timeIntervalSince(now) <= options.maximumBackoff.timeInterval
-        {
+        if let stored, let retry = stored.retryDate(at: now, maximumBackoff: options.maximumBackoff.timeInterval) {
             return fallback(stored, now: now, error: .backingOff(until: retry, failures: stored.consecutiveFailures), requestSent: false)
         }
 
@@ -179,9 +178,7 @@ import FoundationNetworking
             cache.lastModified = Self.validator(response.header("Last-Modified"))
             cache.fetchedAt = now
             cache.maxAge = maxAge
-            cache.consecutiveFailures = 0
-            cache.nextRetryAt = nil
-            cache.lastFailure = nil
+            cache.answered()
         }
         return FeedFetchResult(source: .network, feed: feed, fetchedAt: now, error: storeError, requestSent: requestSent)
     }
@@ -197,12 +194,11 @@ import FoundationNetworking
             if let cacheControl = response.header("Cache-Control") { cache.maxAge = Self.maxAge(cacheControl) }
             if let etag = response.header("ETag") { cache.etag = Self.validator(etag) }
             if let lastModified = response.header("Last-Modified") { cache.lastModified = Self.validator(lastModified) }
-            cache.consecutiveFailures = 0
-            cache.nextRetryAt = nil
-            cache.lastFailure = nil
+            cache.answered()
         }
         var refreshed = stored
         refreshed.fetchedAt = now
+        refreshed.fetchedAtReanchoredAt = nil
         var result = fallback(refreshed, now: now, error: storeError, requestSent: true)
         if result.feed != nil { result.source = .notModified }
         return result
@@ -219,8 +215,7 @@ import FoundationNetworking
             cache.lastModified = nil
             cache.fetchedAt = now
             cache.maxAge = nil
-            cache.consecutiveFailures = 0
-            cache.nextRetryAt = nil
+            cache.answered()
             cache.lastFailure = failure.description
         }
         if let storeError {  // the removal is the error to show; the store's failure goes to its diagnostics
@@ -249,27 +244,32 @@ import FoundationNetworking
 
     // MARK: - Failures and the last good feed
 
-    /// Counts a failure, sets the retry date for a retryable one, and falls back to the last good feed.
+    /// Counts a failure, sets the retry date for a retryable one (429, 5xx), and falls back to the last good feed.
     private func recordFailure(_ failure: FeedFetchError, retryAfter: Int?, now: Date, requestSent: Bool) -> FeedFetchResult {
-        var nextRetry: Date?
         let storeError = write { cache in
             cache.consecutiveFailures += 1
             cache.lastFailure = failure.description
+            cache.nextRetryAt = nil
+            cache.failedAt = nil
+            cache.failedAtReanchoredAt = nil
             if failure.isRetryable {
+                cache.serverFailures += 1
                 // Retry-After is capped like the backoff: a server (or proxy) asking for years must not stop fetching.
                 let requested = min(TimeInterval(max(0, retryAfter ?? 0)), options.maximumBackoff.timeInterval)
-                let delay = max(backoff(afterFailures: cache.consecutiveFailures), requested)
-                nextRetry = now.addingTimeInterval(delay)
+                let delay = max(backoff(afterFailures: cache.serverFailures), requested)
+                cache.nextRetryAt = now.addingTimeInterval(delay)
+                cache.failedAt = now
+            } else if !failure.isBeforeAnswer {
+                cache.serverFailures = 0  // the server answered, and not that it is overloaded
             }
-            cache.nextRetryAt = nextRetry
         }
         var result = fallback(cache, now: now, error: failure, requestSent: requestSent)
         if storeError != nil, result.error == nil { result.error = storeError }
         return result
     }
 
-    /// The backoff before jitter is `initial × 2^(failures − 1)`, capped at the maximum; the delay is half of
-    /// it plus a random share of the other half ("equal jitter").
+    /// The backoff before jitter is `initial × 2^(failures − 1)` for the server's `failures` (429, 5xx) in a row, capped
+    /// at the maximum; the delay is half of it plus a random share of the other half ("equal jitter").
     func backoff(afterFailures failures: Int) -> TimeInterval {
         let initial = options.initialBackoff.timeInterval
         let maximum = options.maximumBackoff.timeInterval
@@ -332,5 +332,18 @@ import FoundationNetworking
             }
         }
         return result
+    }
+}
+
+extension FeedCache {
+    /// The server answered (200, 304, 404, 410): no backoff, no failures in a row.
+    mutating func answered() {
+        fetchedAtReanchoredAt = nil
+        consecutiveFailures = 0
+        serverFailures = 0
+        nextRetryAt = nil
+        failedAt = nil
+        failedAtReanchoredAt = nil
+        lastFailure = nil
     }
 }

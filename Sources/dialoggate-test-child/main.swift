@@ -7,6 +7,14 @@
 //   dialoggate-test-child race json|sqlite PATH ID MAX START ROUNDS
 //       waits until the file START exists, then ROUNDS times claims dialog ID and, when granted, answers
 //       dismiss; prints "granted N" with the number of presentations it was granted.
+//   dialoggate-test-child message json|sqlite PATH FEED - RELEASE ANSWER
+//       refreshes a MessageCenter on the feed file FEED (the seed's app, 1.0 on 17.2); prints "pending N", or "none"
+//       with " (presented elsewhere: N)" when another center holds message N. When pending, waits until the file
+//       RELEASE exists ("-": at once), then answers with ANSWER (confirm or dismiss), waits for the store write and
+//       prints "finished"; ANSWER confirm-exit acknowledges and calls exit(0) at once, without waiting.
+//   dialoggate-test-child hold json|sqlite PATH KEY - RELEASE -
+//       sets KEY = 1 inside a transaction, prints "holding", and holds the store's write lock until the file RELEASE
+//       exists; then commits and prints "released".
 @_spi(Tooling) import DialogGate
 import Foundation
 @_spi(Tooling) import Prefs
@@ -25,44 +33,76 @@ func waitFor(_ path: String) {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-guard arguments.count == 7, let maximum = Int(arguments[4]) else {
-    fail("usage: dialoggate-test-child claim|race json|sqlite PATH ID MAX FILE ARG")
+guard arguments.count == 7 else {
+    fail("usage: dialoggate-test-child claim|race|message|hold json|sqlite PATH ID|FEED|KEY MAX|- FILE ARG")
 }
 let url = URL(fileURLWithPath: arguments[2])
 let storage: Prefs.Storage = arguments[1] == "json" ? .jsonFile(url, lockTimeout: .seconds(30)) : .sqlite(url, busyTimeout: .seconds(30))
-let dialog = Dialog(arguments[3], policy: DialogPolicy(maximumPresentations: maximum == 0 ? nil : maximum))
 
 do {
-    // No overrides argument: the default, which must not read DIALOGGATE_OVERRIDE (a test sets it for this child).
-    let gate = DialogGate(prefs: try Prefs(storage), session: DialogSession(), appVersion: "1.0")
     switch arguments[0] {
-    case "claim":
-        switch try gate.claim(dialog) {
-        case .declined(let decision):
-            say("declined: \(decision)")
-        case .granted(let presentation):
-            say("granted")
+    case "claim", "race":
+        guard let maximum = Int(arguments[4]) else { fail("MAX must be a number") }
+        let dialog = Dialog(arguments[3], policy: DialogPolicy(maximumPresentations: maximum == 0 ? nil : maximum))
+        // No overrides argument: the default, which must not read DIALOGGATE_OVERRIDE (a test sets it for this child).
+        let gate = DialogGate(prefs: try Prefs(storage), session: DialogSession(), appVersion: "1.0")
+        if arguments[0] == "claim" {
+            switch try gate.claim(dialog) {
+            case .declined(let decision):
+                say("declined: \(decision)")
+            case .granted(let presentation):
+                say("granted")
+                waitFor(arguments[5])
+                switch arguments[6] {
+                case "ok": try presentation.finish(.hideForSession)
+                case "never": try presentation.finish(.neverRemind)
+                case "dismiss": try presentation.finish(.dismiss)
+                case "cancel": try presentation.cancel()
+                default: fail("unknown answer \(arguments[6])")
+                }
+                say("finished")
+            }
+        } else {
+            guard let rounds = Int(arguments[6]) else { fail("race needs ROUNDS") }
             waitFor(arguments[5])
-            switch arguments[6] {
-            case "ok": try presentation.finish(.ok)
-            case "never": try presentation.finish(.neverRemind)
-            case "dismiss": try presentation.finish(.dismiss)
-            case "cancel": try presentation.cancel()
-            default: fail("unknown answer \(arguments[6])")
+            var granted = 0
+            for _ in 0..<rounds {
+                if let presentation = try gate.claim(dialog).presentation {
+                    granted += 1
+                    try presentation.finish(.dismiss)
+                }
             }
-            say("finished")
+            say("granted \(granted)")
         }
-    case "race":
-        guard let rounds = Int(arguments[6]) else { fail("race needs ROUNDS") }
+    case "message":
+        let context = MessageContext(
+            bundleIdentifier: "com.createchsol.AppAlertExample", appVersion: "1.0", osVersion: "17.2", localeIdentifier: "en_US")
+        let center = MessageCenter(feedURL: URL(fileURLWithPath: arguments[3]), prefs: try Prefs(storage), context: context)
+        await center.refresh()
+        guard let message = center.pendingMessage else {
+            say("none" + (center.presentedElsewhere.map { " (presented elsewhere: \($0))" } ?? ""))
+            exit(0)
+        }
+        say("pending \(message.id)")
         waitFor(arguments[5])
-        var granted = 0
-        for _ in 0..<rounds {
-            if let presentation = try gate.claim(dialog).presentation {
-                granted += 1
-                try presentation.finish(.dismiss)
-            }
+        switch arguments[6] {
+        case "confirm": center.acknowledge(.confirm, for: message)
+        case "dismiss": center.dismissWithoutAcknowledging()
+        case "confirm-exit":
+            center.acknowledge(.confirm, for: message)
+            exit(0)
+        default: fail("unknown answer \(arguments[6])")
         }
-        say("granted \(granted)")
+        await center.flush()
+        say("finished")
+    case "hold":
+        let prefs = try Prefs(storage)
+        try prefs.transaction { transaction in
+            try transaction.set(1, for: Prefs.Key<Int>(arguments[3], initial: 0))
+            say("holding")
+            waitFor(arguments[5])
+        }
+        say("released")
     default:
         fail("unknown mode \(arguments[0])")
     }

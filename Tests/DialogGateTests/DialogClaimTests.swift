@@ -145,12 +145,12 @@ struct DialogClaimTests {
         let shown = clock.now
         let presentation = try #require(try gate.claim(tip).presentation)
         clock.advance(by: 30)
-        try presentation.finish(.ok)
+        try presentation.finish(.hideForSession)
         let record = try #require(try gate.states().first?.record)
         #expect(record.presentations == 1)
         #expect(record.lastPresented == shown)
         #expect(record.claim == nil)
-        #expect(throws: DialogGateError.presentationEnded(dialogID: "tip")) { try presentation.finish(.ok) }
+        #expect(throws: DialogGateError.presentationEnded(dialogID: "tip")) { try presentation.finish(.hideForSession) }
         #expect(throws: DialogGateError.presentationEnded(dialogID: "tip")) { try presentation.cancel() }
         #expect(presentation.isEnded)
     }
@@ -162,12 +162,12 @@ struct DialogClaimTests {
         let first = try scene(.sqlite), second = try scene(.sqlite)
         await #expect(throws: Interrupted.self) { try await first.presentIfNeeded(tip) { _ in throw Interrupted() } }
         let decision = try await first.presentIfNeeded(tip) { _ in
-            let inner = try await second.presentIfNeeded(tip) { _ in .ok }
+            let inner = try await second.presentIfNeeded(tip) { _ in .hideForSession }
             #expect(inner.reasons == [.alreadyPresenting])
             return .dismiss
         }
         #expect(decision.shouldPresent)
-        #expect(try await second.presentIfNeeded(tip) { _ in .ok }.reasons == [.presentationLimitReached(shown: 1, limit: 1)])
+        #expect(try await second.presentIfNeeded(tip) { _ in .hideForSession }.reasons == [.presentationLimitReached(shown: 1, limit: 1)])
     }
 
     @Test("a decision sees another store instance's write at once, without waiting for a poll", arguments: FileStore.allCases)

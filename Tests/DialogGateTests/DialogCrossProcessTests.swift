@@ -86,7 +86,7 @@ struct DialogCrossProcessTests {
         #expect(result.signaled)
         let presentation = try #require(try gate.claim(tip).presentation, "the crashed holder binds nothing")
         #expect(presentation.decision.reasons == [.eligible(shown: 0, limit: 1)], "an interrupted presentation shows again")
-        try presentation.finish(.ok)
+        try presentation.finish(.hideForSession)
     }
 
     @Test("a presentation held by this process is respected by a child process until it is answered")

@@ -110,7 +110,7 @@ struct LegacyNeverRemindTests {
 
     @Test("under a policy that resets on a new app version, a never-remind only older code wrote ends with the next version")
     func versionChange() throws {
-        let whatsNew = Dialog("whatsnew", policy: DialogPolicy(resetsOnAppVersionChange: true, neverRemindKey: "UserHasSeenMsg"))
+        let whatsNew = Dialog("whatsnew", policy: DialogPolicy(resetsOn: .newVersion, neverRemindKey: "UserHasSeenMsg"))
         try olderCode(wrote: StoredValue(type: .bool, json: .bool(true)))
         #expect(try launch(appVersion: "1.0").decision(for: whatsNew).reasons == [.legacyNeverRemind(key: "UserHasSeenMsg")])
         let upgraded = try launch(appVersion: "1.1")
@@ -118,6 +118,33 @@ struct LegacyNeverRemindTests {
         try #require(try upgraded.claim(whatsNew).presentation).finish(.dismiss)
         #expect(try upgraded.prefs.storedValue(forKey: "UserHasSeenMsg") == nil, "the old answer is removed with the old record")
         #expect(try launch(appVersion: "1.1").shouldPresent(whatsNew))
+    }
+
+    /// Reported: after an upgrade from the seed apps, `prefs-tool dialogs reset --all` left a legacy key that the app
+    /// had not asked about yet, so the dialog stayed hidden.
+    @Test("declared dialogs: prefs-tool lists and reset --all clears a legacy key the app has not asked about yet")
+    func declaredBeforeTheFirstDecision() async throws {
+        try olderCode(wrote: StoredValue(type: .string, json: .string("YES")))
+        let app = try launch()
+        try app.declare([intro, Dialog("rate-app")])
+        let list = try await ChildProcess.run("prefs-tool", ["--store", path, "dialogs"])
+        #expect(list.stdout == "intro\tshown 0\tlegacy key \"UserHasSeenMsg\" = \"YES\" (never remind)\nrate-app\tshown 0\n", "\(list.stderr)")
+        let reset = try await ChildProcess.run("prefs-tool", ["--store", path, "dialogs", "reset", "--all"])
+        #expect(reset.status == 0, "\(reset.stderr)")
+        #expect(try app.prefs.storedValue(forKey: "UserHasSeenMsg") == nil)
+        #expect(app.decision(for: intro).reasons == [.eligible(shown: 0, limit: nil)], "the dialog shows again")
+    }
+
+    @Test("declaring writes once, keeps what a record holds, and leaves another id's record alone")
+    func declareIsIdempotent() throws {
+        let gate = try launch()
+        try #require(try gate.claim(intro).presentation).finish(.dismiss)
+        let before = try gate.prefs.snapshot()
+        try gate.declare([intro])
+        #expect(try gate.prefs.snapshot() == before, "a recorded dialog is not written again")
+        try gate.declare([Dialog("intro")])  // a policy without the key: the recorded key is kept, so resets still clear it
+        #expect(try gate.states().first?.record?.neverRemindKey == "UserHasSeenMsg")
+        #expect(try gate.states().first?.record?.presentations == 1)
     }
 
     @Test("a decision under a QA override does not adopt the key")

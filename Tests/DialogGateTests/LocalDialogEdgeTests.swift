@@ -43,7 +43,7 @@ struct LocalDialogEdgeTests {
 
     @Test("a version reset removes the legacy never-remind key, so the old answer does not come back after the next presentation")
     func versionResetClearsLegacyKey() throws {
-        let dialog = Dialog("w", policy: DialogPolicy(resetsOnAppVersionChange: true, neverRemindKey: "w_never"))
+        let dialog = Dialog("w", policy: DialogPolicy(resetsOn: .newVersion, neverRemindKey: "w_never"))
         let v1 = try launch(appVersion: "1.0")
         try v1.recordPresentation(of: dialog)
         try v1.record(.neverRemind, for: dialog)
@@ -89,7 +89,7 @@ struct LocalDialogEdgeTests {
         try next.reset(states.map(\.id))  // as `prefs-tool dialogs reset h.…` does
         #expect(try next.states().isEmpty)
         #expect(try launch().shouldPresent(dialog))
-        try next.record(.ok, for: dialog)
+        try next.record(.hideForSession, for: dialog)
         try next.reset([dialog.id])
         #expect(next.shouldPresent(dialog), "reset by the id itself clears the session's OK too")
     }
@@ -174,7 +174,7 @@ struct LocalDialogEdgeTests {
         #expect(try await first.value.shouldPresent)
         #expect(presentations.withLock { $0 } == 1)
 
-        let third = try await gate.presentIfNeeded(dialog) { _ in .ok }
+        let third = try await gate.presentIfNeeded(dialog) { _ in .hideForSession }
         #expect(third.shouldPresent, "once the first presentation ended, it may be presented again")
         #expect(try gate.states().first?.record?.presentations == 2)
     }
@@ -185,7 +185,7 @@ struct LocalDialogEdgeTests {
         let gate = try launch()
         let dialog = Dialog("welcome")
         await #expect(throws: Interrupted.self) { try await gate.presentIfNeeded(dialog) { _ in throw Interrupted() } }
-        #expect(try await gate.presentIfNeeded(dialog) { _ in .ok }.shouldPresent)
+        #expect(try await gate.presentIfNeeded(dialog) { _ in .hideForSession }.shouldPresent)
     }
 
     @Test(
@@ -203,11 +203,23 @@ struct LocalDialogEdgeTests {
         #expect(rest == unrecognized)
     }
 
+    /// Reported: "2.0-beta.3" and "2.0" were one version, so a never-remind answered in the beta survived the release.
     @Test(
-        "the version reset reads versions as feed targeting does: a build number or a suffix is no new version",
-        arguments: [("2.0 (145)", "2.0 (146)", false), ("2.0-beta", "2.0", false), ("2.0", "2.0.0", false), ("2.0", "2.1 (1)", true)])
-    func versionResetParsing(old: String, new: String, resets: Bool) throws {
-        let dialog = Dialog("whatsnew", policy: DialogPolicy(resetsOnAppVersionChange: true))
+        "the version reset is a choice: .newRelease, .newVersion (a pre-release and its release are two) or .newBuild",
+        arguments: [
+            ("2.0-beta.3", "2.0", DialogPolicy.VersionChange.newRelease, false),
+            ("2.0-beta.3", "2.0", .newVersion, true),
+            ("2.0-beta.3", "2.0-beta.4", .newVersion, true),
+            ("2.0b3", "2.0-B3", .newVersion, false),
+            ("2.0 (145)", "2.0 (146)", .newVersion, false),
+            ("2.0 (145)", "2.0 (146)", .newBuild, true),
+            ("2.0+145", "2.0 (145)", .newBuild, false),
+            ("2.0", "2.0.0", .newBuild, false),
+            ("2.0", "2.1 (1)", .newRelease, true),
+            ("nightly", "Nightly", .newRelease, true),
+        ])
+    func versionResetChoice(old: String, new: String, change: DialogPolicy.VersionChange, resets: Bool) throws {
+        let dialog = Dialog("whatsnew", policy: DialogPolicy(resetsOn: change))
         try launch(appVersion: old).record(.neverRemind, for: dialog)
         #expect(try launch(appVersion: new).shouldPresent(dialog) == resets)
     }
@@ -216,7 +228,7 @@ struct LocalDialogEdgeTests {
     func resetNothing() throws {
         let gate = try launch()
         let dialog = Dialog("a")
-        try gate.record(.ok, for: dialog)
+        try gate.record(.hideForSession, for: dialog)
         try gate.reset([String]())
         try gate.reset([Dialog]())
         #expect(gate.decision(for: dialog).reasons == [.suppressedForSession])

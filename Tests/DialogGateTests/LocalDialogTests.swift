@@ -22,6 +22,23 @@ struct LocalDialogTests {
             appVersion: appVersion, overrides: overrides, clock: clock.function)
     }
 
+    /// Reported: "OK" is `.dismiss` for seed 000 and `.ok` for seed 001, and the obvious `.ok` silently hid the seed-000
+    /// alert for the rest of the launch.
+    @Test("the two seeds' OK buttons are two named answers: hideForSession (seed 001) and dismiss (seed 000)")
+    func twoOKs() throws {
+        let seed001 = Dialog("dialog", policy: DialogPolicy(neverRemindKey: "dialog_neverAgain"))
+        let seed000 = Dialog("Update available", policy: DialogPolicy(neverRemindKey: "Update available"))
+        let gate = try launch()
+        try #require(try gate.claim(seed001).presentation).finish(.hideForSession)
+        try #require(try gate.claim(seed000).presentation).finish(.dismiss)
+        #expect(gate.decision(for: seed001).reasons == [.suppressedForSession], "until the next launch")
+        #expect(gate.shouldPresent(seed000), "seed 000's alert shows again at the next call")
+        #expect(try launch().shouldPresent(seed001), "the next launch")
+        let states = try gate.states()
+        #expect(states.map { $0.record?.lastResponse } == ["dismiss", "ok"], "sorted by id; the stored names are those of earlier releases")
+        #expect(DialogEvent.answered("dialog", .hideForSession).description == "answered dialog: ok")
+    }
+
     @Test("seed 001: OK hides the dialog for this launch only")
     func okIsSessionScoped() throws {
         let welcome = Dialog("welcome")
@@ -29,7 +46,7 @@ struct LocalDialogTests {
         #expect(gate.shouldPresent(welcome))
         try gate.recordPresentation(of: welcome)
         #expect(gate.shouldPresent(welcome), "presenting alone suppresses nothing: suppression starts with the answer")
-        try gate.record(.ok, for: welcome)
+        try gate.record(.hideForSession, for: welcome)
         let decision = gate.decision(for: welcome)
         #expect(!decision.shouldPresent)
         #expect(decision.reasons == [.suppressedForSession])
@@ -185,7 +202,7 @@ struct LocalDialogTests {
 
     @Test("suppression resets when the app version changes, if the policy says so")
     func versionReset() throws {
-        let resetting = Dialog("whatsnew", policy: DialogPolicy(resetsOnAppVersionChange: true))
+        let resetting = Dialog("whatsnew", policy: DialogPolicy(resetsOn: .newVersion))
         let keeping = Dialog("intro")
         let gate = try launch(appVersion: "1.0")
         try gate.record(.neverRemind, for: resetting)
@@ -229,7 +246,7 @@ struct LocalDialogTests {
         let gate = try launch()
         try gate.recordPresentation(of: Dialog("a"))
         try gate.record(.neverRemind, for: Dialog("b"))
-        try gate.record(.ok, for: Dialog("c"))
+        try gate.record(.hideForSession, for: Dialog("c"))
         let states = try gate.states()
         #expect(states.map(\.id) == ["a", "b", "c"])
         #expect(states[0].record?.presentations == 1)
@@ -249,10 +266,10 @@ struct LocalDialogTests {
         let dialog = Dialog("welcome")
         var asked = 0
         try await gate.presentIfNeeded(dialog) { _ in
-            asked += 1; return .ok
+            asked += 1; return .hideForSession
         }
         let second = try await gate.presentIfNeeded(dialog) { _ in
-            asked += 1; return .ok
+            asked += 1; return .hideForSession
         }
         #expect(asked == 1)
         #expect(!second.shouldPresent)

@@ -166,7 +166,7 @@ struct SeedFlowTests {
             mappedShown.append(
                 try taps.map { tap in
                     guard let presentation = try gate.claim(dialog).presentation else { return false }
-                    try presentation.finish(tap == "OK" ? .ok : .neverRemind)
+                    try presentation.finish(tap == "OK" ? .hideForSession : .neverRemind)
                     return true
                 })
         }
@@ -242,6 +242,7 @@ struct SeedFlowTests {
             await center.refresh()
             let shown = center.pendingMessage
             if let shown { center.acknowledge(.confirm, for: shown) }
+            await center.flush()  // the write follows acknowledge; QA's prefs-tool and the seed's getter read the file
             centerShown.append(shown?.id)
         }
         #expect(seedShown == [1, nil, 1, nil, nil, 4])

@@ -9,6 +9,7 @@ import FoundationNetworking
 @_spi(Harness) import PrefsTestSupport
 import Testing
 import PrefsJSON
+import PrefsSupport
 
 @Suite("FeedFetcher")
 struct FeedFetcherTests {
@@ -183,7 +184,7 @@ struct FeedFetcherTests {
         // loose because a loaded 2-core machine under ThreadSanitizer can starve the cooperative pool for minutes
         // (150 s seen once).
         #expect(elapsed < .seconds(450), "took \(elapsed)")
-        #expect(fetcher.cache?.nextRetryAt != nil)  // a timeout backs off like a 5xx
+        #expect(fetcher.cache?.nextRetryAt == nil, "a timeout says nothing about the server: no backoff")
     }
 
     @Test("an oversized body is refused (2 MiB with a 1 MiB cap)")
@@ -373,7 +374,7 @@ struct FeedFetcherTests {
         #expect(server.requests.count == 3)
     }
 
-    @Test("max-age does not hold when the fetch date is in the future (the clock went back)")
+    @Test("max-age with the clock set back after the fetch: it runs its length from when that was first seen, then a request")
     func clockBackAfterMaxAge() async throws {
         let prefs = try Prefs(.memory)
         let scenario = Scenario(.ok(Feeds.seed, headers: ["Cache-Control": "max-age=300"]))
@@ -383,15 +384,21 @@ struct FeedFetcherTests {
         _ = await fetcher.fetch()
         scenario.set(.ok(Feeds.of(Feeds.message(id: 2)), headers: ["Cache-Control": "max-age=300"]))
         clock.advance(by: -3 * 86_400 + 3600)  // set back 3 days, then an hour passes
+        #expect(await fetcher.fetch().source == .cache, "fresh for max-age from when the clock was first seen behind")
+        #expect(fetcher.cache?.fetchedAtReanchoredAt == clock.now)
+        clock.advance(by: 299)
+        #expect(await fetcher.fetch().source == .cache)
+        #expect(server.requests.count == 1)
+        clock.advance(by: 1)
         let result = await fetcher.fetch()
         #expect(result.source == .network && result.feed?.messages.map(\.id) == [2])
-        #expect(server.requests.count == 2)
+        #expect(fetcher.cache?.fetchedAtReanchoredAt == nil, "the new fetch date is not behind the clock")
         clock.advance(by: 100)
         #expect(await fetcher.fetch().source == .cache, "max-age counts again from the new fetch date")
         #expect(server.requests.count == 2)
     }
 
-    @Test("a retry date further ahead than maximumBackoff (the clock went back) is ignored")
+    @Test("a backoff with the clock set back after the failure: its length from when that was first seen, not the jump")
     func clockBackAfterBackoff() async throws {
         let prefs = try Prefs(.memory)
         let scenario = Scenario(.status(503))
@@ -402,8 +409,125 @@ struct FeedFetcherTests {
         #expect(fetcher.cache?.nextRetryAt == clock.now.addingTimeInterval(30))
         scenario.set(.ok(Feeds.seed))
         clock.advance(by: -10 * 86_400 + 7200)  // set back 10 days, then two hours pass
+        let seenBehind = clock.now
+        #expect(await fetcher.fetch(force: true).error == .backingOff(until: seenBehind.addingTimeInterval(30), failures: 1))
+        clock.advance(by: 30)
         let result = await fetcher.fetch(force: true)
         #expect(result.source == .network && result.error == nil)
         #expect(server.requests.count == 2)
+    }
+
+    @Test("a retry date from a cache without the failure's date (an older release), further ahead than maximumBackoff, is ignored")
+    func clockBackAfterOlderBackoff() async throws {
+        let prefs = try Prefs(.memory)
+        let server = try jsonServer(Feeds.seed)
+        defer { server.stop() }
+        let url = server.url("/messages.json")
+        var cache = FeedCache(url: url)
+        cache.consecutiveFailures = 1
+        cache.nextRetryAt = clock.now.addingTimeInterval(10 * 86_400)
+        try prefs.set(cache, for: FeedCache.key(for: url))
+        let result = await fetcher(url, prefs: prefs).fetch(force: true)
+        #expect(result.source == .network && result.error == nil)
+    }
+
+    /// Reported: a feed fetched, then the clock set back a year and the device offline for 30 days: the message still showed.
+    @Test("a feed fetched \"in the future\" (the clock set back since) ages: offline, it is used for the maximum cache age, then not")
+    func cacheFetchedInTheFuture() async throws {
+        let prefs = try Prefs(.memory)
+        let network = OfflineSwitch()
+        let server = try jsonServer(Feeds.seed)
+        defer { server.stop() }
+        let fetcher = fetcher(server.url("/messages.json"), prefs: prefs, loader: network)
+        #expect(await fetcher.fetch().source == .network)
+        network.isOffline = true
+        clock.advance(by: -365 * 86_400)
+        #expect(await fetcher.fetch().feed?.messages.map(\.id) == [1], "the last good feed, while the device is offline")
+        clock.advance(by: 7 * 86_400 - 1)
+        #expect(await fetcher.fetch().feed?.messages.map(\.id) == [1])
+        clock.advance(by: 1)
+        #expect(await fetcher.fetch().feed == nil, "7 days, the maximum cache age, from when the clock was first seen behind")
+        clock.advance(by: 23 * 86_400)
+        let later = await fetcher.fetch()
+        #expect(later.feed == nil && later.source == .none, "30 days offline: nothing shown")
+        #expect(fetcher.cache?.age(at: clock.now).map { Int($0.rounded()) } == 30 * 86_400)
+    }
+
+    // MARK: - Offline
+
+    /// Reported: no network at the first launch, network at a relaunch 10 s later: no request was made
+    /// ("not fetching before …:40Z after 1 failure in a row").
+    @Test("offline first launch: a failed connection starts no backoff; the relaunch 10 s later fetches")
+    func offlineFirstLaunch() async throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.file("app.sqlite")
+        let network = OfflineSwitch()
+        network.isOffline = true
+        let server = try jsonServer(Feeds.seed)
+        defer { server.stop() }
+        let url = server.url("/messages.json")
+        let first = await fetcher(url, prefs: try Prefs(.sqlite(store)), loader: network).fetch()
+        guard case .transport? = first.error else {
+            Issue.record("expected a connection failure, got \(String(describing: first.error))")
+            return
+        }
+        #expect(first.feed == nil)
+        let failed = try #require(fetcher(url, prefs: try Prefs(.sqlite(store))).cache)
+        #expect(failed.consecutiveFailures == 1 && failed.nextRetryAt == nil && failed.serverFailures == 0)
+
+        network.isOffline = false
+        clock.advance(by: 10)
+        let relaunch = await fetcher(url, prefs: try Prefs(.sqlite(store)), loader: network).fetch()
+        #expect(relaunch.error == nil)
+        #expect(relaunch.source == .network && relaunch.feed?.messages.map(\.id) == [1])
+        #expect(server.requests.count == 1)
+    }
+
+    @Test("a connection failure between two 503s neither backs off nor resets the server's count: the second 503 doubles the backoff")
+    func offlineBetweenServerFailures() async throws {
+        let prefs = try Prefs(.memory)
+        let network = OfflineSwitch()
+        let server = try TestHTTPServer { _ in .status(503) }
+        defer { server.stop() }
+        let fetcher = fetcher(server.url("/messages.json"), prefs: prefs, loader: network)
+        _ = await fetcher.fetch()
+        #expect(fetcher.cache?.nextRetryAt == clock.now.addingTimeInterval(30))  // 60 s base, random 0
+        clock.advance(by: 30)
+        network.isOffline = true
+        _ = await fetcher.fetch()
+        #expect(fetcher.cache?.nextRetryAt == nil && fetcher.cache?.serverFailures == 1)
+        network.isOffline = false
+        _ = await fetcher.fetch()
+        #expect(fetcher.cache?.nextRetryAt == clock.now.addingTimeInterval(60), "120 s base: the second of the server's failures")
+        #expect(fetcher.cache?.consecutiveFailures == 3)
+    }
+}
+
+/// The device's network, switched by the test: online, requests go to the server; offline, to a loopback port nobody
+/// listens on, so the standard loader fails to connect for real.
+final class OfflineSwitch: FeedLoader {
+    private let offline = Locked(false)
+    private let standard = FeedLoaders.standard()
+    /// A port that was listened on and is closed now.
+    private let closedPort: UInt16
+
+    init() {
+        let server = try? TestHTTPServer { _ in .status(500) }
+        closedPort = server?.port ?? 9
+        server?.stop()
+    }
+
+    var isOffline: Bool {
+        get { offline.withLock { $0 } }
+        set { offline.withLock { $0 = newValue } }
+    }
+
+    func load(_ request: URLRequest, options: FeedOptions) async throws -> FeedResponse {
+        var request = request
+        if isOffline, let url = request.url, var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) {
+            parts.port = Int(closedPort)
+            request.url = parts.url
+        }
+        return try await standard.load(request, options: options)
     }
 }

@@ -47,6 +47,24 @@ struct PostgreSQLDialogGateTests {
         #expect(try gate(url, user: userA).shouldPresent(dialog))
     }
 
+    /// Reported: with the README's `DialogGate(prefs:)`, the session was the process, so user A's "OK" hid B's dialog and
+    /// `oncePerSession` blocked B after A's.
+    @Test("DialogGate(prefs:) on each user's namespace: a session per user; A's OK and A's presentation do not touch B")
+    func sessionPerUser() throws {
+        let url = try server().url
+        let base = freshNamespace()
+        let storeA = try Prefs(.postgreSQL(url, namespace: base + "/user-a"))
+        let storeB = try Prefs(.postgreSQL(url, namespace: base + "/user-b"))
+        let gateA = DialogGate(prefs: storeA, displayFrequency: .oncePerSession)
+        let gateB = DialogGate(prefs: storeB, displayFrequency: .oncePerSession)
+        try #require(try gateA.claim(Dialog("rate-app")).presentation).finish(.hideForSession)
+        #expect(gateA.decision(for: Dialog("rate-app")).reasons == [.suppressedForSession, .anotherDialogThisSession])
+        #expect(gateB.decision(for: Dialog("rate-app")).reasons == [.eligible(shown: 0, limit: nil)])
+        #expect(try gateB.claim(Dialog("tips")).presentation != nil, "B's first dialog of B's session")
+        let againA = DialogGate(prefs: try Prefs(.postgreSQL(url, namespace: base + "/user-a")))
+        #expect(againA.session === gateA.session, "another store instance on A's namespace: A's session")
+    }
+
     @Test("the remote message feed is acknowledged per user; prefs-tool resets lastMessageId for one user")
     func messagesPerUser() async throws {
         let url = try server().url
@@ -72,6 +90,7 @@ struct PostgreSQLDialogGateTests {
         #expect(otherA.pendingMessage == nil)
         #expect(otherB.pendingMessage?.id == 1)
         _ = otherB.acknowledge(.confirm, for: try #require(otherB.pendingMessage))
+        await otherB.flush()
         #expect(try Prefs(.postgreSQL(url, namespace: userB))[Prefs.Key<Int>("lastMessageId", initial: 0)] == 1)
 
         // QA: reset lastMessageId for user A only.

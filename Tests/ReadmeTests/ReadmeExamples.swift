@@ -112,7 +112,7 @@ struct ReadmeExamples {
         let gate = DialogGate(prefs: prefs, session: DialogSession(), appVersion: "2.1", overrides: DialogOverrides())
         let welcome = Dialog("welcome")
         if let presentation = try gate.claim(welcome).presentation {   // decides and claims in one transaction
-            try presentation.finish(.ok)       // or .neverRemind, .remindLaterAfter(.seconds(86_400)), .dismiss
+            try presentation.finish(.hideForSession)       // or .neverRemind, .remindLaterAfter(.seconds(86_400)), .dismiss
         }
         #expect(gate.decision(for: welcome).description == "welcome: not presented: suppressed for this session (OK)")
 
@@ -194,7 +194,7 @@ struct ReadmeMessageExamples {
                 "text": "Warning: There is a bug in the application and I am working on it.",
                 "confirmLabel": "OK",
                 "appVersions": ["1.0", ">=1.2 <2.0", "17.*"],
-                "osVersions": ["17", "18.*"],
+                "osVersions": ["17.*", "18.0 (22A3354)"],
                 "link": {"title": "Workaround", "url": "https://example.com/workaround"}
               }
             ]
@@ -203,7 +203,7 @@ struct ReadmeMessageExamples {
         let url = directory.file("messages.json")
         try Data(feed.utf8).write(to: url)
         let prefs = try Prefs(.sqlite(directory.file("app.sqlite")))
-        let context = MessageContext(bundleIdentifier: "com.createchsol.AppAlertExample", appVersion: "1.0", osVersion: "18.1", localeIdentifier: "en")
+        let context = MessageContext(bundleIdentifier: "com.createchsol.AppAlertExample", appVersion: "1.0", osVersion: "18.0 (22A3354)", localeIdentifier: "en")
         let first = MessageCenter(feedURL: url, prefs: prefs, context: context)
         await first.refresh()
         #expect(first.diagnostics.isEmpty && first.lastError == nil)   // every field of the README's feed is valid

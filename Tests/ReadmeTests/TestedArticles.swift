@@ -27,14 +27,25 @@ func localDialogAsWritten(prefs: Prefs) throws -> DialogGate {
     let welcome = Dialog("welcome")
     if let presentation = try gate.claim(welcome).presentation {   // decides and claims in one transaction
         // … present your alert; when the user answers:
-        try presentation.finish(.ok)       // or .neverRemind, .remindLaterAfter(.seconds(86_400)), .dismiss
+        try presentation.finish(.hideForSession)       // or .neverRemind, .remindLaterAfter(.seconds(86_400)), .dismiss
     }
     print(gate.decision(for: welcome))     // "welcome: not presented: suppressed for this session (OK)"
     let dialog = Dialog("dialog", policy: DialogPolicy(neverRemindKey: "dialog_neverAgain"))
     if let presentation = try gate.claim(dialog).presentation {
-        // "Here is a message for you!"  [OK] → .ok    [Never remind me] → .neverRemind
+        // "Here is a message for you!"  [OK] → .hideForSession    [Never remind me] → .neverRemind
         try presentation.finish(.neverRemind)
     }
+    return gate
+}
+
+/// LocalDialogs.md: a new session when the user comes back; returns the gate after `userCameBack()`.
+func newSessionAsWritten(prefs: Prefs, answer: (DialogGate) throws -> Void) throws -> DialogGate {
+    var gate = DialogGate(prefs: prefs, session: DialogSession())
+    func userCameBack() {   // a scene's willEnterForeground, a login
+        gate = DialogGate(prefs: prefs, session: DialogSession())   // "OK" of the last visit no longer hides
+    }
+    try answer(gate)
+    userCameBack()
     return gate
 }
 
@@ -91,6 +102,17 @@ struct TestedArticles {
         let gate = try localDialogAsWritten(prefs: prefs)
         #expect(gate.decision(for: Dialog("welcome")).description == "welcome: not presented: suppressed for this session (OK)")
         #expect(prefs[AppKey.dialogNoMore] as Bool)
+    }
+
+    @Test("a new session when the user comes back, as LocalDialogs.md shows it")
+    func newSession() throws {
+        let prefs = try Prefs(.memory)
+        let tips = Dialog("tips")
+        let gate = try newSessionAsWritten(prefs: prefs) { gate in
+            try #require(try gate.claim(tips).presentation).finish(.hideForSession)
+            #expect(!gate.shouldPresent(tips))
+        }
+        #expect(gate.shouldPresent(tips))
     }
 
     @Test("coming from UserDefaults")

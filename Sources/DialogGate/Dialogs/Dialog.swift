@@ -26,8 +26,11 @@ public struct DialogPolicy: Sendable, Hashable {
     public var maximumPresentations: Int?
     /// The shortest time between two presentations; nil for none.
     public var minimumInterval: Duration?
-    /// When true, a new app version clears never-remind, snooze and the presentation count.
-    public var resetsOnAppVersionChange: Bool
+    /// Which change of the app version (``DialogGate/appVersion``) clears never-remind, snooze and the presentation
+    /// count; nil (the default) for none. `.newVersion` counts a pre-release and its release as two versions, so an
+    /// answer given in `2.0-beta.3` does not hold in `2.0`; `.newRelease` lets it hold; `.newBuild` also resets on a
+    /// new build of one version (`2.0 (145)` → `2.0 (146)`). See ``VersionChange``.
+    public var resetsOn: VersionChange?
     /// A store key holding `true` once the user chose never-remind, for stores written by older code:
     /// seed 000 passes any key (`"UserHasSeenMsg"`), seed 001 uses `"dialog_neverAgain"`. DialogGate reads it and writes it.
     /// Any name UserDefaults accepted works, white space at either end included (`"Intro tip "`); only one holding
@@ -42,17 +45,58 @@ public struct DialogPolicy: Sendable, Hashable {
     public init(
         maximumPresentations: Int? = nil,
         minimumInterval: Duration? = nil,
-        resetsOnAppVersionChange: Bool = false,
+        resetsOn: VersionChange? = nil,
         neverRemindKey: String? = nil,
         neverRemindExpiry: Duration? = nil,
         ignoresDisplayFrequency: Bool = false
     ) {
         self.maximumPresentations = maximumPresentations
         self.minimumInterval = minimumInterval
-        self.resetsOnAppVersionChange = resetsOnAppVersionChange
+        self.resetsOn = resetsOn
         self.neverRemindKey = neverRemindKey
         self.neverRemindExpiry = neverRemindExpiry
         self.ignoresDisplayFrequency = ignoresDisplayFrequency
+    }
+
+    /// Which change of the app version counts as a new version for ``DialogPolicy/resetsOn``. Versions are read as the
+    /// app reports them: a numeric release (`2.0` is `2.0.0`), a pre-release (`2.0-beta.3`, `2.0b3`) and a build
+    /// (`2.0 (145)`, `2.0+145`); a version that does not start with a number compares as text.
+    ///
+    /// ```swift
+    /// DialogPolicy(resetsOn: .newVersion)   // 2.0-beta.3 → 2.0 asks again; 2.0 (145) → 2.0 (146) does not
+    /// ```
+    public enum VersionChange: Sendable, Hashable {
+        /// A new release: `2.0` → `2.1`. A pre-release and its release are one version (an answer given in
+        /// `2.0-beta.3` holds in `2.0`), and so are two builds of one version.
+        case newRelease
+        /// A new release or pre-release: `2.0-beta.3` → `2.0-beta.4` → `2.0` each reset; a new build of the same
+        /// version does not.
+        case newVersion
+        /// Any change, builds included: `2.0 (145)` → `2.0 (146)` resets too.
+        case newBuild
+    }
+
+    /// A policy with the earlier spelling of ``resetsOn``: `true` is `.newVersion`, under which a pre-release and its
+    /// release are two versions (earlier releases counted them as one, as `.newRelease` does).
+    @available(*, deprecated, message: "use resetsOn: .newVersion (a pre-release and its release are two versions) or .newRelease")
+    public init(
+        maximumPresentations: Int? = nil,
+        minimumInterval: Duration? = nil,
+        resetsOnAppVersionChange: Bool,
+        neverRemindKey: String? = nil,
+        neverRemindExpiry: Duration? = nil,
+        ignoresDisplayFrequency: Bool = false
+    ) {
+        self.init(
+            maximumPresentations: maximumPresentations, minimumInterval: minimumInterval, resetsOn: resetsOnAppVersionChange ? .newVersion : nil,
+            neverRemindKey: neverRemindKey, neverRemindExpiry: neverRemindExpiry, ignoresDisplayFrequency: ignoresDisplayFrequency)
+    }
+
+    /// Whether any app version change resets: ``resetsOn`` is set (`true` sets `.newVersion`).
+    @available(*, deprecated, message: "use resetsOn")
+    public var resetsOnAppVersionChange: Bool {
+        get { resetsOn != nil }
+        set { resetsOn = newValue ? .newVersion : nil }
     }
 }
 
@@ -64,7 +108,7 @@ public struct DialogPolicy: Sendable, Hashable {
 /// let daily = DialogGate(prefs: prefs, displayFrequency: .every(.seconds(86_400)))
 /// ```
 public struct DisplayFrequency: Sendable, Hashable {
-    /// At most one presentation per ``DialogSession`` (the launch, by default).
+    /// At most one presentation per ``DialogSession`` (by default the process's time on the gate's store: the launch).
     public var oncePerSession: Bool
     /// The shortest time between two presentations of any dialogs on the store, across processes; nil for none.
     public var minimumInterval: Duration?
@@ -82,22 +126,40 @@ public struct DisplayFrequency: Sendable, Hashable {
     public static func every(_ interval: Duration) -> DisplayFrequency { DisplayFrequency(minimumInterval: interval) }
 }
 
-/// The user's answer to a presented dialog.
+/// The user's answer to a presented dialog, named by what it does. The two "OK" buttons of the seeds are two answers:
+///
+/// | Button | Answer | Effect |
+/// |---|---|---|
+/// | seed 001's "OK" (until the app is launched again) | ``hideForSession`` | not again in this session |
+/// | seed 000's "OK" (the alert only closes) | ``dismiss`` | shown again at the next call |
+/// | "Don't remind me", "Never remind me" | ``neverRemind`` | not again until reset |
+///
+/// ```swift
+/// try presentation.finish(.hideForSession)   // seed 001: [OK] hides it until the next launch
+/// try presentation.finish(.dismiss)          // seed 000: [OK] closes it; the next call shows it again
+/// ```
 public enum DialogResponse: Sendable, Hashable, CustomStringConvertible {
-    /// "OK": not again in this session (the process's lifetime, or an explicit ``DialogSession``).
-    case ok
+    /// "OK, not again for now": hidden for the rest of the session (by default the process's lifetime on the gate's
+    /// store, see ``DialogSession``): seed 001's "OK". Recorded as `ok`.
+    case hideForSession
     /// "Don't remind me": not again until reset.
     case neverRemind
     /// "Remind me later", at a date.
     case remindLater(until: Date)
     /// "Remind me later", after an interval.
     case remindLaterAfter(Duration)
-    /// Closed without an answer: nothing is suppressed.
+    /// Closed, nothing hidden: the next call shows it again. Seed 000's "OK", and a dialog closed without an answer.
     case dismiss
 
+    /// The earlier name of ``hideForSession``, which read as the answer to any "OK" button: seed 000's "OK" is
+    /// ``dismiss``.
+    @available(*, deprecated, renamed: "hideForSession")
+    public static var ok: DialogResponse { .hideForSession }
+
+    /// `ok`, `never remind`, `remind later (…)`, `dismiss`: the names analytics has seen since the first release.
     public var description: String {
         switch self {
-        case .ok: "ok"
+        case .hideForSession: "ok"
         case .neverRemind: "never remind"
         case .remindLater(let date): "remind later (until \(ISO8601.format(date, fractionDigits: 0)))"
         case .remindLaterAfter(let interval): "remind later (after \(interval))"

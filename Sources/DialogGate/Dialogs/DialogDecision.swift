@@ -91,15 +91,17 @@ enum DialogRules {
         var appVersion: String?
         var now: Date
         var overrides: DialogOverrides
-        /// The gate's limit across dialogs, with whether this session presented one and when any was last presented.
+        /// The gate's limit across dialogs, with whether this session presented one and when any was last presented
+        /// (with its clock anchor: see ``ClockRule``).
         var displayFrequency: DisplayFrequency
         var sessionPresentedAny: Bool
-        var lastPresentationOfAny: Date?
+        var lastPresentationOfAny: DialogGate.LastPresentation
 
         init(
             record: DialogRecord?, legacyNeverRemindKey: String? = nil, suppressedForSession: Bool = false,
             beingPresented: Bool = false, appVersion: String? = nil, now: Date, overrides: DialogOverrides = DialogOverrides(),
-            displayFrequency: DisplayFrequency = .unlimited, sessionPresentedAny: Bool = false, lastPresentationOfAny: Date? = nil
+            displayFrequency: DisplayFrequency = .unlimited, sessionPresentedAny: Bool = false,
+            lastPresentationOfAny: DialogGate.LastPresentation = DialogGate.LastPresentation()
         ) {
             self.record = record
             self.legacyNeverRemindKey = legacyNeverRemindKey
@@ -117,34 +119,31 @@ enum DialogRules {
     /// The record the rules use: the stored one, or a fresh one when the app version changed under a policy that resets.
     static func effectiveRecord(_ record: DialogRecord?, policy: DialogPolicy, appVersion: String?) -> (DialogRecord, DialogReason?) {
         guard let record else { return (DialogRecord(), nil) }
-        if policy.resetsOnAppVersionChange, let appVersion, let recorded = record.appVersion, !sameVersion(recorded, appVersion) {
+        if let change = policy.resetsOn, let appVersion, let recorded = record.appVersion, isNewVersion(appVersion, since: recorded, change) {
             return (DialogRecord(), .resetByAppVersionChange(from: recorded, to: appVersion))
         }
         return (record, nil)
     }
 
-    /// Versions compare as feed targeting reads a running version (``Version/init(lenient:)``: "2.1" is "2.1.0",
-    /// "2.1 (145)" and "2.1-beta" are 2.1), else as text.
-    static func sameVersion(_ a: String, _ b: String) -> Bool {
-        if let x = Version(lenient: a), let y = Version(lenient: b) { return x == y }
-        return a == b
+    /// Whether `running` is a new version since `recorded` under `change`, both read as ``RunningVersion``s (release,
+    /// pre-release, build); two versions that do not both start with a number compare as text.
+    static func isNewVersion(_ running: String, since recorded: String, _ change: DialogPolicy.VersionChange) -> Bool {
+        guard let old = RunningVersion(recorded), let new = RunningVersion(running) else { return running != recorded }
+        let newRelease = old.release != new.release
+        switch change {
+        case .newRelease: return newRelease
+        case .newVersion: return newRelease || !old.hasSamePreRelease(as: new)
+        case .newBuild: return newRelease || !old.hasSamePreRelease(as: new) || old.build != new.build
+        }
     }
 
-    /// The record with its clock anchors brought up to `now`; the recorded times themselves never change.
-    ///
-    /// When the clock is behind a snooze's start or the last presentation (it was set back), the wait runs its
-    /// whole length from the moment that was first seen, so it neither fires at once nor waits out the jump.
-    /// Once the clock is past the recorded time again (set right), the recorded window applies, so a snooze
-    /// never ends before its recorded end. DialogGate stores the result when it differs.
+    /// The record with its clock anchors brought up to `now` (see ``ClockRule``); the recorded times themselves
+    /// never change. DialogGate stores the result when it differs.
     static func reanchored(_ record: DialogRecord, now: Date) -> DialogRecord {
-        func anchor(_ current: Date?, behind recorded: Date?) -> Date? {
-            guard let recorded, now < recorded else { return nil }
-            guard let current, current <= now else { return now }  // first seen behind, or set back further
-            return current
-        }
         var record = record
-        record.lastPresentedReanchoredAt = anchor(record.lastPresentedReanchoredAt, behind: record.lastPresented)
-        record.snoozeReanchoredAt = record.snoozedUntil == nil ? nil : anchor(record.snoozeReanchoredAt, behind: record.snoozedAt)
+        record.lastPresentedReanchoredAt = ClockRule.anchor(record.lastPresentedReanchoredAt, behind: record.lastPresented, now: now)
+        record.snoozeReanchoredAt = record.snoozedUntil == nil ? nil : ClockRule.anchor(record.snoozeReanchoredAt, behind: record.snoozedAt, now: now)
+        record.neverRemindReanchoredAt = ClockRule.anchor(record.neverRemindReanchoredAt, behind: record.neverRemindSince, now: now)
         return record
     }
 
@@ -152,10 +151,8 @@ enum DialogRules {
     /// from the re-anchored start.
     static func snoozeEnd(_ record: DialogRecord, now: Date) -> Date? {
         guard let until = record.snoozedUntil else { return nil }
-        if let at = record.snoozedAt, now < at, let anchor = record.snoozeReanchoredAt {
-            return anchor.addingTimeInterval(max(0, until.timeIntervalSince(at)))
-        }
-        return until
+        guard let at = record.snoozedAt else { return until }
+        return ClockRule.end(of: until.timeIntervalSince(at), from: at, anchor: record.snoozeReanchoredAt, now: now)
     }
 
     static func decide(_ dialog: Dialog, _ input: Input) -> DialogDecision {
@@ -177,7 +174,9 @@ enum DialogRules {
         var notes = versionNote.map { [$0] } ?? []
         if let since = record.neverRemindSince {
             // The legacy key, written with the answer, expires with it: only a record without an answer date defers to it.
-            if let expiry = dialog.policy.neverRemindExpiry, input.now >= since.addingTimeInterval(expiry.timeInterval) {
+            if let expiry = dialog.policy.neverRemindExpiry,
+                input.now >= ClockRule.end(of: expiry.timeInterval, from: since, anchor: record.neverRemindReanchoredAt, now: input.now)
+            {
                 notes.append(.neverRemindExpired(since: since))
             } else {
                 blocking.append(.neverRemind(since: since))
@@ -190,14 +189,14 @@ enum DialogRules {
             blocking.append(.presentationLimitReached(shown: record.presentations, limit: limit))
         }
         if let interval = dialog.policy.minimumInterval, let last = record.lastPresented {
-            // While the clock is behind the last presentation, the interval runs from when that was first seen.
-            let nextAllowed = (input.now < last ? record.lastPresentedReanchoredAt ?? input.now : last).addingTimeInterval(interval.timeInterval)
+            let nextAllowed = ClockRule.end(of: interval.timeInterval, from: last, anchor: record.lastPresentedReanchoredAt, now: input.now)
             if input.now < nextAllowed { blocking.append(.tooSoon(lastPresented: last, nextAllowed: nextAllowed)) }
         }
         if !dialog.policy.ignoresDisplayFrequency {
             if input.displayFrequency.oncePerSession && input.sessionPresentedAny { blocking.append(.anotherDialogThisSession) }
-            if let interval = input.displayFrequency.minimumInterval, let last = input.lastPresentationOfAny, last <= input.now {
-                let next = last.addingTimeInterval(interval.timeInterval)
+            let any = input.lastPresentationOfAny
+            if let interval = input.displayFrequency.minimumInterval, let last = any.date {
+                let next = ClockRule.end(of: interval.timeInterval, from: last, anchor: any.reanchoredAt, now: input.now)
                 if input.now < next { blocking.append(.displayFrequency(lastPresented: last, nextAllowed: next)) }
             }
         }

@@ -2,6 +2,32 @@ import Foundation
 @_spi(Tooling) import Prefs
 
 extension DialogGate {
+    // MARK: - Declaring
+
+    /// Records the app's dialogs in the store, as `Prefs.declare` records keys: each dialog's id and its policy's
+    /// never-remind key, before any decision. Tools then know them: `prefs-tool dialogs` lists a dialog whose only
+    /// answer is a legacy key older code wrote (`"UserHasSeenMsg" = "YES"`), and `prefs-tool dialogs reset --all` (or
+    /// ``resetAll()`` from any gate) clears that key, so the dialog shows again, even if this release never asked about
+    /// it. Call it at launch with every dialog the app may show; one transaction, and no write when every dialog is
+    /// recorded already.
+    ///
+    /// ```swift
+    /// try gate.declare([Dialog("intro", policy: DialogPolicy(neverRemindKey: "UserHasSeenMsg")), Dialog("rate-app")])
+    /// ```
+    public func declare(_ dialogs: [Dialog]) throws {
+        let entries = try dialogs.map { dialog in (dialog, try DialogRecord.storeKey(for: dialog.id)) }
+        try prefs.transaction { transaction in
+            for (dialog, key) in entries {
+                let stored = try transaction.value(for: key)
+                if let recorded = stored?.id, recorded != dialog.id { continue }  // another id's record (a hash collision)
+                var record = stored ?? DialogRecord()
+                record.id = dialog.id
+                record.neverRemindKey = dialog.policy.neverRemindKey ?? record.neverRemindKey
+                if record != stored { try transaction.set(record, for: key) }
+            }
+        }
+    }
+
     // MARK: - Listing and resetting
 
     /// Every dialog with stored state, sorted by id, from the latest committed state. A dialog whose id is not
@@ -42,7 +68,7 @@ extension DialogGate {
     /// the session.
     public func resetAll() throws {
         try reset(try states().map(\.id), legacyKeys: [])
-        try prefs.reset(Self.lastPresentationKey)
+        try prefs.reset(Self.lastPresentationKey, Self.lastPresentationReanchoredKey)
         session.clear()
     }
 

@@ -33,8 +33,10 @@ public final class DialogGate: Sendable {
 
     /// - Parameters:
     ///   - prefs: where dialog state lives (under `dialogs.ID`, plus any policy's never-remind key).
-    ///   - session: the scope of "OK" answers; the process by default.
-    ///   - appVersion: the running app version, for ``DialogPolicy/resetsOnAppVersionChange``.
+    ///   - session: the scope of "OK" answers and of ``DisplayFrequency/oncePerSession-type.property``; nil (the
+    ///     default) for ``DialogSession/store(_:)``, the process's session on this store, so that gates on other
+    ///     stores (another user's) have their own.
+    ///   - appVersion: the running app version, for ``DialogPolicy/resetsOn``.
     ///   - overrides: QA overrides; none by default. A QA build opts in to the environment variable with
     ///     `overrides: DialogOverrides.fromEnvironment().overrides` (release builds should not: whoever launches the app
     ///     could show or hide its dialogs).
@@ -43,7 +45,7 @@ public final class DialogGate: Sendable {
     ///   - clock: the current date (injected in tests).
     public init(
         prefs: Prefs,
-        session: DialogSession = .process,
+        session: DialogSession? = nil,
         appVersion: String? = nil,
         overrides: DialogOverrides = DialogOverrides(),
         displayFrequency: DisplayFrequency = .unlimited,
@@ -51,7 +53,7 @@ public final class DialogGate: Sendable {
         clock: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.prefs = prefs
-        self.session = session
+        self.session = session ?? .store(prefs)
         self.appVersion = appVersion
         self.displayFrequency = displayFrequency
         self.onEvent = onEvent
@@ -75,8 +77,9 @@ public final class DialogGate: Sendable {
         let overrides = overrides
         let stored = record(for: dialog.id)
         let legacy = dialog.policy.neverRemindKey.flatMap { try? prefs.storedValue(forKey: $0) }
-        let input = input(for: dialog, record: stored, legacyValue: legacy, lastOfAny: prefs[Self.lastPresentationKey], now: now, overrides: overrides)
-        if !overrides.decides(dialog.id), observed(dialog, stored, input) != stored {
+        let lastOfAny = LastPresentation(date: prefs[Self.lastPresentationKey], reanchoredAt: prefs[Self.lastPresentationReanchoredKey])
+        let input = input(for: dialog, record: stored, legacyValue: legacy, lastOfAny: lastOfAny, now: now, overrides: overrides)
+        if !overrides.decides(dialog.id), observed(dialog, stored, input) != stored || lastOfAny.reanchored(now: now) != lastOfAny {
             // Keep what this decision saw: the clock anchors (so a wait does not restart at every decision) and
             // a never-remind written by older code (so tools list it and resets clear it).
             storeObservations(of: dialog, now: now)
@@ -102,7 +105,7 @@ public final class DialogGate: Sendable {
     /// ```swift
     /// switch try gate.claim(welcome) {
     /// case .granted(let presentation):
-    ///     let answer = await showAlert(for: welcome)   // your UI: .ok, .neverRemind, .dismiss…
+    ///     let answer = await showAlert(for: welcome)   // your UI: .hideForSession, .neverRemind, .dismiss…
     ///     try presentation.finish(answer)
     /// case .declined(let decision):
     ///     print(decision)   // "welcome: not presented: already being presented"
@@ -122,11 +125,11 @@ public final class DialogGate: Sendable {
             let decision = try prefs.transaction { transaction -> DialogDecision in
                 let stored = DialogRecord.belonging(to: dialog.id, try transaction.value(for: key))
                 let legacy = try legacyName.map { try transaction.storedValue(forKey: $0) } ?? nil
-                let lastOfAny = try transaction.value(for: Self.lastPresentationKey)
+                let lastOfAny = try LastPresentation(transaction)
                 let input = input(for: dialog, record: stored, legacyValue: legacy, lastOfAny: lastOfAny, now: now, overrides: overrides)
                 let decision = DialogRules.decide(dialog, input)
                 if decision.shouldPresent {
-                    try transaction.set(now, for: Self.lastPresentationKey)
+                    try LastPresentation(date: now).store(in: &transaction, replacing: lastOfAny)
                     var (record, versionReset) = DialogRules.effectiveRecord(stored, policy: dialog.policy, appVersion: appVersion)
                     record = DialogRules.reanchored(record, now: now)
                     Self.stamp(&record, dialog, appVersion: appVersion)
@@ -138,6 +141,7 @@ public final class DialogGate: Sendable {
                 } else if !overrides.decides(dialog.id) {
                     let observed = observed(dialog, stored, input)
                     if observed != stored { try transaction.set(observed, for: key) }
+                    try lastOfAny.reanchored(now: now).store(in: &transaction, replacing: lastOfAny)
                 }
                 return decision
             }
@@ -210,13 +214,13 @@ public final class DialogGate: Sendable {
         let now = clock()
         let overrides = overrides
         try update(dialog) { record, stored, legacy, transaction in
-            let lastOfAny = try transaction.value(for: Self.lastPresentationKey)
+            let lastOfAny = try LastPresentation(transaction)
             let input = input(for: dialog, record: stored, legacyValue: legacy, lastOfAny: lastOfAny, now: now, overrides: overrides)
             let decision = DialogRules.decide(dialog, input)
             guard decision.shouldPresent else { throw DialogGateError.notPresentable(decision) }
             record = DialogRules.reanchored(record, now: now)
             Self.count(&record, shownAt: now)
-            try transaction.set(now, for: Self.lastPresentationKey)
+            try LastPresentation(date: now).store(in: &transaction, replacing: lastOfAny)
         }
         session.notePresentation()
         onEvent?(.presented(dialog.id))
@@ -241,6 +245,7 @@ public final class DialogGate: Sendable {
             switch response {
             case .neverRemind:
                 record.neverRemindSince = now
+                record.neverRemindReanchoredAt = nil
             case .remindLater(let until):
                 record.snoozedUntil = Self.storableSnooze(until)
                 record.snoozedAt = now
@@ -249,11 +254,11 @@ public final class DialogGate: Sendable {
                 record.snoozedUntil = Self.storableSnooze(now.addingTimeInterval(interval.timeInterval))
                 record.snoozedAt = now
                 record.snoozeReanchoredAt = nil
-            case .ok, .dismiss:
+            case .hideForSession, .dismiss:
                 break
             }
         }
-        if response == .ok { session.suppress(dialog.id) }
+        if response == .hideForSession { session.suppress(dialog.id) }
         if presentation != nil { onEvent?(.answered(dialog.id, response)) }
     }
 
@@ -274,7 +279,7 @@ public final class DialogGate: Sendable {
 
     /// What the rules read about `dialog`, from its stored record and the value under its never-remind key.
     private func input(
-        for dialog: Dialog, record: DialogRecord?, legacyValue: StoredValue?, lastOfAny: Date?, now: Date,
+        for dialog: Dialog, record: DialogRecord?, legacyValue: StoredValue?, lastOfAny: LastPresentation, now: Date,
         overrides: DialogOverrides
     ) -> DialogRules.Input {
         DialogRules.Input(
@@ -293,6 +298,44 @@ public final class DialogGate: Sendable {
 
     /// When any dialog on the store was last presented, for ``DisplayFrequency/minimumInterval``.
     static let lastPresentationKey = Prefs.Key<Date?>("dialoggate.lastPresentation")
+    /// When the clock was first seen behind ``lastPresentationKey``'s date (see ``ClockRule``); a key of its own, so
+    /// that a release that reads only the date reads it as before.
+    static let lastPresentationReanchoredKey = Prefs.Key<Date?>("dialoggate.lastPresentation.reanchoredAt")
+
+    /// When any dialog on the store was last presented, with its clock anchor.
+    struct LastPresentation: Hashable, Sendable {
+        var date: Date?
+        var reanchoredAt: Date?
+
+        init(date: Date? = nil, reanchoredAt: Date? = nil) {
+            self.date = date
+            self.reanchoredAt = reanchoredAt
+        }
+
+        /// As committed, read in `transaction`.
+        init(_ transaction: borrowing Prefs.Transaction) throws {
+            self.init(
+                date: try transaction.value(for: DialogGate.lastPresentationKey),
+                reanchoredAt: try transaction.value(for: DialogGate.lastPresentationReanchoredKey))
+        }
+
+        /// With its anchor brought up to `now`.
+        func reanchored(now: Date) -> LastPresentation {
+            LastPresentation(date: date, reanchoredAt: ClockRule.anchor(reanchoredAt, behind: date, now: now))
+        }
+
+        /// Writes what differs from `stored`.
+        func store(in transaction: inout Prefs.Transaction, replacing stored: LastPresentation) throws {
+            if date != stored.date { try transaction.set(date, for: DialogGate.lastPresentationKey) }
+            if reanchoredAt != stored.reanchoredAt {
+                if let reanchoredAt {
+                    try transaction.set(reanchoredAt, for: DialogGate.lastPresentationReanchoredKey)
+                } else {
+                    transaction.reset(DialogGate.lastPresentationReanchoredKey)
+                }
+            }
+        }
+    }
 
     /// Whether a claim still binds: its token is live in this process, its holder still runs on this host, or,
     /// for a holder on another host, it has not expired. A token is live from just before its claim commits,
@@ -330,9 +373,11 @@ public final class DialogGate: Sendable {
             try prefs.transaction { transaction in
                 let stored = DialogRecord.belonging(to: dialog.id, try transaction.value(for: key))
                 let legacy = try dialog.policy.neverRemindKey.map { try transaction.storedValue(forKey: $0) } ?? nil
-                let input = input(for: dialog, record: stored, legacyValue: legacy, lastOfAny: nil, now: now, overrides: overrides)
+                let lastOfAny = try LastPresentation(transaction)
+                let input = input(for: dialog, record: stored, legacyValue: legacy, lastOfAny: lastOfAny, now: now, overrides: overrides)
                 let observed = observed(dialog, stored, input)
                 if observed != stored { try transaction.set(observed, for: key) }
+                try lastOfAny.reanchored(now: now).store(in: &transaction, replacing: lastOfAny)
             }
         } catch {
             prefs.reportWriteFailure(error, key: DialogRecord.storeKeyName(for: dialog.id))
@@ -426,7 +471,7 @@ extension DialogResponse {
     /// The name stored in ``DialogRecord/lastResponse``.
     var kind: String {
         switch self {
-        case .ok: "ok"
+        case .hideForSession: "ok"
         case .neverRemind: "neverRemind"
         case .remindLater, .remindLaterAfter: "remindLater"
         case .dismiss: "dismiss"

@@ -6,7 +6,7 @@ import PrefsSupport
 ///
 /// ```swift
 /// if let presentation = try gate.claim(welcome).presentation {
-///     try presentation.finish(.ok)
+///     try presentation.finish(.hideForSession)
 /// }
 /// ```
 public enum DialogClaim: Sendable {
@@ -39,7 +39,7 @@ public enum DialogClaim: Sendable {
 ///
 /// ```swift
 /// guard let presentation = try gate.claim(rate).presentation else { return }
-/// let answer = await showRateAlert()          // .ok, .neverRemind, .remindLaterAfter(.seconds(86_400)), .dismiss
+/// let answer = await showRateAlert()          // .hideForSession, .neverRemind, .remindLaterAfter(.seconds(86_400)), .dismiss
 /// try presentation.finish(answer)
 /// ```
 public final class DialogPresentation: Sendable {

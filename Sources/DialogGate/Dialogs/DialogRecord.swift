@@ -22,6 +22,9 @@ internal import PrefsJSON
     public var lastResponseDate: Date?
     /// Set by "never remind"; cleared by reset.
     public var neverRemindSince: Date?
+    /// When the clock was first seen behind ``neverRemindSince``: a ``DialogPolicy/neverRemindExpiry`` then runs its
+    /// length from here while the clock stays behind. Cleared once the clock is past ``neverRemindSince`` again.
+    public var neverRemindReanchoredAt: Date?
     /// Set by "remind later": until when, and when the answer was given.
     public var snoozedUntil: Date?
     public var snoozedAt: Date?
@@ -31,7 +34,7 @@ internal import PrefsJSON
     /// When the clock was first seen behind ``lastPresented``: the minimum interval then runs from here while the
     /// clock stays behind. Cleared once the clock is past ``lastPresented`` again.
     public var lastPresentedReanchoredAt: Date?
-    /// The app version the record was started with (for ``DialogPolicy/resetsOnAppVersionChange``).
+    /// The app version the record was started with (for ``DialogPolicy/resetsOn``).
     public var appVersion: String?
     /// The policy's never-remind key when it has one, so a reset can clear it too.
     public var neverRemindKey: String?

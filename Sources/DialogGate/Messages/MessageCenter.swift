@@ -14,6 +14,17 @@ import Observation
 /// values that has a whole-number answer to (`3`, `3.0`, `"3"`, `true`); any other stored value fails closed:
 /// no message is shown and ``lastError`` says why.
 ///
+/// **One message at a time, across windows and processes**: a center per window (or scene, or an app extension) on
+/// one store is fine. The center whose refresh makes a message pending claims its presentation in the store, as
+/// ``DialogGate/claim(_:)`` does for a dialog; while it holds it (until ``acknowledge(_:for:)``,
+/// ``dismissWithoutAcknowledging()``, or the center's release), every other center on the store presents none
+/// (``presentedElsewhere`` says which message is on screen elsewhere), and the next decision of each sees the
+/// acknowledgement. A holder that crashed binds nothing.
+///
+/// **Off the main actor**: the store's reads and writes (the decision, the acknowledgement) run on a background queue,
+/// in the order they were asked for, so a store whose lock another process holds never freezes the main actor.
+/// ``acknowledge(_:for:)`` returns at once; ``flush()`` waits for its write (a normal exit waits up to two seconds).
+///
 /// ```swift
 /// @State private var messages = MessageCenter(
 ///     feedURL: URL(string: "https://example.github.io/AppAlert/messages.json")!,
@@ -57,6 +68,13 @@ public final class MessageCenter {
     /// A refresh never swaps it for another message while it is still to be shown (it may be on screen): it
     /// changes only when the message is no longer eligible (acknowledged elsewhere, cancelled, removed).
     public private(set) var pendingMessage: RemoteMessage?
+    /// The id of the message another center or process on the store presents now, when that is why no message is
+    /// pending here (one message at a time across windows); nil otherwise.
+    ///
+    /// ```swift
+    /// center.presentedElsewhere   // 7: another window shows message 7
+    /// ```
+    public private(set) var presentedElsewhere: Int?
     /// What went wrong during the last refresh or acknowledgement, or nil. The last good feed may still
     /// have been used.
     public internal(set) var lastError: FeedFetchError?
@@ -94,6 +112,8 @@ public final class MessageCenter {
     /// The key holding each message's impressions (`lastMessageId.impressions`), written when
     /// ``impressionPolicy`` limits them.
     let impressionsKey: Prefs.Key<MessageImpressions>
+    /// This center's presentation claim (stored under `lastMessageId.presenting`), released when the center is.
+    let holder: MessageClaimHolder
     /// Called on the main actor when a message becomes pending (an impression), when one is acknowledged, and
     /// when one is dismissed without acknowledging: for the app's analytics.
     ///
@@ -108,6 +128,11 @@ public final class MessageCenter {
     /// Whether the first refresh recorded the `lastMessageId` declaration.
     @ObservationIgnored private var declaredLastMessageId = false
     @ObservationIgnored private var processInstallationId: String?
+    /// The highest id acknowledged here whose write has not finished yet, so ``lastMessageId`` reads it at once.
+    @ObservationIgnored private var acknowledgedInFlight: (id: Int, writes: Int)?
+    /// `lastMessageId` as the last decision read it or the last acknowledgement wrote it, so that reading it on the
+    /// main actor never waits for the store.
+    @ObservationIgnored private var knownLastMessageId: Int?
 
     /// Creates a message center. Nothing is fetched until ``refresh(force:)``.
     ///
@@ -161,6 +186,7 @@ public final class MessageCenter {
         passedOverKey = Prefs.Key<[Int]>(lastMessageIdKey + ".passedOver", initial: [])
         impressionPolicy = impressions
         impressionsKey = Prefs.Key<MessageImpressions>(lastMessageIdKey + ".impressions", initial: MessageImpressions())
+        holder = MessageClaimHolder(prefs: prefs, key: Prefs.Key<MessagePresentationRecord?>(lastMessageIdKey + ".presenting"))
         self.clock = clock
         fetcher = FeedFetcher(url: feedURL, prefs: prefs, options: options, loader: loader, clock: clock, random: random)
     }
@@ -175,44 +201,52 @@ public final class MessageCenter {
     /// if let message = center.pendingMessage { present(message) }
     /// ```
     public func refresh(force: Bool = false) async {
-        if !declaredLastMessageId {
-            // Reads go through the stored value (to read "3" as UserDefaults would), and a read never writes: the
-            // first refresh, which writes the fetch state anyway, records the key, so `prefs-tool list` shows it and
-            // `reset lastMessageId` finds it before the first acknowledgement.
-            declaredLastMessageId = true
-            do { try prefs.declare(lastMessageIdKey) } catch { prefs.reportWriteFailure(error, key: lastMessageIdKey.name) }
-        }
         generation += 1
         let current = generation
         isRefreshing = true
         let result = await fetcher.fetch(force: force)
         guard current == generation else { return }
-        isRefreshing = false
         fetch = result
         lastError = result.error
         diagnostics = result.feed?.issues ?? []
         guard let feed = result.feed else {
+            isRefreshing = false
             report = nil
+            presentedElsewhere = nil
+            if let ended = holder.end() { MessageClaimHolder.release(ended, prefs: prefs, key: holder.key) }
             pendingMessage = nil
             return
         }
-        let lastMessageId: Int, passedOver: Set<Int>
-        switch readAcknowledged() {
-        case .success(let value): (lastMessageId, passedOver) = value
-        case .failure(let error):
-            lastError = error
-            (lastMessageId, passedOver) = (.max, [])  // fail closed: every message may have an id at or below the value not read
-        }
-        let now = clock()
-        let report = MessageTargeting.explain(
-            feed.messages, context: context, now: now, lastMessageId: lastMessageId, passedOver: passedOver,
-            installationId: installationId()
-        )
-        self.report = report
-        // Keep the message that may be on screen while it is still eligible: the user acknowledges what they saw.
-        if let pending = pendingMessage, report.evaluations.contains(where: { $0.isEligible && $0.message.id == pending.id }) { return }
-        pendingMessage = selectRespectingImpressions(report, now: now)
-        if let pendingMessage { onEvent?(.impression(pendingMessage)) }
+        let decision = MessageDecision(
+            prefs: prefs, keys: storeKeys, holder: holder, messages: feed.messages, context: context, now: clock(),
+            impressionPolicy: impressionPolicy, declaresLastMessageId: !declaredLastMessageId,
+            fallbackInstallationId: fallbackInstallationId())
+        declaredLastMessageId = true
+        let outcome = await MessageStoreWork.run { decision.run() }
+        guard current == generation else { return }
+        isRefreshing = false
+        report = outcome.report
+        knownLastMessageId = outcome.lastMessageId
+        presentedElsewhere = outcome.presentedElsewhere
+        if let error = outcome.error { lastError = error }
+        // An acknowledgement or a dismissal while the decision ran ended what it would show: it stays ended.
+        let stillHeld = outcome.pending.map { $0.token == nil ? holder.snapshot.ends == outcome.ends : holder.held?.token == $0.token }
+        guard stillHeld != false else { return }
+        let previous = pendingMessage
+        pendingMessage = outcome.pending?.message
+        if let pendingMessage, pendingMessage.id != previous?.id { onEvent?(.impression(pendingMessage)) }
+    }
+
+    /// Waits until the store writes asked for so far (``acknowledge(_:for:)`` and ``dismissWithoutAcknowledging()`` of
+    /// every center of the process) are done, without blocking the main actor: before the app reads the store
+    /// another way, or before it is suspended. A normal exit waits for them by itself (up to two seconds).
+    ///
+    /// ```swift
+    /// center.acknowledge(.confirm, for: message)
+    /// await center.flush()   // lastMessageId is in the store
+    /// ```
+    public func flush() async {
+        await MessageStoreWork.run {}
     }
 
     /// Records that the user acknowledged `message`, the one presented: stores its id as `lastMessageId`
@@ -230,37 +264,64 @@ public final class MessageCenter {
     @discardableResult
     public func acknowledge(_ action: Acknowledgement, for message: RemoteMessage) -> URL? {
         if pendingMessage?.id == message.id { pendingMessage = nil }
-        let key = lastMessageIdKey, passedOverKey = passedOverKey, impressionsKey = impressionsKey
+        let ended = holder.end(messageId: message.id)
+        let keys = storeKeys
         // The lower ids of this app in the feed: those not acknowledged yet are passed over, not lost.
         let lower = (fetch?.feed?.messages ?? []).filter { $0.bundleId == message.bundleId && $0.id < message.id }.map(\.id)
-        do {
-            let unreadable = try prefs.transaction { transaction -> FeedFetchError? in
-                switch Self.lastMessageId(from: try transaction.storedValue(forKey: key.name), key: key.name) {
-                case .success(let current):
-                    var passedOver = Set(try transaction.value(for: passedOverKey))
-                    passedOver.formUnion(lower.filter { $0 > current })
-                    passedOver.remove(message.id)
-                    try transaction.set(max(current, message.id), for: key)
-                    if passedOver.isEmpty {
-                        transaction.reset(passedOverKey)  // nothing passed over: no key to show in prefs-tool
-                    } else {
-                        try transaction.set(Array(passedOver.sorted().suffix(Self.passedOverLimit)), for: passedOverKey)
-                    }
-                    if try transaction.storedValue(forKey: impressionsKey.name) != nil {
-                        var impressions = try transaction.value(for: impressionsKey)
-                        if impressions.messages.removeValue(forKey: String(message.id)) != nil { try transaction.set(impressions, for: impressionsKey) }
-                    }
-                    return nil
-                case .failure(let error):
-                    return error
-                }
-            }
-            if let unreadable { lastError = unreadable }
-        } catch {
-            lastError = .storeFailed(error)
+        acknowledgedInFlight = (max(acknowledgedInFlight?.id ?? message.id, message.id), (acknowledgedInFlight?.writes ?? 0) + 1)
+        let prefs = prefs, id = message.id
+        MessageStoreWork.submit { [weak self] in
+            let written = Self.recordAcknowledgement(of: id, lower: lower, ending: ended, prefs: prefs, keys: keys)
+            Task { @MainActor in self?.acknowledgementWritten(written) }
         }
         onEvent?(.acknowledged(message, action))
         return action == .link ? message.link?.url : nil
+    }
+
+    /// Stores an acknowledgement in one transaction (on the store queue): `lastMessageId` (never lowered), the ids passed
+    /// over, the message's impressions, and the end of the presentation `ended`. Returns the stored `lastMessageId`
+    /// (`Int.max` when it is not a whole number: it is left alone, it might be higher), or what went wrong.
+    private nonisolated static func recordAcknowledgement(
+        of id: Int, lower: [Int], ending ended: MessageClaimHolder.Held?, prefs: Prefs, keys: StoreKeys
+    ) -> Result<Int, FeedFetchError> {
+        do {
+            return try prefs.transaction { transaction -> Result<Int, FeedFetchError> in
+                if let ended, try transaction.value(for: keys.presenting)?.claim.token == ended.token { transaction.reset(keys.presenting) }
+                switch lastMessageId(from: try transaction.storedValue(forKey: keys.lastMessageId.name), key: keys.lastMessageId.name) {
+                case .success(let current):
+                    var passedOver = Set(try transaction.value(for: keys.passedOver))
+                    passedOver.formUnion(lower.filter { $0 > current })
+                    passedOver.remove(id)
+                    try transaction.set(max(current, id), for: keys.lastMessageId)
+                    if passedOver.isEmpty {
+                        transaction.reset(keys.passedOver)  // nothing passed over: no key to show in prefs-tool
+                    } else {
+                        try transaction.set(Array(passedOver.sorted().suffix(passedOverLimit)), for: keys.passedOver)
+                    }
+                    if try transaction.storedValue(forKey: keys.impressions.name) != nil {
+                        var impressions = try transaction.value(for: keys.impressions)
+                        if impressions.messages.removeValue(forKey: String(id)) != nil { try transaction.set(impressions, for: keys.impressions) }
+                    }
+                    return .success(max(current, id))
+                case .failure(let error):
+                    return .failure(error)
+                }
+            }
+        } catch {
+            return .failure(.storeFailed(error))
+        }
+    }
+
+    /// An acknowledgement's write finished (on the main actor again).
+    private func acknowledgementWritten(_ written: Result<Int, FeedFetchError>) {
+        switch written {
+        case .success(let stored): knownLastMessageId = stored
+        case .failure(.unreadableState(let key, let reason)):
+            knownLastMessageId = .max
+            lastError = .unreadableState(key: key, reason: reason)
+        case .failure(let error): lastError = error
+        }
+        if let inFlight = acknowledgedInFlight { acknowledgedInFlight = inFlight.writes > 1 ? (inFlight.id, inFlight.writes - 1) : nil }
     }
 
     /// Clears ``pendingMessage`` without storing anything, so the message is shown again next time
@@ -272,19 +333,28 @@ public final class MessageCenter {
     public func dismissWithoutAcknowledging() {
         guard let message = pendingMessage else { return }
         pendingMessage = nil
+        if let ended = holder.end(messageId: message.id) { MessageClaimHolder.release(ended, prefs: prefs, key: holder.key) }
         onEvent?(.dismissed(message))
     }
 
-    /// The id of the last acknowledged message; 0 before any; `Int.max` when the stored value cannot be read
-    /// as a whole number (nothing is shown then).
+    /// The id of the last acknowledged message, as the last refresh read it or this center's last acknowledgement
+    /// wrote it (one whose write is under way included), so reading it never waits for the store; read from the store
+    /// before the first refresh. 0 before any; `Int.max` when the stored value cannot be read as a whole number
+    /// (nothing is shown then).
     ///
     /// ```swift
     /// center.lastMessageId   // 3
     /// ```
     public var lastMessageId: Int {
-        let stored: StoredValue?
-        do { stored = try prefs.storedValue(forKey: lastMessageIdKey.name) } catch { return prefs[lastMessageIdKey] }
-        return (try? Self.lastMessageId(from: stored, key: lastMessageIdKey.name).get()) ?? .max
+        let value: Int
+        if let knownLastMessageId {
+            value = knownLastMessageId
+        } else {
+            let stored: StoredValue?
+            do { stored = try prefs.storedValue(forKey: lastMessageIdKey.name) } catch { return prefs[lastMessageIdKey] }
+            value = (try? Self.lastMessageId(from: stored, key: lastMessageIdKey.name).get()) ?? .max
+        }
+        return max(value, acknowledgedInFlight?.id ?? value)
     }
 
     /// The installation id used for rollouts, created once in the store (atomically, so two processes
@@ -294,37 +364,47 @@ public final class MessageCenter {
     /// let bucket = MessageTargeting.rolloutBucket(installationId: center.installationId(), messageId: 7)
     /// ```
     public func installationId() -> String {
-        if let stored = prefs[Self.installationIdKey], !stored.isEmpty { return stored }
         do {
-            return try prefs.update(Self.installationIdKey) { value in
-                if let existing = value, !existing.isEmpty { return existing }
-                let created = UUID().uuidString
-                value = created
-                return created
-            }
+            return try Self.storedInstallationId(prefs)
         } catch {
             lastError = .storeFailed(error)
-            if let processInstallationId { return processInstallationId }
+            return fallbackInstallationId()
+        }
+    }
+
+    /// The store's installation id, created when there is none (atomically, so two processes agree).
+    nonisolated static func storedInstallationId(_ prefs: Prefs) throws -> String {
+        if let stored = prefs[installationIdKey], !stored.isEmpty { return stored }
+        return try prefs.update(installationIdKey) { value in
+            if let existing = value, !existing.isEmpty { return existing }
             let created = UUID().uuidString
-            processInstallationId = created
+            value = created
             return created
         }
     }
 
-    /// The most passed-over ids kept (the highest): a feed holds a handful of messages per app.
-    static let passedOverLimit = 100
-
-    /// `lastMessageId` and the passed-over ids as committed now, including other processes' writes.
-    private func readAcknowledged() -> Result<(Int, Set<Int>), FeedFetchError> {
-        let key = lastMessageIdKey, passedOverKey = passedOverKey
-        do {
-            let (stored, passedOver) = try prefs.transaction { (try $0.storedValue(forKey: key.name), Set(try $0.value(for: passedOverKey))) }
-            return Self.lastMessageId(from: stored, key: key.name).map { ($0, passedOver) }
-        } catch {
-            lastError = .storeFailed(error)
-            return .success((prefs[key], Set(prefs[passedOverKey])))
-        }
+    /// The per-process installation id used while the store's cannot be read or created.
+    private func fallbackInstallationId() -> String {
+        if let processInstallationId { return processInstallationId }
+        let created = UUID().uuidString
+        processInstallationId = created
+        return created
     }
+
+    /// The keys a center keeps its state under, for its work on the store queue.
+    struct StoreKeys: Sendable {
+        var lastMessageId: Prefs.Key<Int>
+        var passedOver: Prefs.Key<[Int]>
+        var impressions: Prefs.Key<MessageImpressions>
+        var presenting: Prefs.Key<MessagePresentationRecord?>
+    }
+
+    var storeKeys: StoreKeys {
+        StoreKeys(lastMessageId: lastMessageIdKey, passedOver: passedOverKey, impressions: impressionsKey, presenting: holder.key)
+    }
+
+    /// The most passed-over ids kept (the highest): a feed holds a handful of messages per app.
+    nonisolated static let passedOverLimit = 100
 
     /// A stored `lastMessageId` read as `UserDefaults.integer(forKey:)` reads it, where that gives a whole
     /// number: nothing stored is 0; an integer; a double or a string of a whole number (`3.0`, `"3"`,

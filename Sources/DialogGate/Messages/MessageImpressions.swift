@@ -34,42 +34,38 @@ struct MessageImpressions: Codable, Hashable, Sendable, PrefsStorable {
     struct Entry: Codable, Hashable, Sendable {
         var count: Int
         var last: Date
+        /// When the clock was first seen behind `last` (see ``ClockRule``); nil while it is not.
+        var reanchoredAt: Date?
+
+        init(count: Int, last: Date, reanchoredAt: Date? = nil) {
+            self.count = count
+            self.last = last
+            self.reanchoredAt = reanchoredAt
+        }
     }
 
     /// By message id, as a string (JSON object keys).
     var messages: [String: Entry] = [:]
 
-    /// Whether message `id` may be presented at `now` under `policy`. A clock set back before the last
-    /// impression counts as the interval having passed from then, not as forbidding it for the jump.
+    /// Whether message `id` may be presented at `now` under `policy`. While the clock is behind the last impression
+    /// (set back), the interval runs from when that was first seen (``ClockRule``), as every wait does.
     func allows(_ id: Int, _ policy: ImpressionPolicy, now: Date) -> Bool {
         guard let entry = messages[String(id)] else { return true }
         if let maximum = policy.maximumImpressions, entry.count >= maximum { return false }
-        if let interval = policy.minimumInterval, entry.last <= now, now < entry.last.addingTimeInterval(interval.timeInterval) { return false }
+        if let interval = policy.minimumInterval,
+            now < ClockRule.end(of: interval.timeInterval, from: entry.last, anchor: entry.reanchoredAt, now: now)
+        {
+            return false
+        }
         return true
     }
-}
 
-extension MessageCenter {
-    /// Of the report's eligible messages, the one to present under the impression policy: the preferred one
-    /// (priority, then id) that the policy still allows. Records its impression when the policy limits them.
-    func selectRespectingImpressions(_ report: TargetingReport, now: Date) -> RemoteMessage? {
-        guard impressionPolicy.limits else { return report.selected }
-        let key = impressionsKey, policy = impressionPolicy
-        do {
-            return try prefs.transaction { transaction -> RemoteMessage? in
-                var log = try transaction.value(for: key)
-                let selected = report.evaluations.filter(\.isEligible).map(\.message)
-                    .filter { log.allows($0.id, policy, now: now) }
-                    .min(by: MessageTargeting.isPreferred)
-                guard let selected else { return nil }
-                let count = (log.messages[String(selected.id)]?.count ?? 0) + 1
-                log.messages[String(selected.id)] = MessageImpressions.Entry(count: count, last: now)
-                try transaction.set(log, for: key)
-                return selected
-            }
-        } catch {
-            lastError = .storeFailed(error)
-            return nil  // an impression that cannot be counted could exceed the cap: show nothing this time
+    /// The impressions with their clock anchors brought up to `now`.
+    func reanchored(now: Date) -> MessageImpressions {
+        var copy = self
+        for (id, entry) in messages {
+            copy.messages[id]?.reanchoredAt = ClockRule.anchor(entry.reanchoredAt, behind: entry.last, now: now)
         }
+        return copy
     }
 }

@@ -227,6 +227,17 @@ extension Prefs {
             }
         }
 
+        /// A name for the store this storage opens, the same for every storage on that store: a file store's path with
+        /// its links followed, a backend's description (a PostgreSQL server and namespace); nil for memory, where each
+        /// store is its own. For state an upper layer keeps per store within a process (DialogGate's session).
+        package var storeIdentity: String? {
+            switch kind {
+            case .memory: nil
+            case .json(let path, _), .sqlite(let path, _): "file:" + (FileSystem.resolvingLinksIfFinite(path) ?? path)
+            case .custom(let description, _): "backend:" + description
+            }
+        }
+
         func makeBackend() throws -> any PrefsBackend {
             switch kind {
             case .memory(let snapshot): MemoryBackend(snapshot: snapshot)

@@ -119,7 +119,7 @@ struct Demo {
 
         Terminal.print("  launch 1")
         var gate = try newLaunch()
-        try answer(gate, dialog, title: title, with: .ok, label: "OK")
+        try answer(gate, dialog, title: title, with: .hideForSession, label: "OK")
         Terminal.print("    the same screen appears again in this launch → \(gate.decision(for: dialog).summary)")
         pause()
 

@@ -10,8 +10,9 @@ enum DialogsCommand {
             name: "dialogs", summary: "List or reset DialogGate's state per dialog id.",
             usage: "prefs-tool [--store PATH] dialogs [list] [--json] | dialogs reset ID…|--all",
             help: """
-                list: one line per dialog with stored state: ID, presentations, last answer, never-remind and snooze dates,
-                and a never-remind key written by older code ("UserHasSeenMsg" = "YES") with the value it holds.
+                list: one line per dialog with stored state (or declared by the app, DialogGate.declare): ID, presentations,
+                last answer, never-remind and snooze dates, and a never-remind key written by older code
+                ("UserHasSeenMsg" = "YES") with the value it holds.
                 --json prints {"ID": {"presentations", "lastPresented", "lastResponse", "lastResponseDate", "neverRemindSince", "snoozedUntil", "neverRemindKey", "neverRemindKeyValue", …}}.
                 reset: forgets the dialogs' state (and the never-remind key their record names), so they show again. As
                 'reset' does for keys, it exits 0 when nothing is left to show them less, whether or not something was

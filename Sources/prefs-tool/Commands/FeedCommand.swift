@@ -45,6 +45,7 @@ enum FeedCommand {
                   A first fetch of a URL that fails leaves nothing in the store (no record of the failure, and no
                   store when the fetch created it), so a mistyped URL leaves no key behind.
                 Sources: a file path, - for stdin, or an http(s) or file URL (http only to loopback without --allow-http).
+                A URL is read as the app reads it: within 10 s in all, redirects included.
                 Each action takes only its own options.
                 """,
             actions: [
@@ -298,10 +299,9 @@ enum FeedCommand {
         if let refusal = FeedURLPolicy.refusal(for: url, allowInsecureHTTP: arguments.flag("allow-http")) {
             throw ToolError.io("\(source): \(refusal)")
         }
-        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 10)
-        request.httpMethod = "GET"
         do {
-            let response = try await FeedLoaders.standard().load(request, options: FeedOptions(allowInsecureHTTP: arguments.flag("allow-http")))
+            // One deadline for the whole load, redirects included, as feed fetch has (FeedOptions' 10 s).
+            let response = try await FeedLoaders.load(url, options: FeedOptions(allowInsecureHTTP: arguments.flag("allow-http")))
             guard (200...299).contains(response.statusCode) else { throw ToolError.io("\(source): HTTP \(response.statusCode)") }
             return (response.body, source)
         } catch let error as ToolError {

@@ -33,7 +33,7 @@ struct LegacyKeyNameTests {
         #expect(!defaults.bool(forKey: "Intro tip"), "a different key from the name without its space")
         try await gate.presentIfNeeded(tip) { _ in
             shown += 1
-            return .ok
+            return .hideForSession
         }
         #expect(shown == 1)
 

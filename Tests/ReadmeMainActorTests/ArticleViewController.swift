@@ -105,14 +105,25 @@ final class ArticleViewController {
         let welcome = Dialog("welcome")
         if let presentation = try gate.claim(welcome).presentation {  // decides and claims in one transaction
             // … present your alert; when the user answers:
-            try presentation.finish(.ok)  // or .neverRemind, .remindLaterAfter(.seconds(86_400)), .dismiss
+            try presentation.finish(.hideForSession)  // or .neverRemind, .remindLaterAfter(.seconds(86_400)), .dismiss
         }
         print(gate.decision(for: welcome))  // "welcome: not presented: suppressed for this session (OK)"
         let dialog = Dialog("dialog", policy: DialogPolicy(neverRemindKey: "dialog_neverAgain"))
         if let presentation = try gate.claim(dialog).presentation {
-            // "Here is a message for you!"  [OK] → .ok    [Never remind me] → .neverRemind
+            // "Here is a message for you!"  [OK] → .hideForSession    [Never remind me] → .neverRemind
             try presentation.finish(.neverRemind)
         }
+    }
+
+    /// LocalDialogs.md: a new session when the user comes back (`answer` stands for the user's answers in between).
+    func newSession(answer: (DialogGate) throws -> Void) rethrows -> DialogGate {
+        var gate = DialogGate(prefs: prefs, session: DialogSession())
+        func userCameBack() {  // a scene's willEnterForeground, a login
+            gate = DialogGate(prefs: prefs, session: DialogSession())  // "OK" of the last visit no longer hides
+        }
+        try answer(gate)
+        userCameBack()
+        return gate
     }
 
     /// README and RemoteMessages.md: compiled, not run (it fetches from the network).

@@ -24,6 +24,12 @@ struct ArticleViewControllerTests {
         let directory = try TemporaryDirectory()
         #expect(try controller.overview(url: directory.file("p.sqlite"))[.launchCount] == 1)
         #expect(controller.messageContext().description == "com.example.app 2.1 on OS 18.0, locale en_GB")
+        let tips = Dialog("tips")
+        let back = try controller.newSession { gate in
+            try #require(try gate.claim(tips).presentation).finish(.hideForSession)
+            #expect(!gate.shouldPresent(tips))
+        }
+        #expect(back.shouldPresent(tips), "a new session after the user came back asks again")
         _ = controller.readmeOpening
         _ = controller.gettingStarted
         _ = controller.storage(url:)

@@ -109,7 +109,7 @@ struct ClosureParameterTests {
         var presentedOnMainActor = false
         try await gate.presentIfNeeded(Dialog("tip")) { _ in
             presentedOnMainActor = MainQueue.isCurrent
-            return .ok
+            return .hideForSession
         }
         #expect(presentedOnMainActor)
         #expect(onMainActor.withLock { $0 } == [false, false], "presented and answered, each recorded off the main actor")

@@ -50,7 +50,7 @@ enum UserDefaultsKey: String, PrefsKeyEnum {
 final class DialogViewController {
     let gate: DialogGate
     var alerts = 0
-    var tap: DialogResponse = .ok
+    var tap: DialogResponse = .hideForSession
 
     init(gate: DialogGate) { self.gate = gate }
 
@@ -126,7 +126,7 @@ struct SeedViewControllerTests {
     func seed001() async throws {
         let directory = try TemporaryDirectory()
         // Per launch, the viewDidAppear calls and the answer whenever the dialog shows.
-        let launches: [[DialogResponse]] = [[.ok, .ok], [.ok], [.neverRemind, .ok], [.ok]]
+        let launches: [[DialogResponse]] = [[.hideForSession, .hideForSession], [.hideForSession], [.neverRemind, .hideForSession], [.hideForSession]]
         var shown: [Int] = []
         for answers in launches {
             let prefs = try Prefs(.sqlite(directory.file("app.sqlite")))

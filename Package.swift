@@ -61,7 +61,10 @@ let package = Package(
         .testTarget(name: "PrefsUserDefaultsTests", dependencies: ["PrefsUserDefaults", "Prefs", "PrefsJSON", "PrefsSupport", "PrefsTestSupport", "TestFixtures"]),
         .testTarget(name: "MessageFeedTests", dependencies: ["MessageFeed", "Prefs", "PrefsJSON", "PrefsSupport", "PrefsTestSupport", "TestFixtures"]),
         .testTarget(name: "DialogGateTests", dependencies: ["DialogGate", "MessageFeed", "Prefs", "PrefsJSON", "PrefsSupport", "PrefsUserDefaults", "PrefsTestSupport", "TestFixtures", "dialoggate-test-child", "prefs-tool"]),
-        .testTarget(name: "PrefsPostgreSQLTests", dependencies: ["PrefsPostgreSQL", "Prefs", "PrefsJSON", "PrefsSupport", "DialogGate", "PrefsTestSupport", "TestFixtures", "prefs-test-child", "prefs-tool"]),
+        .testTarget(
+            name: "PrefsPostgreSQLTests",
+            dependencies: ["PrefsPostgreSQL", "Prefs", "PrefsJSON", "PrefsSupport", "DialogGate", "PrefsTestSupport", "TestFixtures", "prefs-test-child", "prefs-tool"],
+            exclude: ["Fixtures"]),
         .testTarget(name: "PrefsToolTests", dependencies: ["Prefs", "PrefsJSON", "PrefsUserDefaults", "DialogGate", "MessageFeed", "PrefsTestSupport", "TestFixtures", "prefs-tool"]),
         .testTarget(name: "PrefsTestSupportTests", dependencies: ["PrefsTestSupport", "Prefs", "prefs-test-child"]),
         .testTarget(name: "ReadmeTests", dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "PrefsTestSupport", "PrefsPostgreSQL"]),

@@ -69,10 +69,10 @@ struct StoreLocator {
         }
     }
 
-    /// Whether `store` names a PostgreSQL database (a `postgresql://` or `postgres://` URL) rather than a file.
+    /// Whether `store` names a PostgreSQL database (a `postgresql://` or `postgres://` URL, or libpq's `key=value`
+    /// pairs such as `host=db dbname=prefs`) rather than a file.
     static func isPostgreSQL(_ store: String) -> Bool {
-        let lowered = store.lowercased()
-        return lowered.hasPrefix("postgresql://") || lowered.hasPrefix("postgres://")
+        PostgreSQLStore.isConnectionString(store)
     }
 
     var url: URL { URL(fileURLWithPath: path) }
@@ -111,7 +111,11 @@ struct StoreLocator {
         }
         let prefs: Prefs
         do {
-            let storage = try postgreSQL.map { Prefs.Storage.postgreSQL($0.conninfo, namespace: $0.namespace) } ?? Prefs.Storage.file(url)
+            // A command that only reads opens a PostgreSQL store read-only: it then works for a role that may only
+            // read and on a hot standby, and never creates or upgrades the schema of a fleet's database.
+            let options = PostgreSQLOptions(readOnly: !(create || checked))
+            let storage =
+                try postgreSQL.map { Prefs.Storage.postgreSQL($0.conninfo, namespace: $0.namespace, options: options) } ?? Prefs.Storage.file(url)
             prefs = try Prefs(storage, pollInterval: .milliseconds(100))
         } catch {
             throw ToolError(error)

@@ -225,9 +225,11 @@ enum PrefsTool {
               \(defaultStoreDescription)
             A .json path is a JSON store; .sqlite, .sqlite3 and .db are SQLite; other
             files are recognized by content. A new store is created where its folder
-            exists; --create-dirs creates missing folders too. A postgresql:// URL is
-            a PostgreSQL store, one namespace of it: --namespace NAME (or
-            $PREFS_NAMESPACE); its password is never shown.
+            exists; --create-dirs creates missing folders too. A postgresql:// URL (or
+            libpq's key=value pairs: 'host=db dbname=prefs') is a PostgreSQL store, one
+            namespace of it: --namespace NAME (or $PREFS_NAMESPACE). Its password is
+            never shown, but any process can read a command line: give the store in
+            $PREFS_STORE, and the password in ~/.pgpass (or PGPASSFILE).
 
             Commands:
             \(lines.joined(separator: "\n"))

@@ -10,6 +10,12 @@ extension PostgreSQLBackend {
         try write(changes, reads: [:])
     }
 
+    /// Writes `changes` if each key of `reads` still has its revision, else throws ``BackendTransactionConflict``
+    /// (at once: a compare-and-set that lost is an answer, not something to wait out).
+    func commitGuarded(_ changes: Changeset, reads: [String: Int64]) throws {
+        try write(changes, reads: reads, pausesAfterConflict: false)
+    }
+
     /// Starts recording what the transaction reads; nothing is sent to the server until it commits.
     package func beginTransaction() throws {
         transactionReads = [:]
@@ -29,7 +35,7 @@ extension PostgreSQLBackend {
 
     /// Writes `changes` if every key in `reads` still has the revision it was read at; throws
     /// ``BackendTransactionConflict`` (having written nothing) when one moved.
-    private func write(_ changes: Changeset, reads: [String: Int64]) throws {
+    private func write(_ changes: Changeset, reads: [String: Int64], pausesAfterConflict: Bool = true) throws {
         let operation = "writing to namespace \(Self.quoted(namespace))"
         guard !options.readOnly else {
             throw PostgreSQLError(
@@ -51,7 +57,7 @@ extension PostgreSQLBackend {
             remember(plan, written)
         } catch let conflict as BackendTransactionConflict {
             for key in reads.keys { cache.removeValue(forKey: key) }
-            try giveUpOrPause(after: conflict, operation: operation)
+            if pausesAfterConflict { try giveUpOrPause(after: conflict, operation: operation) }
             throw conflict
         } catch {
             // Applied or not (an outcome unknown), these keys are read from the server next time.
@@ -299,8 +305,9 @@ struct WriteStatement {
         if let guarded, let guardChange {
             parameters += [guarded.key, guardChange.type, guardChange.value, String(guarded.value)]
             let update = """
-                UPDATE prefs_values SET type = $8, value = $9, revision = nextval('prefs_revision'), xid = pg_current_xact_id(), \
-                changed_at = now() WHERE namespace = $1 AND key = $7 AND revision = $10::bigint RETURNING key, revision, type, value, changed_at
+                UPDATE prefs_values SET type = $8, value = $9, revision = nextval('prefs_revision'), previous_revision = revision, \
+                xid = pg_current_xact_id(), changed_at = now() WHERE namespace = $1 AND key = $7 AND revision = $10::bigint \
+                RETURNING key, revision, previous_revision, type, value, changed_at
                 """
             if guarded.value == 0 {
                 // Read as never written: a placeholder row (revision 0) is updated, or else the row is created.
@@ -309,7 +316,7 @@ struct WriteStatement {
                     """
                     g AS (INSERT INTO prefs_values (namespace, key, type, value, revision, xid, changed_at) \
                     SELECT $1, $7, $8, $9, \(stamp) WHERE NOT EXISTS (SELECT 1 FROM g1) \
-                    ON CONFLICT (namespace, key) DO NOTHING RETURNING key, revision, type, value, changed_at)
+                    ON CONFLICT (namespace, key) DO NOTHING RETURNING key, revision, previous_revision, type, value, changed_at)
                     """)
                 changed = ["g1", "g"] + changed
                 condition = " AND EXISTS (SELECT 1 FROM g1 UNION ALL SELECT 1 FROM g)"
@@ -324,20 +331,20 @@ struct WriteStatement {
             s AS (INSERT INTO prefs_values AS p (namespace, key, type, value, revision, xid, changed_at) \
             SELECT $1, k, t, v, \(stamp) FROM unnest($3::text[], $4::text[], $5::text[]) AS u(k, t, v) WHERE true\(condition) \
             ON CONFLICT (namespace, key) DO UPDATE SET type = excluded.type, value = excluded.value, \
-            revision = nextval('prefs_revision'), xid = excluded.xid, changed_at = excluded.changed_at \
-            RETURNING key, revision, type, value, changed_at)
+            revision = nextval('prefs_revision'), previous_revision = p.revision, xid = excluded.xid, changed_at = excluded.changed_at \
+            RETURNING key, revision, previous_revision, type, value, changed_at)
             """)
         parts.append(
             """
-            r AS (UPDATE prefs_values SET type = NULL, value = NULL, revision = nextval('prefs_revision'), xid = pg_current_xact_id(), \
-            changed_at = now() WHERE namespace = $1 AND key = ANY($6::text[]) AND value IS NOT NULL\(condition) \
-            RETURNING key, revision, type, value, changed_at)
+            r AS (UPDATE prefs_values SET type = NULL, value = NULL, revision = nextval('prefs_revision'), previous_revision = revision, \
+            xid = pg_current_xact_id(), changed_at = now() WHERE namespace = $1 AND key = ANY($6::text[]) AND value IS NOT NULL\(condition) \
+            RETURNING key, revision, previous_revision, type, value, changed_at)
             """)
         parts.append("c AS (\(changed.map { "SELECT * FROM \($0)" }.joined(separator: " UNION ALL ")))")
         parts.append(
             """
-            h AS (INSERT INTO prefs_history (namespace, key, revision, type, value, changed_at) \
-            SELECT $1, key, revision, type, value, changed_at FROM c \
+            h AS (INSERT INTO prefs_history (namespace, key, revision, previous_revision, type, value, changed_at) \
+            SELECT $1, key, revision, previous_revision, type, value, changed_at FROM c \
             WHERE EXISTS (SELECT 1 FROM prefs_namespaces WHERE namespace = $1 AND history_retention IS NOT NULL))
             """)
         sql = "WITH " + parts.joined(separator: ",\n") + "\nSELECT key, revision, pg_notify($2, $1) FROM c"

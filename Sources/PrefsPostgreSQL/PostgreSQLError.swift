@@ -38,6 +38,10 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
         /// The database holds something the store cannot use (a damaged schema, or none where a read-only store
         /// cannot create it).
         case unexpectedSchema
+        /// A watch from a revision cannot deliver every change after it: the namespace keeps no history, or its
+        /// retention window has passed them (SQLSTATE `55000`). Read the value and its revision again
+        /// (`Prefs.revisioned(_:)`), and watch from there, as after etcd's "required revision has been compacted".
+        case revisionCompacted
     }
 
     /// The SQLSTATEs the store gives failures that no server reported (libpq's own, or the store's), as the SQL
@@ -96,6 +100,7 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
             case .timedOut: "timed out"
             case .statementFailed: "statement failed"
             case .unexpectedSchema: "unexpected schema"
+            case .revisionCompacted: "the changes after a revision are no longer kept"
             }
         let code = sqlState.map { " [SQLSTATE \($0)]" } ?? ""
         return "PostgreSQL: \(what)\(code) while \(operation) at \(target): \(message)"
@@ -105,7 +110,7 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
     public var isConnectionFailure: Bool {
         switch kind {
         case .connectionFailed, .connectionLost, .commitOutcomeUnknown: true
-        case .statementFailed, .unexpectedSchema, .timedOut: sqlState?.hasPrefix("08") ?? false
+        case .statementFailed, .unexpectedSchema, .timedOut, .revisionCompacted: sqlState?.hasPrefix("08") ?? false
         }
     }
 

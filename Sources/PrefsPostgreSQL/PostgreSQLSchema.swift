@@ -6,15 +6,16 @@ import Foundation
 ///
 /// ```sql
 /// prefs_meta (name text PRIMARY KEY, value text NOT NULL)              -- ('format_version', '2')
-/// prefs_values (namespace, key, type, value, revision, xid, changed_at) -- PRIMARY KEY (namespace, key)
-/// prefs_namespaces (namespace PRIMARY KEY, created_xid, pruned_xid, history_retention, compacted_revision)
-/// prefs_history (namespace, key, revision, type, value, changed_at)   -- PRIMARY KEY (namespace, key, revision)
+/// prefs_values (namespace, key, type, value, revision, previous_revision, xid, changed_at) -- PRIMARY KEY (namespace, key)
+/// prefs_namespaces (namespace PRIMARY KEY, created_xid, pruned_xid, history_retention)
+/// prefs_history (namespace, key, revision, previous_revision, type, value, changed_at) -- PRIMARY KEY (namespace, key, revision)
 /// prefs_declared (namespace, key, type, initial), prefs_renamed (namespace, key, position, former)
 /// SEQUENCE prefs_revision
 /// ```
 /// A row of `prefs_values` whose `value` is NULL is a removed value (a tombstone: its revision says when), kept so that
 /// other instances see the removal; `xid` is the writing transaction's id, which the staleness check compares with a
-/// snapshot; `revision` comes from the sequence, drawn under the row's lock, so one key's revisions grow in commit order.
+/// snapshot; `revision` comes from the sequence, drawn under the row's lock, so one key's revisions grow in commit order,
+/// and `previous_revision` is the one it replaced, so that a key's history is a chain whose gaps show.
 enum PostgreSQLSchema {
     /// The advisory lock key under which the schema is created or migrated ("Prfs").
     static let advisoryLock = "1349674611"
@@ -25,13 +26,12 @@ enum PostgreSQLSchema {
         "CREATE SEQUENCE IF NOT EXISTS prefs_revision",
         """
         CREATE TABLE IF NOT EXISTS prefs_namespaces (namespace text PRIMARY KEY, \
-        created_xid xid8 NOT NULL DEFAULT pg_current_xact_id(), pruned_xid xid8, history_retention interval, \
-        compacted_revision bigint NOT NULL DEFAULT 0)
+        created_xid xid8 NOT NULL DEFAULT pg_current_xact_id(), pruned_xid xid8, history_retention interval)
         """,
         """
         CREATE TABLE IF NOT EXISTS prefs_values (namespace text NOT NULL, key text NOT NULL, type text, value text, \
-        revision bigint NOT NULL, xid xid8 NOT NULL, changed_at timestamptz NOT NULL, PRIMARY KEY (namespace, key), \
-        CHECK ((type IS NULL) = (value IS NULL)))
+        revision bigint NOT NULL, previous_revision bigint NOT NULL DEFAULT 0, xid xid8 NOT NULL, changed_at timestamptz NOT NULL, \
+        PRIMARY KEY (namespace, key), CHECK ((type IS NULL) = (value IS NULL)))
         """,
         historyTable,
         """
@@ -46,7 +46,7 @@ enum PostgreSQLSchema {
 
     static let historyTable = """
         CREATE TABLE IF NOT EXISTS prefs_history (namespace text NOT NULL, key text NOT NULL, revision bigint NOT NULL, \
-        type text, value text, changed_at timestamptz NOT NULL, PRIMARY KEY (namespace, key, revision))
+        previous_revision bigint NOT NULL, type text, value text, changed_at timestamptz NOT NULL, PRIMARY KEY (namespace, key, revision))
         """
 
     /// The migrations: `migrations[n]` takes format `n` to `n + 1`, in one transaction.
@@ -60,7 +60,8 @@ enum PostgreSQLSchema {
             "ALTER INDEX prefs_pkey RENAME TO prefs_values_pkey",
             """
             ALTER TABLE prefs_values ALTER COLUMN type DROP NOT NULL, ALTER COLUMN value DROP NOT NULL, \
-            ADD COLUMN revision bigint, ADD COLUMN xid xid8, ADD COLUMN changed_at timestamptz
+            ADD COLUMN revision bigint, ADD COLUMN previous_revision bigint NOT NULL DEFAULT 0, ADD COLUMN xid xid8, \
+            ADD COLUMN changed_at timestamptz
             """,
             """
             UPDATE prefs_values v SET revision = nextval('prefs_revision'), xid = pg_current_xact_id(), \
@@ -73,7 +74,7 @@ enum PostgreSQLSchema {
             """
             ALTER TABLE prefs_namespaces DROP COLUMN generation, DROP COLUMN updated_at, \
             ADD COLUMN created_xid xid8 NOT NULL DEFAULT pg_current_xact_id(), ADD COLUMN pruned_xid xid8, \
-            ADD COLUMN history_retention interval, ADD COLUMN compacted_revision bigint NOT NULL DEFAULT 0
+            ADD COLUMN history_retention interval
             """,
             "INSERT INTO prefs_namespaces (namespace) SELECT DISTINCT namespace FROM prefs_values ON CONFLICT (namespace) DO NOTHING",
             historyTable,
@@ -82,9 +83,9 @@ enum PostgreSQLSchema {
 
     /// Statements whose success proves the schema usable (run with LIMIT 0, writing nothing).
     static let probes = [
-        "SELECT namespace, created_xid, pruned_xid, history_retention, compacted_revision FROM prefs_namespaces LIMIT 0",
-        "SELECT namespace, key, type, value, revision, xid, changed_at FROM prefs_values LIMIT 0",
-        "SELECT namespace, key, revision, type, value, changed_at FROM prefs_history LIMIT 0",
+        "SELECT namespace, created_xid, pruned_xid, history_retention FROM prefs_namespaces LIMIT 0",
+        "SELECT namespace, key, type, value, revision, previous_revision, xid, changed_at FROM prefs_values LIMIT 0",
+        "SELECT namespace, key, revision, previous_revision, type, value, changed_at FROM prefs_history LIMIT 0",
         "SELECT namespace, key, type, initial FROM prefs_declared LIMIT 0",
         "SELECT namespace, key, position, former FROM prefs_renamed LIMIT 0",
         "SELECT 'prefs_revision'::regclass LIMIT 0",

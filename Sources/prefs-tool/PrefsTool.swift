@@ -25,6 +25,7 @@ enum PrefsTool {
     static let commands: [Command] =
         StoreCommands.all + [StoresCommand.command] + TransferCommands.all + [
             WatchCommand.command, CheckCommand.command, DialogsCommand.command, FeedCommand.command, DemoCommand.command,
+            NamespacesCommand.command,
         ]
 
     static var usage: String { "usage: prefs-tool [--store PATH | --app ID] COMMAND [ARGUMENTS…]" }
@@ -83,7 +84,7 @@ enum PrefsTool {
         let context = ToolContext(
             environment: environment,
             options: options,
-            store: try StoreLocator(options, environment: environment),
+            store: try StoreLocator(options, environment: environment, requiresNamespace: command.spec.name != NamespacesCommand.command.spec.name),
             interactive: isatty(STDIN_FILENO) == 1,
             usage: "usage: \((parsed.action.flatMap(command.spec.action) ?? command.spec).usage)"
         )

@@ -159,6 +159,11 @@ enum Background {
 // MARK: - API a backend's own module adds
 
 extension Prefs {
+    /// Whether ``close()`` was called (work a backend's module runs apart from the store ends then).
+    package var isClosed: Bool {
+        state.withLock { $0.closed }
+    }
+
     /// Runs `body` with this store's backend under the store's lock, for API that a backend's own module adds to
     /// `Prefs` (PrefsPostgreSQL's revisions). The changes `body` returns as committed are cached and told to observers
     /// as a commit's are; `body`'s error drops the keys it names from the cache (`invalidating`), since a write that

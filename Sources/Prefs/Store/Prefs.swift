@@ -301,7 +301,7 @@ public final class Prefs: Sendable {
     }
 
     /// The change that writes `value`: a set, or a removal for `nil`. Checks the size limit.
-    static func change<Value: PrefsStorable>(for value: Value, key: String) throws -> Changeset.Change {
+    package static func change<Value: PrefsStorable>(for value: Value, key: String) throws -> Changeset.Change {
         let json: JSON
         do {
             json = try value.storedJSON()

@@ -79,7 +79,7 @@ final class PostgreSQLHistoryReader: @unchecked Sendable {
                 LEFT JOIN LATERAL (SELECT revision, previous_revision, type, value FROM prefs_history
                                    WHERE namespace = $1 AND key = $2 AND revision > $3::bigint ORDER BY revision LIMIT \(limit)) h ON true
                 ORDER BY h.revision
-                """, [namespace, name, String(revision)], deadline: .now + options.timeout, operation: operation)
+                """, [namespace, name, String(revision)], deadline: .now + options.timeout, prepared: true, operation: operation)
         }
         guard let first = result.rows.first else { return [] }
         let keepsHistory = first[0] == "t"

@@ -111,13 +111,11 @@ extension PostgreSQLBackend {
     private func writeInOneStatement(
         _ plan: WritePlan, guard guarded: (key: String, value: Int64)?, operation: String
     ) throws -> [(key: String, revision: Int64)] {
-        let statement = WriteStatement(plan: plan, namespace: namespace, channel: channel, guard: guarded)
+        let statement = makeStatement(plan, guard: guarded)
         let rows = try withConnection(retrying: true, operation: operation) { connection, deadline in
-            try expectingNotification(from: connection) {
-                let rows = try connection.execute(statement.sql, statement.parameters, deadline: deadline, commits: true, operation: operation).rows
-                return (rows, !rows.isEmpty)
-            }
+            try connection.execute(statement.sql, statement.parameters, deadline: deadline, commits: true, prepared: true, operation: operation).rows
         }
+        learn(from: statement, rows)
         if let guarded, !rows.contains(where: { $0.first == guarded.key }) { throw BackendTransactionConflict(keys: [guarded.key]) }
         return Self.revisions(rows)
     }
@@ -132,21 +130,19 @@ extension PostgreSQLBackend {
             try connection.executeScript(options.beginTransaction, deadline: deadline, operation: operation)
             do {
                 if !reads.isEmpty { try lockAndCompare(reads, connection, deadline: deadline, operation: operation) }
-                let statement = WriteStatement(plan: plan, namespace: namespace, channel: channel, guard: nil)
+                let statement = makeStatement(plan, guard: nil)
                 let rows =
                     plan.sets.isEmpty && plan.removes.isEmpty
-                    ? [] : try connection.execute(statement.sql, statement.parameters, deadline: deadline, operation: operation).rows
+                    ? [] : try connection.execute(statement.sql, statement.parameters, deadline: deadline, prepared: true, operation: operation).rows
                 try writeDeclarations(plan, connection, deadline: deadline, operation: operation)
-                try expectingNotification(from: connection) {
-                    let commit = try connection.execute("COMMIT", deadline: deadline, commits: true, operation: operation)
-                    // A transaction that failed earlier ends with ROLLBACK as its tag, not an error.
-                    guard commit.commandTag == "COMMIT" else {
-                        throw PostgreSQLError(
-                            kind: .statementFailed, sqlState: PostgreSQLError.ClientCode.unexpectedAnswer,
-                            message: "the server rolled the transaction back (\(commit.commandTag))", operation: operation, target: target)
-                    }
-                    return ((), !rows.isEmpty)
+                let commit = try connection.execute("COMMIT", deadline: deadline, commits: true, operation: operation)
+                // A transaction that failed earlier ends with ROLLBACK as its tag, not an error.
+                guard commit.commandTag == "COMMIT" else {
+                    throw PostgreSQLError(
+                        kind: .statementFailed, sqlState: PostgreSQLError.ClientCode.unexpectedAnswer,
+                        message: "the server rolled the transaction back (\(commit.commandTag))", operation: operation, target: target)
                 }
+                if !(plan.sets.isEmpty && plan.removes.isEmpty) { learn(from: statement, rows) }
                 return Self.revisions(rows)
             } catch {
                 if connection.isOpen, connection.isInTransaction {
@@ -181,17 +177,21 @@ extension PostgreSQLBackend {
         }
     }
 
+    /// The declarations: removed ones deleted, recorded ones upserted (two instances may record one key's declaration
+    /// at once: the later wins), with their former names in order.
     private func writeDeclarations(_ plan: WritePlan, _ connection: PostgreSQLConnection, deadline: ContinuousClock.Instant, operation: String) throws {
-        let replaced = Array(plan.undeclared) + plan.declarations.map(\.key)
-        guard !replaced.isEmpty else { return }
-        try connection.execute(
-            """
-            WITH declared AS (DELETE FROM prefs_declared WHERE namespace = $1 AND key = ANY($2::text[]))
-            DELETE FROM prefs_renamed WHERE namespace = $1 AND key = ANY($2::text[])
-            """, [namespace, Self.arrayLiteral(replaced)], deadline: deadline, operation: operation)
+        if !plan.undeclared.isEmpty {
+            let removed = plan.undeclared.filter { name in !plan.declarations.contains { $0.key == name } }
+            try connection.execute(
+                """
+                WITH declared AS (DELETE FROM prefs_declared WHERE namespace = $1 AND key = ANY($2::text[]))
+                DELETE FROM prefs_renamed WHERE namespace = $1 AND key = ANY($2::text[])
+                """, [namespace, Self.arrayLiteral(removed)], deadline: deadline, operation: operation)
+        }
         guard !plan.declarations.isEmpty else { return }
-        var renamedKeys: [String] = [], positions: [String] = [], formers: [String] = []
+        var renamedKeys: [String] = [], positions: [String] = [], formers: [String] = [], counts: [String] = []
         for (key, declaration) in plan.declarations {
+            counts.append(String(declaration.formerNames.count))
             for (position, former) in declaration.formerNames.enumerated() {
                 renamedKeys.append(key)
                 positions.append(String(position))
@@ -201,42 +201,49 @@ extension PostgreSQLBackend {
         try connection.execute(
             """
             WITH declared AS (INSERT INTO prefs_declared (namespace, key, type, initial)
-                              SELECT $1, k, t, i FROM unnest($2::text[], $3::text[], $4::text[]) AS u(k, t, i))
+                              SELECT $1, k, t, i FROM unnest($2::text[], $3::text[], $4::text[]) AS u(k, t, i)
+                              ON CONFLICT (namespace, key) DO UPDATE SET type = excluded.type, initial = excluded.initial),
+            shortened AS (DELETE FROM prefs_renamed r USING unnest($2::text[], $8::int[]) AS c(k, n)
+                          WHERE r.namespace = $1 AND r.key = c.k AND r.position >= c.n)
             INSERT INTO prefs_renamed (namespace, key, position, former)
             SELECT $1, k, p, f FROM unnest($5::text[], $6::int[], $7::text[]) AS u(k, p, f)
+            ON CONFLICT (namespace, key, position) DO UPDATE SET former = excluded.former
             """,
             [
                 namespace, Self.arrayLiteral(plan.declarations.map(\.key)), Self.arrayLiteral(plan.declarations.map(\.declaration.type.description)),
                 Self.arrayLiteral(plan.declarations.map { $0.declaration.initial?.serialized() }), Self.arrayLiteral(renamedKeys),
-                Self.arrayLiteral(positions), Self.arrayLiteral(formers),
+                Self.arrayLiteral(positions), Self.arrayLiteral(formers), Self.arrayLiteral(counts),
             ], deadline: deadline, operation: operation)
     }
 
     // MARK: - Helpers
 
-    /// Runs `body`, which may make `connection`'s server process notify this namespace, and returns whether it did (a
-    /// write that changed nothing notifies nobody): that notification is this store's own, not another instance's
-    /// change, and the listener skips it.
-    private func expectingNotification<Result>(
-        from connection: PostgreSQLConnection, _ body: () throws -> (result: Result, notified: Bool)
-    ) throws -> Result {
-        guard subscription != nil else { return try body().result }
-        let pid = connection.backendPID
-        ownNotifications.withLock { $0[pid, default: 0] += 1 }
-        do {
-            let (result, notified) = try body()
-            if !notified { forgetExpected(pid) }
-            return result
-        } catch {
-            forgetExpected(pid)
-            throw error
+    /// The plan's statement, registering the namespace unless this process did, and with history as last learned.
+    private func makeStatement(_ plan: WritePlan, guard guarded: (key: String, value: Int64)?) -> WriteStatement {
+        let registered = pool.registeredNamespaces.withLock { $0.contains(namespace) }
+        if settingsChanged.withLock({ changed in
+            defer { changed = false }
+            return changed
+        }) {
+            history = nil
         }
+        let known: WriteStatement.History
+        if let history, ContinuousClock.now - history.learned <= .seconds(1) {
+            known = history.keeps ? .on : .off
+        } else {
+            known = .unknown
+        }
+        // Behind a pooler in transaction mode there is no signalling connection: the statement notifies itself.
+        let inline = pool.listener == nil ? channel : nil
+        return WriteStatement(plan: plan, namespace: namespace, notifying: inline, guard: guarded, registers: !registered, history: known)
     }
 
-    private func forgetExpected(_ pid: Int32) {
-        ownNotifications.withLock { counts in
-            if let count = counts[pid] { counts[pid] = count > 1 ? count - 1 : nil }
-        }
+    /// What a write that committed tells: the namespace is registered, and (when asked) whether it keeps history; and
+    /// when it changed rows, the other stores of this process and then other processes are notified.
+    private func learn(from statement: WriteStatement, _ rows: [[String?]]) {
+        pool.registeredNamespaces.withLock { _ = $0.insert(namespace) }
+        if statement.reportsHistory, let row = rows.first, row.count >= 3 { history = (row[2] == "t", .now) }
+        if !rows.isEmpty, !statement.notifiesInline { pool.listener?.notifyLater(namespace, except: subscription) }
     }
 
     /// (key, revision) of rows whose first two columns are those.
@@ -274,79 +281,170 @@ struct WritePlan {
     }
 }
 
-/// The statement that writes a plan's values: upserts and tombstones with new revisions, the namespace registered,
-/// the history when the namespace keeps one, and one notification; with a guard, all of it only if the guarded key
-/// still has its revision. Returns (key, revision) for each row written.
+/// The statement that writes a plan's values, as small as the plan allows, so that a plain set is one upsert: values
+/// upserted and removals made tombstones, each with a new revision drawn under its row's lock (and the revision it
+/// replaced); the namespace registered when this process has not yet; the history written when the namespace keeps
+/// one (or, when the store does not know, if it does, and the statement says which); with a guard, all of it only if
+/// the guarded key still has its revision. The notification is sent after the commit by the pool's signalling
+/// connection (``PostgreSQLListener``), or by the statement where there is none. Returns (key, revision) for each row
+/// written, and in a third column, when asked, whether the namespace keeps history. Statements of one shape have one
+/// text, so a connection prepares each once.
 struct WriteStatement {
+    /// What the store knows of the namespace's history.
+    enum History: Hashable {
+        /// It keeps none: no history is written.
+        case off
+        /// It keeps one: each row written gets its entry.
+        case on
+        /// Not known lately: entries are written if it keeps one, and the statement returns whether it does.
+        case unknown
+    }
+
+    /// What a statement's text depends on; its parameters are, in order: the namespace, the guarded key's (key, type,
+    /// value, revision), the set keys' (keys, types, values), the removed keys, the channel.
+    struct Shape: Hashable {
+        enum Guard: Hashable { case none, revision, neverWritten }
+        var guarding: Guard
+        var sets: Bool
+        var removes: Bool
+        var registers: Bool
+        var history: History
+        var notifiesInline: Bool
+    }
+
     var sql: String
     var parameters: [String?]
+    /// Whether the rows carry a third column: the namespace keeps history.
+    var reportsHistory: Bool
+    /// Whether the statement sends the notification itself (`pg_notify` on `notifying`), where no signalling connection
+    /// sends it after the commit.
+    var notifiesInline: Bool
 
-    init(plan: WritePlan, namespace: String, channel: String, guard guarded: (key: String, value: Int64)?) {
+    init(plan: WritePlan, namespace: String, notifying channel: String?, guard guarded: (key: String, value: Int64)?, registers: Bool, history: History) {
         var sets = plan.sets, removes = plan.removes
-        var guardChange: (type: String?, value: String?)?
+        var parameters: [String?] = [namespace]
+        var guarding = Shape.Guard.none
         if let guarded {
+            var change: (type: String?, value: String?)?
             if let index = sets.firstIndex(where: { $0.key == guarded.key }) {
                 let value = sets.remove(at: index).value
-                guardChange = (value.type.description, value.json.serialized())
+                change = (value.type.description, value.json.serialized())
             } else if let index = removes.firstIndex(of: guarded.key) {
                 removes.remove(at: index)
-                guardChange = (nil, nil)
+                change = (nil, nil)
+            }
+            if let change {
+                guarding = guarded.value == 0 ? .neverWritten : .revision
+                parameters += [guarded.key, change.type, change.value, String(guarded.value)]
             }
         }
-        parameters = [
-            namespace, channel,
-            PostgreSQLBackend.arrayLiteral(sets.map(\.key)), PostgreSQLBackend.arrayLiteral(sets.map { $0.value.type.description }),
-            PostgreSQLBackend.arrayLiteral(sets.map { $0.value.json.serialized() }), PostgreSQLBackend.arrayLiteral(removes),
-        ]
+        if !sets.isEmpty {
+            parameters += [
+                PostgreSQLBackend.arrayLiteral(sets.map(\.key)), PostgreSQLBackend.arrayLiteral(sets.map { $0.value.type.description }),
+                PostgreSQLBackend.arrayLiteral(sets.map { $0.value.json.serialized() }),
+            ]
+        }
+        if !removes.isEmpty { parameters.append(PostgreSQLBackend.arrayLiteral(removes)) }
+        if let channel { parameters.append(channel) }
+        let shape = Shape(
+            guarding: guarding, sets: !sets.isEmpty, removes: !removes.isEmpty, registers: registers, history: history, notifiesInline: channel != nil)
+        sql = Self.sql(for: shape)
+        self.parameters = parameters
+        reportsHistory = history == .unknown
+        notifiesInline = channel != nil
+    }
+
+    private static let texts = Locked<[Shape: String]>([:])
+
+    /// The statement's text for `shape`, made once.
+    static func sql(for shape: Shape) -> String {
+        if let text = texts.withLock({ $0[shape] }) { return text }
+        let text = makeSQL(for: shape)
+        texts.withLock { $0[shape] = text }
+        return text
+    }
+
+    private static func makeSQL(for shape: Shape) -> String {
+        var count = 1  // $1: the namespace
+        func parameter() -> String {
+            count += 1
+            return "$\(count)"
+        }
         let stamp = "nextval('prefs_revision'), pg_current_xact_id(), now()"
-        var parts = ["ns AS (INSERT INTO prefs_namespaces (namespace) VALUES ($1) ON CONFLICT (namespace) DO NOTHING)"]
+        let returning = "RETURNING key, revision, previous_revision, type, value, changed_at"
+        var parts: [String] = []
+        var sources: [String] = []
         var condition = ""
-        var changed = ["s", "r"]
-        if let guarded, let guardChange {
-            parameters += [guarded.key, guardChange.type, guardChange.value, String(guarded.value)]
+        if shape.registers { parts.append("ns AS (INSERT INTO prefs_namespaces (namespace) VALUES ($1) ON CONFLICT (namespace) DO NOTHING)") }
+        if shape.guarding != .none {
+            let (key, type, value, revision) = (parameter(), parameter(), parameter(), parameter())
             let update = """
-                UPDATE prefs_values SET type = $8, value = $9, revision = nextval('prefs_revision'), previous_revision = revision, \
-                xid = pg_current_xact_id(), changed_at = now() WHERE namespace = $1 AND key = $7 AND revision = $10::bigint \
-                RETURNING key, revision, previous_revision, type, value, changed_at
+                UPDATE prefs_values SET type = \(type), value = \(value), revision = nextval('prefs_revision'), previous_revision = revision, \
+                xid = pg_current_xact_id(), changed_at = now() WHERE namespace = $1 AND key = \(key) AND revision = \(revision)::bigint \(returning)
                 """
-            if guarded.value == 0 {
+            if shape.guarding == .neverWritten {
                 // Read as never written: a placeholder row (revision 0) is updated, or else the row is created.
                 parts.append("g1 AS (\(update))")
                 parts.append(
                     """
-                    g AS (INSERT INTO prefs_values (namespace, key, type, value, revision, xid, changed_at) \
-                    SELECT $1, $7, $8, $9, \(stamp) WHERE NOT EXISTS (SELECT 1 FROM g1) \
-                    ON CONFLICT (namespace, key) DO NOTHING RETURNING key, revision, previous_revision, type, value, changed_at)
+                    g2 AS (INSERT INTO prefs_values (namespace, key, type, value, revision, xid, changed_at) \
+                    SELECT $1, \(key), \(type), \(value), \(stamp) WHERE NOT EXISTS (SELECT 1 FROM g1) \
+                    ON CONFLICT (namespace, key) DO NOTHING \(returning))
                     """)
-                changed = ["g1", "g"] + changed
-                condition = " AND EXISTS (SELECT 1 FROM g1 UNION ALL SELECT 1 FROM g)"
+                sources += ["g1", "g2"]
+                condition = " AND EXISTS (SELECT 1 FROM g1 UNION ALL SELECT 1 FROM g2)"
             } else {
                 parts.append("g AS (\(update))")
-                changed = ["g"] + changed
+                sources.append("g")
                 condition = " AND EXISTS (SELECT 1 FROM g)"
             }
         }
-        parts.append(
+        if shape.sets {
+            let (keys, types, values) = (parameter(), parameter(), parameter())
+            parts.append(
+                """
+                s AS (INSERT INTO prefs_values AS p (namespace, key, type, value, revision, xid, changed_at) \
+                SELECT $1, k, t, v, \(stamp) FROM unnest(\(keys)::text[], \(types)::text[], \(values)::text[]) AS u(k, t, v) WHERE true\(condition) \
+                ON CONFLICT (namespace, key) DO UPDATE SET type = excluded.type, value = excluded.value, \
+                revision = nextval('prefs_revision'), previous_revision = p.revision, xid = excluded.xid, changed_at = excluded.changed_at \
+                \(returning))
+                """)
+            sources.append("s")
+        }
+        if shape.removes {
+            let keys = parameter()
+            parts.append(
+                """
+                r AS (UPDATE prefs_values SET type = NULL, value = NULL, revision = nextval('prefs_revision'), previous_revision = revision, \
+                xid = pg_current_xact_id(), changed_at = now() WHERE namespace = $1 AND key = ANY(\(keys)::text[]) AND value IS NOT NULL\(condition) \
+                \(returning))
+                """)
+            sources.append("r")
+        }
+        // No rows (a plan with only declarations): a source of the same columns that yields none.
+        let none = """
+            SELECT NULL::text AS key, NULL::bigint AS revision, NULL::bigint AS previous_revision, NULL::text AS type, NULL::text AS value, \
+            NULL::timestamptz AS changed_at WHERE false
             """
-            s AS (INSERT INTO prefs_values AS p (namespace, key, type, value, revision, xid, changed_at) \
-            SELECT $1, k, t, v, \(stamp) FROM unnest($3::text[], $4::text[], $5::text[]) AS u(k, t, v) WHERE true\(condition) \
-            ON CONFLICT (namespace, key) DO UPDATE SET type = excluded.type, value = excluded.value, \
-            revision = nextval('prefs_revision'), previous_revision = p.revision, xid = excluded.xid, changed_at = excluded.changed_at \
-            RETURNING key, revision, previous_revision, type, value, changed_at)
-            """)
-        parts.append(
-            """
-            r AS (UPDATE prefs_values SET type = NULL, value = NULL, revision = nextval('prefs_revision'), previous_revision = revision, \
-            xid = pg_current_xact_id(), changed_at = now() WHERE namespace = $1 AND key = ANY($6::text[]) AND value IS NOT NULL\(condition) \
-            RETURNING key, revision, previous_revision, type, value, changed_at)
-            """)
-        parts.append("c AS (\(changed.map { "SELECT * FROM \($0)" }.joined(separator: " UNION ALL ")))")
-        parts.append(
-            """
-            h AS (INSERT INTO prefs_history (namespace, key, revision, previous_revision, type, value, changed_at) \
-            SELECT $1, key, revision, previous_revision, type, value, changed_at FROM c \
-            WHERE EXISTS (SELECT 1 FROM prefs_namespaces WHERE namespace = $1 AND history_retention IS NOT NULL))
-            """)
-        sql = "WITH " + parts.joined(separator: ",\n") + "\nSELECT key, revision, pg_notify($2, $1) FROM c"
+        let union = sources.isEmpty ? none : sources.map { "SELECT * FROM \($0)" }.joined(separator: " UNION ALL ")
+        parts.append("c AS (\(union))")
+        let kept = "EXISTS (SELECT 1 FROM prefs_namespaces WHERE namespace = $1 AND history_retention IS NOT NULL)"
+        if shape.history != .off {
+            parts.append(
+                """
+                h AS (INSERT INTO prefs_history (namespace, key, revision, previous_revision, type, value, changed_at) \
+                SELECT $1, key, revision, previous_revision, type, value, changed_at FROM c\(shape.history == .unknown ? " WHERE \(kept)" : ""))
+                """)
+        }
+        var columns = "key, revision"
+        if shape.history == .unknown { columns += ", \(kept)" }
+        if shape.notifiesInline { columns += ", pg_notify(\(parameter()), $1)" }
+        if parts.count == 2, sources.count == 1, ["s", "r", "g"].contains(sources[0]), shape.history == .off, let statement = parts.first {
+            // One upsert, removal or guarded update and nothing else: the statement itself, returning what the CTE's would.
+            let open = statement.index(after: statement.firstIndex(of: "(")!)
+            let body = statement[open..<statement.index(before: statement.endIndex)]
+            return body.replacingOccurrences(of: returning, with: "RETURNING \(columns)")
+        }
+        return "WITH " + parts.joined(separator: ",\n") + "\nSELECT \(columns) FROM c"
     }
 }

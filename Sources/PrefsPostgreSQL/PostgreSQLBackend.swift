@@ -52,12 +52,14 @@ package final class PostgreSQLBackend: PrefsBackend {
     var pendingChange = false
     /// Inside a transaction, the revision of each key it read.
     var transactionReads: [String: Int64]?
+    /// Set by the listener when the namespace's settings changed: what was learned of its history is forgotten.
+    let settingsChanged = Locked(false)
+    /// Whether the namespace keeps history, and when that was learned (a check, or a write that asked): a write whose
+    /// knowledge is older than a second asks again, in the same statement.
+    var history: (keeps: Bool, learned: ContinuousClock.Instant)?
     /// Conflicts in a row, and since when, to give up once the deadline has passed.
     var conflictStreak = 0
     var firstConflict: ContinuousClock.Instant?
-    /// The notifications this backend's own writes will bring, by the server process that sends them: not changes
-    /// from elsewhere.
-    let ownNotifications = Locked<[Int32: Int]>([:])
     /// The waits of observers of this store (``makeChangeListener()``).
     let waiters = PostgreSQLChangeWaiters()
     /// The pool listener's id for this backend, while it listens.
@@ -88,19 +90,11 @@ package final class PostgreSQLBackend: PrefsBackend {
             deadline: .now + options.connectTimeout + options.timeout, readOnly: options.readOnly,
             operation: "opening namespace \(Self.quoted(namespace))"
         ) { _ in }
-        if let listener = pool.listener {
-            let own = ownNotifications, freshness = freshness, waiters = waiters
+        if options.listens, let listener = pool.listener {
+            let freshness = freshness, waiters = waiters, settingsChanged = settingsChanged
             subscription = listener.subscribe(
-                .init(namespace: namespace) { sender in
-                    if let sender,
-                        own.withLock({ counts in
-                            guard let count = counts[sender], count > 0 else { return false }
-                            counts[sender] = count - 1
-                            return true
-                        })
-                    {
-                        return
-                    }
+                .init(namespace: namespace) { event in
+                    if case .settings = event { settingsChanged.withLock { $0 = true } }
                     freshness?.expire()
                     waiters.signal()
                 })
@@ -109,8 +103,10 @@ package final class PostgreSQLBackend: PrefsBackend {
 
     deinit { close() }
 
+    /// `text` in double quotes, `\` and `"` escaped, for messages.
     static func quoted(_ text: String) -> String {
-        "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        guard text.utf8.contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") }) else { return "\"" + text + "\"" }
+        return "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
     }
 
     // MARK: - Connections
@@ -150,7 +146,7 @@ package final class PostgreSQLBackend: PrefsBackend {
         try withConnection(retrying: true, operation: "reading key \(Self.quoted(name)) of namespace \(Self.quoted(namespace))") { connection, deadline in
             let result = try connection.execute(
                 "SELECT type, value, revision FROM prefs_values WHERE namespace = $1 AND key = $2", [namespace, name], deadline: deadline,
-                operation: "reading key \(Self.quoted(name)) of namespace \(Self.quoted(namespace))")
+                prepared: true, operation: "reading key \(Self.quoted(name)) of namespace \(Self.quoted(namespace))")
             guard let row = result.rows.first else { return Entry(stored: nil, revision: 0) }
             return Self.entry(type: row[0], value: row[1], revision: row[2])
         }
@@ -260,11 +256,11 @@ package final class PostgreSQLBackend: PrefsBackend {
                 try connection.execute(
                     """
                     SELECT pg_current_snapshot()::text, n.created_xid::text || '/' || coalesce(n.pruned_xid::text, ''), \
-                    v.key, v.type, v.value, v.revision
+                    n.history_retention IS NOT NULL, v.key, v.type, v.value, v.revision
                     FROM (SELECT 1) AS one
                     LEFT JOIN prefs_namespaces n ON n.namespace = $1
                     LEFT JOIN prefs_values v ON v.namespace = $1 AND v.xid >= pg_snapshot_xmin($2::pg_snapshot)
-                    """, [namespace, snapshot ?? Self.beforeEverything], deadline: deadline,
+                    """, [namespace, snapshot ?? Self.beforeEverything], deadline: deadline, prepared: true,
                     operation: "checking namespace \(Self.quoted(namespace)) for changes")
             }
         } catch {
@@ -286,9 +282,12 @@ package final class PostgreSQLBackend: PrefsBackend {
             cache.removeAll()
         }
         namespaceMarker = marker
+        // A namespace without its row (never written, or deleted) is registered again by the next write.
+        if marker.isEmpty { _ = pool.registeredNamespaces.withLock { $0.remove(namespace) } }
+        history = (first[2] == "t", .now)
         for row in result.rows {
-            guard let key = row[2].map(Self.canonicalName) else { continue }
-            let entry = Self.entry(type: row[3], value: row[4], revision: row[5])
+            guard let key = row[3].map(Self.canonicalName) else { continue }
+            let entry = Self.entry(type: row[4], value: row[5], revision: row[6])
             if let cached = cache[key], cached.revision != entry.revision { changed = true }
             cache[key] = entry
         }
@@ -319,6 +318,8 @@ package final class PostgreSQLBackend: PrefsBackend {
     }
 
     package func close() {
+        // Other processes hear of this store's last writes, even if this process ends next.
+        if pool.hasSignals { pool.listener?.flush(until: .now + options.timeout) }
         if let subscription { pool.listener?.unsubscribe(subscription) }
         subscription = nil
         waiters.closeAll()

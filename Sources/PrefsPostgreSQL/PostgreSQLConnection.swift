@@ -1,5 +1,6 @@
 import CLibPQ
 import Foundation
+import PrefsSupport
 
 /// One libpq connection, used by one thread at a time, every call bounded by a deadline.
 ///
@@ -16,6 +17,12 @@ final class PostgreSQLConnection {
     private let secrets: [String]
     /// The server process serving this connection (to tell this connection's notifications from others').
     private(set) var backendPID: Int32 = 0
+    /// Whether a statement run with `prepared` is prepared once on this connection (`PQsendPrepare`) and then run by
+    /// name, so that the server plans it once; off behind a pooler in transaction mode, whose server sessions change
+    /// from one statement to the next.
+    var preparesStatements = false
+    /// The statements prepared on this connection, by their text, with their names.
+    private var preparedNames: [String: String] = [:]
 
     /// Connects by `deadline` with libpq's keywords and values, in order (a later one wins over an earlier one with the
     /// same keyword). The store parses connection strings itself (``PostgreSQLConnectionString``), so libpq never
@@ -130,14 +137,32 @@ final class PostgreSQLConnection {
     ///
     /// `commits`: the statement commits (an autocommit write, or `COMMIT`), so a connection lost or a deadline passed
     /// once it was sent leaves its outcome unknown (``PostgreSQLError/Kind/commitOutcomeUnknown``).
+    ///
+    /// `prepared`: a statement the store runs often, prepared once per connection (see ``preparesStatements``).
     @discardableResult
     func execute(
-        _ sql: String, _ parameters: [String?] = [], deadline: ContinuousClock.Instant, commits: Bool = false,
+        _ sql: String, _ parameters: [String?] = [], deadline: ContinuousClock.Instant, commits: Bool = false, prepared: Bool = false,
         operation: @autoclosure () -> String
     ) throws(PostgreSQLError) -> Result {
         let handle = try openHandle(operation)
-        let sent: Int32 = withOptionalCStrings(parameters) { values in
-            PQsendQueryParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
+        let sent: Int32
+        if prepared && preparesStatements {
+            let name: String
+            if let known = preparedNames[sql] {
+                name = known
+            } else {
+                name = "prefs_" + StableHash.hex(sql)
+                guard PQsendPrepare(handle, name, sql, Int32(parameters.count), nil) == 1 else { throw error(from: nil, operation: operation()) }
+                _ = try finish(handle, deadline: deadline, commits: false, operation: operation)
+                preparedNames[sql] = name
+            }
+            sent = withOptionalCStrings(parameters) { values in
+                PQsendQueryPrepared(handle, name, Int32(parameters.count), values, nil, nil, 0)
+            }
+        } else {
+            sent = withOptionalCStrings(parameters) { values in
+                PQsendQueryParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
+            }
         }
         guard sent == 1 else { throw error(from: nil, operation: operation()) }
         return try finish(handle, deadline: deadline, commits: commits, operation: operation)

@@ -119,18 +119,26 @@ public struct PostgreSQLDatabase: Sendable {
 
     /// Keeps `namespace`'s history for `retention` (nil: keeps none, and forgets what it kept), so that a watch from a
     /// revision (``Prefs/changes(of:after:)``) delivers every change within that window. Each write then also writes
-    /// its history entry. A watch from a revision older than the history ends with
-    /// ``PostgreSQLError/Kind/revisionCompacted``: each entry names the revision it replaced, so a gap always shows.
+    /// its history entry: a store learns of the change when notified (listening), else at its next check (within its
+    /// staleness bound of a read), else within a second of its next write. A watch from a revision older than the
+    /// history ends with ``PostgreSQLError/Kind/revisionCompacted``: each entry names the revision it replaced, so a gap
+    /// always shows.
     public func setHistoryRetention(_ retention: Duration?, for namespace: String) throws {
         let operation = "setting the history retention of namespace \(PostgreSQLBackend.quoted(namespace))"
         _ = try run(operation) { connection, deadline in
+            // Stores listening on the namespace learn of it at once (the others at their next check).
             try connection.execute(
                 """
                 WITH kept AS (INSERT INTO prefs_namespaces (namespace, history_retention)
                               VALUES ($1, $2::bigint * interval '1 millisecond')
-                              ON CONFLICT (namespace) DO UPDATE SET history_retention = excluded.history_retention RETURNING 1)
-                DELETE FROM prefs_history WHERE namespace = $1 AND $2::bigint IS NULL AND EXISTS (SELECT 1 FROM kept)
-                """, [namespace, retention.map { String(max(1, $0.milliseconds)) }], deadline: deadline, commits: true, operation: operation)
+                              ON CONFLICT (namespace) DO UPDATE SET history_retention = excluded.history_retention RETURNING 1),
+                forgotten AS (DELETE FROM prefs_history WHERE namespace = $1 AND $2::bigint IS NULL AND EXISTS (SELECT 1 FROM kept))
+                SELECT pg_notify($3, $4) FROM kept
+                """,
+                [
+                    namespace, retention.map { String(max(1, $0.milliseconds)) }, PostgreSQLStore.notificationChannel(for: namespace),
+                    PostgreSQLStore.settingsPayload(for: namespace),
+                ], deadline: deadline, commits: true, operation: operation)
         }
     }
 

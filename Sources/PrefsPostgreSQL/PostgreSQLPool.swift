@@ -20,6 +20,9 @@ final class PostgreSQLPool: @unchecked Sendable {
     private var schemaPrepared = false
     private var standby: Bool?
     private var listenerInstance: PostgreSQLListener?
+    /// The namespaces this process has registered (a row in `prefs_namespaces`), so that a write registers its
+    /// namespace once, not each time; a check that finds the row gone removes it.
+    let registeredNamespaces = Locked<Set<String>>([])
 
     private init(connectionString: PostgreSQLConnectionString, options: PostgreSQLOptions) {
         self.connectionString = connectionString
@@ -145,6 +148,7 @@ final class PostgreSQLPool: @unchecked Sendable {
     /// the pool's first connection, its version checked on later ones).
     private func connect(deadline: ContinuousClock.Instant, readOnly: Bool) throws -> PostgreSQLConnection {
         let connection = try makeConnection(deadline: deadline)
+        connection.preparesStatements = !options.transactionPooling
         do {
             let result = try connection.executeScript(
                 options.sessionSetup + "SELECT pg_is_in_recovery()", deadline: deadline, operation: "setting up the session")
@@ -167,12 +171,13 @@ final class PostgreSQLPool: @unchecked Sendable {
         }
     }
 
-    /// A connection of its own, not counted in the pool (the listener's).
-    func makeConnection(deadline: ContinuousClock.Instant) throws(PostgreSQLError) -> PostgreSQLConnection {
+    /// A connection of its own, not counted in the pool (the signalling connection's, whose `application_name` ends in
+    /// "signals", as `pg_stat_activity` shows it).
+    func makeConnection(deadline: ContinuousClock.Instant, signals: Bool = false) throws(PostgreSQLError) -> PostgreSQLConnection {
         let connectBy = min(deadline, ContinuousClock.now + options.connectTimeout)
         let defaults: [(keyword: String, value: String)] = [
             ("connect_timeout", String(max(1, Int(options.connectTimeout.components.seconds)))),
-            ("application_name", options.applicationName),
+            ("application_name", signals ? options.applicationName + " signals" : options.applicationName),
         ]
         return try PostgreSQLConnection(
             settings: defaults + connectionString.settings, target: target, secrets: connectionString.secrets, deadline: connectBy)
@@ -180,15 +185,15 @@ final class PostgreSQLPool: @unchecked Sendable {
 
     // MARK: - Listening
 
-    /// Whether changes can be heard here: listening is on, no pooler in transaction mode stands between, and the server
-    /// is not a standby (which cannot `LISTEN`).
-    var canListen: Bool {
-        options.listens && !options.transactionPooling && !isStandby
+    /// Whether the pool has a signalling connection: no pooler in transaction mode stands between (it would not keep a
+    /// `LISTEN`), and the server is not a standby (which cannot `LISTEN`, and takes no writes to notify of).
+    var hasSignals: Bool {
+        !options.transactionPooling && !isStandby
     }
 
-    /// The pool's listener, started on first use; nil where the pool cannot listen.
+    /// The pool's signalling connection (``PostgreSQLListener``), started on first use; nil where there is none.
     var listener: PostgreSQLListener? {
-        guard canListen else { return nil }
+        guard hasSignals else { return nil }
         return condition.withLock {
             if let listenerInstance { return listenerInstance }
             let made = PostgreSQLListener(pool: self)

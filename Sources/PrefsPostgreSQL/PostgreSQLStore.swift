@@ -12,6 +12,12 @@ public enum PostgreSQLStore {
     public static func notificationChannel(for namespace: String) -> String {
         "prefs_" + StableHash.hex(namespace)
     }
+    /// The payload with which a namespace's settings change is notified on its channel (its history retention): the
+    /// namespace and a suffix no namespace's payload has.
+    static func settingsPayload(for namespace: String) -> String {
+        namespace + "\u{1}settings"
+    }
+
     /// The longest namespace name, in bytes (it is a `NOTIFY` payload and part of every key).
     public static let maximumNamespaceBytes = 200
 

@@ -37,7 +37,7 @@ public struct PostgreSQLOptions: Sendable, Hashable {
     /// timeouts on the role instead (`ALTER ROLE … SET statement_timeout = '5s'`). False by default.
     public var transactionPooling: Bool
     /// The most connections the stores of this server hold at once in this process (the listening connection aside);
-    /// a call waits for one, within its ``timeout``. 4 by default.
+    /// a call waits for one, within its ``timeout``. 8 by default.
     public var maximumConnections: Int
     /// Opens for reading only: opening neither creates nor upgrades the schema, and every write throws SQLSTATE
     /// `25006` without reaching the server. For a role that may only `SELECT`, a role with
@@ -53,7 +53,7 @@ public struct PostgreSQLOptions: Sendable, Hashable {
         applicationName: String = "prefs",
         listens: Bool = true,
         transactionPooling: Bool = false,
-        maximumConnections: Int = 4,
+        maximumConnections: Int = 8,
         readOnly: Bool = false
     ) {
         self.connectTimeout = connectTimeout

@@ -114,7 +114,9 @@ struct PostgreSQLNamespaceTests {
         }
         for (index, store) in stores.enumerated() { #expect(store[.launchCount] == index + 1) }
         let connections = Int(try server().psql("SELECT count(*) FROM pg_stat_activity WHERE application_name = '\(application)'")) ?? -1
-        #expect(connections >= 1 && connections <= 3 + 1, "\(connections) connections for 50 stores")
+        #expect(connections >= 1 && connections <= 3, "\(connections) connections for 50 stores")
+        let signals = try server().psql("SELECT count(*) FROM pg_stat_activity WHERE application_name = '\(application) signals'")
+        #expect(signals == "1", "one signalling connection (LISTEN for every namespace, NOTIFY for every write), not \(signals)")
         // The listening connection hears every namespace: a write from another process reaches a store whose bound is long.
         let listening = try Prefs(
             .postgreSQL(

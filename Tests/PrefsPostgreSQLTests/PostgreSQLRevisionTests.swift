@@ -123,6 +123,7 @@ struct PostgreSQLRevisionTests {
         await expectCompacted(fixture.prefs.changes(of: .launchCount, after: early))
         // From the current revision, it waits for the next change... which, without history, it cannot deliver whole.
         try database.setHistoryRetention(.seconds(3600), for: fixture.namespace)
+        try fixture.prefs.refresh()  // a check learns of it at once (a notification soon, a write within a second)
         await expectCompacted(fixture.prefs.changes(of: .launchCount, after: early), "history kept only from now on")
         let current = try fixture.prefs.revisioned(.launchCount).revision
         try fixture.prefs.set(3, for: .launchCount)

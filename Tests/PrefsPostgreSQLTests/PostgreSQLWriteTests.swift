@@ -132,4 +132,24 @@ struct PostgreSQLWriteTests {
         #expect(other[.name] == "\(stores.count * rounds)")
         #expect(runs.withLock { $0 } >= stores.count * rounds)
     }
+
+    @Test("instances recording the same declarations at once (each one's first set of a key) all succeed; the declarations read whole")
+    func concurrentDeclarations() async throws {
+        let fixture = try PostgreSQLFixture()
+        let stores = [fixture.prefs] + (try (0..<7).map { _ in try fixture.reopen() })
+        let renamed = Prefs.Key<String>("theme", initial: "light", formerNames: ["colorScheme", "appearance"])
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (index, store) in stores.enumerated() {
+                group.addTask {
+                    try store.declare(.launchCount, .name, renamed)
+                    try store.set(index, for: .launchCount)
+                    try store.set("t\(index)", for: renamed)
+                }
+            }
+            try await group.waitForAll()
+        }
+        let declared = try fixture.reopen().declaredKeys()
+        #expect(declared["theme"]?.formerNames == ["colorScheme", "appearance"])
+        #expect(declared["launchCount"]?.type == .int && declared["name"]?.type == .string)
+    }
 }

@@ -18,7 +18,7 @@ public struct PostgreSQLDatabase: Sendable {
     private let conninfo: String
     private let options: PostgreSQLOptions
 
-    /// The database of `conninfo` (a URL or `key=value` pairs, as for ``Prefs/Storage/postgreSQL(_:namespace:options:)``).
+    /// The database of `conninfo` (a URL or `key=value` pairs, as for `Prefs.Storage.postgreSQL(_:namespace:options:)`).
     /// Connecting waits for the first call.
     public init(_ conninfo: String, options: PostgreSQLOptions = .init()) {
         self.conninfo = conninfo
@@ -118,7 +118,7 @@ public struct PostgreSQLDatabase: Sendable {
     }
 
     /// Keeps `namespace`'s history for `retention` (nil: keeps none, and forgets what it kept), so that a watch from a
-    /// revision (``Prefs/changes(of:after:)``) delivers every change within that window. Each write then also writes
+    /// revision (`Prefs.changes(of:after:)`) delivers every change within that window. Each write then also writes
     /// its history entry: a store learns of the change when notified (listening), else at its next check (within its
     /// staleness bound of a read), else within a second of its next write. A watch from a revision older than the
     /// history ends with ``PostgreSQLError/Kind/revisionCompacted``: each entry names the revision it replaced, so a gap

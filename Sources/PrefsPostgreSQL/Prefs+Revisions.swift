@@ -3,7 +3,7 @@ import Foundation
 import PrefsSupport
 
 extension Prefs {
-    /// A key's value with its revision, in a PostgreSQL store: what ``Prefs/revisioned(_:)`` reads and a watch from
+    /// A key's value with its revision, in a PostgreSQL store: what `Prefs.revisioned(_:)` reads and a watch from
     /// a revision delivers.
     ///
     /// Each write of a key gives it a new revision (its removal too), drawn from one sequence for the whole database
@@ -19,7 +19,7 @@ extension Prefs {
         public var revision: Int64
     }
 
-    /// Thrown by ``Prefs/set(_:for:ifRevision:)`` when the key's revision is no longer the one given: nothing was
+    /// Thrown by `Prefs.set(_:for:ifRevision:)` when the key's revision is no longer the one given: nothing was
     /// written. Carries the key's current value and revision, to decide again from.
     public struct RevisionConflict<Value: PrefsStorable>: Error, CustomStringConvertible {
         /// The key's name.
@@ -51,9 +51,9 @@ extension Prefs {
 
     /// Writes `value` for `key` only if the key's revision is still `revision` (a PostgreSQL store only): compare and
     /// set in one statement, as etcd's transactions compare `mod_revision`. Returns the new revision. When the key was
-    /// written since, throws ``RevisionConflict`` with its current value and revision, having written nothing. A
+    /// written since, throws `RevisionConflict` with its current value and revision, having written nothing. A
     /// revision of 0 writes only a key that was never written. The write removes values under the key's former names,
-    /// as ``set(_:for:)-(_,Prefs.Key<Value>)`` does; `nil` for an optional key removes the value (a removal has a
+    /// as `set(_:for:)` does; `nil` for an optional key removes the value (a removal has a
     /// revision too). Unlike a plain set, it records no declaration of the key.
     @discardableResult
     public func set<Value>(_ value: Value, for key: Key<Value>, ifRevision revision: Int64) throws -> Int64 {
@@ -71,7 +71,7 @@ extension Prefs {
 
     /// Every change of `key` after `revision`, oldest first, then each new one as it is made, by any instance (a
     /// PostgreSQL store only): the revision to resume from is the last one received, as with etcd's watch from a
-    /// revision. Every change is delivered, removals included (``Revisioned/isStored`` false), while the namespace's
+    /// revision. Every change is delivered, removals included (`Revisioned.isStored` false), while the namespace's
     /// history holds them (``PostgreSQLDatabase/setHistoryRetention(_:for:)``); otherwise the stream ends with
     /// ``PostgreSQLError/Kind/revisionCompacted``, and nothing is skipped silently. New changes are seen when their
     /// notification arrives, and at least every staleness bound. The stream ends when cancelled, or when the store is

@@ -115,8 +115,10 @@ extension Prefs {
         try io.withBackend { backend in try backend.allValues() }
     }
 
-    /// The stored value under `name`, read fresh from the backend. While `name` holds none, the value under the first of
-    /// its declared former names that holds one (its declaration's `formerNames`): what the app reads for the key.
+    /// The stored value under `name`, read fresh from the backend (a store that other machines write, PostgreSQL, answers
+    /// as fresh as its staleness bound: call ``refresh()`` first for a strict read). While `name` holds none, the value
+    /// under the first of its declared former names that holds one (its declaration's `formerNames`): what the app
+    /// reads for the key.
     public func storedValue(forKey name: String) throws -> StoredValue? {
         try io.withBackendAllowingReentry { backend in
             if let value = try backend.value(forKey: name) { return value }

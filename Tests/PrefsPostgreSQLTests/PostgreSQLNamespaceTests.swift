@@ -128,4 +128,46 @@ struct PostgreSQLNamespaceTests {
         #expect(set.status == 0, "\(set.stderr)")
         #expect(await eventually(timeout: .seconds(60)) { listening[.launchCount] == 70 })
     }
+
+    @Test("prune removes records of removed values older than the age given; a store that cached the key reads it removed all the same")
+    func pruneTombstones() throws {
+        let (url, name) = try database()
+        let writer = try Prefs(.postgreSQL(url, namespace: "user-a"))
+        try writer.set(1, for: .launchCount)
+        try writer.set("x", for: .name)
+        let reader = try Prefs(.postgreSQL(url, namespace: "user-a", options: PostgreSQLOptions(stalenessBound: .seconds(600), listens: false)))
+        #expect(reader[.launchCount] == 1)
+        try writer.reset(.launchCount)
+        #expect(try server().psql("SELECT count(*) FROM prefs_values WHERE value IS NULL", database: name) == "1", "a tombstone")
+        try server().psql("UPDATE prefs_values SET changed_at = now() - interval '40 days' WHERE value IS NULL", database: name)
+        let report = try PostgreSQLDatabase(url).prune()
+        #expect(report.tombstones == 1 && report.historyEntries == 0)
+        #expect(try server().psql("SELECT count(*) FROM prefs_values", database: name) == "1")
+        // The reader never saw the removal's record; the pruning's mark makes it read the namespace again.
+        try reader.refresh()
+        #expect(!reader.isStored(.launchCount) && reader[.name] == "x")
+    }
+
+    @Test("behind a pooler in transaction mode (transactionPooling): no LISTEN and no session settings; writes notify in their own statement")
+    func transactionPooling() async throws {
+        let application = "pooled-\(UUID().uuidString.prefix(6))"
+        let fixture = try PostgreSQLFixture(options: PostgreSQLOptions(applicationName: application, transactionPooling: true))
+        let listener = try Prefs(.postgreSQL(fixture.url, namespace: fixture.namespace, options: PostgreSQLOptions(stalenessBound: .seconds(600))))
+        #expect(listener[.launchCount] == 0)
+        try await Task.sleep(for: .milliseconds(200))
+        try fixture.prefs.set(1, for: .launchCount)
+        try fixture.prefs.update(.launchCount) { $0 += 1 }
+        try fixture.prefs.transaction { transaction in
+            transaction[.launchCount] += 1
+            transaction[.name] = "pooled"
+        }
+        #expect(fixture.prefs[.launchCount] == 3)
+        #expect(
+            await eventually(timeout: .seconds(60)) { listener[.launchCount] == 3 && listener[.name] == "pooled" }, "notified by the writes' own statements")
+        let signals = try server().psql("SELECT count(*) FROM pg_stat_activity WHERE application_name = '\(application) signals'")
+        #expect(signals == "0", "no signalling connection behind a transaction pooler")
+        let settings = try server().psql(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = '\(application)' AND query ILIKE 'SET statement_timeout%'")
+        #expect(settings == "0")
+    }
 }

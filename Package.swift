@@ -65,7 +65,10 @@ let package = Package(
         .testTarget(name: "MessageFeedTests", dependencies: ["MessageFeed", "PrefsJSON", "PrefsSupport", "PrefsTestSupport", "TestFixtures"]),
         .testTarget(name: "MessageFeedFetchingTests", dependencies: ["MessageFeedFetching", "MessageFeed", "Prefs", "PrefsJSON", "PrefsSupport", "PrefsTestSupport", "TestFixtures"]),
         .testTarget(name: "DialogGateTests", dependencies: ["DialogGate", "MessageFeed", "MessageFeedFetching", "Prefs", "PrefsJSON", "PrefsSupport", "PrefsUserDefaults", "PrefsTestSupport", "TestFixtures", "dialoggate-test-child", "prefs-tool"]),
-        .testTarget(name: "PrefsPostgreSQLTests", dependencies: ["PrefsPostgreSQL", "Prefs", "PrefsJSON", "PrefsSupport", "DialogGate", "PrefsTestSupport", "TestFixtures", "prefs-test-child", "prefs-tool"]),
+        .testTarget(
+            name: "PrefsPostgreSQLTests",
+            dependencies: ["PrefsPostgreSQL", "Prefs", "PrefsJSON", "PrefsSupport", "DialogGate", "PrefsTestSupport", "TestFixtures", "prefs-test-child", "prefs-tool"],
+            exclude: ["Fixtures"]),
         .testTarget(name: "PrefsToolTests", dependencies: ["Prefs", "PrefsJSON", "PrefsUserDefaults", "DialogGate", "MessageFeed", "MessageFeedFetching", "PrefsTestSupport", "TestFixtures", "prefs-tool", "PrefsSupport"]),
         .testTarget(name: "PrefsTestSupportTests", dependencies: ["PrefsTestSupport", "Prefs", "prefs-test-child"]),
         .testTarget(name: "ReadmeTests", dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "PrefsTestSupport", "PrefsPostgreSQL", "PrefsSupport", "PrefsJSON"]),

@@ -1,165 +1,187 @@
 import Foundation
 @_spi(Tooling) import Prefs
 import PrefsJSON
+import PrefsSupport
 
 /// A store in a PostgreSQL database, one namespace of it, through libpq.
 ///
-/// Many stores share one database, each in its own namespace (one per user, or per app and environment). The schema is
-/// created on first use and reads plainly in `psql`:
-/// ```sql
-/// CREATE TABLE prefs_meta (name text PRIMARY KEY, value text NOT NULL);          -- ('format_version', '1')
-/// CREATE TABLE prefs_namespaces (namespace text PRIMARY KEY, generation bigint NOT NULL DEFAULT 0,
-///                                updated_at timestamptz NOT NULL DEFAULT now());
-/// CREATE TABLE prefs (namespace text, key text, type text NOT NULL, value text NOT NULL, PRIMARY KEY (namespace, key));
-/// CREATE TABLE prefs_declared (namespace text, key text, type text NOT NULL, initial text, PRIMARY KEY (namespace, key));
-/// CREATE TABLE prefs_renamed (namespace text, key text, position integer, former text NOT NULL,
-///                             PRIMARY KEY (namespace, key, position));
-/// ```
-/// A value is its type's name (as `prefs-tool` lists it) and its JSON text, as the other stores keep them, so a
-/// migration in either direction round-trips.
+/// Many stores share one database, each in its own namespace (one per user, or per app and environment), and the
+/// stores of one server in one process share a small pool of connections (``PostgreSQLPool``). The tables read plainly
+/// in `psql` (``PostgreSQLSchema``): a value is its type's name and its JSON text, as the other stores keep them.
 ///
-/// Writes: every change is a transaction that first locks the namespace's row in `prefs_namespaces`
-/// (`SELECT … FOR UPDATE`), so `update` and `transaction` are atomic across every instance, without lost updates; the
-/// commit bumps the namespace's `generation` and notifies the namespace's channel (``PostgreSQLStore/notificationChannel(for:)``). ``refresh()`` reads the
-/// notifications that arrived and compares the generation (one round trip), so no change goes unseen when a
-/// notification is lost.
+/// Reads: values are cached here and in the store, and served for at most ``PostgreSQLOptions/stalenessBound``; then the
+/// next read checks the server for changes (one round trip: the rows written by transactions the last check's
+/// snapshot did not see, compared by revision). A notification (`LISTEN`, on the pool's one listening connection)
+/// makes the next read check at once.
 ///
-/// Faults: a broken connection is dropped and the next call connects again; a read, or the start of a transaction,
-/// retries once on a fresh connection. A transaction in progress is never replayed: a failed commit throws.
+/// Writes are one statement each (``PostgreSQLBackend/apply(_:)``): the values, their new revisions, the history when
+/// the namespace keeps one, and the notification, together. Transactions are optimistic: their reads come from the
+/// cache, and the commit checks that each key read still has the revision it was read at (one statement for an
+/// `update` of one key), else the store runs the transaction again. Writers of different keys never wait for each
+/// other; writers of one key take turns on its row.
+///
+/// Faults: every call has a deadline (``PostgreSQLOptions/timeout``); a broken connection is dropped and a read, or a
+/// write that was not sent, is repeated once on another. A write that was sent is never repeated: its outcome is
+/// unknown when its answer is lost, and its keys are read from the server next time.
 package final class PostgreSQLBackend: PrefsBackend {
-    let conninfo: String
     let namespace: String
     let options: PostgreSQLOptions
     /// The database with the password hidden.
     package let target: String
-    private var connection: PostgreSQLConnection?
-    /// The namespace's generation as this backend last saw it (its own commits included).
-    private var seenGeneration: Int64?
-    /// Set when the connection was replaced: notifications may have been missed.
-    private var reconnected = false
-    /// The generation read by `beginTransaction` under the row lock.
-    private var lockedGeneration: Int64?
-    /// A notification from another session for this namespace, read before the next `refresh()`.
-    private var notifiedSinceRefresh = false
+    let pool: PostgreSQLPool
     /// This namespace's notification channel.
-    private let channel: String
-    /// What starts a transaction: `BEGIN`, and the statement timeout for it (`SET LOCAL`, which poolers in
-    /// transaction mode pass through, unlike a startup parameter).
-    private let begin: String
+    let channel: String
+    package let freshness: BackendFreshness?
+    package var validatesTransactionsAtCommit: Bool { true }
+
+    /// A key as this backend last saw it: its stored value (nil: none) and its revision (0: never written).
+    struct Entry: Equatable {
+        var stored: StoredValue?
+        var revision: Int64
+    }
+
+    /// Every key read or written, as of the last check for changes or later.
+    var cache: [String: Entry] = [:]
+    /// The snapshot of the last check (`pg_snapshot` text): rows written by transactions it does not see are changes.
+    private var snapshot: String?
+    /// The namespace's row as the last check saw it (its creation and last pruning), "" when it had none: when it
+    /// changes, the namespace was deleted, recreated or pruned, and everything is read again.
+    private var namespaceMarker: String?
+    /// A check made on the way (a read, a write) found a change the store has not been told of: the next ``refresh()``
+    /// says so.
+    var pendingChange = false
+    /// Inside a transaction, the revision of each key it read.
+    var transactionReads: [String: Int64]?
+    /// Set by the listener when the namespace's settings changed: what was learned of its history is forgotten.
+    let settingsChanged = Locked(false)
+    /// Whether the namespace keeps history, and when that was learned (a check, or a write that asked): a write whose
+    /// knowledge is older than a second asks again, in the same statement.
+    var history: (keeps: Bool, learned: ContinuousClock.Instant)?
+    /// Conflicts in a row, and since when, to give up once the deadline has passed.
+    var conflictStreak = 0
+    var firstConflict: ContinuousClock.Instant?
+    /// The waits of observers of this store (``makeChangeListener()``).
+    let waiters = PostgreSQLChangeWaiters()
+    /// The pool listener's id for this backend, while it listens.
+    private(set) var subscription: UInt64?
 
     package var description: String {
         PostgreSQLOptions.storageDescription(target: target, namespace: namespace)
     }
 
-    /// Connects, creates the schema when the database has none (refusing a newer format), and registers the namespace.
+    /// Opens a namespace: connects (or borrows a connection of this server's pool), creates the schema when the
+    /// database has none or upgrades an older format (neither when read-only or on a standby), refuses a newer format.
+    /// Opening writes nothing else: a namespace is registered by its first write.
     package init(conninfo: String, namespace: String, options: PostgreSQLOptions = .init()) throws {
-        self.conninfo = conninfo
         self.namespace = namespace
         self.options = options
-        target = PostgreSQLRedaction.redact(conninfo)
+        pool = try PostgreSQLPool.shared(conninfo: conninfo, options: options)
+        target = pool.target
         channel = PostgreSQLStore.notificationChannel(for: namespace)
-        if let timeout = options.statementTimeout {
-            let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
-            begin = "BEGIN; SET LOCAL statement_timeout = \(max(1, milliseconds))"
-        } else {
-            begin = "BEGIN"
-        }
+        freshness = BackendFreshness(bound: options.stalenessBound)
         guard !namespace.isEmpty, namespace.utf8.count <= PostgreSQLStore.maximumNamespaceBytes, !namespace.utf8.contains(0) else {
             throw PostgreSQLError(
-                kind: .statementFailed, message: "a namespace is 1 to \(PostgreSQLStore.maximumNamespaceBytes) bytes, without NUL",
+                kind: .statementFailed, sqlState: PostgreSQLError.ClientCode.invalidParameter,
+                message: "a namespace is 1 to \(PostgreSQLStore.maximumNamespaceBytes) bytes, without NUL",
                 operation: "opening namespace \(Self.quoted(namespace))", target: target)
         }
-        let connection = try connect()
-        try PostgreSQLSchema.prepare(connection, namespace: namespace)
-        self.connection = connection
-        seenGeneration = try readGeneration(connection)
+        // A connection now, so that a server that cannot be reached, a newer format or a missing schema show at open.
+        try pool.withConnection(
+            deadline: .now + options.connectTimeout + options.timeout, readOnly: options.readOnly,
+            operation: "opening namespace \(Self.quoted(namespace))"
+        ) { _ in }
+        if options.listens, let listener = pool.listener {
+            let freshness = freshness, waiters = waiters, settingsChanged = settingsChanged
+            subscription = listener.subscribe(
+                .init(namespace: namespace) { event in
+                    if case .settings = event { settingsChanged.withLock { $0 = true } }
+                    freshness?.expire()
+                    waiters.signal()
+                })
+        }
     }
 
+    deinit { close() }
+
+    /// `text` in double quotes, `\` and `"` escaped, for messages.
     static func quoted(_ text: String) -> String {
-        "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        guard text.utf8.contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") }) else { return "\"" + text + "\"" }
+        return "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
     }
 
-    // MARK: - Connection
+    // MARK: - Connections
 
-    private func connect() throws(PostgreSQLError) -> PostgreSQLConnection {
-        let parameters: [(String, String)] = [
-            ("connect_timeout", String(max(1, Int(options.connectTimeout.components.seconds)))),
-            ("application_name", options.applicationName),
-        ]
-        let connection = try PostgreSQLConnection(conninfo: conninfo, parameters: parameters, target: target)
-        if options.listens {
-            try connection.execute("LISTEN \(connection.quotedIdentifier(channel))", operation: "listening for changes")
-        }
-        return connection
-    }
-
-    /// The open connection, connecting again when the last one broke.
-    private func liveConnection() throws(PostgreSQLError) -> PostgreSQLConnection {
-        if let connection, connection.isHealthy { return connection }
-        connection?.close()
-        connection = nil
-        let fresh = try connect()
-        connection = fresh
-        reconnected = true
-        return fresh
-    }
-
-    /// Runs `body` on the connection; when the connection turns out broken and `body` is safe to repeat (a read, or
-    /// `BEGIN`: the server applied nothing), repeats it once on a new connection.
-    private func withConnection<T>(retrying: Bool, _ body: (PostgreSQLConnection) throws(PostgreSQLError) -> T) throws(PostgreSQLError) -> T {
-        let connection = try liveConnection()
+    /// Runs `body` on a connection of the pool, by the deadline of one call. When the connection breaks before
+    /// anything could have been applied (``PostgreSQLError/Kind/connectionLost``: a read, a write not yet sent, a
+    /// transaction not yet committed) and `retrying`, runs it once more on another, by the same deadline.
+    func withConnection<Result>(
+        retrying: Bool, operation: @autoclosure () -> String, _ body: (PostgreSQLConnection, ContinuousClock.Instant) throws -> Result
+    ) throws -> Result {
+        let deadline = ContinuousClock.now + options.timeout
         do {
-            return try body(connection)
-        } catch  where error.kind == .connectionLost && retrying {
-            connection.close()
-            self.connection = nil
-            return try body(try liveConnection())
-        } catch  where error.kind == .connectionLost {
-            connection.close()
-            self.connection = nil
-            throw error
+            return try pool.withConnection(deadline: deadline, readOnly: options.readOnly, operation: operation()) { try body($0, deadline) }
+        } catch let error as PostgreSQLError where retrying && error.kind == .connectionLost {
+            return try pool.withConnection(deadline: deadline, readOnly: options.readOnly, operation: operation()) { try body($0, deadline) }
         }
-    }
-
-    private func readGeneration(_ connection: PostgreSQLConnection) throws(PostgreSQLError) -> Int64 {
-        let result = try connection.execute(
-            "SELECT generation FROM prefs_namespaces WHERE namespace = $1", [namespace],
-            operation: "reading the generation of namespace \(Self.quoted(namespace))")
-        return result.firstInteger ?? 0
     }
 
     // MARK: - Reading
 
     package func value(forKey key: String) throws -> StoredValue? {
         let name = Self.canonicalName(key)
-        return try withConnection(retrying: true) { connection throws(PostgreSQLError) in
+        try ensureFresh()
+        let entry: Entry
+        if let cached = cache[name] {
+            entry = cached
+        } else {
+            entry = try fetch(name)
+            cache[name] = entry
+        }
+        transactionReads?[name] = entry.revision
+        return entry.stored
+    }
+
+    /// One key from the server, with its revision.
+    func fetch(_ name: String) throws -> Entry {
+        try withConnection(retrying: true, operation: "reading key \(Self.quoted(name)) of namespace \(Self.quoted(namespace))") { connection, deadline in
             let result = try connection.execute(
-                "SELECT type, value FROM prefs WHERE namespace = $1 AND key = $2", [namespace, name],
-                operation: "reading key \(Self.quoted(name)) of namespace \(Self.quoted(namespace))")
-            guard let row = result.rows.first else { return nil }
-            return Self.storedValue(type: row[0] ?? "", text: row[1] ?? "null")
+                "SELECT type, value, revision FROM prefs_values WHERE namespace = $1 AND key = $2", [namespace, name], deadline: deadline,
+                prepared: true, operation: "reading key \(Self.quoted(name)) of namespace \(Self.quoted(namespace))")
+            guard let row = result.rows.first else { return Entry(stored: nil, revision: 0) }
+            return Self.entry(type: row[0], value: row[1], revision: row[2])
         }
     }
 
     package func allValues() throws -> [String: StoredValue] {
-        try withConnection(retrying: true) { connection throws(PostgreSQLError) in
-            let result = try connection.execute(
-                "SELECT key, type, value FROM prefs WHERE namespace = $1", [namespace],
+        let result = try withConnection(retrying: true, operation: "reading namespace \(Self.quoted(namespace))") { connection, deadline in
+            try connection.execute(
+                "SELECT key, type, value, revision FROM prefs_values WHERE namespace = $1", [namespace], deadline: deadline,
                 operation: "reading namespace \(Self.quoted(namespace))")
-            var values: [String: StoredValue] = [:]
-            values.reserveCapacity(result.rows.count)
-            for row in result.rows {
-                guard let key = row[0] else { continue }
-                values[Self.canonicalName(key)] = Self.storedValue(type: row[1] ?? "", text: row[2] ?? "null")
-            }
-            return values
         }
+        var values: [String: StoredValue] = [:]
+        var seen = Set<String>()
+        var changed = false
+        for row in result.rows {
+            guard let key = row[0].map(Self.canonicalName) else { continue }
+            let entry = Self.entry(type: row[1], value: row[2], revision: row[3])
+            seen.insert(key)
+            if let stored = entry.stored { values[key] = stored }
+            if let cached = cache[key], cached.revision != entry.revision { changed = true }
+            cache[key] = entry
+            transactionReads?[key] = entry.revision
+        }
+        for (key, cached) in cache where !seen.contains(key) && cached.revision != 0 {
+            changed = true
+            cache[key] = Entry(stored: nil, revision: 0)
+        }
+        if changed { noteChangeFoundOnTheWay() }
+        return values
     }
 
     package func declarations() throws -> [String: KeyDeclaration] {
-        try withConnection(retrying: true) { connection throws(PostgreSQLError) in
+        try withConnection(retrying: true, operation: "reading the declarations of namespace \(Self.quoted(namespace))") { connection, deadline in
             let declared = try connection.execute(
-                "SELECT key, type, initial FROM prefs_declared WHERE namespace = $1", [namespace],
+                "SELECT key, type, initial FROM prefs_declared WHERE namespace = $1", [namespace], deadline: deadline,
                 operation: "reading the declarations of namespace \(Self.quoted(namespace))")
             var result: [String: KeyDeclaration] = [:]
             for row in declared.rows {
@@ -167,7 +189,7 @@ package final class PostgreSQLBackend: PrefsBackend {
                 result[key] = declaration
             }
             let renamed = try connection.execute(
-                "SELECT key, former FROM prefs_renamed WHERE namespace = $1 ORDER BY key, position", [namespace],
+                "SELECT key, former FROM prefs_renamed WHERE namespace = $1 ORDER BY key, position", [namespace], deadline: deadline,
                 operation: "reading the renames of namespace \(Self.quoted(namespace))")
             for row in renamed.rows {
                 guard let key = row[0], let former = row[1] else { continue }
@@ -179,178 +201,99 @@ package final class PostgreSQLBackend: PrefsBackend {
 
     package func declaration(forKey key: String) throws -> KeyDeclaration? {
         let name = Self.canonicalName(key)
-        return try withConnection(retrying: true) { connection throws(PostgreSQLError) -> KeyDeclaration? in
+        return try withConnection(retrying: true, operation: "reading the declaration of key \(Self.quoted(name))") {
+            connection, deadline -> KeyDeclaration? in
             let declared = try connection.execute(
-                "SELECT type, initial FROM prefs_declared WHERE namespace = $1 AND key = $2", [namespace, name],
+                "SELECT type, initial FROM prefs_declared WHERE namespace = $1 AND key = $2", [namespace, name], deadline: deadline,
                 operation: "reading the declaration of key \(Self.quoted(name))")
             guard let row = declared.rows.first, var declaration = Self.declaration(type: row[0], initial: row[1]) else { return nil }
             let renamed = try connection.execute(
-                "SELECT former FROM prefs_renamed WHERE namespace = $1 AND key = $2 ORDER BY position", [namespace, name],
+                "SELECT former FROM prefs_renamed WHERE namespace = $1 AND key = $2 ORDER BY position", [namespace, name], deadline: deadline,
                 operation: "reading the renames of key \(Self.quoted(name))")
             declaration.formerNames = renamed.rows.compactMap { $0.first ?? nil }
             return declaration
         }
     }
 
-    // MARK: - Writing
+    // MARK: - Checking for other instances' changes
 
-    /// `BEGIN`, then the namespace's row locked (`SELECT … FOR UPDATE`; created when missing): every writer of the
-    /// namespace, in any process on any machine, waits here for the one before it to commit.
-    package func beginTransaction() throws {
-        lockedGeneration = try withConnection(retrying: true) { connection throws(PostgreSQLError) -> Int64 in
-            try connection.executeScript(begin, operation: "beginning a transaction in namespace \(Self.quoted(namespace))")
-            do throws(PostgreSQLError) {
-                return try lockNamespace(connection)
-            } catch {
-                if error.kind != .connectionLost { _ = try? connection.execute("ROLLBACK", operation: "rolling back") }
-                throw error
-            }
-        }
+    /// True when another instance changed what this store has read since the last call. Always asks the server
+    /// (one round trip), so `Prefs.refresh()` is a strict read.
+    package func refresh() throws -> Bool {
+        let changed = try check()
+        defer { pendingChange = false }
+        return changed || pendingChange
     }
 
-    private func lockNamespace(_ connection: PostgreSQLConnection) throws(PostgreSQLError) -> Int64 {
-        let operation = "locking namespace \(Self.quoted(namespace))"
-        let select = "SELECT generation FROM prefs_namespaces WHERE namespace = $1 FOR UPDATE"
-        if let generation = try connection.execute(select, [namespace], operation: operation).firstInteger {
-            return generation
-        }
-        // Removed since opening (retention of old namespaces): register it again, then lock it.
-        try connection.execute(
-            "INSERT INTO prefs_namespaces (namespace) VALUES ($1) ON CONFLICT (namespace) DO NOTHING", [namespace], operation: operation)
-        return try connection.execute(select, [namespace], operation: operation).firstInteger ?? 0
+    /// Checks when the staleness bound has passed, so that a read never serves a value older than it.
+    func ensureFresh() throws {
+        guard let freshness, freshness.isExpired else { return }
+        if try check() { noteChangeFoundOnTheWay() }
     }
 
-    package func commitTransaction(_ changes: Changeset) throws {
-        guard let connection, connection.isInTransaction else {
-            throw PostgreSQLError(
-                kind: .connectionLost, message: "the transaction's connection is gone; nothing was committed",
-                operation: "committing in namespace \(Self.quoted(namespace))", target: target)
-        }
-        let operation = "committing in namespace \(Self.quoted(namespace))"
-        do throws(PostgreSQLError) {
-            try write(changes, on: connection, operation: operation)
-            var newGeneration: Int64?
-            if !changes.isEmpty {
-                let bumped = try connection.execute(
+    /// The snapshot before any transaction: the first check reads every row of the namespace (so the whole namespace
+    /// is cached in one round trip, and what this backend read or wrote before is compared with it).
+    static let beforeEverything = "1:1:"
+
+    /// A change found by a check or read the store did not ask for: the store is told at its next read.
+    func noteChangeFoundOnTheWay() {
+        pendingChange = true
+        freshness?.expire()
+    }
+
+    /// The rows written since the last check's snapshot (by transactions it did not see), in one round trip.
+    ///
+    /// The filter is `xid >= pg_snapshot_xmin(snapshot)`: every transaction below that was over when the snapshot was
+    /// taken, so what it wrote was seen then. Rows above it that were seen too come back again, and are told apart by
+    /// their revision. (The exact test, `pg_visible_in_snapshot`, is not used: a hot standby's `pg_current_snapshot()`
+    /// lists no transactions in progress.) Returns whether a cached key changed.
+    @discardableResult
+    func check() throws -> Bool {
+        let started = BackendFreshness.now
+        let result: PostgreSQLConnection.Result
+        do {
+            result = try withConnection(retrying: true, operation: "checking namespace \(Self.quoted(namespace)) for changes") { connection, deadline in
+                try connection.execute(
                     """
-                    WITH bumped AS (UPDATE prefs_namespaces SET generation = generation + 1, updated_at = now()
-                                    WHERE namespace = $1 RETURNING generation)
-                    SELECT generation, pg_notify($2, $1) FROM bumped
-                    """, [namespace, channel], operation: operation)
-                newGeneration = bumped.firstInteger
+                    SELECT pg_current_snapshot()::text, n.created_xid::text || '/' || coalesce(n.pruned_xid::text, ''), \
+                    n.history_retention IS NOT NULL, v.key, v.type, v.value, v.revision
+                    FROM (SELECT 1) AS one
+                    LEFT JOIN prefs_namespaces n ON n.namespace = $1
+                    LEFT JOIN prefs_values v ON v.namespace = $1 AND v.xid >= pg_snapshot_xmin($2::pg_snapshot)
+                    """, [namespace, snapshot ?? Self.beforeEverything], deadline: deadline, prepared: true,
+                    operation: "checking namespace \(Self.quoted(namespace)) for changes")
             }
-            let commit: PostgreSQLConnection.Result
-            do {
-                commit = try connection.execute("COMMIT", operation: operation)
-            } catch  where error.kind == .connectionLost {
-                var unknown = error
-                unknown.kind = .commitOutcomeUnknown
-                throw unknown
-            }
-            // A transaction that failed earlier ends with ROLLBACK as its tag, not an error.
-            guard commit.commandTag == "COMMIT" else {
-                throw PostgreSQLError(
-                    kind: .statementFailed, message: "the server rolled the transaction back (\(commit.commandTag))",
-                    operation: operation, target: target)
-            }
-            // Nothing external happened between the last refresh and the lock: the new generation is this commit's own.
-            if let newGeneration, lockedGeneration == seenGeneration { seenGeneration = newGeneration }
-            lockedGeneration = nil
-            // This session's own notification arrives with the COMMIT: take it now, so that a store that only
-            // writes (and never refreshes) does not pile them up in libpq's queue.
-            if options.listens { _ = try? takeNotifications(connection) }
         } catch {
-            if error.kind == .connectionLost || error.kind == .commitOutcomeUnknown {
-                connection.close()
-                self.connection = nil
-            }
+            // Until the next check is due, reads serve what they have (the store reports the failure), rather than
+            // each wait for a server that does not answer.
+            freshness?.renew(checkedAt: BackendFreshness.now)
             throw error
         }
-    }
-
-    private func write(_ changes: Changeset, on connection: PostgreSQLConnection, operation: String) throws(PostgreSQLError) {
-        var setKeys: [String] = [], setTypes: [String] = [], setValues: [String] = [], removed: [String] = []
-        for (key, change) in changes.values {
-            switch change {
-            case .set(let value):
-                setKeys.append(Self.canonicalName(key))
-                setTypes.append(value.type.description)
-                setValues.append(value.json.serialized())
-            case .remove:
-                removed.append(Self.canonicalName(key))
-            }
+        guard let first = result.rows.first, let newSnapshot = first[0] else {
+            throw PostgreSQLError(
+                kind: .unexpectedSchema, sqlState: PostgreSQLError.ClientCode.unexpectedAnswer, message: "the check for changes returned no snapshot",
+                operation: "checking namespace \(Self.quoted(namespace)) for changes", target: target)
         }
-        if !removed.isEmpty {
-            try connection.execute(
-                "DELETE FROM prefs WHERE namespace = $1 AND key = ANY($2::text[])", [namespace, Self.arrayLiteral(removed)],
-                operation: operation)
+        var changed = false
+        let marker = first[1] ?? ""
+        if let known = namespaceMarker, known != marker {
+            // Deleted, recreated or pruned: nothing cached can be trusted.
+            changed = !cache.isEmpty
+            cache.removeAll()
         }
-        if !setKeys.isEmpty {
-            try connection.execute(
-                """
-                INSERT INTO prefs (namespace, key, type, value)
-                SELECT $1, k, t, v FROM unnest($2::text[], $3::text[], $4::text[]) AS u(k, t, v)
-                ON CONFLICT (namespace, key) DO UPDATE SET type = excluded.type, value = excluded.value
-                """,
-                [namespace, Self.arrayLiteral(setKeys), Self.arrayLiteral(setTypes), Self.arrayLiteral(setValues)],
-                operation: operation)
+        namespaceMarker = marker
+        // A namespace without its row (never written, or deleted) is registered again by the next write.
+        if marker.isEmpty { _ = pool.registeredNamespaces.withLock { $0.remove(namespace) } }
+        history = (first[2] == "t", .now)
+        for row in result.rows {
+            guard let key = row[3].map(Self.canonicalName) else { continue }
+            let entry = Self.entry(type: row[4], value: row[5], revision: row[6])
+            if let cached = cache[key], cached.revision != entry.revision { changed = true }
+            cache[key] = entry
         }
-        let undeclared = Array(changes.removedDeclarations.map(Self.canonicalName)) + changes.declarations.keys.map(Self.canonicalName)
-        if !undeclared.isEmpty {
-            let names = Self.arrayLiteral(undeclared)
-            try connection.execute(
-                "DELETE FROM prefs_declared WHERE namespace = $1 AND key = ANY($2::text[])", [namespace, names], operation: operation)
-            try connection.execute(
-                "DELETE FROM prefs_renamed WHERE namespace = $1 AND key = ANY($2::text[])", [namespace, names], operation: operation)
-        }
-        for (key, declaration) in changes.declarations {
-            let name = Self.canonicalName(key)
-            try connection.execute(
-                "INSERT INTO prefs_declared (namespace, key, type, initial) VALUES ($1, $2, $3, $4)",
-                [namespace, name, declaration.type.description, declaration.initial.map { $0.serialized() }], operation: operation)
-            for (position, former) in declaration.formerNames.enumerated() {
-                try connection.execute(
-                    "INSERT INTO prefs_renamed (namespace, key, position, former) VALUES ($1, $2, $3, $4)",
-                    [namespace, name, String(position), former], operation: operation)
-            }
-        }
-    }
-
-    package func rollbackTransaction() {
-        lockedGeneration = nil
-        guard let connection else { return }
-        if connection.isInTransaction {
-            // Nothing to lose: the transaction is abandoned (a broken connection rolls back on the server by itself).
-            _ = try? connection.execute("ROLLBACK", operation: "rolling back")
-        }
-        if !connection.isHealthy {
-            connection.close()
-            self.connection = nil
-        }
-    }
-
-    /// True when another instance changed the namespace since the last call: a notification for it arrived, or its
-    /// generation moved (the fallback when a notification was missed, or when the connection was replaced).
-    package func refresh() throws -> Bool {
-        try withConnection(retrying: true) { connection throws(PostgreSQLError) -> Bool in
-            if options.listens { try takeNotifications(connection) }
-            let generation = try readGeneration(connection)
-            defer {
-                seenGeneration = generation
-                reconnected = false
-                notifiedSinceRefresh = false
-            }
-            return notifiedSinceRefresh || reconnected || generation != seenGeneration
-        }
-    }
-
-    /// Reads the notifications that arrived, noting one from another session for this namespace.
-    private func takeNotifications(_ connection: PostgreSQLConnection) throws(PostgreSQLError) {
-        let own = connection.backendPID
-        for notification in try connection.notifications(operation: "reading notifications")
-        where notification.channel == channel && notification.payload == namespace && notification.pid != own {
-            notifiedSinceRefresh = true
-        }
+        snapshot = newSnapshot
+        freshness?.renew(checkedAt: started)
+        return changed
     }
 
     // MARK: - Checking and closing
@@ -369,13 +312,17 @@ package final class PostgreSQLBackend: PrefsBackend {
     }
 
     package func quickCheckProblems() throws -> [String] {
-        try withConnection(retrying: true) { connection throws(PostgreSQLError) in try PostgreSQLSchema.problems(connection) }
+        try withConnection(retrying: true, operation: "checking the schema") { connection, deadline in
+            try PostgreSQLSchema.problems(connection, deadline: deadline)
+        }
     }
 
     package func close() {
-        if let connection, connection.isInTransaction { _ = try? connection.execute("ROLLBACK", operation: "closing") }
-        connection?.close()
-        connection = nil
+        // Other processes hear of this store's last writes, even if this process ends next.
+        if pool.hasSignals { pool.listener?.flush(until: .now + options.timeout) }
+        if let subscription { pool.listener?.unsubscribe(subscription) }
+        subscription = nil
+        waiters.closeAll()
     }
 
     // MARK: - Values
@@ -383,6 +330,11 @@ package final class PostgreSQLBackend: PrefsBackend {
     /// The spelling a key is stored under: Unicode NFC, as the SQLite store writes it.
     static func canonicalName(_ key: String) -> String {
         key.utf8.allSatisfy { $0 < 0x80 } ? key : key.precomposedStringWithCanonicalMapping
+    }
+
+    /// A row's entry: its value (none for a tombstone), and its revision.
+    static func entry(type: String?, value: String?, revision: String?) -> Entry {
+        Entry(stored: value.map { storedValue(type: type ?? "", text: $0) }, revision: revision.flatMap { Int64($0) } ?? 0)
     }
 
     static func storedValue(type typeName: String, text: String) -> StoredValue {
@@ -397,11 +349,15 @@ package final class PostgreSQLBackend: PrefsBackend {
         return KeyDeclaration(type: type, initial: initial.flatMap { try? JSON.parse($0) })
     }
 
-    /// A PostgreSQL array literal of text elements: `{"a","b\"c"}`.
-    static func arrayLiteral(_ elements: [String]) -> String {
+    /// A PostgreSQL array literal of text elements: `{"a","b\"c",NULL}` (nil is NULL).
+    static func arrayLiteral(_ elements: [String?]) -> String {
         var result = "{"
         for (index, element) in elements.enumerated() {
             if index > 0 { result += "," }
+            guard let element else {
+                result += "NULL"
+                continue
+            }
             result += "\""
             for character in element.unicodeScalars {
                 if character == "\"" || character == "\\" { result += "\\" }
@@ -416,60 +372,70 @@ package final class PostgreSQLBackend: PrefsBackend {
 // MARK: - Change listener
 
 extension PostgreSQLBackend {
-    /// A connection of its own that `LISTEN`s on the namespace's channel, so an observed store sees another instance's
-    /// write as soon as its notification arrives (nil when `listens` is off, as behind a pooler in transaction mode).
+    /// A wait for this namespace's notifications, heard by the pool's listening connection, so an observed store sees
+    /// another instance's write as soon as its notification arrives; nil where the pool cannot listen (behind a pooler in
+    /// transaction mode, on a standby, with ``PostgreSQLOptions/listens`` off): the store polls.
     package func makeChangeListener() -> (any BackendChangeListener)? {
-        guard options.listens else { return nil }
-        return PostgreSQLChangeListener(backend: self)
+        guard subscription != nil else { return nil }
+        return waiters.makeWaiter()
     }
 }
 
-/// Waits in `poll(2)` on its connection's socket for a notification on the namespace's channel. A broken connection
-/// is replaced at the next wait; until then the wait just times out and the store polls as usual.
-final class PostgreSQLChangeListener: BackendChangeListener {
-    private let conninfo: String
-    private let target: String
-    private let channel: String
-    private let namespace: String
-    private let applicationName: String
-    private var connection: PostgreSQLConnection?
+/// The waits of one backend's observers, each woken by a notification for its namespace.
+final class PostgreSQLChangeWaiters: Sendable {
+    private let waiters = Locked<[ObjectIdentifier: PostgreSQLChangeWaiter]>([:])
 
-    init(backend: PostgreSQLBackend) {
-        conninfo = backend.conninfo
-        target = backend.target
-        channel = PostgreSQLStore.notificationChannel(for: backend.namespace)
-        namespace = backend.namespace
-        applicationName = backend.options.applicationName
+    func makeWaiter() -> PostgreSQLChangeWaiter {
+        let waiter = PostgreSQLChangeWaiter(owner: self)
+        waiters.withLock { $0[ObjectIdentifier(waiter)] = waiter }
+        return waiter
+    }
+
+    func signal() {
+        for waiter in waiters.withLock({ Array($0.values) }) { waiter.signal() }
+    }
+
+    func remove(_ waiter: PostgreSQLChangeWaiter) {
+        waiters.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(waiter)) }
+    }
+
+    func closeAll() {
+        let all = waiters.withLock { waiters in
+            defer { waiters.removeAll() }
+            return Array(waiters.values)
+        }
+        for waiter in all { waiter.signal() }
+    }
+}
+
+/// One observer's wait: returns as soon as a notification for the namespace arrived since the last wait.
+// @unchecked Sendable: `signalled` is read and written under `condition`.
+final class PostgreSQLChangeWaiter: BackendChangeListener, @unchecked Sendable {
+    private let condition = NSCondition()
+    private var signalled = false
+    private weak var owner: PostgreSQLChangeWaiters?
+
+    init(owner: PostgreSQLChangeWaiters) {
+        self.owner = owner
     }
 
     func wait(upTo timeout: Duration) -> Bool {
-        guard let connection = liveConnection(), let socket = connection.socket else {
-            Thread.sleep(forTimeInterval: timeout.timeInterval)
-            return false
+        condition.lock()
+        defer { condition.unlock() }
+        let deadline = Date(timeIntervalSinceNow: timeout.timeInterval)
+        while !signalled, condition.wait(until: deadline) {}
+        defer { signalled = false }
+        return signalled
+    }
+
+    func signal() {
+        condition.withLock {
+            signalled = true
+            condition.broadcast()
         }
-        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-        let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-        guard poll(&descriptor, 1, max(1, milliseconds)) > 0 else { return false }
-        guard let notifications = try? connection.notifications(operation: "listening for changes") else {
-            self.connection = nil  // replaced at the next wait
-            return false
-        }
-        return notifications.contains { $0.channel == channel && $0.payload == namespace }
     }
 
     func close() {
-        connection?.close()
-        connection = nil
-    }
-
-    private func liveConnection() -> PostgreSQLConnection? {
-        if let connection, connection.isHealthy { return connection }
-        connection?.close()
-        connection = nil
-        guard let fresh = try? PostgreSQLConnection(conninfo: conninfo, parameters: [("application_name", applicationName)], target: target),
-            (try? fresh.execute("LISTEN \(fresh.quotedIdentifier(channel))", operation: "listening for changes")) != nil
-        else { return nil }
-        connection = fresh
-        return fresh
+        owner?.remove(self)
     }
 }

@@ -1,47 +1,95 @@
 import CLibPQ
 import Foundation
+import PrefsSupport
 
-/// One libpq connection, used by one thread at a time. Statements are parameterized (`PQexecParams`, text format).
+/// One libpq connection, used by one thread at a time, every call bounded by a deadline.
+///
+/// libpq's non-blocking API throughout: `PQconnectStartParams` and `PQconnectPoll` to connect, `PQsendQueryParams`,
+/// `PQflush`, `PQconsumeInput` and `PQgetResult` to run a statement, with `poll(2)` on the socket between them. When
+/// the deadline passes, the statement is cancelled (`PQcancel`, on a thread of its own: it waits for the server, which
+/// may be the one that stopped answering) and the connection is closed, so nothing is left half-read.
+/// Statements are parameterized (text format), each in an unnamed statement.
 final class PostgreSQLConnection {
     private var handle: OpaquePointer?
-    /// The connection string as given (it may hold a password: never shown).
-    private let conninfo: String
     /// The connection string with the password hidden, for messages.
     let target: String
+    /// The secrets of the connection string, scrubbed from every message libpq or the server gives.
     private let secrets: [String]
+    /// The server process serving this connection (to tell this connection's notifications from others').
+    private(set) var backendPID: Int32 = 0
+    /// Whether a statement run with `prepared` is prepared once on this connection (`PQsendPrepare`) and then run by
+    /// name, so that the server plans it once; off behind a pooler in transaction mode, whose server sessions change
+    /// from one statement to the next.
+    var preparesStatements = false
+    /// The statements prepared on this connection, by their text, with their names.
+    private var preparedNames: [String: String] = [:]
 
-    /// Connects. `parameters` are added to those of `conninfo` (libpq's keywords: `connect_timeout`, `application_name`).
-    init(conninfo: String, parameters: [(String, String)], target: String) throws(PostgreSQLError) {
-        self.conninfo = conninfo
+    /// Connects by `deadline` with libpq's keywords and values, in order (a later one wins over an earlier one with the
+    /// same keyword). The store parses connection strings itself (``PostgreSQLConnectionString``), so libpq never
+    /// splits a URL its own way.
+    init(settings: [(keyword: String, value: String)], target: String, secrets: [String], deadline: ContinuousClock.Instant) throws(PostgreSQLError) {
         self.target = target
-        secrets = PostgreSQLRedaction.passwords(in: conninfo)
-        // expand_dbname = 1: the first "dbname" is a full connection string (URL or key=value), whose settings win over
-        // the later defaults only when it sets them; libpq applies later keywords over it, so defaults come first.
-        var keywords = parameters.map(\.0)
-        var values = parameters.map(\.1)
-        keywords.append("dbname")
-        values.append(conninfo)
-        let connection = withCStrings(keywords) { keywordPointers in
-            withCStrings(values) { valuePointers in
-                PQconnectdbParams(keywordPointers, valuePointers, 1)
-            }
+        self.secrets = secrets
+        // expand_dbname = 0: a dbname is a name, never parsed again as a connection string.
+        let started = withCStrings(settings.map(\.keyword)) { keywordPointers in
+            withCStrings(settings.map(\.value)) { valuePointers in PQconnectStartParams(keywordPointers, valuePointers, 0) }
         }
-        guard let connection else {
-            throw PostgreSQLError(kind: .connectionFailed, message: "libpq could not allocate a connection", operation: "connecting", target: target)
-        }
-        guard PQstatus(connection) == CONNECTION_OK else {
-            let message = Self.clean(PQerrorMessage(connection))
-            PQfinish(connection)
+        guard let connection = started else {
             throw PostgreSQLError(
-                kind: .connectionFailed, sqlState: nil, message: PostgreSQLRedaction.scrub(message, secrets: secrets),
+                kind: .connectionFailed, sqlState: PostgreSQLError.ClientCode.cannotConnect, message: "libpq could not allocate a connection",
                 operation: "connecting", target: target)
         }
-        handle = connection
+        // Verbose: a server's refusal while connecting ("too many clients") then carries its SQLSTATE in the message,
+        // the only place libpq gives it (a failed connection has no result to ask).
+        PQsetErrorVerbosity(connection, PQERRORS_VERBOSE)
+        do throws(PostgreSQLError) {
+            try Self.finishConnecting(connection, deadline: deadline, target: target, secrets: secrets)
+        } catch {
+            PQfinish(connection)
+            throw error
+        }
+        PQsetErrorVerbosity(connection, PQERRORS_DEFAULT)
         // Messages from the server (NOTICE) would go to stderr by default.
         PQsetNoticeProcessor(connection, { _, _ in }, nil)
+        PQsetnonblocking(connection, 1)
+        handle = connection
+        backendPID = PQbackendPID(connection)
     }
 
     deinit { close() }
+
+    /// Drives `PQconnectPoll` until the connection is made, fails, or `deadline` passes.
+    private static func finishConnecting(
+        _ connection: OpaquePointer, deadline: ContinuousClock.Instant, target: String, secrets: [String]
+    ) throws(PostgreSQLError) {
+        func failure() -> PostgreSQLError {
+            let (sqlState, message) = PostgreSQLConnectionMessage.parse(PQerrorMessage(connection))
+            return PostgreSQLError(
+                kind: .connectionFailed, sqlState: sqlState ?? PostgreSQLError.ClientCode.cannotConnect,
+                message: PostgreSQLRedaction.scrub(message.isEmpty ? "no message" : message, secrets: secrets), operation: "connecting",
+                target: target)
+        }
+        guard PQstatus(connection) != CONNECTION_BAD else { throw failure() }
+        var state = PGRES_POLLING_WRITING
+        while true {
+            switch state {
+            case PGRES_POLLING_OK:
+                return
+            case PGRES_POLLING_FAILED:
+                throw failure()
+            default:
+                // The socket can change between calls (libpq tries the next host or address).
+                let socket = PQsocket(connection)
+                let events = state == PGRES_POLLING_READING ? Int16(POLLIN) : Int16(POLLOUT)
+                guard socket >= 0, SocketWait.wait(socket, events: events, until: deadline) != .timedOut else {
+                    throw PostgreSQLError(
+                        kind: .timedOut, sqlState: PostgreSQLError.ClientCode.cannotConnect,
+                        message: "no connection within the deadline (the server does not answer)", operation: "connecting", target: target)
+                }
+                state = PQconnectPoll(connection)
+            }
+        }
+    }
 
     var isOpen: Bool { handle != nil }
 
@@ -58,19 +106,14 @@ final class PostgreSQLConnection {
         return PQstatus(handle) == CONNECTION_OK
     }
 
-    /// Whether a transaction block is open (or failed and awaiting ROLLBACK).
+    /// Whether a transaction block is open (or failed and awaiting ROLLBACK), or a statement is still running.
     var isInTransaction: Bool {
         guard let handle else { return false }
         let status = PQtransactionStatus(handle)
         return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE
     }
 
-    /// The server process serving this connection (to tell this connection's notifications from others').
-    var backendPID: Int32 {
-        guard let handle else { return 0 }
-        return PQbackendPID(handle)
-    }
-
+    /// Closes the connection (a `Terminate` message, without waiting for the server). Idempotent.
     func close() {
         if let handle { PQfinish(handle) }
         handle = nil
@@ -88,21 +131,152 @@ final class PostgreSQLConnection {
         }
     }
 
-    /// Runs one statement with text parameters (`$1`, `$2`, …; nil is NULL).
+    // MARK: - Statements
+
+    /// Runs one statement with text parameters (`$1`, `$2`, …; nil is NULL), by `deadline`.
+    ///
+    /// `commits`: the statement commits (an autocommit write, or `COMMIT`), so a connection lost or a deadline passed
+    /// once it was sent leaves its outcome unknown (``PostgreSQLError/Kind/commitOutcomeUnknown``).
+    ///
+    /// `prepared`: a statement the store runs often, prepared once per connection (see ``preparesStatements``).
     @discardableResult
-    func execute(_ sql: String, _ parameters: [String?] = [], operation: @autoclosure () -> String) throws(PostgreSQLError) -> Result {
+    func execute(
+        _ sql: String, _ parameters: [String?] = [], deadline: ContinuousClock.Instant, commits: Bool = false, prepared: Bool = false,
+        operation: @autoclosure () -> String
+    ) throws(PostgreSQLError) -> Result {
+        let handle = try openHandle(operation)
+        let sent: Int32
+        if prepared && preparesStatements {
+            let name: String
+            if let known = preparedNames[sql] {
+                name = known
+            } else {
+                name = "prefs_" + StableHash.hex(sql)
+                guard PQsendPrepare(handle, name, sql, Int32(parameters.count), nil) == 1 else { throw error(from: nil, operation: operation()) }
+                _ = try finish(handle, deadline: deadline, commits: false, operation: operation)
+                preparedNames[sql] = name
+            }
+            sent = withOptionalCStrings(parameters) { values in
+                PQsendQueryPrepared(handle, name, Int32(parameters.count), values, nil, nil, 0)
+            }
+        } else {
+            sent = withOptionalCStrings(parameters) { values in
+                PQsendQueryParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
+            }
+        }
+        guard sent == 1 else { throw error(from: nil, operation: operation()) }
+        return try finish(handle, deadline: deadline, commits: commits, operation: operation)
+    }
+
+    /// Runs statements without parameters, several separated by `;` in one round trip (the simple protocol), by
+    /// `deadline`; returns the last statement's rows.
+    @discardableResult
+    func executeScript(
+        _ sql: String, deadline: ContinuousClock.Instant, commits: Bool = false, operation: @autoclosure () -> String
+    ) throws(PostgreSQLError) -> Result {
+        let handle = try openHandle(operation)
+        guard PQsendQuery(handle, sql) == 1 else { throw error(from: nil, operation: operation()) }
+        return try finish(handle, deadline: deadline, commits: commits, operation: operation)
+    }
+
+    private func openHandle(_ operation: () -> String) throws(PostgreSQLError) -> OpaquePointer {
         guard let handle else {
-            throw PostgreSQLError(kind: .connectionLost, message: "the connection is closed", operation: operation(), target: target)
+            throw PostgreSQLError(
+                kind: .connectionLost, sqlState: PostgreSQLError.ClientCode.connectionDoesNotExist, message: "the connection is closed",
+                operation: operation(), target: target)
         }
-        let result: OpaquePointer? = withOptionalCStrings(parameters) { values in
-            PQexecParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
+        return handle
+    }
+
+    /// Sends what libpq buffered, then reads every result of the statement sent; the first error wins.
+    private func finish(
+        _ handle: OpaquePointer, deadline: ContinuousClock.Instant, commits: Bool, operation: () -> String
+    ) throws(PostgreSQLError) -> Result {
+        var failure: PostgreSQLError?
+        var last: Result?
+        do throws(PostgreSQLError) {
+            try flush(handle, deadline: deadline, operation: operation)
+            while true {
+                try awaitResult(handle, deadline: deadline, operation: operation)
+                guard let result = PQgetResult(handle) else { break }
+                defer { PQclear(result) }
+                let status = PQresultStatus(result)
+                if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK {
+                    last = Self.rows(of: result)
+                } else if failure == nil {
+                    failure = error(from: result, operation: operation())
+                }
+            }
+        } catch {
+            // The deadline passed, or the connection broke, before every result arrived: nothing more can be read
+            // from this connection.
+            var error = error
+            if error.kind == .timedOut { abandon() } else { close() }
+            if commits {
+                // Sent, so the server may have committed it (or may still).
+                if error.kind != .timedOut { error.sqlState = PostgreSQLError.ClientCode.transactionResolutionUnknown }
+                error.kind = .commitOutcomeUnknown
+                error.message += "; the write was sent, so the server may have applied it"
+            }
+            throw error
         }
-        defer { if let result { PQclear(result) } }
-        let status = result.map { PQresultStatus($0) } ?? PGRES_FATAL_ERROR
-        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
-            throw error(from: result, operation: operation())
+        if var failure {
+            if failure.kind == .connectionLost {
+                close()
+                if commits {
+                    failure.kind = .commitOutcomeUnknown
+                    failure.message += "; the write was sent, so the server may have applied it"
+                }
+            }
+            throw failure
         }
-        guard let result else { return Result(rows: [], commandTag: "") }
+        return last ?? Result(rows: [], commandTag: "")
+    }
+
+    /// `PQflush` until libpq's output buffer is empty, reading input meanwhile (the server may be waiting for us to read).
+    private func flush(_ handle: OpaquePointer, deadline: ContinuousClock.Instant, operation: () -> String) throws(PostgreSQLError) {
+        while true {
+            let flushed = PQflush(handle)
+            if flushed == 0 { return }
+            if flushed < 0 { throw error(from: nil, operation: operation()) }
+            guard let socket = socket else { throw error(from: nil, operation: operation()) }
+            let ready = SocketWait.wait(socket, events: Int16(POLLIN | POLLOUT), until: deadline)
+            if ready == .timedOut { throw deadlineError(operation()) }
+            if ready == .readable, PQconsumeInput(handle) == 0 { throw error(from: nil, operation: operation()) }
+        }
+    }
+
+    /// Waits until `PQgetResult` would not block.
+    private func awaitResult(_ handle: OpaquePointer, deadline: ContinuousClock.Instant, operation: () -> String) throws(PostgreSQLError) {
+        while PQisBusy(handle) == 1 {
+            guard let socket = socket else { throw error(from: nil, operation: operation()) }
+            if SocketWait.wait(socket, events: Int16(POLLIN), until: deadline) == .timedOut { throw deadlineError(operation()) }
+            if PQconsumeInput(handle) == 0 { throw error(from: nil, operation: operation()) }
+        }
+    }
+
+    private func deadlineError(_ operation: String) -> PostgreSQLError {
+        PostgreSQLError(
+            kind: .timedOut, sqlState: PostgreSQLError.ClientCode.queryCanceled,
+            message: "no answer within the deadline; the statement was cancelled and the connection closed", operation: operation, target: target)
+    }
+
+    /// Gives up on the statement in progress: asks the server to cancel it (on a thread of its own, since `PQcancel`
+    /// waits for the server's answer), and closes the connection.
+    private func abandon() {
+        guard let handle else { return }
+        if let cancel = PQgetCancel(handle) {
+            let request = CancelRequest(cancel)
+            Thread.detachNewThread {
+                var buffer = [CChar](repeating: 0, count: 256)
+                _ = PQcancel(request.cancel, &buffer, Int32(buffer.count))
+                PQfreeCancel(request.cancel)
+            }
+        }
+        close()
+    }
+
+    private static func rows(of result: OpaquePointer) -> Result {
         var rows: [[String?]] = []
         let rowCount = PQntuples(result), columnCount = PQnfields(result)
         rows.reserveCapacity(Int(rowCount))
@@ -121,27 +295,16 @@ final class PostgreSQLConnection {
         return Result(rows: rows, commandTag: String(cString: PQcmdStatus(result)))
     }
 
-    /// Runs statements without parameters, several separated by `;` in one round trip (`PQexec`, the simple protocol).
-    func executeScript(_ sql: String, operation: @autoclosure () -> String) throws(PostgreSQLError) {
-        guard let handle else {
-            throw PostgreSQLError(kind: .connectionLost, message: "the connection is closed", operation: operation(), target: target)
-        }
-        let result = PQexec(handle, sql)
-        defer { if let result { PQclear(result) } }
-        let status = result.map { PQresultStatus($0) } ?? PGRES_FATAL_ERROR
-        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
-            throw error(from: result, operation: operation())
-        }
-    }
+    // MARK: - Notifications
 
     /// Reads what the server sent without waiting, and returns the notifications received since the last call:
     /// (channel, payload, sending server process).
     func notifications(operation: @autoclosure () -> String) throws(PostgreSQLError) -> [(channel: String, payload: String, pid: Int32)] {
-        guard let handle else {
-            throw PostgreSQLError(kind: .connectionLost, message: "the connection is closed", operation: operation(), target: target)
-        }
+        let handle = try openHandle(operation)
         if PQconsumeInput(handle) == 0 {
-            throw error(from: nil, operation: operation())
+            let failure = error(from: nil, operation: operation())
+            close()
+            throw failure
         }
         var found: [(String, String, Int32)] = []
         while let notify = PQnotifies(handle) {
@@ -151,6 +314,8 @@ final class PostgreSQLConnection {
         return found
     }
 
+    // MARK: - Errors
+
     /// The typed error for a failed call: the server's SQLSTATE and message, or libpq's, and whether the connection broke.
     private func error(from result: OpaquePointer?, operation: String) -> PostgreSQLError {
         var sqlState: String?
@@ -159,32 +324,85 @@ final class PostgreSQLConnection {
             if let code = PQresultErrorField(result, Int32(UInt8(ascii: "C"))) { sqlState = String(cString: code) }
             if let primary = PQresultErrorField(result, Int32(UInt8(ascii: "M"))) { message = String(cString: primary) }
         }
-        if message.isEmpty, let handle { message = Self.clean(PQerrorMessage(handle)) }
+        if message.isEmpty, let handle { message = PostgreSQLConnectionMessage.parse(PQerrorMessage(handle)).message }
         if message.isEmpty { message = "no message" }
         message = PostgreSQLRedaction.scrub(message, secrets: secrets)
         let broken = handle.map { PQstatus($0) != CONNECTION_OK } ?? true
         // 57P01..57P03: the server is shutting down or restarting (admin_shutdown, crash_shutdown, cannot_connect_now).
         let lost = broken || (sqlState?.hasPrefix("08") ?? false) || ["57P01", "57P02", "57P03"].contains(sqlState ?? "")
-        return PostgreSQLError(kind: lost ? .connectionLost : .statementFailed, sqlState: sqlState, message: message, operation: operation, target: target)
-    }
-
-    /// libpq's message on one line, without its trailing newline.
-    private static func clean(_ message: UnsafePointer<CChar>?) -> String {
-        guard let message else { return "" }
-        return String(cString: message)
-            .split(whereSeparator: \.isNewline)
-            .map { $0.trimmingCharacters(in: .whitespaces) }
-            .filter { !$0.isEmpty }
-            .joined(separator: "; ")
+        if lost && sqlState == nil { sqlState = PostgreSQLError.ClientCode.connectionFailure }
+        let kind: PostgreSQLError.Kind =
+            lost ? .connectionLost : PostgreSQLError.timeoutCodes.contains(sqlState ?? "") ? .timedOut : .statementFailed
+        return PostgreSQLError(kind: kind, sqlState: sqlState, message: message, operation: operation, target: target)
     }
 
     /// `text` as a quoted SQL identifier (for `LISTEN`, which takes no parameter).
-    func quotedIdentifier(_ text: String) -> String {
+    static func quotedIdentifier(_ text: String) -> String {
         "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }
 
-/// Calls `body` with a NULL-terminated-free array of C strings (valid during the call only).
+/// A `PGcancel` handed to the thread that sends it.
+// @unchecked Sendable: made before that thread starts, then used and freed by it alone.
+private final class CancelRequest: @unchecked Sendable {
+    let cancel: OpaquePointer
+    init(_ cancel: OpaquePointer) { self.cancel = cancel }
+}
+
+/// libpq's messages for a failed connection: one line, and the SQLSTATE a server's refusal carries.
+enum PostgreSQLConnectionMessage {
+    /// The SQLSTATE in a verbose message (`FATAL:  53300: sorry, too many clients already`), and the message on one line
+    /// without it and without the `LOCATION:` lines verbosity adds.
+    static func parse(_ message: UnsafePointer<CChar>?) -> (sqlState: String?, message: String) {
+        guard let message else { return (nil, "") }
+        return parse(String(cString: message))
+    }
+
+    static func parse(_ text: String) -> (sqlState: String?, message: String) {
+        var sqlState: String?
+        var lines: [String] = []
+        for line in text.split(whereSeparator: \.isNewline) {
+            var line = line.trimmingCharacters(in: .whitespaces)
+            if line.isEmpty || line.hasPrefix("LOCATION:") { continue }
+            // The verbose form is "SEVERITY:  CODE: text" (the severity may be translated; the code never is).
+            if let range = line.range(of: #":  [0-9A-Z]{5}: "#, options: .regularExpression) {
+                let code = line[line.index(range.lowerBound, offsetBy: 3)..<line.index(range.lowerBound, offsetBy: 8)]
+                sqlState = sqlState ?? String(code)
+                line.replaceSubrange(range, with: ":  ")
+            }
+            lines.append(line)
+        }
+        return (sqlState, lines.joined(separator: "; "))
+    }
+}
+
+/// `poll(2)` on one socket until an instant.
+enum SocketWait {
+    enum Outcome { case readable, writable, timedOut }
+
+    /// Waits for `events` on `socket` until `deadline`; an error or hang-up counts as readable (the next libpq call
+    /// reports it).
+    static func wait(_ socket: Int32, events: Int16, until deadline: ContinuousClock.Instant) -> Outcome {
+        while true {
+            let remaining = deadline - ContinuousClock.now
+            guard remaining > .zero else { return .timedOut }
+            let milliseconds = Int32(clamping: remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1)
+            var descriptor = pollfd(fd: socket, events: events, revents: 0)
+            let ready = poll(&descriptor, 1, milliseconds)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                return .readable
+            }
+            if ready == 0 { continue }  // the loop's clock decides, not poll's rounding
+            if descriptor.revents & Int16(POLLOUT) != 0 && events & Int16(POLLOUT) != 0 && descriptor.revents & Int16(POLLIN) == 0 {
+                return .writable
+            }
+            return .readable
+        }
+    }
+}
+
+/// Calls `body` with a NULL-terminated array of C strings (valid during the call only).
 private func withCStrings<R>(_ strings: [String], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
     let copies = strings.map { strdup($0) }
     defer { copies.forEach { free($0) } }

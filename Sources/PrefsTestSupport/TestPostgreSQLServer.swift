@@ -78,8 +78,10 @@ import Darwin
 
     // MARK: - Starting and stopping
 
-    /// Creates a cluster in a new temporary directory and starts it, with `settings` beyond the defaults.
-    public init(settings: [String: String] = [:]) throws {
+    /// Creates a cluster in a new temporary directory and starts it, with `settings` beyond the defaults. With
+    /// `primary`, the cluster is a hot standby of that server instead: a copy made with `pg_basebackup -R` (which
+    /// writes `standby.signal` and the connection to the primary), replaying its changes as they stream in.
+    public init(settings: [String: String] = [:], standbyOf primary: TestPostgreSQLServer? = nil) throws {
         self.settings = settings
         let started = ContinuousClock.now
         binDirectory = try Self.findBinDirectory()
@@ -99,7 +101,12 @@ import Darwin
         }
         Self.registerForExit(self)
         reaper = Self.startReaper(directory: directory)
-        try run("initdb", ["-D", dataDirectory, "-A", "trust", "-U", Self.user, "-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions"])
+        if let primary {
+            try run("pg_basebackup", ["-d", primary.url, "-D", dataDirectory, "-R", "-X", "stream", "--no-sync"])
+            chmod(dataDirectory, 0o700)
+        } else {
+            try run("initdb", ["-D", dataDirectory, "-A", "trust", "-U", Self.user, "-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions"])
+        }
         try start()
         startDuration = ContinuousClock.now - started
     }

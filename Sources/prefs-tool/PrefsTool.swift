@@ -25,6 +25,7 @@ enum PrefsTool {
     static let commands: [Command] =
         StoreCommands.all + [StoresCommand.command] + TransferCommands.all + [
             WatchCommand.command, CheckCommand.command, DialogsCommand.command, FeedCommand.command, DemoCommand.command,
+            NamespacesCommand.command,
         ]
 
     static var usage: String { "usage: prefs-tool [--store PATH | --app ID] COMMAND [ARGUMENTS…]" }
@@ -83,7 +84,7 @@ enum PrefsTool {
         let context = ToolContext(
             environment: environment,
             options: options,
-            store: try StoreLocator(options, environment: environment),
+            store: try StoreLocator(options, environment: environment, requiresNamespace: command.spec.name != NamespacesCommand.command.spec.name),
             interactive: isatty(STDIN_FILENO) == 1,
             usage: "usage: \((parsed.action.flatMap(command.spec.action) ?? command.spec).usage)"
         )
@@ -225,9 +226,11 @@ enum PrefsTool {
               \(defaultStoreDescription)
             A .json path is a JSON store; .sqlite, .sqlite3 and .db are SQLite; other
             files are recognized by content. A new store is created where its folder
-            exists; --create-dirs creates missing folders too. A postgresql:// URL is
-            a PostgreSQL store, one namespace of it: --namespace NAME (or
-            $PREFS_NAMESPACE); its password is never shown.
+            exists; --create-dirs creates missing folders too. A postgresql:// URL (or
+            libpq's key=value pairs: 'host=db dbname=prefs') is a PostgreSQL store, one
+            namespace of it: --namespace NAME (or $PREFS_NAMESPACE). Its password is
+            never shown, but any process can read a command line: give the store in
+            $PREFS_STORE, and the password in ~/.pgpass (or PGPASSFILE).
 
             Commands:
             \(lines.joined(separator: "\n"))

@@ -34,6 +34,8 @@ struct StoreLocator {
     /// A PostgreSQL store (`--store postgresql://…` or `$PREFS_STORE`): the connection string as given, and the namespace
     /// (`--namespace`, else `$PREFS_NAMESPACE`). Nil for a file store.
     var postgreSQL: (conninfo: String, namespace: String)?
+    /// A PostgreSQL store's connection string as given, with or without a namespace (for `namespaces`). Nil for a file.
+    var connectionString: String?
     /// Whether a new store may create missing folders: asked for with `--create-dirs`, and always in the default
     /// location, which the library creates for an app too.
     var createsDirectories: Bool
@@ -42,7 +44,8 @@ struct StoreLocator {
     /// Whether the store was named (by --store, --app or $PREFS_STORE) rather than defaulted.
     var isExplicit: Bool { origin != .defaultLocation }
 
-    init(_ options: GlobalOptions, environment: [String: String]) throws {
+    /// `requiresNamespace`: a PostgreSQL store without a namespace is a usage error (every command but `namespaces`).
+    init(_ options: GlobalOptions, environment: [String: String], requiresNamespace: Bool = true) throws {
         self.environment = environment
         if let option = options.store, !option.isEmpty {
             path = option
@@ -59,7 +62,12 @@ struct StoreLocator {
         }
         createsDirectories = options.createDirectories || origin != .path
         if origin == .path, Self.isPostgreSQL(path) {
+            connectionString = path
             guard let namespace = options.namespace ?? environment["PREFS_NAMESPACE"], !namespace.isEmpty else {
+                if !requiresNamespace {
+                    path = PostgreSQLRedaction.redact(path)
+                    return
+                }
                 throw ToolError.usage(
                     "a PostgreSQL store needs a namespace: give --namespace NAME (or set PREFS_NAMESPACE)",
                     "usage: prefs-tool --store postgresql://USER@HOST/DATABASE --namespace NAME COMMAND")
@@ -69,10 +77,10 @@ struct StoreLocator {
         }
     }
 
-    /// Whether `store` names a PostgreSQL database (a `postgresql://` or `postgres://` URL) rather than a file.
+    /// Whether `store` names a PostgreSQL database (a `postgresql://` or `postgres://` URL, or libpq's `key=value`
+    /// pairs such as `host=db dbname=prefs`) rather than a file.
     static func isPostgreSQL(_ store: String) -> Bool {
-        let lowered = store.lowercased()
-        return lowered.hasPrefix("postgresql://") || lowered.hasPrefix("postgres://")
+        PostgreSQLStore.isConnectionString(store)
     }
 
     var url: URL { URL(fileURLWithPath: path) }
@@ -113,7 +121,11 @@ struct StoreLocator {
         }
         let prefs: Prefs
         do {
-            let storage = try postgreSQL.map { Prefs.Storage.postgreSQL($0.conninfo, namespace: $0.namespace) } ?? Prefs.Storage.file(url)
+            // A command that only reads opens a PostgreSQL store read-only: it then works for a role that may only
+            // read and on a hot standby, and never creates or upgrades the schema of a fleet's database.
+            let options = PostgreSQLOptions(readOnly: !(create || checked))
+            let storage =
+                try postgreSQL.map { Prefs.Storage.postgreSQL($0.conninfo, namespace: $0.namespace, options: options) } ?? Prefs.Storage.file(url)
             prefs = try Prefs(storage, pollInterval: .milliseconds(100))
         } catch {
             throw ToolError(error)

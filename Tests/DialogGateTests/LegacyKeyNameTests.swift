@@ -1,6 +1,6 @@
 import DialogGate
 import Foundation
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 import PrefsUserDefaults
 import TestFixtures
 import Testing

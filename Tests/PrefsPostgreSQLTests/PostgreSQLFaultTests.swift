@@ -45,7 +45,7 @@ struct PostgreSQLFaultTests {
             .postgreSQL(server.tcpURL(password: "hunter2-secret", database: database), namespace: "n"),
             pollInterval: .milliseconds(20)
         ) { log.append($0) }
-        try server.psql("DROP TABLE prefs", database: database)
+        try server.psql("DROP TABLE prefs_values", database: database)
         do {
             try broken.set(1, for: .launchCount)
             Issue.record("a write to a dropped table succeeded")
@@ -57,53 +57,35 @@ struct PostgreSQLFaultTests {
         _ = broken[.name]  // a failing read is a diagnostic
         #expect(!log.all.isEmpty)
         for diagnostic in log.all { #expect(!"\(diagnostic)".contains("hunter2"), "\(diagnostic)") }
-        #expect(try broken.integrityProblems().contains { $0.contains("prefs") })
+        #expect(try broken.integrityProblems().contains { $0.contains("prefs_values") })
     }
 
-    @Test("statement timeout: a writer waiting too long for the namespace's lock gets SQLSTATE 57014, and nothing is written")
-    func statementTimeout() async throws {
-        let url = try server().url
-        let namespace = freshNamespace()
-        let holder = try Prefs(.postgreSQL(url, namespace: namespace))
-        let waiter = try Prefs(.postgreSQL(url, namespace: namespace, options: PostgreSQLOptions(statementTimeout: .milliseconds(300))))
-        let locked = Locked(false), waited = Locked(false), holderError = Locked<(any Error)?>(nil)
-        // The holder keeps the namespace's lock until the waiter is done (at most ten minutes: a loaded machine under
-        // ThreadSanitizer has starved the test task for minutes), on a thread of its own: a blocked thread of the
-        // shared pool would stall the waiter's test task, however late it then runs.
-        let holderDone = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            do {
-                try holder.transaction { transaction in
-                    transaction[.name] = "holder"
-                    locked.withLock { $0 = true }
-                    let deadline = ContinuousClock.now + .seconds(600)
-                    while !waited.withLock({ $0 }), ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.01) }
-                }
-            } catch {
-                holderError.withLock { $0 = error }
-            }
-            holderDone.signal()
-        }
-        #expect(await eventually { locked.withLock { $0 } })
+    @Test("lock timeout: a write of a key whose row another session holds gives up with a typed timeout, and writes nothing")
+    func lockTimeout() throws {
+        let fixture = try PostgreSQLFixture(options: PostgreSQLOptions(timeout: .seconds(30), statementTimeout: .milliseconds(300)))
+        try fixture.prefs.set(1, for: .launchCount)
+        let holder = try server().session()
+        defer { holder.close() }
+        let held = try holder.run(
+            "BEGIN; SELECT 1 FROM prefs_values WHERE namespace = '\(fixture.namespace)' AND key = 'launchCount' FOR UPDATE")
+        #expect(held == "1", "\(held)")
         do {
-            try waiter.update(.launchCount) { $0 += 1 }
+            try fixture.prefs.update(.launchCount) { $0 += 1 }
             Issue.record("the update did not time out")
         } catch let error as PostgreSQLError {
-            #expect(error.sqlState == "57014", "\(error)")
-            #expect(error.kind == .statementFailed)
+            // lock_timeout (55P03) or statement_timeout (57014): the server's limit, reported as a timeout.
+            #expect(["55P03", "57014"].contains(error.sqlState ?? ""), "\(error)")
+            #expect(error.kind == .timedOut && error.isTimeout, "\(error)")
         }
-        waited.withLock { $0 = true }
-        await ChildProcess.offPool { holderDone.wait() }
-        #expect(holderError.withLock { $0 } == nil)
-        // The waiter's connection is still usable, and its update never happened.
-        #expect(waiter[.launchCount] == 0)
-        try waiter.refresh()
-        #expect(waiter[.name] == "holder")
-        try waiter.update(.launchCount) { $0 += 1 }
-        #expect(try holder.storedValue(forKey: "launchCount")?.json == .int(1))
+        try holder.run("ROLLBACK")
+        // The store's connection is still usable, and its update never happened.
+        try fixture.prefs.refresh()
+        #expect(fixture.prefs[.launchCount] == 1)
+        try fixture.prefs.update(.launchCount) { $0 += 1 }
+        #expect(try fixture.reopen()[.launchCount] == 2)
     }
 
-    @Test("a full server (no connection slot left) is a typed error; the store connects once a slot is free")
+    @Test("a full server (no connection slot left) is a typed error with the server's SQLSTATE 53300; the store connects once a slot is free")
     func fullServer() throws {
         let server = try TestPostgreSQLServer(settings: ["max_connections": "4", "superuser_reserved_connections": "0"])
         defer { server.stop() }
@@ -111,7 +93,9 @@ struct PostgreSQLFaultTests {
         var refusal: PostgreSQLError?
         for index in 0..<10 {
             do {
-                stores.append(try Prefs(.postgreSQL(server.url, namespace: "n\(index)")))
+                // An application name each: a pool each, as separate processes have (a process's stores share one).
+                let options = PostgreSQLOptions(applicationName: "client-\(index)", listens: false)
+                stores.append(try Prefs(.postgreSQL(server.url, namespace: "n\(index)", options: options)))
             } catch let error as PostgreSQLError {
                 refusal = error
                 break
@@ -119,12 +103,14 @@ struct PostgreSQLFaultTests {
         }
         let error = try #require(refusal, "10 connections opened on a server allowing 4")
         #expect(error.kind == .connectionFailed, "\(error)")
+        #expect(error.sqlState == "53300", "\(error)")
         #expect(error.message.contains("too many clients") || error.message.contains("connection slots"), "\(error.message)")
+        #expect(!error.message.contains("LOCATION"), "\(error.message)")
         try stores.removeLast().close()
         // The server frees the slot when its process for the closed connection has exited: soon, not at once.
         var opened: Prefs?
         for _ in 0..<100 where opened == nil {
-            opened = try? Prefs(.postgreSQL(server.url, namespace: "after"))
+            opened = try? Prefs(.postgreSQL(server.url, namespace: "after", options: PostgreSQLOptions(applicationName: "after", listens: false)))
             if opened == nil { usleep(20_000) }
         }
         let store = try #require(opened, "a slot was freed")
@@ -166,6 +152,7 @@ struct PostgreSQLFaultTests {
         #expect(other[.launchCount] == 1, "the write refused while the server was down did not happen")
         // The first store reconnects on its next call.
         try prefs.update(.launchCount) { $0 += 1 }
+        try other.refresh()
         #expect(try other.storedValue(forKey: "launchCount")?.json == .int(2))
         try prefs.refresh()
         #expect(prefs[keys[3]] == 3)

@@ -41,10 +41,12 @@ struct PostgreSQLStoreTests {
         let fixture = try PostgreSQLFixture()
         try fixture.prefs.set(42, for: .launchCount)
         try fixture.prefs.set(["a"], for: .tags)
-        let rows = try server().psql("SELECT key, type, value FROM prefs WHERE namespace = '\(fixture.namespace)' ORDER BY key")
-        #expect(rows == "launchCount|int|42\ntags|[string]|[\"a\"]", "\(rows)")
-        #expect(try server().psql("SELECT value FROM prefs_meta WHERE name = 'format_version'") == "1")
-        #expect(try server().psql("SELECT generation > 0 FROM prefs_namespaces WHERE namespace = '\(fixture.namespace)'") == "t")
+        let rows = try server().psql(
+            "SELECT key, type, value, revision > 0 FROM prefs_values WHERE namespace = '\(fixture.namespace)' ORDER BY key")
+        #expect(rows == "launchCount|int|42|t\ntags|[string]|[\"a\"]|t", "\(rows)")
+        #expect(try server().psql("SELECT value FROM prefs_meta WHERE name = 'format_version'") == "2")
+        // The first write registered the namespace.
+        #expect(try server().psql("SELECT count(*) FROM prefs_namespaces WHERE namespace = '\(fixture.namespace)'") == "1")
         // A snapshot of a file store migrates in and out unchanged.
         let directory = try TemporaryDirectory()
         let sqlite = try Prefs(.sqlite(directory.file("p.sqlite")))
@@ -73,7 +75,7 @@ struct PostgreSQLStoreTests {
         try server.psql("CREATE DATABASE \(database)")
         let url = server.url(database: database)
         _ = try Prefs(.postgreSQL(url, namespace: "n"))  // creates the schema
-        try server.psql("UPDATE prefs_meta SET value = '2' WHERE name = 'format_version'", database: database)
+        try server.psql("UPDATE prefs_meta SET value = '3' WHERE name = 'format_version'", database: database)
         do {
             _ = try Prefs(.postgreSQL(url, namespace: "n"))
             Issue.record("a newer format was opened")
@@ -82,9 +84,9 @@ struct PostgreSQLStoreTests {
                 Issue.record("unexpected \(error)")
                 return
             }
-            #expect(found == 2 && supported == 1)
+            #expect(found == 3 && supported == 2)
         }
-        #expect(try server.psql("SELECT value FROM prefs_meta", database: database) == "2")
+        #expect(try server.psql("SELECT value FROM prefs_meta", database: database) == "3")
     }
 
     @Test("the store's description names the database and namespace, without the password; integrity checks pass")
@@ -99,7 +101,7 @@ struct PostgreSQLStoreTests {
         #expect(try prefs.quickCheckProblems().isEmpty)
     }
 
-    @Test("schema creation is safe when many instances open a new database at once")
+    @Test("schema creation is safe when many instances open a new database at once; opening registers nothing")
     func concurrentSchemaCreation() async throws {
         let server = try server()
         let database = "fresh_\(UUID().uuidString.prefix(8).lowercased())"
@@ -107,11 +109,19 @@ struct PostgreSQLStoreTests {
         let url = server.url(database: database)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<6 {
-                group.addTask { _ = try Prefs(.postgreSQL(url, namespace: "n\(index)")) }
+                // An application name each: six pools, as six processes would have, so six connections prepare at once.
+                group.addTask {
+                    let prefs = try Prefs(.postgreSQL(url, namespace: "n\(index)", options: PostgreSQLOptions(applicationName: "opener-\(index)")))
+                    _ = prefs[.launchCount]
+                }
             }
             try await group.waitForAll()
         }
-        #expect(try server.psql("SELECT count(*) FROM prefs_namespaces", database: database) == "6")
+        #expect(try server.psql("SELECT count(*) FROM prefs_meta", database: database) == "1")
+        #expect(try server.psql("SELECT count(*) FROM prefs_namespaces", database: database) == "0")
+        let prefs = try Prefs(.postgreSQL(url, namespace: "n0"))
+        try prefs.set(1, for: .launchCount)
+        #expect(try server.psql("SELECT count(*) FROM prefs_namespaces", database: database) == "1")
     }
 }
 

@@ -1,6 +1,6 @@
 import Foundation
 import Observation
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 import PrefsUserDefaults
 import Synchronization
 import TestFixtures

@@ -1,6 +1,6 @@
 import Foundation
 import PrefsJSON
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 import PrefsUserDefaults
 import TestFixtures
 import Testing

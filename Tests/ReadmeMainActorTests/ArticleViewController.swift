@@ -228,6 +228,35 @@ final class ArticleViewController {
         return prefs
     }
 
+    /// PostgreSQLFleet.md, the staleness bound: compiled, not run (db.internal).
+    func postgreSQLFleetBound(url: String) throws -> Prefs {
+        let options = PostgreSQLOptions(stalenessBound: .milliseconds(250))
+        let prefs = try Prefs(.postgreSQL(url, namespace: "user-42", options: options))
+        return prefs
+    }
+
+    /// PostgreSQLFleet.md, compare-and-set on a revision: compiled, not run (it needs a server).
+    func postgreSQLFleetCompareAndSet() throws {
+        var count = try prefs.revisioned(.launchCount)
+        while true {
+            do {
+                try prefs.set(count.value + 1, for: .launchCount, ifRevision: count.revision)
+                break
+            } catch let conflict as Prefs.RevisionConflict<Int> {
+                count = conflict.current  // another instance wrote first: decide again
+            }
+        }
+    }
+
+    /// PostgreSQLFleet.md, namespaces and retention: compiled, not run (db.internal).
+    func postgreSQLFleetNamespaces() throws {
+        let database = PostgreSQLDatabase("postgresql://admin@db.internal/prefs")
+        for namespace in try database.namespaces() where namespace.values == 0 { try database.deleteNamespace(namespace.name) }
+        try database.deleteNamespaces(inactiveFor: .seconds(365 * 86_400))  // users gone for a year
+        try database.setHistoryRetention(.seconds(7 * 86_400), for: "user-42")
+        try database.prune()  // from a daily job: history past its retention, tombstones older than 30 days
+    }
+
     // MARK: - PrefsUserDefaults
 
     /// ComingFromUserDefaults.md, moving from Defaults: the loop ends when the store is closed.

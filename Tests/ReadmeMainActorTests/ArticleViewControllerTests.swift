@@ -1,7 +1,7 @@
 import DialogGate
 import Foundation
 import Prefs
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 import PrefsUserDefaults
 import Testing
 
@@ -36,6 +36,9 @@ struct ArticleViewControllerTests {
         _ = controller.launch(prefs:)
         _ = controller.postgreSQLOverview
         _ = controller.postgreSQLSetup(userID:)
+        _ = controller.postgreSQLFleetBound(url:)
+        _ = controller.postgreSQLFleetCompareAndSet
+        _ = controller.postgreSQLFleetNamespaces
     }
 
     @Test("LocalDialogs.md, seed 000: the present closure runs the view controller's alert code; Don't Remind holds")

@@ -2,7 +2,7 @@ import DialogGate
 import Foundation
 import Observation
 import Prefs
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 import PrefsUserDefaults
 import Synchronization
 import Testing

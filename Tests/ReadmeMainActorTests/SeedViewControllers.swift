@@ -1,7 +1,7 @@
 import DialogGate
 import Foundation
 import Prefs
-import PrefsTestSupport
+@_spi(Harness) import PrefsTestSupport
 import PrefsUserDefaults
 import Testing
 

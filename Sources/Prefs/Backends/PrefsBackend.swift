@@ -1,3 +1,5 @@
+import Foundation
+import Synchronization
 internal import PrefsJSON
 /// Where a ``Prefs`` store keeps its values: memory, a JSON file or an SQLite database.
 ///
@@ -51,6 +53,16 @@ package protocol PrefsBackend: AnyObject {
     /// The files the backend keeps (the store file and the sidecars that exist now), for tools that copy, remove or
     /// inspect a store. Empty by default (memory, a server).
     var files: [String] { get }
+
+    /// For a backend that other machines write (PostgreSQL): how old a cached value may be. Before serving a cached
+    /// value once it says so, the store asks the backend to ``refresh()``, which renews it. Nil (the default): the
+    /// cache is served until ``refresh()`` or a poll finds a change.
+    var freshness: BackendFreshness? { get }
+    /// Whether the backend checks, when a transaction commits, that what it read is still current (optimistic
+    /// concurrency) and throws ``BackendTransactionConflict`` when it is not. The store then runs the transaction's
+    /// body again, and does not ``refresh()`` before a transaction. False (the default): ``beginTransaction()`` takes a
+    /// writer lock, so a body runs once.
+    var validatesTransactionsAtCommit: Bool { get }
 }
 
 extension PrefsBackend {
@@ -79,6 +91,53 @@ extension PrefsBackend {
     package var openingReport: [Prefs.Diagnostic.Kind] { [] }
     package var files: [String] { [] }
     package func makeChangeListener() -> (any BackendChangeListener)? { nil }
+    package var freshness: BackendFreshness? { nil }
+    package var validatesTransactionsAtCommit: Bool { false }
+}
+
+/// Thrown by ``PrefsBackend/commitTransaction(_:)`` of a backend that ``PrefsBackend/validatesTransactionsAtCommit``
+/// when something the transaction read changed before it committed: nothing was written, and the store runs the
+/// transaction again with fresh reads. The backend bounds how often (it throws its own error once it gives up).
+package struct BackendTransactionConflict: Error, Sendable {
+    /// The keys whose values moved.
+    package var keys: [String]
+
+    package init(keys: [String]) {
+        self.keys = keys
+    }
+}
+
+/// How long a backend's cached reads stay fresh (see ``PrefsBackend/freshness``): a deadline the backend renews after
+/// each check for other machines' changes and clears when it learns of one. Read lock-free on every cached read.
+package final class BackendFreshness: Sendable {
+    /// The longest a cached value is served without checking for changes.
+    package let bound: Duration
+    /// Until when cached reads are fresh, in `DispatchTime` uptime nanoseconds; 0: check at the next read.
+    private let validUntil = Atomic<UInt64>(0)
+
+    package init(bound: Duration) {
+        self.bound = bound
+    }
+
+    /// Whether a check is due before the next cached read.
+    @inline(__always)
+    package var isExpired: Bool {
+        DispatchTime.now().uptimeNanoseconds >= validUntil.load(ordering: .acquiring)
+    }
+
+    /// The uptime, for ``renew(checkedAt:)``: take it before the check starts.
+    package static var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+    /// Cached reads are fresh until `bound` after `start` (when the check that found the state began).
+    package func renew(checkedAt start: UInt64) {
+        let nanoseconds = UInt64(bound.components.seconds) * 1_000_000_000 + UInt64(bound.components.attoseconds / 1_000_000_000)
+        validUntil.store(start &+ nanoseconds, ordering: .releasing)
+    }
+
+    /// The next cached read checks first (a change was signalled, or a write's outcome is unknown).
+    package func expire() {
+        validUntil.store(0, ordering: .releasing)
+    }
 }
 
 /// Waits for a sign that another process changed a store (see ``PrefsBackend/makeChangeListener()``). Used by one

@@ -75,9 +75,30 @@ extension Prefs {
     /// for readers that must answer anyway, from what they have. A failure is reported once, not again on every call
     /// while it stays the same.
     package func refreshReportingErrors() {
+        refreshReportingErrors(onlyIfStale: false)
+    }
+
+    /// Before a cached read of a store whose ``freshness`` has expired: refreshes (once, however many threads read at
+    /// that moment), so that no read serves a value older than the backend's bound. A failure is reported as a
+    /// diagnostic and the cache is served (the backend renews its bound either way, so reads do not all wait on a
+    /// server that does not answer). Inside a transaction body of this store, the body's reads are served as they are.
+    func refreshIfStale() {
+        guard !io.isHeldByCurrentThread else { return }
+        refreshReportingErrors(onlyIfStale: true)
+    }
+
+    private func refreshReportingErrors(onlyIfStale: Bool) {
         do {
-            try refresh()
+            let changed = try io.withBackend("refresh()") { backend throws -> Bool in
+                if onlyIfStale, !(freshness?.isExpired ?? false) { return false }
+                let changed = try backend.refresh()
+                if changed { invalidateCache() }
+                return changed
+            }
+            if changed { notifyObservers(of: nil) }
             state.withLock { $0.lastPollFailure = nil }
+        } catch PrefsError.closed where onlyIfStale {
+            return  // a closed store reads initial values
         } catch {
             let reason = "\(error)"
             let isNew = state.withLock { state in
@@ -97,8 +118,10 @@ extension Prefs {
         try io.withBackend { backend in try backend.allValues() }
     }
 
-    /// The stored value under `name`, read fresh from the backend. While `name` holds none, the value under the first of
-    /// its declared former names that holds one (its declaration's `formerNames`): what the app reads for the key.
+    /// The stored value under `name`, read fresh from the backend (a store that other machines write, PostgreSQL, answers
+    /// as fresh as its staleness bound: call ``refresh()`` first for a strict read). While `name` holds none, the value
+    /// under the first of its declared former names that holds one (its declaration's `formerNames`): what the app
+    /// reads for the key.
     public func storedValue(forKey name: String) throws -> StoredValue? {
         try io.withBackendAllowingReentry { backend in
             if let value = try backend.value(forKey: name) { return value }
@@ -135,5 +158,38 @@ extension Prefs {
 enum Background {
     static func after(_ delay: Duration, _ work: @escaping @Sendable () -> Void) {
         DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + delay.timeInterval, execute: work)
+    }
+}
+
+// MARK: - API a backend's own module adds
+
+extension Prefs {
+    /// Whether ``close()`` was called (work a backend's module runs apart from the store ends then).
+    package var isClosed: Bool {
+        state.withLock { $0.closed }
+    }
+
+    /// Runs `body` with this store's backend under the store's lock, for API that a backend's own module adds to
+    /// `Prefs` (PrefsPostgreSQL's revisions). The changes `body` returns as committed are cached and told to observers
+    /// as a commit's are; `body`'s error drops the keys it names from the cache (`invalidating`), since a write that
+    /// failed may still have been applied. From inside a transaction body it throws
+    /// ``PrefsError/reentrantCall(store:operation:)``; after ``close()``, ``PrefsError/closed(store:)``.
+    package func withBackend<Result>(
+        _ operation: String = #function, invalidating keys: [String] = [],
+        _ body: (any PrefsBackend) throws -> (result: Result, committed: Changeset?)
+    ) throws -> Result {
+        let (result, committed) = try io.withBackend(operation) { backend throws -> (Result, Changeset?) in
+            let outcome: (result: Result, committed: Changeset?)
+            do {
+                outcome = try body(backend)
+            } catch {
+                invalidateCachedValues(forKeys: keys)
+                throw error
+            }
+            if let committed = outcome.committed { state.withLock { $0.cacheCommitted(committed) } }
+            return (outcome.result, outcome.committed)
+        }
+        if let committed { notifyObservers(of: committed) }
+        return result
     }
 }

@@ -114,31 +114,43 @@ extension Prefs {
     }
 
     /// `operation` names the public call, for the error when it is made from inside a transaction body.
+    ///
+    /// A backend that validates at commit (PostgreSQL) may find that what the body read has changed: the body then runs
+    /// again, with fresh reads, until it commits or the backend gives up with its own error.
     private func runTransaction<Result>(operation: String, _ body: (inout Transaction) throws -> Result) throws -> Result {
         let (result, changed, silenced) = try io.withBackend(operation) { backend throws -> (Result, Changeset?, Changeset?) in
-            let external = try backend.refresh()
-            try backend.beginTransaction()
-            var transaction = Transaction(backend: backend, reportMismatch: { [self] in reportMismatch($0, key: $1) })
-            let result: Result
-            do {
-                result = try body(&transaction)
-                if let failure = transaction.failure { throw failure }
-                try backend.commitTransaction(transaction.changes)
-            } catch {
-                backend.rollbackTransaction()
-                if external { invalidateCache() }
-                throw error
+            let validates = backend.validatesTransactionsAtCommit
+            while true {
+                let external = validates ? false : try backend.refresh()
+                try backend.beginTransaction()
+                var transaction = Transaction(backend: backend, reportMismatch: { [self] in reportMismatch($0, key: $1) })
+                let result: Result
+                do {
+                    result = try body(&transaction)
+                    if let failure = transaction.failure { throw failure }
+                    try backend.commitTransaction(transaction.changes)
+                } catch is BackendTransactionConflict {
+                    backend.rollbackTransaction()
+                    invalidateCache()
+                    continue
+                } catch {
+                    backend.rollbackTransaction()
+                    if external { invalidateCache() }
+                    // A commit whose outcome is unknown may have been applied: read these keys afresh.
+                    invalidateCachedValues(forKeys: transaction.changes.values.keys)
+                    throw error
+                }
+                let changes = transaction.changes
+                let observed = state.withLock { state in
+                    if external { state.cache.removeAll(keepingCapacity: true) }
+                    state.cacheCommitted(changes)
+                    return !state.observers.isEmpty
+                }
+                let silenced = observed && !notifiesObservers ? changes : nil
+                // nil: anything may have changed (another process wrote); tell every observer.
+                if observed { deliverInOrder(external ? nil : changes, silencing: silenced) }
+                return (result, external ? nil : changes, silenced)
             }
-            let changes = transaction.changes
-            let observed = state.withLock { state in
-                if external { state.cache.removeAll(keepingCapacity: true) }
-                state.cacheCommitted(changes)
-                return !state.observers.isEmpty
-            }
-            let silenced = observed && !notifiesObservers ? changes : nil
-            // nil: anything may have changed (another process wrote); tell every observer.
-            if observed { deliverInOrder(external ? nil : changes, silencing: silenced) }
-            return (result, external ? nil : changes, silenced)
         }
         notifyObservers(of: changed, silencing: silenced)
         return result
@@ -165,6 +177,14 @@ extension Prefs {
         state.withLock { state in
             state.generation &+= 1
             state.cache.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Drops `keys` from the cache, so that their next read asks the backend.
+    func invalidateCachedValues(forKeys keys: some Sequence<String>) {
+        state.withLock { state in
+            state.generation &+= 1
+            for key in keys { state.cache.removeValue(forKey: key) }
         }
     }
 }

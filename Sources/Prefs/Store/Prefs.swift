@@ -30,6 +30,9 @@ public final class Prefs: Sendable {
     public let storage: Storage
     let pollInterval: Duration
     let onDiagnostic: (@Sendable (Diagnostic) -> Void)?
+    /// The backend's bound on how old a cached value may be (PostgreSQL), checked before each cached read; nil for
+    /// the stores that only this machine writes.
+    let freshness: BackendFreshness?
 
     /// The backend, used by one thread at a time. Lock order: `io` before `state`, never the reverse.
     let io: BackendLock
@@ -141,6 +144,7 @@ public final class Prefs: Sendable {
         self.pollInterval = pollInterval
         self.onDiagnostic = onDiagnostic
         let backend = try storage.makeBackend()
+        freshness = backend.freshness
         io = BackendLock(backend, storage: storage)
         state = Locked(State())
         for kind in backend.openingReport {
@@ -164,6 +168,7 @@ public final class Prefs: Sendable {
     /// Setting writes through the backend; a failure is reported as a ``Diagnostic`` (use ``set(_:for:)-(_,Prefs.Key<Value>)`` to catch it).
     public subscript<Value>(key: Key<Value>) -> Value {
         get {
+            if let freshness, freshness.isExpired { refreshIfStale() }
             if let hit = state.withLock({ $0.cache[key.name]?.entry }) {  // the hot path: one lock, one reference
                 if let value = hit.decoded(for: key) { return value }
                 if hit.stored == nil { return key.initial }
@@ -180,6 +185,7 @@ public final class Prefs: Sendable {
     /// Reads `key`, telling a stored value apart from the initial value.
     public func lookup<Value>(_ key: Key<Value>) -> Lookup<Value> {
         // The hot path: one lock, one hash, one reference copied out.
+        if let freshness, freshness.isExpired { refreshIfStale() }
         let entry: State.Entry
         if let hit = state.withLock({ $0.cache[key.name]?.entry }) {
             if let value = hit.decoded(for: key) { return .stored(value) }
@@ -209,6 +215,7 @@ public final class Prefs: Sendable {
 
     /// The entry for a key from the cache, or loaded (moving a value found under a former name).
     func cachedEntry(for key: Keys) -> State.Entry {
+        if let freshness, freshness.isExpired { refreshIfStale() }
         if let hit = state.withLock({ $0.cache[key.name]?.entry }) { return hit }
         return loadEntry(for: key)
     }
@@ -326,7 +333,7 @@ public final class Prefs: Sendable {
     }
 
     /// The change that writes `value`: a set, or a removal for `nil`. Checks the size limit.
-    static func change<Value: PrefsStorable>(for value: Value, key: String) throws -> Changeset.Change {
+    package static func change<Value: PrefsStorable>(for value: Value, key: String) throws -> Changeset.Change {
         var stored: StoredValue
         do {
             stored = try value.storedValue()
@@ -362,7 +369,14 @@ public final class Prefs: Sendable {
     func commit(_ changes: Changeset, declaring: (name: String, epoch: UInt64)? = nil, operation: String = #function) throws {
         guard !changes.isEmpty else { return }
         let (flushInterval, silenced) = try io.withBackend(operation) { backend throws -> (Duration?, Changeset?) in
-            try backend.apply(changes)
+            do {
+                try backend.apply(changes)
+            } catch {
+                // The write may have been applied (a server's commit whose answer was lost): the next read of
+                // these keys asks the backend instead of serving what the cache held before.
+                invalidateCachedValues(forKeys: changes.values.keys)
+                throw error
+            }
             let observed = state.withLock { state in
                 state.cacheCommitted(changes, declaring: declaring)
                 return !state.observers.isEmpty

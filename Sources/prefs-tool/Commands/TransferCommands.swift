@@ -149,7 +149,7 @@ enum TransferCommands {
 
     static let migrate = Command(
         spec: CommandSpec(
-            name: "migrate", summary: "Copy every value and declaration into another store, of any backend.",
+            name: "migrate", summary: "Copy every value and declaration into another store (any backend).",
             usage: "prefs-tool [--store PATH] migrate --to PATH [--to-namespace NAME] [--overwrite]",
             help: """
                 The source is untouched. The target is created when missing, and removed again when the copy fails. A key the target already holds with another

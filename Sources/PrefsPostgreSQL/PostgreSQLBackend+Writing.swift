@@ -1,0 +1,450 @@
+import Foundation
+@_spi(Tooling) import Prefs
+import PrefsJSON
+import PrefsSupport
+
+/// Writes: one statement for a write without reads (a set, a reset, a batch) and for an update of one key (compared
+/// with the revision it was read at); a transaction block for the rest (several keys read, declarations).
+extension PostgreSQLBackend {
+    package func apply(_ changes: Changeset) throws {
+        try write(changes, reads: [:])
+    }
+
+    /// Writes `changes` if each key of `reads` still has its revision, else throws ``BackendTransactionConflict``
+    /// (at once: a compare-and-set that lost is an answer, not something to wait out).
+    func commitGuarded(_ changes: Changeset, reads: [String: Int64]) throws {
+        try write(changes, reads: reads, pausesAfterConflict: false)
+    }
+
+    /// Starts recording what the transaction reads; nothing is sent to the server until it commits.
+    package func beginTransaction() throws {
+        transactionReads = [:]
+    }
+
+    package func commitTransaction(_ changes: Changeset) throws {
+        let reads = transactionReads ?? [:]
+        transactionReads = nil
+        // A transaction that writes nothing read the cache, which is as fresh as reads are promised to be.
+        guard !changes.isEmpty else { return }
+        try write(changes, reads: reads)
+    }
+
+    package func rollbackTransaction() {
+        transactionReads = nil
+    }
+
+    /// Writes `changes` if every key in `reads` still has the revision it was read at; throws
+    /// ``BackendTransactionConflict`` (having written nothing) when one moved.
+    private func write(_ changes: Changeset, reads: [String: Int64], pausesAfterConflict: Bool = true) throws {
+        let operation = "writing to namespace \(Self.quoted(namespace))"
+        guard !options.readOnly else {
+            throw PostgreSQLError(
+                kind: .statementFailed, sqlState: PostgreSQLError.ClientCode.readOnly, message: "the store was opened read-only",
+                operation: operation, target: target)
+        }
+        let plan = WritePlan(changes)
+        do {
+            let written: [(key: String, revision: Int64)]
+            if plan.declarations.isEmpty && plan.undeclared.isEmpty, reads.count <= 1,
+                reads.first.map({ plan.writes($0.key) }) ?? true
+            {
+                written = try writeInOneStatement(plan, guard: reads.first, operation: operation)
+            } else {
+                written = try writeInTransaction(plan, reads: reads, operation: operation)
+            }
+            conflictStreak = 0
+            firstConflict = nil
+            remember(plan, written)
+        } catch let conflict as BackendTransactionConflict {
+            for key in reads.keys { cache.removeValue(forKey: key) }
+            if pausesAfterConflict { try giveUpOrPause(after: conflict, operation: operation) }
+            throw conflict
+        } catch {
+            // Applied or not (an outcome unknown), these keys are read from the server next time.
+            for key in plan.keys { cache.removeValue(forKey: key) }
+            for key in reads.keys { cache.removeValue(forKey: key) }
+            if let error = error as? PostgreSQLError, error.kind == .commitOutcomeUnknown { freshness?.expire() }
+            throw error
+        }
+    }
+
+    /// The new revisions in the cache; a removal of a key that held nothing changed nothing, and is forgotten.
+    private func remember(_ plan: WritePlan, _ written: [(key: String, revision: Int64)]) {
+        let revisions = Dictionary(written, uniquingKeysWith: max)
+        for (key, value) in plan.sets {
+            if let revision = revisions[key] { cache[key] = Entry(stored: value, revision: revision) } else { cache.removeValue(forKey: key) }
+        }
+        for key in plan.removes {
+            if let revision = revisions[key] {
+                cache[key] = Entry(stored: nil, revision: revision)
+            } else if cache[key]?.stored != nil {
+                cache.removeValue(forKey: key)
+            }
+        }
+    }
+
+    /// After `after` conflicts in a row: gives up with ``PostgreSQLError/Kind/timedOut`` once the deadline has passed
+    /// since the first, else pauses a little (more after each) so that the writers contending for a key spread out.
+    private func giveUpOrPause(after conflict: BackendTransactionConflict, operation: String) throws {
+        conflictStreak += 1
+        let first = firstConflict ?? .now
+        firstConflict = first
+        if ContinuousClock.now - first > options.timeout {
+            let attempts = conflictStreak
+            conflictStreak = 0
+            firstConflict = nil
+            throw PostgreSQLError(
+                kind: .timedOut, sqlState: "40001",
+                message:
+                    "other writers changed \(conflict.keys.sorted().map(Self.quoted).joined(separator: ", ")) each time, \(attempts) attempts until the deadline",
+                operation: operation, target: target)
+        }
+        if conflictStreak > 1 {
+            let limit = min(1 << min(conflictStreak, 6), 50)
+            Thread.sleep(forTimeInterval: Double(Int.random(in: 0...limit)) / 1000)
+        }
+    }
+
+    // MARK: - One statement
+
+    /// The write in one statement; with `guard`, only if that key (which the write changes) still has its revision.
+    private func writeInOneStatement(
+        _ plan: WritePlan, guard guarded: (key: String, value: Int64)?, operation: String
+    ) throws -> [(key: String, revision: Int64)] {
+        let statement = makeStatement(plan, guard: guarded)
+        let rows = try withConnection(retrying: true, operation: operation) { connection, deadline in
+            try connection.execute(statement.sql, statement.parameters, deadline: deadline, commits: true, prepared: true, operation: operation).rows
+        }
+        learn(from: statement, rows)
+        if let guarded, !rows.contains(where: { $0.first == guarded.key }) { throw BackendTransactionConflict(keys: [guarded.key]) }
+        return Self.revisions(rows)
+    }
+
+    // MARK: - A transaction block
+
+    /// `BEGIN`; the keys read locked and compared with their revisions; the write; the declarations; `COMMIT`.
+    private func writeInTransaction(
+        _ plan: WritePlan, reads: [String: Int64], operation: String
+    ) throws -> [(key: String, revision: Int64)] {
+        try withConnection(retrying: true, operation: operation) { connection, deadline in
+            try connection.executeScript(options.beginTransaction, deadline: deadline, operation: operation)
+            do {
+                if !reads.isEmpty { try lockAndCompare(reads, connection, deadline: deadline, operation: operation) }
+                let statement = makeStatement(plan, guard: nil)
+                let rows =
+                    plan.sets.isEmpty && plan.removes.isEmpty
+                    ? [] : try connection.execute(statement.sql, statement.parameters, deadline: deadline, prepared: true, operation: operation).rows
+                try writeDeclarations(plan, connection, deadline: deadline, operation: operation)
+                let commit = try connection.execute("COMMIT", deadline: deadline, commits: true, operation: operation)
+                // A transaction that failed earlier ends with ROLLBACK as its tag, not an error.
+                guard commit.commandTag == "COMMIT" else {
+                    throw PostgreSQLError(
+                        kind: .statementFailed, sqlState: PostgreSQLError.ClientCode.unexpectedAnswer,
+                        message: "the server rolled the transaction back (\(commit.commandTag))", operation: operation, target: target)
+                }
+                if !(plan.sets.isEmpty && plan.removes.isEmpty) { learn(from: statement, rows) }
+                return Self.revisions(rows)
+            } catch {
+                if connection.isOpen, connection.isInTransaction {
+                    _ = try? connection.execute("ROLLBACK", deadline: deadline, operation: "rolling back")
+                }
+                throw error
+            }
+        }
+    }
+
+    /// Locks the rows of the keys read (inserting a placeholder, revision 0, for a key that has none, so that a
+    /// writer creating it waits too) and throws ``BackendTransactionConflict`` when one moved.
+    private func lockAndCompare(
+        _ reads: [String: Int64], _ connection: PostgreSQLConnection, deadline: ContinuousClock.Instant, operation: String
+    ) throws {
+        let keys = reads.keys.sorted()  // one order for everyone: no deadlock between two such transactions
+        let result = try connection.execute(
+            """
+            WITH wanted AS (SELECT unnest($2::text[]) AS key),
+            placed AS (INSERT INTO prefs_values (namespace, key, type, value, revision, xid, changed_at)
+                       SELECT $1, key, NULL, NULL, 0, pg_current_xact_id(), now() FROM wanted
+                       ON CONFLICT (namespace, key) DO NOTHING RETURNING key, revision),
+            locked AS (SELECT key, revision FROM prefs_values WHERE namespace = $1 AND key IN (SELECT key FROM wanted)
+                       ORDER BY key FOR UPDATE)
+            SELECT key, revision FROM placed UNION ALL SELECT key, revision FROM locked
+            """, [namespace, Self.arrayLiteral(keys)], deadline: deadline, operation: operation)
+        let found = Dictionary(Self.revisions(result.rows), uniquingKeysWith: { first, _ in first })
+        let moved = keys.filter { found[$0] != reads[$0] }
+        if !moved.isEmpty {
+            _ = try? connection.execute("ROLLBACK", deadline: deadline, operation: "rolling back")
+            throw BackendTransactionConflict(keys: moved)
+        }
+    }
+
+    /// The declarations: removed ones deleted, recorded ones upserted (two instances may record one key's declaration
+    /// at once: the later wins), with their former names in order.
+    private func writeDeclarations(_ plan: WritePlan, _ connection: PostgreSQLConnection, deadline: ContinuousClock.Instant, operation: String) throws {
+        if !plan.undeclared.isEmpty {
+            let removed = plan.undeclared.filter { name in !plan.declarations.contains { $0.key == name } }
+            try connection.execute(
+                """
+                WITH declared AS (DELETE FROM prefs_declared WHERE namespace = $1 AND key = ANY($2::text[]))
+                DELETE FROM prefs_renamed WHERE namespace = $1 AND key = ANY($2::text[])
+                """, [namespace, Self.arrayLiteral(removed)], deadline: deadline, operation: operation)
+        }
+        guard !plan.declarations.isEmpty else { return }
+        var renamedKeys: [String] = [], positions: [String] = [], formers: [String] = [], counts: [String] = []
+        for (key, declaration) in plan.declarations {
+            counts.append(String(declaration.formerNames.count))
+            for (position, former) in declaration.formerNames.enumerated() {
+                renamedKeys.append(key)
+                positions.append(String(position))
+                formers.append(former)
+            }
+        }
+        try connection.execute(
+            """
+            WITH declared AS (INSERT INTO prefs_declared (namespace, key, type, initial)
+                              SELECT $1, k, t, i FROM unnest($2::text[], $3::text[], $4::text[]) AS u(k, t, i)
+                              ON CONFLICT (namespace, key) DO UPDATE SET type = excluded.type, initial = excluded.initial),
+            shortened AS (DELETE FROM prefs_renamed r USING unnest($2::text[], $8::int[]) AS c(k, n)
+                          WHERE r.namespace = $1 AND r.key = c.k AND r.position >= c.n)
+            INSERT INTO prefs_renamed (namespace, key, position, former)
+            SELECT $1, k, p, f FROM unnest($5::text[], $6::int[], $7::text[]) AS u(k, p, f)
+            ON CONFLICT (namespace, key, position) DO UPDATE SET former = excluded.former
+            """,
+            [
+                namespace, Self.arrayLiteral(plan.declarations.map(\.key)), Self.arrayLiteral(plan.declarations.map(\.declaration.type.description)),
+                Self.arrayLiteral(plan.declarations.map { $0.declaration.initial?.serialized() }), Self.arrayLiteral(renamedKeys),
+                Self.arrayLiteral(positions), Self.arrayLiteral(formers), Self.arrayLiteral(counts),
+            ], deadline: deadline, operation: operation)
+    }
+
+    // MARK: - Helpers
+
+    /// The plan's statement, registering the namespace unless this process did, and with history as last learned.
+    private func makeStatement(_ plan: WritePlan, guard guarded: (key: String, value: Int64)?) -> WriteStatement {
+        let registered = pool.registeredNamespaces.withLock { $0.contains(namespace) }
+        if settingsChanged.withLock({ changed in
+            defer { changed = false }
+            return changed
+        }) {
+            history = nil
+        }
+        let known: WriteStatement.History
+        if let history, ContinuousClock.now - history.learned <= .seconds(1) {
+            known = history.keeps ? .on : .off
+        } else {
+            known = .unknown
+        }
+        // Behind a pooler in transaction mode there is no signalling connection: the statement notifies itself.
+        let inline = pool.listener == nil ? channel : nil
+        return WriteStatement(plan: plan, namespace: namespace, notifying: inline, guard: guarded, registers: !registered, history: known)
+    }
+
+    /// What a write that committed tells: the namespace is registered, and (when asked) whether it keeps history; and
+    /// when it changed rows, the other stores of this process and then other processes are notified.
+    private func learn(from statement: WriteStatement, _ rows: [[String?]]) {
+        pool.registeredNamespaces.withLock { _ = $0.insert(namespace) }
+        if statement.reportsHistory, let row = rows.first, row.count >= 3 { history = (row[2] == "t", .now) }
+        if !rows.isEmpty, !statement.notifiesInline { pool.listener?.notifyLater(namespace, except: subscription) }
+    }
+
+    /// (key, revision) of rows whose first two columns are those.
+    static func revisions(_ rows: [[String?]]) -> [(key: String, revision: Int64)] {
+        rows.compactMap { row in
+            guard row.count >= 2, let key = row[0], let revision = row[1].flatMap({ Int64($0) }) else { return nil }
+            return (key, revision)
+        }
+    }
+}
+
+/// A changeset in the form the statements take: canonical names, values as type name and JSON text.
+struct WritePlan {
+    var sets: [(key: String, value: StoredValue)] = []
+    var removes: [String] = []
+    var declarations: [(key: String, declaration: KeyDeclaration)] = []
+    var undeclared: [String] = []
+
+    init(_ changes: Changeset) {
+        for (key, change) in changes.values.sorted(by: { $0.key < $1.key }) {
+            switch change {
+            case .set(let value): sets.append((PostgreSQLBackend.canonicalName(key), value))
+            case .remove: removes.append(PostgreSQLBackend.canonicalName(key))
+            }
+        }
+        declarations = changes.declarations.sorted { $0.key < $1.key }.map { (PostgreSQLBackend.canonicalName($0.key), $0.value) }
+        undeclared = changes.removedDeclarations.sorted().map(PostgreSQLBackend.canonicalName)
+    }
+
+    /// Every key whose value the write changes.
+    var keys: [String] { sets.map(\.key) + removes }
+
+    func writes(_ key: String) -> Bool {
+        sets.contains { $0.key == key } || removes.contains(key)
+    }
+}
+
+/// The statement that writes a plan's values, as small as the plan allows, so that a plain set is one upsert: values
+/// upserted and removals made tombstones, each with a new revision drawn under its row's lock (and the revision it
+/// replaced); the namespace registered when this process has not yet; the history written when the namespace keeps
+/// one (or, when the store does not know, if it does, and the statement says which); with a guard, all of it only if
+/// the guarded key still has its revision. The notification is sent after the commit by the pool's signalling
+/// connection (``PostgreSQLListener``), or by the statement where there is none. Returns (key, revision) for each row
+/// written, and in a third column, when asked, whether the namespace keeps history. Statements of one shape have one
+/// text, so a connection prepares each once.
+struct WriteStatement {
+    /// What the store knows of the namespace's history.
+    enum History: Hashable {
+        /// It keeps none: no history is written.
+        case off
+        /// It keeps one: each row written gets its entry.
+        case on
+        /// Not known lately: entries are written if it keeps one, and the statement returns whether it does.
+        case unknown
+    }
+
+    /// What a statement's text depends on; its parameters are, in order: the namespace, the guarded key's (key, type,
+    /// value, revision), the set keys' (keys, types, values), the removed keys, the channel.
+    struct Shape: Hashable {
+        enum Guard: Hashable { case none, revision, neverWritten }
+        var guarding: Guard
+        var sets: Bool
+        var removes: Bool
+        var registers: Bool
+        var history: History
+        var notifiesInline: Bool
+    }
+
+    var sql: String
+    var parameters: [String?]
+    /// Whether the rows carry a third column: the namespace keeps history.
+    var reportsHistory: Bool
+    /// Whether the statement sends the notification itself (`pg_notify` on `notifying`), where no signalling connection
+    /// sends it after the commit.
+    var notifiesInline: Bool
+
+    init(plan: WritePlan, namespace: String, notifying channel: String?, guard guarded: (key: String, value: Int64)?, registers: Bool, history: History) {
+        var sets = plan.sets, removes = plan.removes
+        var parameters: [String?] = [namespace]
+        var guarding = Shape.Guard.none
+        if let guarded {
+            var change: (type: String?, value: String?)?
+            if let index = sets.firstIndex(where: { $0.key == guarded.key }) {
+                let value = sets.remove(at: index).value
+                change = (value.type.description, value.json.serialized())
+            } else if let index = removes.firstIndex(of: guarded.key) {
+                removes.remove(at: index)
+                change = (nil, nil)
+            }
+            if let change {
+                guarding = guarded.value == 0 ? .neverWritten : .revision
+                parameters += [guarded.key, change.type, change.value, String(guarded.value)]
+            }
+        }
+        if !sets.isEmpty {
+            parameters += [
+                PostgreSQLBackend.arrayLiteral(sets.map(\.key)), PostgreSQLBackend.arrayLiteral(sets.map { $0.value.type.description }),
+                PostgreSQLBackend.arrayLiteral(sets.map { $0.value.json.serialized() }),
+            ]
+        }
+        if !removes.isEmpty { parameters.append(PostgreSQLBackend.arrayLiteral(removes)) }
+        if let channel { parameters.append(channel) }
+        let shape = Shape(
+            guarding: guarding, sets: !sets.isEmpty, removes: !removes.isEmpty, registers: registers, history: history, notifiesInline: channel != nil)
+        sql = Self.sql(for: shape)
+        self.parameters = parameters
+        reportsHistory = history == .unknown
+        notifiesInline = channel != nil
+    }
+
+    private static let texts = Locked<[Shape: String]>([:])
+
+    /// The statement's text for `shape`, made once.
+    static func sql(for shape: Shape) -> String {
+        if let text = texts.withLock({ $0[shape] }) { return text }
+        let text = makeSQL(for: shape)
+        texts.withLock { $0[shape] = text }
+        return text
+    }
+
+    private static func makeSQL(for shape: Shape) -> String {
+        var count = 1  // $1: the namespace
+        func parameter() -> String {
+            count += 1
+            return "$\(count)"
+        }
+        let stamp = "nextval('prefs_revision'), pg_current_xact_id(), now()"
+        let returning = "RETURNING key, revision, previous_revision, type, value, changed_at"
+        var parts: [String] = []
+        var sources: [String] = []
+        var condition = ""
+        if shape.registers { parts.append("ns AS (INSERT INTO prefs_namespaces (namespace) VALUES ($1) ON CONFLICT (namespace) DO NOTHING)") }
+        if shape.guarding != .none {
+            let (key, type, value, revision) = (parameter(), parameter(), parameter(), parameter())
+            let update = """
+                UPDATE prefs_values SET type = \(type), value = \(value), revision = nextval('prefs_revision'), previous_revision = revision, \
+                xid = pg_current_xact_id(), changed_at = now() WHERE namespace = $1 AND key = \(key) AND revision = \(revision)::bigint \(returning)
+                """
+            if shape.guarding == .neverWritten {
+                // Read as never written: a placeholder row (revision 0) is updated, or else the row is created.
+                parts.append("g1 AS (\(update))")
+                parts.append(
+                    """
+                    g2 AS (INSERT INTO prefs_values (namespace, key, type, value, revision, xid, changed_at) \
+                    SELECT $1, \(key), \(type), \(value), \(stamp) WHERE NOT EXISTS (SELECT 1 FROM g1) \
+                    ON CONFLICT (namespace, key) DO NOTHING \(returning))
+                    """)
+                sources += ["g1", "g2"]
+                condition = " AND EXISTS (SELECT 1 FROM g1 UNION ALL SELECT 1 FROM g2)"
+            } else {
+                parts.append("g AS (\(update))")
+                sources.append("g")
+                condition = " AND EXISTS (SELECT 1 FROM g)"
+            }
+        }
+        if shape.sets {
+            let (keys, types, values) = (parameter(), parameter(), parameter())
+            parts.append(
+                """
+                s AS (INSERT INTO prefs_values AS p (namespace, key, type, value, revision, xid, changed_at) \
+                SELECT $1, k, t, v, \(stamp) FROM unnest(\(keys)::text[], \(types)::text[], \(values)::text[]) AS u(k, t, v) WHERE true\(condition) \
+                ON CONFLICT (namespace, key) DO UPDATE SET type = excluded.type, value = excluded.value, \
+                revision = nextval('prefs_revision'), previous_revision = p.revision, xid = excluded.xid, changed_at = excluded.changed_at \
+                \(returning))
+                """)
+            sources.append("s")
+        }
+        if shape.removes {
+            let keys = parameter()
+            parts.append(
+                """
+                r AS (UPDATE prefs_values SET type = NULL, value = NULL, revision = nextval('prefs_revision'), previous_revision = revision, \
+                xid = pg_current_xact_id(), changed_at = now() WHERE namespace = $1 AND key = ANY(\(keys)::text[]) AND value IS NOT NULL\(condition) \
+                \(returning))
+                """)
+            sources.append("r")
+        }
+        // No rows (a plan with only declarations): a source of the same columns that yields none.
+        let none = """
+            SELECT NULL::text AS key, NULL::bigint AS revision, NULL::bigint AS previous_revision, NULL::text AS type, NULL::text AS value, \
+            NULL::timestamptz AS changed_at WHERE false
+            """
+        let union = sources.isEmpty ? none : sources.map { "SELECT * FROM \($0)" }.joined(separator: " UNION ALL ")
+        parts.append("c AS (\(union))")
+        let kept = "EXISTS (SELECT 1 FROM prefs_namespaces WHERE namespace = $1 AND history_retention IS NOT NULL)"
+        if shape.history != .off {
+            parts.append(
+                """
+                h AS (INSERT INTO prefs_history (namespace, key, revision, previous_revision, type, value, changed_at) \
+                SELECT $1, key, revision, previous_revision, type, value, changed_at FROM c\(shape.history == .unknown ? " WHERE \(kept)" : ""))
+                """)
+        }
+        var columns = "key, revision"
+        if shape.history == .unknown { columns += ", \(kept)" }
+        if shape.notifiesInline { columns += ", pg_notify(\(parameter()), $1)" }
+        if parts.count == 2, sources.count == 1, ["s", "r", "g"].contains(sources[0]), shape.history == .off, let statement = parts.first {
+            // One upsert, removal or guarded update and nothing else: the statement itself, returning what the CTE's would.
+            let open = statement.index(after: statement.firstIndex(of: "(")!)
+            let body = statement[open..<statement.index(before: statement.endIndex)]
+            return body.replacingOccurrences(of: returning, with: "RETURNING \(columns)")
+        }
+        return "WITH " + parts.joined(separator: ",\n") + "\nSELECT \(columns) FROM c"
+    }
+}

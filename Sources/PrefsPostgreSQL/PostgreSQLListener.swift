@@ -1,0 +1,277 @@
+import Foundation
+import PrefsSupport
+
+/// A pool's signalling connection and its thread: it `LISTEN`s for every namespace the pool's stores have open and tells
+/// each store of its namespace's notifications, and it sends the notifications of the pool's own writes.
+///
+/// A write does not `NOTIFY` itself: PostgreSQL takes one lock for the whole cluster from a notifying transaction's
+/// commit until it ends (so that notifications queue in commit order), which would make every writer of every
+/// namespace wait for the others' commits. Instead, a write that committed asks for a notification here
+/// (``notifyLater(_:except:)``): the other stores of this process are told at once, and this thread sends one
+/// `pg_notify` per namespace for all the writes since its last (one short transaction, while the writers go on).
+///
+/// Notifications make stores fresher than their staleness bound, never the other way round: a store's reads check the
+/// server once the bound has passed whatever arrives here. When the connection breaks, every store is told (a
+/// notification may have been missed), and the thread connects again, with a growing pause while the server is away.
+// @unchecked Sendable: the mutable fields are read and written under `lock`; `connection` is used by the thread alone.
+final class PostgreSQLListener: @unchecked Sendable {
+    /// What a store gives to be told: its namespace, and what to call for each notification.
+    struct Subscriber {
+        var namespace: String
+        var notify: @Sendable (Event) -> Void
+    }
+
+    /// A notification for a namespace.
+    enum Event {
+        /// Another instance wrote, or another store of this process.
+        case write
+        /// The namespace's settings changed (its history retention): ``PostgreSQLStore/settingsPayload(for:)``.
+        case settings
+        /// Notifications may have been missed (the listening connection was made again).
+        case missed
+    }
+
+    private weak var pool: PostgreSQLPool?
+    private let lock = NSCondition()
+    private var subscribers: [UInt64: Subscriber] = [:]
+    private var nextID: UInt64 = 0
+    /// Namespaces written by this process since the last notifications were sent.
+    private var pending: Set<String> = []
+    /// How many times notifications were asked for, and how many of those the thread has dealt with (sent, or given
+    /// up on): ``flush(until:)`` waits for the second to reach the first.
+    private var requested: UInt64 = 0
+    private var handled: UInt64 = 0
+    /// Set while ``flush(until:)`` waits: pending notifications go at once.
+    private var flushing = false
+    /// The least time between two sendings of notifications: the writes of that time share one `pg_notify` per
+    /// namespace, so that a process writing in a loop does not double the server's work with notifications.
+    static let notificationInterval: Duration = .milliseconds(5)
+    private var running = false
+    private var stopped = false
+    /// Written to wake the thread when the channels to listen to change, a notification is to be sent, or to stop it.
+    private let wake: (read: Int32, write: Int32)
+
+    init(pool: PostgreSQLPool) {
+        self.pool = pool
+        var descriptors: [Int32] = [-1, -1]
+        if pipe(&descriptors) == 0 {
+            for descriptor in descriptors { _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK) }
+            for descriptor in descriptors { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+        }
+        wake = (descriptors[0], descriptors[1])
+    }
+
+    deinit {
+        if wake.read >= 0 { close(wake.read) }
+        if wake.write >= 0 { close(wake.write) }
+    }
+
+    /// Starts telling `subscriber` of its namespace's notifications; returns the id to ``unsubscribe(_:)`` with. The
+    /// channel is listened to before long, not before this returns: the store's staleness check covers the moments
+    /// in between.
+    func subscribe(_ subscriber: Subscriber) -> UInt64 {
+        let id = lock.withLock { () -> UInt64 in
+            nextID += 1
+            subscribers[nextID] = subscriber
+            return nextID
+        }
+        startOrPoke()
+        return id
+    }
+
+    func unsubscribe(_ id: UInt64) {
+        lock.withLock { _ = subscribers.removeValue(forKey: id) }
+        poke()
+    }
+
+    /// A write to `namespace` committed: tells the other stores of this process on that namespace now (all but the
+    /// subscription `writer`), and other processes soon (the thread's next `pg_notify`).
+    func notifyLater(_ namespace: String, except writer: UInt64?) {
+        let (local, wake) = lock.withLock { () -> ([Subscriber], Bool) in
+            // The thread is woken for the first notification of a round only: it sleeps until the round is due, and
+            // takes the ones asked for meanwhile with it (a process writing in a loop wakes it once per round).
+            let wake = pending.isEmpty || !running
+            pending.insert(namespace)
+            requested += 1
+            return (subscribers.filter { $0.key != writer && $0.value.namespace == namespace }.map(\.value), wake)
+        }
+        for subscriber in local { subscriber.notify(.write) }
+        if wake { startOrPoke() }
+    }
+
+    /// Waits until the notifications asked for so far have been sent (or given up on), at most until `deadline`: a store
+    /// that closes lets other processes hear of its last writes, even when its process ends right after.
+    func flush(until deadline: ContinuousClock.Instant) {
+        lock.lock()
+        defer {
+            flushing = false
+            lock.unlock()
+        }
+        let target = requested
+        if handled < target {
+            flushing = true
+            poke()
+        }
+        while handled < target, running {
+            let remaining = deadline - ContinuousClock.now
+            guard remaining > .zero else { return }
+            _ = lock.wait(until: Date(timeIntervalSinceNow: remaining.timeInterval))
+        }
+    }
+
+    /// Ends the thread (the pool is going away).
+    func stop() {
+        lock.withLock { stopped = true }
+        poke()
+    }
+
+    private func startOrPoke() {
+        let start = lock.withLock { () -> Bool in
+            guard !running, !stopped else { return false }
+            running = true
+            return true
+        }
+        if start {
+            let thread = Thread { [self] in run() }
+            thread.name = "PrefsPostgreSQL.signals"
+            thread.start()
+        } else {
+            poke()
+        }
+    }
+
+    private func poke() {
+        var byte: UInt8 = 1
+        _ = write(wake.write, &byte, 1)
+    }
+
+    // MARK: - The thread
+
+    private func run() {
+        var connection: PostgreSQLConnection?
+        var listened: Set<String> = []
+        var pause: Duration = .milliseconds(50)
+        var lastSent = ContinuousClock.now - Self.notificationInterval
+        defer { connection?.close() }
+        while true {
+            // Notifications wait for the interval since the last were sent, gathering the writes of that time.
+            let due = lastSent + Self.notificationInterval
+            let (wanted, toSend, taken, stop) = lock.withLock { () -> ([String: [Subscriber]], Set<String>, UInt64, Bool) in
+                if stopped || (subscribers.isEmpty && pending.isEmpty) {
+                    running = false
+                    handled = requested
+                    lock.broadcast()
+                    return ([:], [], 0, true)
+                }
+                var wanted: [String: [Subscriber]] = [:]
+                for subscriber in subscribers.values {
+                    wanted[PostgreSQLStore.notificationChannel(for: subscriber.namespace), default: []].append(subscriber)
+                }
+                guard ContinuousClock.now >= due || flushing else { return (wanted, [], handled, false) }
+                defer { pending = [] }
+                return (wanted, pending, requested, false)
+            }
+            if stop { return }
+            if !toSend.isEmpty { lastSent = .now }
+            // The notifications taken are dealt with: sent, or given up on with the connection.
+            func done() {
+                lock.withLock {
+                    handled = max(handled, taken)
+                    lock.broadcast()
+                }
+            }
+            // Connected, and listening to exactly the channels wanted.
+            if connection == nil || !(connection?.isHealthy ?? false) {
+                connection?.close()
+                connection = nil
+                listened = []
+                guard let fresh = connect() else {
+                    // The notifications to send are dropped: the stores of other processes see these writes at their
+                    // next check.
+                    done()
+                    sleepUnlessWoken(pause)
+                    pause = min(pause * 2, .seconds(5))
+                    continue
+                }
+                connection = fresh
+                pause = .milliseconds(50)
+                // Anything may have happened while nobody listened.
+                for subscriber in wanted.values.joined() { subscriber.notify(.missed) }
+            }
+            guard let current = connection else {
+                done()
+                continue
+            }
+            let added = Set(wanted.keys).subtracting(listened), removed = listened.subtracting(wanted.keys)
+            do {
+                if !added.isEmpty || !removed.isEmpty {
+                    let script =
+                        added.sorted().map { "LISTEN \(PostgreSQLConnection.quotedIdentifier($0))" }
+                        + removed.sorted().map { "UNLISTEN \(PostgreSQLConnection.quotedIdentifier($0))" }
+                    try current.executeScript(script.joined(separator: "; "), deadline: deadline(), operation: "listening for changes")
+                    listened = Set(wanted.keys)
+                    // A write made while the channel was not yet listened to sent nothing this connection heard.
+                    for channel in added { for subscriber in wanted[channel] ?? [] { subscriber.notify(.missed) } }
+                }
+                if !toSend.isEmpty {
+                    // The notifications of this process's writes, one per namespace.
+                    let namespaces = toSend.sorted()
+                    try current.execute(
+                        "SELECT pg_notify(c, n) FROM unnest($1::text[], $2::text[]) AS u(c, n)",
+                        [PostgreSQLBackend.arrayLiteral(namespaces.map(PostgreSQLStore.notificationChannel)), PostgreSQLBackend.arrayLiteral(namespaces)],
+                        deadline: deadline(), operation: "notifying")
+                }
+            } catch {
+                done()
+                current.close()
+                continue
+            }
+            done()
+            guard let socket = current.socket else { continue }
+            var descriptors = [pollfd(fd: socket, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+            let waiting = lock.withLock { !pending.isEmpty }
+            let timeout = waiting ? max(1, Int32(clamping: (lastSent + Self.notificationInterval - .now).milliseconds + 1)) : 10_000
+            _ = poll(&descriptors, 2, timeout)
+            if descriptors[1].revents != 0 { drainWake() }
+            guard let notifications = try? current.notifications(operation: "listening for changes") else {
+                current.close()
+                continue
+            }
+            let own = current.backendPID
+            for notification in notifications where notification.pid != own {  // this process's own: told already
+                for subscriber in wanted[notification.channel] ?? [] {
+                    if subscriber.namespace == notification.payload {
+                        subscriber.notify(.write)
+                    } else if PostgreSQLStore.settingsPayload(for: subscriber.namespace) == notification.payload {
+                        subscriber.notify(.settings)
+                    }
+                }
+            }
+        }
+    }
+
+    /// The signalling connection. Its notifications need no durability (a lost one costs a store a wait until its next
+    /// check): without `synchronous_commit`, the server's one lock for notifying transactions is held for moments.
+    private func connect() -> PostgreSQLConnection? {
+        guard let pool, let connection = try? pool.makeConnection(deadline: deadline(), signals: true) else { return nil }
+        guard (try? connection.executeScript("SET synchronous_commit = off", deadline: deadline(), operation: "setting up notifications")) != nil else {
+            connection.close()
+            return nil
+        }
+        return connection
+    }
+
+    private func deadline() -> ContinuousClock.Instant {
+        ContinuousClock.now + (pool?.options.timeout ?? .seconds(5))
+    }
+
+    private func sleepUnlessWoken(_ duration: Duration) {
+        var descriptor = pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)
+        if poll(&descriptor, 1, Int32(clamping: duration.milliseconds)) > 0 { drainWake() }
+    }
+
+    private func drainWake() {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while read(wake.read, &buffer, buffer.count) > 0 {}
+    }
+}

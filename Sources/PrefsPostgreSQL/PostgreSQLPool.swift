@@ -1,0 +1,240 @@
+import Foundation
+import PrefsSupport
+
+/// The connections to one server in this process, shared by every store opened with the same connection string and
+/// options: at most ``PostgreSQLOptions/maximumConnections`` at once, each used by one call at a time, plus one
+/// connection that listens for all their namespaces (``PostgreSQLListener``).
+///
+/// A connection is set up once (the server-side timeouts, whether the server is a hot standby) and the schema is
+/// prepared on the pool's first connection (created, migrated, or refused when newer); each later connection checks the
+/// format version.
+// @unchecked Sendable: every mutable field is read and written under `condition`.
+final class PostgreSQLPool: @unchecked Sendable {
+    let connectionString: PostgreSQLConnectionString
+    let options: PostgreSQLOptions
+    /// The database with the password hidden.
+    let target: String
+    private let condition = NSCondition()
+    private var idle: [PostgreSQLConnection] = []
+    private var open = 0
+    private var schemaPrepared = false
+    private var standby: Bool?
+    private var listenerInstance: PostgreSQLListener?
+    /// The namespaces this process has registered (a row in `prefs_namespaces`), so that a write registers its
+    /// namespace once, not each time; a check that finds the row gone removes it.
+    let registeredNamespaces = Locked<Set<String>>([])
+
+    private init(connectionString: PostgreSQLConnectionString, options: PostgreSQLOptions) {
+        self.connectionString = connectionString
+        self.options = options
+        target = connectionString.redacted
+    }
+
+    deinit {
+        condition.lock()
+        let connections = idle
+        idle = []
+        let listener = listenerInstance
+        condition.unlock()
+        for connection in connections { connection.close() }
+        listener?.stop()
+    }
+
+    // MARK: - One pool per server
+
+    private struct Key: Hashable {
+        var conninfo: String
+        var options: PostgreSQLOptions
+    }
+
+    private final class WeakPool {
+        weak var pool: PostgreSQLPool?
+        init(_ pool: PostgreSQLPool) { self.pool = pool }
+    }
+
+    private static let registry = Locked<[Key: WeakPool]>([:])
+
+    /// The pool for `conninfo` and the options that shape a session (a store's staleness bound and read-only flag do not).
+    static func shared(conninfo: String, options: PostgreSQLOptions) throws(PostgreSQLError) -> PostgreSQLPool {
+        let parsed: PostgreSQLConnectionString
+        do {
+            parsed = try PostgreSQLConnectionString.parse(conninfo)
+        } catch {
+            throw PostgreSQLError(
+                kind: .connectionFailed, sqlState: PostgreSQLError.ClientCode.cannotConnect, message: error.message, operation: "reading the connection string",
+                target: PostgreSQLRedaction.redact(conninfo))
+        }
+        var sessionOptions = options
+        sessionOptions.stalenessBound = .zero
+        sessionOptions.readOnly = false
+        let key = Key(conninfo: conninfo, options: sessionOptions)
+        return registry.withLock { pools in
+            if let pool = pools[key]?.pool { return pool }
+            pools = pools.filter { $0.value.pool != nil }
+            let pool = PostgreSQLPool(connectionString: parsed, options: sessionOptions)
+            pools[key] = WeakPool(pool)
+            return pool
+        }
+    }
+
+    // MARK: - Connections
+
+    /// Runs `body` with a connection of the pool, waiting for one (or connecting) by `deadline`. A connection that
+    /// `body` leaves broken, or inside a transaction, is closed rather than returned.
+    func withConnection<Result>(
+        deadline: ContinuousClock.Instant, readOnly: Bool, operation: @autoclosure () -> String, _ body: (PostgreSQLConnection) throws -> Result
+    ) throws -> Result {
+        let connection = try borrow(deadline: deadline, readOnly: readOnly, operation: operation)
+        defer { giveBack(connection) }
+        return try body(connection)
+    }
+
+    /// Whether the server is a hot standby (known once a connection was made).
+    var isStandby: Bool {
+        condition.withLock { standby ?? false }
+    }
+
+    /// How many connections the pool holds now, in use or idle (for tests).
+    var openConnections: Int {
+        condition.withLock { open }
+    }
+
+    private func borrow(deadline: ContinuousClock.Instant, readOnly: Bool, operation: () -> String) throws -> PostgreSQLConnection {
+        condition.lock()
+        while true {
+            while let connection = idle.popLast() {
+                // A connection that sat idle may have been closed by the server (a restart): drop it now, rather
+                // than learn it from a write whose outcome would then be unknown.
+                if connection.isAlive { condition.unlock(); return connection }
+                connection.close()
+                open -= 1
+            }
+            if open < options.maximumConnections {
+                open += 1
+                condition.unlock()
+                do {
+                    return try connect(deadline: deadline, readOnly: readOnly)
+                } catch {
+                    condition.withLock {
+                        open -= 1
+                        condition.signal()
+                    }
+                    throw error
+                }
+            }
+            guard condition.wait(until: Date(timeIntervalSinceNow: (deadline - ContinuousClock.now).timeInterval)) || ContinuousClock.now < deadline else {
+                condition.unlock()
+                throw PostgreSQLError(
+                    kind: .timedOut, sqlState: PostgreSQLError.ClientCode.queryCanceled,
+                    message: "all \(options.maximumConnections) connections of the pool were in use until the deadline", operation: operation(),
+                    target: target)
+            }
+        }
+    }
+
+    private func giveBack(_ connection: PostgreSQLConnection) {
+        condition.withLock {
+            if connection.isOpen, connection.isHealthy, !connection.isInTransaction {
+                idle.append(connection)
+            } else {
+                connection.close()
+                open -= 1
+            }
+            condition.signal()
+        }
+    }
+
+    /// A new connection, set up: the session's timeouts, whether the server is a standby, and the schema (prepared on
+    /// the pool's first connection, its version checked on later ones).
+    private func connect(deadline: ContinuousClock.Instant, readOnly: Bool) throws -> PostgreSQLConnection {
+        let connection = try makeConnection(deadline: deadline)
+        connection.preparesStatements = !options.transactionPooling
+        do {
+            let result = try connection.executeScript(
+                options.sessionSetup + "SELECT pg_is_in_recovery()", deadline: deadline, operation: "setting up the session")
+            let isStandby = result.rows.first?.first == "t"
+            let prepared = condition.withLock {
+                standby = isStandby
+                return schemaPrepared
+            }
+            if prepared {
+                try PostgreSQLSchema.checkVersion(connection, deadline: deadline, probing: false)
+            } else {
+                try PostgreSQLSchema.prepare(connection, readOnly: readOnly || isStandby, deadline: deadline)
+                try PostgreSQLSchema.checkVersion(connection, deadline: deadline, probing: true)
+                condition.withLock { schemaPrepared = true }
+            }
+            return connection
+        } catch {
+            connection.close()
+            throw error
+        }
+    }
+
+    /// A connection of its own, not counted in the pool (the signalling connection's, whose `application_name` ends in
+    /// "signals", as `pg_stat_activity` shows it).
+    func makeConnection(deadline: ContinuousClock.Instant, signals: Bool = false) throws(PostgreSQLError) -> PostgreSQLConnection {
+        let connectBy = min(deadline, ContinuousClock.now + options.connectTimeout)
+        let defaults: [(keyword: String, value: String)] = [
+            ("connect_timeout", String(max(1, Int(options.connectTimeout.components.seconds)))),
+            ("application_name", signals ? options.applicationName + " signals" : options.applicationName),
+        ]
+        return try PostgreSQLConnection(
+            settings: defaults + connectionString.settings, target: target, secrets: connectionString.secrets, deadline: connectBy)
+    }
+
+    // MARK: - Listening
+
+    /// Whether the pool has a signalling connection: no pooler in transaction mode stands between (it would not keep a
+    /// `LISTEN`), and the server is not a standby (which cannot `LISTEN`, and takes no writes to notify of).
+    var hasSignals: Bool {
+        !options.transactionPooling && !isStandby
+    }
+
+    /// The pool's signalling connection (``PostgreSQLListener``), started on first use; nil where there is none.
+    var listener: PostgreSQLListener? {
+        guard hasSignals else { return nil }
+        return condition.withLock {
+            if let listenerInstance { return listenerInstance }
+            let made = PostgreSQLListener(pool: self)
+            listenerInstance = made
+            return made
+        }
+    }
+}
+
+extension PostgreSQLConnection {
+    /// Whether the server has not closed the connection: reads what has arrived without waiting (a server that shut
+    /// down sent its goodbye and closed the socket).
+    var isAlive: Bool {
+        guard isHealthy, let socket else { return false }
+        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        guard poll(&descriptor, 1, 0) > 0 else { return true }
+        return (try? notifications(operation: "checking the connection")) != nil && isHealthy
+    }
+}
+
+extension PostgreSQLOptions {
+    /// The session settings a new connection gets: the server-side timeouts (none behind a pooler in transaction mode,
+    /// where a session's setting would stay with whoever gets the server connection next).
+    var sessionSetup: String {
+        guard !transactionPooling, let timeout = statementTimeout else { return "" }
+        let milliseconds = max(1, timeout.milliseconds)
+        return "SET statement_timeout = \(milliseconds); SET lock_timeout = \(milliseconds); SET idle_in_transaction_session_timeout = \(milliseconds); "
+    }
+
+    /// What starts a transaction block: `BEGIN`, and behind a pooler in transaction mode the server-side timeouts for
+    /// this transaction (`SET LOCAL`, which stays in the transaction).
+    var beginTransaction: String {
+        guard transactionPooling, let timeout = statementTimeout else { return "BEGIN" }
+        let milliseconds = max(1, timeout.milliseconds)
+        return "BEGIN; SET LOCAL statement_timeout = \(milliseconds); SET LOCAL lock_timeout = \(milliseconds)"
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds.
+    var milliseconds: Int64 {
+        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
+    }
+}

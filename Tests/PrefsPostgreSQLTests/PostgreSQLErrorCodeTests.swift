@@ -1,0 +1,75 @@
+import Foundation
+import TestFixtures
+@_spi(Tooling) import Prefs
+import PrefsJSON
+import PrefsSupport
+import PrefsPostgreSQL
+@_spi(Harness) import PrefsTestSupport
+import Testing
+
+/// Issue 31, finding 3: every error carries a SQLSTATE, connection-time ones included, so that an app can tell "too
+/// many connections" (53300, in PostgreSQLFaultTests) from "server down" (08001) from "no such database" (3D000).
+@Suite("PostgreSQL error codes")
+struct PostgreSQLErrorCodeTests {
+    @Test("connecting to a port nobody listens on: 08001")
+    func refused() throws {
+        let port = try TestPostgreSQLServer.freePort()
+        #expect {
+            try Prefs(.postgreSQL("postgresql://prefs@127.0.0.1:\(port)/postgres", namespace: "n"))
+        } throws: { error in
+            guard let error = error as? PostgreSQLError else { return false }
+            return error.kind == .connectionFailed && error.sqlState == "08001" && error.isConnectionFailure
+        }
+    }
+
+    @Test("a database that does not exist: the server's 3D000, read from its refusal while connecting")
+    func unknownDatabase() throws {
+        let url = try server().url(database: "no_such_database_\(UUID().uuidString.prefix(6).lowercased())")
+        do {
+            _ = try Prefs(.postgreSQL(url, namespace: "n"))
+            Issue.record("opened a database that does not exist")
+        } catch let error as PostgreSQLError {
+            #expect(error.kind == .connectionFailed, "\(error)")
+            #expect(error.sqlState == "3D000", "\(error)")
+            #expect(error.message.contains("does not exist"), "\(error.message)")
+        }
+    }
+
+    @Test("a role the server's pg_hba.conf rejects: 28000")
+    func rejectedRole() throws {
+        let server = try TestPostgreSQLServer()
+        defer { server.stop() }
+        let role = "rejected_\(UUID().uuidString.prefix(6).lowercased())"
+        try server.psql("CREATE ROLE \(role) LOGIN")
+        let hba = server.dataDirectory + "/pg_hba.conf"
+        let rules = try String(contentsOfFile: hba, encoding: .utf8)
+        try ("local all \(role) reject\nhost all \(role) 127.0.0.1/32 reject\n" + rules).write(toFile: hba, atomically: true, encoding: .utf8)
+        try server.psql("SELECT pg_reload_conf()")
+        #expect {
+            try Prefs(.postgreSQL(server.url(database: TestPostgreSQLServer.database, user: role), namespace: "n"))
+        } throws: { error in
+            guard let error = error as? PostgreSQLError else { return false }
+            return error.kind == .connectionFailed && error.sqlState == "28000"
+        }
+    }
+
+    @Test("errors the store finds itself carry the standard code: a bad namespace 22023, a write to a read-only store 25006")
+    func storeCodes() throws {
+        let url = try server().url
+        #expect {
+            try Prefs(.postgreSQL(url, namespace: ""))
+        } throws: { error in
+            (error as? PostgreSQLError)?.sqlState == "22023"
+        }
+        let writer = try PostgreSQLFixture()
+        try writer.prefs.set(1, for: .launchCount)
+        let reader = try Prefs(.postgreSQL(url, namespace: writer.namespace, options: PostgreSQLOptions(readOnly: true)))
+        #expect(reader[.launchCount] == 1)
+        #expect {
+            try reader.set(2, for: .launchCount)
+        } throws: { error in
+            guard let error = error as? PostgreSQLError else { return false }
+            return error.sqlState == "25006" && error.kind == .statementFailed
+        }
+    }
+}

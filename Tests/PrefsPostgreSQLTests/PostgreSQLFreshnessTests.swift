@@ -1,0 +1,117 @@
+import Foundation
+import TestFixtures
+@_spi(Tooling) import Prefs
+import PrefsJSON
+import PrefsSupport
+import PrefsPostgreSQL
+@_spi(Harness) import PrefsTestSupport
+import Testing
+
+/// Runs the built `prefs-tool` as a child process, away from the real default store.
+func prefsTool(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) async throws -> ChildProcess.Result {
+    try await ChildProcess.run(
+        "prefs-tool", arguments,
+        environment: ["XDG_CONFIG_HOME": "/nonexistent-prefs-tool-test", "PREFS_STORE": "", "PREFS_NAMESPACE": ""].merging(environment) { $1 },
+        stdin: stdin.map { Data($0.utf8) })
+}
+
+/// Issue 31, finding 1: a store that only reads sees other processes' writes within its staleness bound, and after a
+/// write whose outcome is unknown it reads the key from the server.
+@Suite("PostgreSQL freshness")
+struct PostgreSQLFreshnessTests {
+    @Test("a store that only reads, with nothing observing it and no refresh(), sees another process's write once its staleness bound has passed")
+    func readsWithinTheBound() async throws {
+        let url = try server().url
+        let namespace = freshNamespace()
+        // Listening off: only the bound can bring the change (the notification path has a test of its own).
+        let reader = try Prefs(.postgreSQL(url, namespace: namespace, options: PostgreSQLOptions(stalenessBound: .milliseconds(200), listens: false)))
+        #expect(reader[.launchCount] == 0)  // cached from here on
+        let set = try await prefsTool(["--store", url, "--namespace", namespace, "set", "launchCount", "5", "--type", "int"])
+        #expect(set.status == 0, "\(set.stderr)")
+        // The bound counts from the reader's last check, which was before the write: once it has passed since the
+        // write, every read checks first.
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(reader[.launchCount] == 5)
+        #expect(reader.lookup(.launchCount).value == 5 && reader.isStored(.launchCount))
+        #expect(reader.isStored(.name) == false)
+        try await Task.sleep(for: .milliseconds(300))
+        let reset = try await prefsTool(["--store", url, "--namespace", namespace, "reset", "launchCount"])
+        #expect(reset.status == 0, "\(reset.stderr)")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(reader[.launchCount] == 0, "a removal is seen too")
+        #expect(!reader.isStored(.launchCount))
+    }
+
+    @Test("a hundred reads over five seconds after another process's set: the new value from the first read past the bound on")
+    func issueScenario() async throws {
+        let url = try server().url
+        let namespace = freshNamespace()
+        let writer = try Prefs(.postgreSQL(url, namespace: namespace))
+        try writer.set("old", for: .name)
+        // Default options: a one-second bound, listening on.
+        let reader = try Prefs(.postgreSQL(url, namespace: namespace))
+        #expect(reader[.name] == "old")
+        let set = try await prefsTool(["--store", url, "--namespace", namespace, "set", "name", "new"])
+        #expect(set.status == 0, "\(set.stderr)")
+        let written = ContinuousClock.now
+        var stale = 0
+        for _ in 0..<100 {
+            let value = reader[.name]
+            if value == "old" && ContinuousClock.now - written > .seconds(1) { stale += 1 }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(stale == 0, "\(stale) reads more than a second after the write returned the old value")
+        #expect(reader[.name] == "new")
+    }
+
+    @Test("listening whenever the store is open: another process's write is seen long before a ten-minute bound")
+    func notificationWithoutObservers() async throws {
+        let url = try server().url
+        let namespace = freshNamespace()
+        let reader = try Prefs(.postgreSQL(url, namespace: namespace, options: PostgreSQLOptions(stalenessBound: .seconds(600))))
+        #expect(reader[.launchCount] == 0)
+        // The store listens from its opening on, on the pool's listening connection; give it the moment it takes.
+        try await Task.sleep(for: .milliseconds(200))
+        let set = try await prefsTool(["--store", url, "--namespace", namespace, "set", "launchCount", "7", "--type", "int"])
+        #expect(set.status == 0, "\(set.stderr)")
+        #expect(await eventually(timeout: .seconds(120)) { reader[.launchCount] == 7 })
+    }
+
+    @Test("refresh() is a strict read: it asks the server whatever the bound")
+    func refreshIsStrict() async throws {
+        let fixture = try PostgreSQLFixture(options: PostgreSQLOptions(stalenessBound: .seconds(600), listens: false))
+        let other = try fixture.reopen()
+        #expect(fixture.prefs[.launchCount] == 0)
+        try other.set(3, for: .launchCount)
+        #expect(fixture.prefs[.launchCount] == 0, "a ten-minute bound serves the cache")
+        try fixture.prefs.refresh()
+        #expect(fixture.prefs[.launchCount] == 3)
+    }
+
+    @Test("after a write whose outcome is unknown (the answer to its commit lost), the key is read from the server, not the cache")
+    func unknownOutcomeRereads() throws {
+        let server = try server()
+        let proxy = try DroppingProxy(serverPort: server.port)
+        let url = "postgresql://\(TestPostgreSQLServer.user)@127.0.0.1:\(proxy.port)/\(TestPostgreSQLServer.database)"
+        let namespace = freshNamespace()
+        let prefs = try Prefs(.postgreSQL(url, namespace: namespace, options: PostgreSQLOptions(stalenessBound: .seconds(600), listens: false)))
+        try prefs.set(5, for: .launchCount)
+        #expect(prefs[.launchCount] == 5)
+        // The message that commits: a transaction's COMMIT, or the one statement of a write (the only message carrying
+        // the key as an array element).
+        proxy.arm(["COMMIT", "{\"launchCount\"}"])
+        do {
+            try prefs.set(6, for: .launchCount)
+            Issue.record("the write whose answer was dropped succeeded")
+        } catch let error as PostgreSQLError {
+            #expect(error.kind == .commitOutcomeUnknown, "\(error)")
+            #expect(error.sqlState == "08007", "\(error)")
+        }
+        #expect(proxy.dropped.withLock { $0 } == 1)
+        #expect(try server.psql("SELECT value FROM prefs_values WHERE namespace = '\(namespace)' AND key = 'launchCount'") == "6")
+        #expect(prefs[.launchCount] == 6, "read from the server, which applied the write")
+        // update reads it afresh too.
+        try prefs.update(.launchCount) { $0 += 1 }
+        #expect(try Prefs(.postgreSQL(server.url, namespace: namespace))[.launchCount] == 7)
+    }
+}

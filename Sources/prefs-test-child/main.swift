@@ -12,6 +12,9 @@
 //                                                            PREFIX-count to i + 1. (CrashOperation checks these.)
 //   prefs-test-child hold    json|sqlite PATH KEY            sets KEY = 1 inside a transaction, prints "holding", and never
 //                                                            commits: it holds the store's write lock until killed
+//   prefs-test-child flock   PATH                            takes flock(LOCK_EX) on PATH (created 0600 if missing), as release
+//                                                            0.1's JSON writers lock STORE.lock, prints "locked", and holds
+//                                                            it until killed
 //   prefs-test-child watch   json|sqlite PATH KEY            prints each value of the Int KEY, one per line, until stdin closes
 //   prefs-test-child set     json|sqlite PATH KEY TYPE JSON  writes one raw value (TYPE as prefs-tool lists it); prints "ack"
 //   prefs-test-child standard KEY VALUE                     sets the Int KEY through a @Pref on Prefs.standard (never set, so
@@ -63,6 +66,14 @@ if arguments.first == "pg-server" {
     } catch {
         fail("\(error)")
     }
+}
+if arguments.first == "flock" {
+    guard arguments.count == 2 else { fail("usage: prefs-test-child flock PATH") }
+    let fd = open(arguments[1], O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+    guard fd >= 0 else { fail("open \(arguments[1]): errno \(errno)") }
+    guard flock(fd, LOCK_EX) == 0 else { fail("flock \(arguments[1]): errno \(errno)") }
+    say("locked")
+    while true { sleep(60) }  // until killed: the kernel releases the lock
 }
 if arguments.first == "suite" {
     guard arguments.count == 4, let value = Int(arguments[3]) else { fail("usage: prefs-test-child suite NAME KEY VALUE") }

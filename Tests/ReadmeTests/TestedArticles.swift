@@ -137,7 +137,7 @@ struct TestedArticles {
                 }
               },
               "format": "prefs",
-              "formatVersion": 1,
+              "formatVersion": 2,
               "journalGeneration": "9f2c4e7a01b3d586",
               "values": {
                 "launchCount": {

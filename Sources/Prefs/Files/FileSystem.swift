@@ -313,14 +313,15 @@ package enum FileSystem {
         throw .untrustedLink(path: link, owner: info.st_uid)
     }
 
-    /// Moves an unreadable file aside, byte for byte, as `NAME.corrupt-YYYYMMDDTHHMMSSZ`; returns the new path.
-    static func moveAside(_ path: String, now: Date = Date()) throws(PrefsError) -> String {
+    /// Moves an unreadable file aside, byte for byte, as `NAME.corrupt-YYYYMMDDTHHMMSSZ` (or another `label` than
+    /// `corrupt`); returns the new path.
+    static func moveAside(_ path: String, label: String = "corrupt", now: Date = Date()) throws(PrefsError) -> String {
         let stamp = ISO8601.format(now, fractionDigits: 0)
             .replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "")
-        var destination = "\(path).corrupt-\(stamp)"
+        var destination = "\(path).\(label)-\(stamp)"
         var suffix = 1
         while access(destination, F_OK) == 0 {
-            destination = "\(path).corrupt-\(stamp)-\(suffix)"
+            destination = "\(path).\(label)-\(stamp)-\(suffix)"
             suffix += 1
         }
         guard rename(path, destination) == 0 else { throw .io(path: path, operation: "rename aside", errno: errno) }

@@ -137,8 +137,12 @@ public final class Prefs: Sendable {
         let backend = try storage.makeBackend()
         io = BackendLock(backend, storage: storage)
         state = Locked(State())
-        for kind in backend.openingReport {
+        for kind in backend.openingReport + backend.takeReports() {
             report(Diagnostic(key: nil, kind: kind, store: storage.description))
+        }
+        let description = storage.description
+        io.reportDiagnostics { [weak self] kinds in
+            for kind in kinds { self?.report(Diagnostic(key: nil, kind: kind, store: description)) }
         }
     }
 

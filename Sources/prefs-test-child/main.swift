@@ -12,6 +12,9 @@
 //                                                            PREFIX-count to i + 1. (CrashOperation checks these.)
 //   prefs-test-child hold    json|sqlite PATH KEY            sets KEY = 1 inside a transaction, prints "holding", and never
 //                                                            commits: it holds the store's write lock until killed
+//   prefs-test-child migrate PATH                            opens the SQLite store at PATH with a version-2 schema of the tests
+//                                                            (a migration that creates prefs_migration_log and logs this
+//                                                            process in it), prints "migrated" and the store's values' count
 //   prefs-test-child flock   PATH                            takes flock(LOCK_EX) on PATH (created 0600 if missing), as release
 //                                                            0.1's JSON writers lock STORE.lock, prints "locked", and holds
 //                                                            it until killed
@@ -63,6 +66,18 @@ if arguments.first == "pg-server" {
         let server = try TestPostgreSQLServer()
         say("server \(server.postmasterPID ?? 0) \(server.directory)")
         while true { sleep(60) }  // until killed: the server outlives this process only until its reaper notices
+    } catch {
+        fail("\(error)")
+    }
+}
+if arguments.first == "migrate" {
+    guard arguments.count == 2 else { fail("usage: prefs-test-child migrate PATH") }
+    do {
+        let storage = Prefs.Storage.sqlite(URL(fileURLWithPath: arguments[1]), busyTimeout: .seconds(60)).addingSQLiteMigration(
+            version: 2, ["CREATE TABLE prefs_migration_log (pid INTEGER NOT NULL)", "INSERT INTO prefs_migration_log (pid) VALUES (\(getpid()))"])
+        let prefs = try Prefs(storage)
+        say("migrated \(try prefs.snapshot().count)")
+        exit(0)
     } catch {
         fail("\(error)")
     }

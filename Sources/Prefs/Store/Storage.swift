@@ -214,6 +214,14 @@ extension Prefs {
             return Storage(kind: .json(path: path, options))
         }
 
+        /// This storage with an SQLite store's schema extended by a migration to `version` (its `statements`), as a later
+        /// release would: tests upgrade older stores with it. Other storages are returned unchanged.
+        package func addingSQLiteMigration(version: Int64, _ statements: [String]) -> Storage {
+            guard case .sqlite(let path, var options) = kind else { return self }
+            options.migrations = options.migrations.appending(version: version, summary: "a test migration", statements: statements)
+            return Storage(kind: .sqlite(path: path, options))
+        }
+
         /// This storage with a JSON store's idle compaction after `delay` instead of a second, or never (nil): tests that
         /// look at the journal after a write turn it off, so that a slow machine does not fold it under them. Other
         /// storages are returned unchanged.

@@ -32,7 +32,8 @@
 //                                                            from main
 //   prefs-test-child pg-server                              starts a private PostgreSQL server (TestPostgreSQLServer), prints
 //                                                            "server PID DIRECTORY", then waits to be killed
-// With PREFS_TEST_JOURNAL_COMPACTION_BYTES=N in the environment, a JSON store compacts its journal past N bytes.
+// With PREFS_TEST_JOURNAL_COMPACTION_BYTES=N in the environment, a JSON store compacts its journal past N bytes; with
+// PREFS_TEST_NO_IDLE_COMPACTION=1, never when idle.
 //
 //   prefs-test-child open    json|sqlite|file PATH           opens the store (file: by name, else content); prints "opened"
 //                                                            or fails with the error. Memory is capped at 1 GiB, so a read
@@ -61,6 +62,9 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 // A JSON store compacts its journal once it passes this many bytes (and the snapshot's size): tests lower it, so that
 // kills land inside compactions too. A store option, applied to the stores of the write modes below.
 let compactionFloor = ProcessInfo.processInfo.environment["PREFS_TEST_JOURNAL_COMPACTION_BYTES"].flatMap(Int.init)
+// With PREFS_TEST_NO_IDLE_COMPACTION=1, a JSON store does not fold its journal when idle: a test that kills the child
+// finds its writes in the journal however slowly the machine ran it.
+let noIdleCompaction = ProcessInfo.processInfo.environment["PREFS_TEST_NO_IDLE_COMPACTION"] == "1"
 if arguments.first == "pg-server" {
     do {
         let server = try TestPostgreSQLServer()
@@ -182,7 +186,8 @@ if coalescedStore != nil {
 } else {
     guard arguments.count >= 4 else { fail("usage: prefs-test-child write|batch|update|watch json|sqlite PATH ARGS…") }
     let url = URL(fileURLWithPath: arguments[2])
-    let fileStorage: Prefs.Storage = arguments[1] == "json" ? .jsonFile(url, lockTimeout: .seconds(30)) : .sqlite(url, busyTimeout: .seconds(30))
+    var fileStorage: Prefs.Storage = arguments[1] == "json" ? .jsonFile(url, lockTimeout: .seconds(30)) : .sqlite(url, busyTimeout: .seconds(30))
+    if noIdleCompaction { fileStorage = fileStorage.idleCompaction(after: nil) }
     let storage: Prefs.Storage =
         postgreSQLStorage(kind: arguments[1], url: arguments[2])
         ?? compactionFloor.map { fileStorage.journalCompactionFloor($0) } ?? fileStorage

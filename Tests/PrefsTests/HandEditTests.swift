@@ -120,7 +120,9 @@ struct HandEditTests {
     func editAfterCrash(how: Edit) async throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("p.json")
-        let (process, out, err) = try ChildProcess.start("prefs-test-child", ["repeat", "json", url.path, "k", "set"])
+        let (process, out, err) = try ChildProcess.start(
+            "prefs-test-child", ["repeat", "json", url.path, "k", "set"],
+            environment: ["PREFS_TEST_JOURNAL_COMPACTION_BYTES": "1000000000", "PREFS_TEST_NO_IDLE_COMPACTION": "1"])
         _ = try await ChildProcess.read(out.fileHandleForReading) { $0 == "ack 5" }
         kill(process.processIdentifier, SIGKILL)
         let result = try await ChildProcess.finish(process, out, err)
@@ -142,6 +144,44 @@ struct HandEditTests {
         try prefs.set(9, for: Prefs.Key<Int>("later", initial: 0))
         let fresh = try Prefs(.jsonFile(url))
         #expect(fresh.diagnostics.isEmpty && fresh[Prefs.Key<Int>("k-2", initial: 0)] == -2 && fresh[Prefs.Key<Int>("k-4", initial: 0)] == 4)
+    }
+
+    /// A key's `"was"` digest is computed from what the writer holds in memory, which after its own compaction is what it
+    /// wrote, not what it read: every value type must digest alike both ways, or a store would report edits nobody made.
+    @Test("no edit is seen where there is none: values of every type, folded by the writer itself, then changed again")
+    func noFalseEdits() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("p.json")
+        let writer = try Prefs(Prefs.Storage.jsonFile(url).idleCompaction(after: nil).journalCompactionFloor(64))
+        func setAll(_ round: Int) throws {
+            try writer.set(round % 2 == 0, for: .flag)
+            try writer.set(Double(round) + 0.1, for: .ratio)
+            try writer.set(Double(round), for: Prefs.Key<Double>("integral", initial: 0))
+            try writer.set(-0.0 * Double(round + 1), for: Prefs.Key<Double>("negativeZero", initial: 1))
+            try writer.set(Double.infinity, for: Prefs.Key<Double>("infinite", initial: 0))
+            try writer.set(Float(0.1) * Float(round + 1), for: Prefs.Key<Float>("float", initial: 0))
+            try writer.set(UInt64.max - UInt64(round), for: Prefs.Key<UInt64>("big", initial: 0))
+            try writer.set("é\u{301} \"\(round)\"\n", for: .name)
+            try writer.set(Date(timeIntervalSince1970: 1_700_000_000.123_456_789 + Double(round)), for: .lastLaunch)
+            try writer.set(Data([0, UInt8(round), 255]), for: .blob)
+            try writer.set(URL(string: "https://example.com/\(round)?q=%20")!, for: .homepage)
+            try writer.set(["a": [Date(timeIntervalSince1970: Double(round) + 0.5)]], for: .visits)
+            try writer.set(WindowFrame(width: round, height: 2, title: "ü"), for: .frame)
+            try writer.set(Decimal(string: "3.14159265358979323846")! + Decimal(round), for: Prefs.Key<Decimal>("decimal", initial: 0))
+            try writer.set(Set(["b", "a", "\(round)"]), for: Prefs.Key<Set<String>>("set", initial: []))
+            try writer.set(round..<(round + 10), for: Prefs.Key<Range<Int>>("range", initial: 0..<1))
+        }
+        var generations: Set<String> = []
+        for round in 0..<12 {  // the journal outgrows 4x the file every few rounds: the writer folds it, and goes on
+            try setAll(round)
+            let document = try JSONStoreDocument(data: Data(contentsOf: url), path: url.path)
+            if let generation = JSONJournal.generation(of: document) { generations.insert(generation) }
+        }
+        #expect(generations.count > 2, "the writer folded its journal several times: \(generations.count)")
+        let fresh = try Prefs(.jsonFile(url))
+        #expect(fresh.diagnostics.isEmpty, "\(fresh.diagnostics)")
+        #expect(fresh[.ratio] == 11.1 && fresh[Prefs.Key<UInt64>("big", initial: 0)] == UInt64.max - 11)
+        withExtendedLifetime(writer) {}
     }
 
     @Test("a writer folds its journal into the file about a second after its last write: the file a person opens is current")

@@ -211,6 +211,21 @@ struct JSONFormatTests {
         #expect(try reader.integrityProblems() == [])
     }
 
+    @Test("an export is in format 1, which release 0.1 imports, unless it holds what only format 2 says")
+    func exportFormats() throws {
+        let plain = StoreArchive.encode(["a": StoredValue(type: .int, json: .int(1))], declarations: ["a": KeyDeclaration(type: .int, initial: .int(0))])
+        #expect(try JSON.parse(plain)["formatVersion"] == .int(1))
+        let unsigned = StoreArchive.encode(["n": StoredValue(type: .uint, json: .int(1))])
+        #expect(try JSON.parse(unsigned)["formatVersion"] == .int(2))
+        let renamed = StoreArchive.encode([:], declarations: ["b": KeyDeclaration(type: .int, initial: .int(0), formerNames: ["a"])])
+        #expect(try JSON.parse(renamed)["formatVersion"] == .int(2))
+        for data in [plain, unsigned, renamed] {
+            #expect(try StoreArchive.contents(of: data, source: "export") == StoreArchive.contents(of: data, source: "export"))
+        }
+        #expect(try StoreArchive.contents(of: renamed, source: "export").declarations["b"]?.formerNames == ["a"])
+        #expect(try StoreArchive.contents(of: unsigned, source: "export").values["n"]?.type == .uint, "read back exactly")
+    }
+
     @Test("a lock file whose page a newer release laid out is refused, and left as it is")
     func newerLockPage() throws {
         let directory = try TemporaryDirectory()

@@ -73,6 +73,9 @@ struct JSONJournalTests {
         #expect(lines[3].hasPrefix(#"{"seq":3,"values":{"a":null},"was":{"a":"\#(one)"},"crc":""#), "\(lines[3])")
         let absent = String(format: "%08x", JSONJournal.digest(nil as StoredValue?))
         #expect(lines[1].contains(#""was":{"b":"\#(absent)"}"#), "b was absent: \(lines[1])")
+        // The digest is part of the format: the Storage article's example, forever.
+        #expect(JSONJournal.digest(StoredValue(type: .int, json: .int(3))) == 0xFEE1_E64D)
+        #expect(JSONJournal.digest(StoredValue(type: .string, json: .string("dark"))) == 0x15FB_124D)
         for line in lines.dropLast() {
             #expect((try? JSON.parse(line)) != nil, "every line is JSON: \(line)")
         }

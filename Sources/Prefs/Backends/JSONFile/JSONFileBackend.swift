@@ -463,16 +463,7 @@ final class JSONFileBackend: PrefsBackend {
         try setStrayJournalAside()
         try journal.prepareForAppend(generation: snapshotGeneration, snapshot: snapshotDigest, sync: sync)
         journalApplies = true
-        var was = JSONJournal.KeyDigests()
-        for key in record.values.keys where journal.was.values[key] == nil {
-            was.values[key] = pendingWas.values[key] ?? JSONJournal.digest(document.values[key])
-        }
-        for key in record.declarations.keys where journal.was.declarations[key] == nil {
-            was.declarations[key] = pendingWas.declarations[key] ?? JSONJournal.digest(document.declarations[key])
-        }
-        for key in record.removedDeclarations where journal.was.declarations[key] == nil {
-            was.declarations[key] = pendingWas.declarations[key] ?? JSONJournal.digest(document.declarations[key])
-        }
+        let was = firstChangeDigests(of: record)
         try journal.append(record, was: was, sync: sync)  // the commit point
         appendedSinceOpen = true
         unfoldedSince = .now
@@ -482,6 +473,27 @@ final class JSONFileBackend: PrefsBackend {
         if let stamp, journal.size > JSONJournal.compactionThreshold(snapshotSize: Int(stamp.size), floor: options.compactionFloor) {
             try? compact()  // the change is committed; a compaction that fails is tried again by the next write
         }
+    }
+
+    /// For the keys `record` is the first record of the journal to change, what each held in the snapshot: the committed
+    /// value, or for a pending (coalesced) change the value it replaced (``pendingWas``). On every set: one lookup per
+    /// key, and a digest only for a key the journal has not changed yet.
+    private func firstChangeDigests(of record: Changeset) -> JSONJournal.RecordDigests {
+        var was = JSONJournal.RecordDigests()
+        let pendingWas = pendingWas.isEmpty ? nil : pendingWas
+        for key in record.values.keys where journal.was.values[key] == nil {
+            let digest = pendingWas?.values[key] ?? JSONJournal.digest(document.values[key])
+            was.values.append(JSONJournal.KeyDigest(key: key, digest: digest))
+        }
+        func declarationDigest(_ key: String) {
+            let digest = pendingWas?.declarations[key] ?? JSONJournal.digest(document.declarations[key])
+            was.declarations.append(JSONJournal.KeyDigest(key: key, digest: digest))
+        }
+        for key in record.declarations.keys where journal.was.declarations[key] == nil { declarationDigest(key) }
+        for key in record.removedDeclarations where record.declarations[key] == nil && journal.was.declarations[key] == nil {
+            declarationDigest(key)
+        }
+        return was
     }
 
     /// Folds the journal into a new snapshot. Called under the lock, with nothing pending. A crash at any step loses

@@ -12,8 +12,8 @@ import PrefsSupport
 ///
 /// ```
 /// {"format":"prefs-journal","formatVersion":1,"generation":"9f2c4e7a01b3d586","snapshotBytes":312,"snapshotCRC":"0d5c3a41","crc":"5d0f8a1e"}
-/// {"seq":1,"values":{"launchCount":{"type":"int","value":4}},"was":{"launchCount":"8f1c2d3e"},"crc":"a3c1907b"}
-/// {"seq":2,"values":{"theme":null},"was":{"theme":"2fd8d8f4"},"crc":"0c77e215"}
+/// {"seq":1,"values":{"launchCount":{"type":"int","value":4}},"was":{"launchCount":"fee1e64d"},"crc":"b2ae5ede"}
+/// {"seq":2,"values":{"theme":null},"was":{"theme":"15fb124d"},"crc":"7bf75ac7"}
 /// ```
 /// - The first line is the header: the journal continues the snapshot whose `"journalGeneration"` member equals its
 ///   `"generation"`, a random token that every snapshot write draws anew. A journal of another generation is stale
@@ -85,30 +85,134 @@ package enum JSONJournal {
 
         var isEmpty: Bool { values.isEmpty && declarations.isEmpty }
 
-        /// Adds the digests of `later` for keys that have none yet (the first record that changes a key says).
+        /// Adds the digests of `later` records for keys that have none yet (the first record that changes a key says).
         mutating func add(_ later: KeyDigests) {
-            if !later.values.isEmpty { values.merge(later.values) { first, _ in first } }
-            if !later.declarations.isEmpty { declarations.merge(later.declarations) { first, _ in first } }
+            for (key, digest) in later.values where values[key] == nil { values[key] = digest }
+            for (key, digest) in later.declarations where declarations[key] == nil { declarations[key] = digest }
+        }
+
+        /// Adds a record's digests for keys that have none yet (the first record that changes a key says).
+        mutating func add(_ record: RecordDigests) {
+            for entry in record.values where values[entry.key] == nil { values[entry.key] = entry.digest }
+            for entry in record.declarations where declarations[entry.key] == nil { declarations[entry.key] = entry.digest }
         }
     }
 
-    /// A digest of a stored value as the snapshot holds it: the CRC-32 of its compact tagged form
-    /// (`{"type":"int","value":3}`), or of `null` when the key holds none. Equal values have equal digests however
-    /// the file spells them (indentation, member order, a hand-written value without its type).
+    /// One key's digest in a record.
+    struct KeyDigest: Sendable, Hashable {
+        var key: String
+        var digest: UInt32
+    }
+
+    /// The digests one record carries: for the keys it is the first to change, what each held in the snapshot. Arrays,
+    /// not dictionaries: a set writes one, and hashes nothing for it.
+    struct RecordDigests: Sendable, Hashable {
+        var values: [KeyDigest] = []
+        var declarations: [KeyDigest] = []
+
+        var isEmpty: Bool { values.isEmpty && declarations.isEmpty }
+    }
+
+    /// A digest of a stored value as the snapshot holds it: FNV-1a (64 bits, folded to 32) over its type's name and its
+    /// JSON tree (each node's kind, an integer's or a double's 8 bytes, a string's UTF-8 bytes, an object's members
+    /// in key order), or over a marker when the key holds none. Equal values have equal digests however the file
+    /// spells them (indentation, member order, a hand-written value without its type), in every process; computed on a
+    /// key's first change in a generation, so it reads the value's tree and writes nothing.
     static func digest(_ value: StoredValue?) -> UInt32 {
-        guard let value else { return crc32(nullBytes) }
-        var writer = JSONWriter(indentWidth: 0, capacity: 64)
-        writeTagged(value, into: &writer)
-        return writer.output.withUnsafeBytes { crc32($0) }
+        var digest = TreeDigest()
+        guard let value else {
+            digest.mix(0xFE)
+            return digest.value
+        }
+        digest.mixText(value.type.description)
+        digest.mixTree(value.json)
+        return digest.value
     }
 
-    /// A digest of a key declaration as the snapshot holds it (the CRC-32 of its compact entry), or of `null`.
+    /// A digest of a key declaration as the snapshot holds it (its type, initial value and former names), as
+    /// ``digest(_:)-(StoredValue?)`` digests a value.
     static func digest(_ declaration: KeyDeclaration?) -> UInt32 {
-        guard let declaration else { return crc32(nullBytes) }
-        return crc32(declaration.json.serializedBytes())
+        var digest = TreeDigest()
+        guard let declaration else {
+            digest.mix(0xFE)
+            return digest.value
+        }
+        digest.mixText(declaration.type.description)
+        if let initial = declaration.initial { digest.mixTree(initial) } else { digest.mix(0xFD) }
+        for name in declaration.formerNames { digest.mixText(name) }
+        return digest.value
     }
 
-    private static let nullBytes = Array("null".utf8)
+    /// FNV-1a over a value's structure (see ``digest(_:)-(StoredValue?)``).
+    private struct TreeDigest {
+        private var hash = StableHash.offsetBasis
+
+        var value: UInt32 { UInt32(truncatingIfNeeded: hash ^ (hash >> 32)) }
+
+        mutating func mix(_ byte: UInt8) {
+            hash ^= UInt64(byte)
+            hash = hash &* StableHash.prime
+        }
+
+        mutating func mix64(_ number: UInt64) {
+            for shift in stride(from: 0, to: 64, by: 8) { mix(UInt8(truncatingIfNeeded: number >> UInt64(shift))) }
+        }
+
+        /// A string's UTF-8 bytes, then a byte no UTF-8 text holds, so that two strings never run into each other.
+        mutating func mixText(_ text: String) {
+            for byte in text.utf8 { mix(byte) }
+            mix(0xFF)
+        }
+
+        mutating func mixTree(_ json: JSON) {
+            switch json {
+            case .null: mix(0)
+            case .bool(let flag): mix(flag ? 2 : 1)
+            case .int(let number):
+                mix(3)
+                mix64(UInt64(bitPattern: Int64(number)))
+            case .double(let number):
+                mix(4)
+                mix64(number.bitPattern)
+            case .string(let text):
+                mix(5)
+                mixText(text)
+            case .array(let elements):
+                mix(6)
+                mix64(UInt64(elements.count))
+                for element in elements { mixTree(element) }
+            case .object(let members):
+                mix(7)
+                mix64(UInt64(members.count))
+                for (key, member) in members.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+                    mixText(key)
+                    mixTree(member)
+                }
+            }
+        }
+    }
+
+    /// A declaration's compact entry, members in sorted order as the serializer writes them:
+    /// `{"formerNames":[…],"initial":…,"type":"…"}` (the bytes of `declaration.json.serialized()`, without building it).
+    static func writeDeclaration(_ declaration: KeyDeclaration, into writer: inout JSONWriter) {
+        writer.appendRaw("{" as StaticString)
+        if !declaration.formerNames.isEmpty {
+            writer.appendRaw(#""formerNames":["# as StaticString)
+            for (index, name) in declaration.formerNames.enumerated() {
+                if index > 0 { writer.appendRaw("," as StaticString) }
+                writer.writeString(name)
+            }
+            writer.appendRaw("]," as StaticString)
+        }
+        if let initial = declaration.initial {
+            writer.appendRaw(#""initial":"# as StaticString)
+            writer.write(initial, depth: 0)
+            writer.appendRaw("," as StaticString)
+        }
+        writer.appendRaw(#""type":"# as StaticString)
+        writer.writeString(declaration.type.description)
+        writer.appendRaw("}" as StaticString)
+    }
 
     /// `{"type":"…","value":…}`, as records and digests write a value.
     private static func writeTagged(_ value: StoredValue, into writer: inout JSONWriter) {
@@ -241,7 +345,7 @@ package enum JSONJournal {
     }
 
     /// A record line, as ``JSONJournalFile`` appends it.
-    static func recordBytes(seq: Int, changes: Changeset, was: KeyDigests = KeyDigests()) -> [UInt8] {
+    static func recordBytes(seq: Int, changes: Changeset, was: RecordDigests = RecordDigests()) -> [UInt8] {
         var writer = JSONWriter(indentWidth: 0, capacity: 192)
         writeRecord(seq: seq, changes: changes, was: was, into: &writer)
         return writer.takeOutput()
@@ -250,7 +354,7 @@ package enum JSONJournal {
     /// Appends a record line to `writer`, sealed (no intermediate ``JSON`` objects for values, no copy of the
     /// line: this runs on every set). `was`: the digests of what keys this record is the first to change held in the
     /// snapshot.
-    static func writeRecord(seq: Int, changes: Changeset, was: KeyDigests = KeyDigests(), into writer: inout JSONWriter) {
+    static func writeRecord(seq: Int, changes: Changeset, was: RecordDigests = RecordDigests(), into writer: inout JSONWriter) {
         let start = writer.output.count
         writer.appendRaw(#"{"seq":"# as StaticString)
         writer.write(.int(seq), depth: 0)
@@ -277,8 +381,14 @@ package enum JSONJournal {
             writer.appendRaw("}" as StaticString)
         }
         if !changes.declarations.isEmpty {
-            writer.appendRaw(#","declared":"# as StaticString)
-            writer.write(.object(changes.declarations.mapValues(\.json)), depth: 0)
+            writer.appendRaw(#","declared":{"# as StaticString)
+            for (index, (key, declaration)) in changes.declarations.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }).enumerated() {
+                if index > 0 { writer.appendRaw("," as StaticString) }
+                writer.writeString(key)
+                writer.appendRaw(":" as StaticString)
+                writeDeclaration(declaration, into: &writer)
+            }
+            writer.appendRaw("}" as StaticString)
         }
         if !changes.removedDeclarations.isEmpty {
             writer.appendRaw(#","undeclared":"# as StaticString)
@@ -290,17 +400,22 @@ package enum JSONJournal {
     }
 
     /// `,"was":{"key":"1a2b3c4d",…}` (keys sorted); nothing when `digests` is empty.
-    private static func writeDigests(_ digests: [String: UInt32], member: StaticString, into writer: inout JSONWriter) {
+    private static func writeDigests(_ digests: [KeyDigest], member: StaticString, into writer: inout JSONWriter) {
         guard !digests.isEmpty else { return }
         writer.appendRaw(member)
-        var first = true
-        for (key, digest) in digests.sorted(by: { $0.key < $1.key }) {
-            if !first { writer.appendRaw("," as StaticString) }
-            first = false
-            writer.writeString(key)
+        func entry(_ entry: KeyDigest) {
+            writer.writeString(entry.key)
             writer.appendRaw(#":""# as StaticString)
-            writeHex(digest, into: &writer)
+            writeHex(entry.digest, into: &writer)
             writer.appendRaw("\"" as StaticString)
+        }
+        if digests.count == 1 {
+            entry(digests[0])
+        } else {
+            for (index, digest) in digests.sorted(by: { $0.key < $1.key }).enumerated() {
+                if index > 0 { writer.appendRaw("," as StaticString) }
+                entry(digest)
+            }
         }
         writer.appendRaw("}" as StaticString)
     }
@@ -375,7 +490,7 @@ package enum JSONJournal {
                 break
             }
             let line = UnsafeRawBufferPointer(rebasing: bytes[position..<newline])
-            let outcome = Result(catching: { () throws(LineProblem) -> (Changeset, KeyDigests)? in
+            let outcome = Result(catching: { () throws(LineProblem) -> (Changeset, RecordDigests)? in
                 let members = try verified(line)
                 if let firstBad {  // a line whose checksum holds, after one that failed: not a torn tail
                     throw .corruptAt(line: firstBad.line, reason: firstBad.reason)
@@ -436,7 +551,7 @@ package enum JSONJournal {
         return members
     }
 
-    private static func header(_ members: [String: JSON], into scan: inout Scan) throws(LineProblem) -> (Changeset, KeyDigests)? {
+    private static func header(_ members: [String: JSON], into scan: inout Scan) throws(LineProblem) -> (Changeset, RecordDigests)? {
         guard case .string(formatName)? = members["format"] else { throw .invalid("expected the journal header (\"format\": \"\(formatName)\")") }
         guard case .int(let version)? = members["formatVersion"], version >= 1 else {
             throw .invalid("the header's \"formatVersion\" is not a positive integer")
@@ -450,7 +565,7 @@ package enum JSONJournal {
         return nil
     }
 
-    private static func record(_ members: [String: JSON], expectedSeq: Int) throws(LineProblem) -> (Changeset, KeyDigests) {
+    private static func record(_ members: [String: JSON], expectedSeq: Int) throws(LineProblem) -> (Changeset, RecordDigests) {
         guard case .int(let seq)? = members["seq"] else {
             if members["format"] != nil { throw .invalid("a journal header where a record was expected") }
             throw .invalid("a record without \"seq\"")
@@ -491,21 +606,22 @@ package enum JSONJournal {
                 changes.removedDeclarations.insert(text)
             }
         }
-        var was = KeyDigests()
+        var was = RecordDigests()
         if let member = members["was"] { was.values = try digests(member, name: "was") }
         if let member = members["wasDeclared"] { was.declarations = try digests(member, name: "wasDeclared") }
         return (changes, was)
     }
 
     /// A record's `"was"` or `"wasDeclared"`: keys mapped to 8 hex digits.
-    private static func digests(_ member: JSON, name: String) throws(LineProblem) -> [String: UInt32] {
+    private static func digests(_ member: JSON, name: String) throws(LineProblem) -> [KeyDigest] {
         guard case .object(let entries) = member else { throw .invalid("\"\(name)\" is not an object") }
-        var digests: [String: UInt32] = [:]
+        var digests: [KeyDigest] = []
+        digests.reserveCapacity(entries.count)
         for (key, entry) in entries {
             guard case .string(let text) = entry, let digest = hexValue(text.utf8) else {
                 throw .invalid("\(name)\(JSONPath.member(key)) is not 8 lowercase hex digits")
             }
-            digests[key] = digest
+            digests.append(KeyDigest(key: key, digest: digest))
         }
         return digests
     }

@@ -186,7 +186,7 @@ final class JSONJournalFile {
     /// Appends one record with one `write(2)`; with `sync`, `fdatasync` before returning. A failed append is cut
     /// off again, so the journal never keeps a partial line this process wrote. `was`: what the keys this record is
     /// the first to change held in the snapshot.
-    func append(_ changes: Changeset, was: JSONJournal.KeyDigests, sync: Bool) throws(PrefsError) {
+    func append(_ changes: Changeset, was: JSONJournal.RecordDigests, sync: Bool) throws(PrefsError) {
         recordWriter.removeAll()
         JSONJournal.writeRecord(seq: lastSeq + 1, changes: changes, was: was, into: &recordWriter)
         let line = recordWriter.output
@@ -206,7 +206,9 @@ final class JSONJournalFile {
         offset += line.count
         lines += 1
         lastSeq += 1
-        if !was.isEmpty { self.was.add(was) }
+        // The writer found these keys without a digest: each is inserted once, without looking again.
+        for entry in was.values { self.was.values[entry.key] = entry.digest }
+        for entry in was.declarations { self.was.declarations[entry.key] = entry.digest }
     }
 
     private func openDescriptor() throws(PrefsError) {

@@ -14,7 +14,8 @@ public enum PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The store file exists but cannot be read as a store: not JSON (with `line:column`), not a database, a wrong shape,
     /// or not a regular file at all (a FIFO, a device).
     case corruptStore(path: String, reason: String)
-    /// The file was written by a newer release of Prefs.
+    /// The file was written by a newer release of Prefs (or a store was asked to write a format this release does not
+    /// know): `found` is its format version, `supported` the newest this release reads. Nothing was changed.
     case unsupportedFormatVersion(path: String, found: Int, supported: Int)
     /// A database engine's call failed (SQLite): its result code, message and statement.
     case database(DatabaseError)
@@ -61,6 +62,8 @@ public enum PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
             "invalid key name \(Self.quoted(name)): \(reason)"
         case .corruptStore(let path, let reason):
             "\(path): \(reason)"
+        case .unsupportedFormatVersion(let path, let found, let supported) where found < 1:
+            "\(path): format version \(found) is not one this release of Prefs reads or writes (1 to \(supported))"
         case .unsupportedFormatVersion(let path, let found, let supported):
             "\(path): format version \(found) is newer than this release of Prefs reads (\(supported)); upgrade Prefs"
         case .database(let error) where error.isBusy:

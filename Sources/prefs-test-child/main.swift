@@ -12,6 +12,12 @@
 //                                                            PREFIX-count to i + 1. (CrashOperation checks these.)
 //   prefs-test-child hold    json|sqlite PATH KEY            sets KEY = 1 inside a transaction, prints "holding", and never
 //                                                            commits: it holds the store's write lock until killed
+//   prefs-test-child migrate PATH                            opens the SQLite store at PATH with a version-2 schema of the tests
+//                                                            (a migration that creates prefs_migration_log and logs this
+//                                                            process in it), prints "migrated" and the store's values' count
+//   prefs-test-child flock   PATH                            takes flock(LOCK_EX) on PATH (created 0600 if missing), as release
+//                                                            0.1's JSON writers lock STORE.lock, prints "locked", and holds
+//                                                            it until killed
 //   prefs-test-child watch   json|sqlite PATH KEY            prints each value of the Int KEY, one per line, until stdin closes
 //   prefs-test-child set     json|sqlite PATH KEY TYPE JSON  writes one raw value (TYPE as prefs-tool lists it); prints "ack"
 //   prefs-test-child standard KEY VALUE                     sets the Int KEY through a @Pref on Prefs.standard (never set, so
@@ -26,7 +32,8 @@
 //                                                            from main
 //   prefs-test-child pg-server                              starts a private PostgreSQL server (TestPostgreSQLServer), prints
 //                                                            "server PID DIRECTORY", then waits to be killed
-// With PREFS_TEST_JOURNAL_COMPACTION_BYTES=N in the environment, a JSON store compacts its journal past N bytes.
+// With PREFS_TEST_JOURNAL_COMPACTION_BYTES=N in the environment, a JSON store compacts its journal past N bytes; with
+// PREFS_TEST_NO_IDLE_COMPACTION=1, never when idle.
 //
 //   prefs-test-child open    json|sqlite|file PATH           opens the store (file: by name, else content); prints "opened"
 //                                                            or fails with the error. Memory is capped at 1 GiB, so a read
@@ -55,6 +62,9 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 // A JSON store compacts its journal once it passes this many bytes (and the snapshot's size): tests lower it, so that
 // kills land inside compactions too. A store option, applied to the stores of the write modes below.
 let compactionFloor = ProcessInfo.processInfo.environment["PREFS_TEST_JOURNAL_COMPACTION_BYTES"].flatMap(Int.init)
+// With PREFS_TEST_NO_IDLE_COMPACTION=1, a JSON store does not fold its journal when idle: a test that kills the child
+// finds its writes in the journal however slowly the machine ran it.
+let noIdleCompaction = ProcessInfo.processInfo.environment["PREFS_TEST_NO_IDLE_COMPACTION"] == "1"
 if arguments.first == "pg-server" {
     do {
         let server = try TestPostgreSQLServer()
@@ -63,6 +73,26 @@ if arguments.first == "pg-server" {
     } catch {
         fail("\(error)")
     }
+}
+if arguments.first == "migrate" {
+    guard arguments.count == 2 else { fail("usage: prefs-test-child migrate PATH") }
+    do {
+        let storage = Prefs.Storage.sqlite(URL(fileURLWithPath: arguments[1]), busyTimeout: .seconds(60)).addingSQLiteMigration(
+            version: 2, ["CREATE TABLE prefs_migration_log (pid INTEGER NOT NULL)", "INSERT INTO prefs_migration_log (pid) VALUES (\(getpid()))"])
+        let prefs = try Prefs(storage)
+        say("migrated \(try prefs.snapshot().count)")
+        exit(0)
+    } catch {
+        fail("\(error)")
+    }
+}
+if arguments.first == "flock" {
+    guard arguments.count == 2 else { fail("usage: prefs-test-child flock PATH") }
+    let fd = open(arguments[1], O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+    guard fd >= 0 else { fail("open \(arguments[1]): errno \(errno)") }
+    guard flock(fd, LOCK_EX) == 0 else { fail("flock \(arguments[1]): errno \(errno)") }
+    say("locked")
+    while true { sleep(60) }  // until killed: the kernel releases the lock
 }
 if arguments.first == "suite" {
     guard arguments.count == 4, let value = Int(arguments[3]) else { fail("usage: prefs-test-child suite NAME KEY VALUE") }
@@ -156,7 +186,8 @@ if coalescedStore != nil {
 } else {
     guard arguments.count >= 4 else { fail("usage: prefs-test-child write|batch|update|watch json|sqlite PATH ARGS…") }
     let url = URL(fileURLWithPath: arguments[2])
-    let fileStorage: Prefs.Storage = arguments[1] == "json" ? .jsonFile(url, lockTimeout: .seconds(30)) : .sqlite(url, busyTimeout: .seconds(30))
+    var fileStorage: Prefs.Storage = arguments[1] == "json" ? .jsonFile(url, lockTimeout: .seconds(30)) : .sqlite(url, busyTimeout: .seconds(30))
+    if noIdleCompaction { fileStorage = fileStorage.idleCompaction(after: nil) }
     let storage: Prefs.Storage =
         postgreSQLStorage(kind: arguments[1], url: arguments[2])
         ?? compactionFloor.map { fileStorage.journalCompactionFloor($0) } ?? fileStorage

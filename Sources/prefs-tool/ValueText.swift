@@ -5,16 +5,18 @@ import PrefsJSON
 /// Stored values as plain text and back.
 enum ValueText {
     /// Plain text: `true`/`false`, numbers as written, dates as ISO-8601, URLs whole, strings raw,
-    /// arrays, dictionaries and JSON values as compact JSON. Timestamps (a date, or an ISO-8601 string inside a
-    /// collection such as a dialog record) show at most milliseconds; `--json` and `export` keep every digit.
-    static func plain(_ value: StoredValue) -> String {
+    /// arrays, dictionaries and JSON values as compact JSON. Exact, so that what `get` prints in a pipe, given back to
+    /// `set`, stores the same value (`prefs-tool set lastSync "$(prefs-tool get lastSync)"`). On a terminal
+    /// (`forReading`, by default when stdout is one), timestamps (a date, or an ISO-8601 string inside a collection
+    /// such as a dialog record) show at most milliseconds; `--json` and `export` keep every digit there too.
+    static func plain(_ value: StoredValue, forReading: Bool = Terminal.standardOutputIsTerminal) -> String {
         switch value.json {
-        case .string(let text): return value.type == .date ? toMilliseconds(text) : text
+        case .string(let text): return value.type == .date && forReading ? toMilliseconds(text) : text
         case .bool(let flag): return flag ? "true" : "false"
         case .int(let number): return String(number)
         case .double(let number): return String(number)
         case .null: return "null"
-        case .array, .object: return timestampsToMilliseconds(value.json).serialized()
+        case .array, .object: return (forReading ? timestampsToMilliseconds(value.json) : value.json).serialized()
         }
     }
 

@@ -31,7 +31,7 @@ struct FileStoreTests {
                     }
                   },
                   "format": "prefs",
-                  "formatVersion": 1,
+                  "formatVersion": 2,
                   "values": {
                     "lastLaunch": {
                       "type": "date",
@@ -122,9 +122,9 @@ struct FileStoreTests {
     func newerFormat() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("prefs.json")
-        let content = Data(#"{"formatVersion": 2, "values": {}}"#.utf8)
+        let content = Data(#"{"formatVersion": 3, "values": {}}"#.utf8)
         try content.write(to: url)
-        #expect(throws: PrefsError.unsupportedFormatVersion(path: url.path, found: 2, supported: 1)) {
+        #expect(throws: PrefsError.unsupportedFormatVersion(path: url.path, found: 3, supported: 2)) {
             _ = try Prefs(.jsonFile(url))
         }
         #expect(try Data(contentsOf: url) == content)

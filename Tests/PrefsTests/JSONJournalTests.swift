@@ -24,10 +24,11 @@ struct JSONJournalTests {
     static func journal(_ url: URL) -> URL { URL(fileURLWithPath: url.path + ".journal") }
 
     /// A store holding a = 1 in its snapshot and b = 2, c = 3, name = "x", a removed in its journal (records 1–3), and
-    /// the store that wrote it: keep it alive (`withExtendedLifetime`), as closing or releasing it folds the journal.
+    /// the store that wrote it: keep it alive (`withExtendedLifetime`), as closing or releasing it folds the journal
+    /// (it does not fold it when idle, as stores do by default).
     static func journaled(_ directory: TemporaryDirectory) throws -> (URL, Prefs) {
         let url = directory.file("p.json")
-        let prefs = try Prefs(.jsonFile(url))
+        let prefs = try Prefs(Prefs.Storage.jsonFile(url).idleCompaction(after: nil))
         try prefs.set(1, for: a)  // a new store: the snapshot is written whole
         try prefs.set(2, for: b)
         try prefs.batch { transaction in
@@ -67,7 +68,14 @@ struct JSONJournalTests {
         #expect(lines.count == 5 && lines.last == "", "a header, three records, a final newline: \(lines)")
         #expect(lines[0].hasPrefix(#"{"format":"prefs-journal","formatVersion":1,"generation":""#))
         #expect(lines[1].hasPrefix(#"{"seq":1,"values":{"b":{"type":"int","value":2}},"declared":{"b":{"#))
-        #expect(lines[3].hasPrefix(#"{"seq":3,"values":{"a":null},"crc":""#))
+        // The first record that changes a key says what the snapshot held for it: a's record, 1.
+        let one = String(format: "%08x", JSONJournal.digest(StoredValue(type: .int, json: .int(1))))
+        #expect(lines[3].hasPrefix(#"{"seq":3,"values":{"a":null},"was":{"a":"\#(one)"},"crc":""#), "\(lines[3])")
+        let absent = String(format: "%08x", JSONJournal.digest(nil as StoredValue?))
+        #expect(lines[1].contains(#""was":{"b":"\#(absent)"}"#), "b was absent: \(lines[1])")
+        // The digest is part of the format: the Storage article's example, forever.
+        #expect(JSONJournal.digest(StoredValue(type: .int, json: .int(3))) == 0xFEE1_E64D)
+        #expect(JSONJournal.digest(StoredValue(type: .string, json: .string("dark"))) == 0x15FB_124D)
         for line in lines.dropLast() {
             #expect((try? JSON.parse(line)) != nil, "every line is JSON: \(line)")
         }
@@ -202,19 +210,31 @@ struct JSONJournalTests {
         #expect(try Data(contentsOf: journal) == newer)
     }
 
-    @Test("a snapshot without a generation (by hand, or an earlier release) is rewritten whole on its first write, then journaled")
-    func legacySnapshot() throws {
+    @Test("a format-1 snapshot (release 0.1's, or by hand) stays format 1, rewritten whole, with no journal; formatVersion: 2 upgrades it")
+    func formatOneSnapshot() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("p.json")
         try Data(#"{"formatVersion":1,"values":{"a":{"type":"int","value":1}}}"#.utf8).write(to: url)
         let prefs = try Prefs(.jsonFile(url))
         try prefs.set(2, for: Self.b)
-        let snapshot = try JSON.parse(Data(contentsOf: url))
-        #expect(snapshot["values"]?["b"] != nil)
-        #expect(JSONJournal.generation(of: try JSONStoreDocument(data: Data(contentsOf: url), path: url.path)) != nil)
         try prefs.set(3, for: Self.c)
-        #expect(try Self.lines(url).count == 3)
+        let snapshot = try JSONStoreDocument(data: Data(contentsOf: url), path: url.path)
+        #expect(snapshot.formatVersion == 1 && snapshot.values.count == 3, "the whole store in the file")
+        #expect(JSONJournal.generation(of: snapshot) == nil)
+        #expect(!FileManager.default.fileExists(atPath: Self.journal(url).path), "no journal")
         #expect(try Prefs(.jsonFile(url)).snapshot().count == 3)
+
+        let upgrading = try Prefs(Prefs.Storage.jsonFile(url, formatVersion: 2).idleCompaction(after: nil))
+        #expect(upgrading[Self.c] == 3, "read as it is")
+        #expect(try JSONStoreDocument(data: Data(contentsOf: url), path: url.path).formatVersion == 1, "a read changes nothing")
+        try upgrading.set(4, for: Self.a)  // the first write upgrades: the file whole, with a generation and a journal
+        let upgraded = try JSONStoreDocument(data: Data(contentsOf: url), path: url.path)
+        #expect(upgraded.formatVersion == 2 && JSONJournal.generation(of: upgraded) != nil)
+        try upgrading.set(5, for: Self.a)
+        #expect(try Self.lines(url).count == 3, "then journaled: a header and one record")
+        let reopened = try Prefs(.jsonFile(url))
+        #expect(reopened[Self.a] == 5 && reopened[Self.b] == 2 && reopened[Self.c] == 3)
+        withExtendedLifetime(upgrading) {}
     }
 
     @Test("a coalesced store appends one record per flush")
@@ -222,7 +242,7 @@ struct JSONJournalTests {
         let directory = try TemporaryDirectory()
         let url = directory.file("p.json")
         try Prefs(.jsonFile(url)).set(0, for: Self.a)
-        let prefs = try Prefs(.jsonFile(url, writeMode: .coalesced(.seconds(3600))))
+        let prefs = try Prefs(Prefs.Storage.jsonFile(url, writeMode: .coalesced(.seconds(3600))).idleCompaction(after: nil))
         for value in 1...50 { try prefs.set(value, for: Self.a) }
         try prefs.set(1, for: Self.b)
         #expect((try? Self.lines(url)) == nil, "nothing written before the flush")

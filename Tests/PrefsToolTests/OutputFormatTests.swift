@@ -90,6 +90,30 @@ struct OutputFormatTests {
         #expect(exact.stdout.contains("08:24:31.06376409530639648Z"), "--json keeps every digit")
     }
 
+    /// Finding 4 of issue 27: in a pipe, dates were cut to milliseconds, so that setting what `get` printed changed the
+    /// stored date. A pipe gets every digit; a terminal still shows milliseconds.
+    @Test("in a pipe a date is exact: set with what get printed stores the same date; a terminal shows milliseconds", arguments: StoreFile.allCases)
+    func exactDatesInPipes(file: StoreFile) async throws {
+        let directory = try TemporaryDirectory()
+        let store = file.path(in: directory)
+        let key = Prefs.Key<Date>("lastSync", initial: Date(timeIntervalSince1970: 0))
+        let date = Date(timeIntervalSince1970: 1_700_000_000.123_456_789)
+        try Prefs(.file(URL(fileURLWithPath: store))).set(date, for: key)
+        let stored = try #require(try Prefs(.file(URL(fileURLWithPath: store))).storedValue(forKey: "lastSync"))
+        guard case .string(let exact) = stored.json else { throw PrefsError.corruptStore(path: store, reason: "not a date") }
+        #expect(exact.count > "2023-11-14T22:13:20.123Z".count, "more than milliseconds: \(exact)")
+
+        let got = try await tool("--store", store, "get", "lastSync")
+        #expect(got.stdout == exact + "\n")
+        #expect(try await tool("--store", store, "set", "lastSync", String(got.stdout.dropLast())).status == 0)
+        let after = try Prefs(.file(URL(fileURLWithPath: store)))
+        #expect(try after.storedValue(forKey: "lastSync") == stored, "the round trip changed nothing")
+        #expect(after[key] == date, "bit for bit")
+        #expect(try await tool("--store", store, "list", "lastSync").stdout == "lastSync\tdate\t\(exact)\n")
+        let onTerminal = try await toolOnTerminal(["--store", store, "get", "lastSync"], columns: 80)
+        #expect(onTerminal.stdout == "2023-11-14T22:13:20.123Z\n", "for reading: \(onTerminal.stdout)")
+    }
+
     @Test("list PATTERN filters with shell wildcards, in every format; no match exits 1", arguments: StoreFile.allCases)
     func patterns(file: StoreFile) async throws {
         let directory = try TemporaryDirectory()

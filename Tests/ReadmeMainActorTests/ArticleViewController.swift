@@ -213,6 +213,13 @@ final class ArticleViewController {
         _ = (test, readable, fast, database, byName, standard)
     }
 
+    /// Storage.md, formats and releases: compiled, and run by ArticleViewControllerTests.
+    func formats(url: URL) throws -> (Prefs, Prefs) {
+        let shared = try Prefs(.jsonFile(url, formatVersion: 1))  // an app extension on release 0.1 writes it too
+        let upgraded = try Prefs(.jsonFile(url, formatVersion: 2))  // every process is on 0.2 or later: the journal's speed
+        return (shared, upgraded)
+    }
+
     // MARK: - PrefsPostgreSQL
 
     /// PrefsPostgreSQL.md: compiled, not run (db.internal).

@@ -30,6 +30,10 @@ struct ArticleViewControllerTests {
             #expect(!gate.shouldPresent(tips))
         }
         #expect(back.shouldPresent(tips), "a new session after the user came back asks again")
+        let (shared, upgraded) = try controller.formats(url: directory.file("formats.json"))
+        try upgraded.set(1, for: .launchCount)
+        try shared.refresh()
+        #expect(shared[.launchCount] == 1)
         _ = controller.readmeOpening
         _ = controller.gettingStarted
         _ = controller.storage(url:)

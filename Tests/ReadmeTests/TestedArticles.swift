@@ -86,6 +86,13 @@ func storageAsWritten(url: URL) throws {
     _ = (test, readable, fast, database, byName, standard)
 }
 
+/// Storage.md, formats and releases: the two ends of a store's life beside release 0.1.
+func formatsAsWritten(url: URL) throws -> (Prefs, Prefs) {
+    let shared = try Prefs(.jsonFile(url, formatVersion: 1))     // an app extension on release 0.1 writes it too
+    let upgraded = try Prefs(.jsonFile(url, formatVersion: 2))   // every process is on 0.2 or later: the journal's speed
+    return (shared, upgraded)
+}
+
 /// Observation.md.
 func observationAsWritten(prefs: Prefs) async {
     for await count in prefs.values(for: .launchCount) { print(count) }   // current value first, then each change
@@ -136,6 +143,17 @@ struct TestedArticles {
         _ = readmeOpeningAsWritten
     }
 
+    @Test("formats as the storage article shows them: formatVersion 1 writes format 1, formatVersion 2 upgrades it")
+    func formats() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("p.json")
+        let (shared, upgraded) = try formatsAsWritten(url: url)
+        try shared.set(1, for: .launchCount)
+        #expect(try String(contentsOf: url, encoding: .utf8).contains(#""formatVersion": 1,"#))
+        try upgraded.set(2, for: .launchCount)
+        #expect(try String(contentsOf: url, encoding: .utf8).contains(#""formatVersion": 2,"#))
+    }
+
     @Test("observation as the article shows it: the loop ends when the store is closed")
     func observation() async throws {
         let prefs = try Prefs(.memory)
@@ -159,7 +177,7 @@ struct TestedArticles {
                 }
               },
               "format": "prefs",
-              "formatVersion": 1,
+              "formatVersion": 2,
               "journalGeneration": "9f2c4e7a01b3d586",
               "values": {
                 "launchCount": {

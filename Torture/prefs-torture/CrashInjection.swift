@@ -173,7 +173,7 @@ struct CrashInjection {
         // Now and then, start from no file at all and kill early: while the store file is being created.
         var model = model
         if round > 0, random.chance(0.08) {
-            for suffix in ["", "-wal", "-shm", ".lock"] { unlink(path + suffix) }
+            for suffix in ["", "-wal", "-shm", ".lock", ".journal"] { unlink(path + suffix) }
             model = [:]
             plan = .afterDelay(milliseconds: Int.random(in: 0...60, using: &random))
             report.freshStarts += 1

@@ -9,12 +9,15 @@ struct Summary {
     var crash: [CrashInjection.Report] = []
     var contention: [Contention.Report] = []
     var faults: [Faults.Check] = []
+    var releases: [ReleaseCompatibility.Check] = []
     var seconds = 0.0
 
     var failures: [String] {
-        crash.flatMap { report in report.failures.map { "crash [\(report.backend.rawValue)] \($0)" } }
-            + contention.flatMap { report in report.failures.map { "contention [\(report.backend.rawValue)] \($0)" } }
-            + faults.filter { $0.outcome == .failed }.map { "fault \"\($0.name)\" [\($0.backend.rawValue)]: \($0.detail)" }
+        var failures: [String] = crash.flatMap { report in report.failures.map { "crash [\(report.backend.rawValue)] \($0)" } }
+        failures += contention.flatMap { report in report.failures.map { "contention [\(report.backend.rawValue)] \($0)" } }
+        failures += faults.filter { $0.outcome == .failed }.map { "fault \"\($0.name)\" [\($0.backend.rawValue)]: \($0.detail)" }
+        failures += releases.filter { !$0.passed }.map { "releases \"\($0.name)\": \($0.detail)" }
+        return failures
     }
 
     var passed: Bool { failures.isEmpty }
@@ -79,6 +82,11 @@ struct Summary {
             }
             lines.append("")
         }
+        if !releases.isEmpty {
+            lines.append("Releases (0.1, built from its commit, and this release on the same stores)")
+            for check in releases { lines.append("  \(check.passed ? "ok  " : "FAIL") \(check.name): \(check.detail)") }
+            lines.append("")
+        }
         let passedFaults = faults.count(where: { $0.outcome == .passed })
         let applicable = faults.count(where: { $0.outcome != .notApplicable })
         lines.append(
@@ -135,6 +143,8 @@ struct Summary {
                         "outcome": .string(check.outcome.rawValue), "detail": .string(check.detail),
                     ])
                 }),
+            "releases": .array(
+                releases.map { check in .object(["name": .string(check.name), "passed": .bool(check.passed), "detail": .string(check.detail)]) }),
         ])
     }
 }

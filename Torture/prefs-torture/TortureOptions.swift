@@ -5,12 +5,14 @@ import PrefsJSON
 /// The command line: `prefs-torture [--quick | --long] [--seed N] [--json-out PATH] [--only PARTS] [--keep] [--verbose]`.
 struct TortureOptions {
     enum Mode: String { case quick, long }
-    enum Part: String, CaseIterable { case crash, contention, faults }
+    enum Part: String, CaseIterable { case crash, contention, faults, releases }
 
     var mode = Mode.quick
     var seed = UInt64.random(in: 1...999_999)
     var jsonOut: String?
     var parts = Set(Part.allCases)
+    /// Whether `--only` chose the parts (then `releases` runs in quick mode too).
+    var partsChosen = false
     var keep = false
     var verbose = false
     /// Exit 0 even when fault checks could not run here (they are still listed as skipped).
@@ -24,9 +26,13 @@ struct TortureOptions {
     var contentionRuns: Int { mode == .quick ? 1 : 2 }
     let contentionProcesses = 3
     let contentionThreads = 2
+    /// Whether release 0.1 is built and run beside this one: in long mode, or when `--only` names it.
+    var runsReleases: Bool { parts.contains(.releases) && (mode == .long || partsChosen) }
+    /// Rounds of both releases writing one store at once, per backend.
+    var releaseRounds: Int { mode == .quick ? 1 : 5 }
 
     static let usage =
-        "usage: prefs-torture [--quick | --long] [--seed N] [--json-out PATH] [--only crash,contention,faults] [--keep] [--verbose] [--allow-skips]"
+        "usage: prefs-torture [--quick | --long] [--seed N] [--json-out PATH] [--only crash,contention,faults,releases] [--keep] [--verbose] [--allow-skips]"
 
     static let help = """
         prefs-torture: crash injection, multi-process contention and fault injection against Prefs' file stores.
@@ -34,10 +40,12 @@ struct TortureOptions {
         \(usage)
 
           --quick            under a minute: 40 kills per backend, 10 s of contention per backend, every fault (default; CI)
-          --long             about 22 minutes: 1000 kills per backend, 2 × 4 min of contention per backend, every fault
+          --long             about 30 minutes: 1000 kills per backend, 2 × 4 min of contention per backend, every fault, and
+                             release 0.1 built from its commit (Tests/Releases/build-release.sh; $PREFS_RELEASE_BUILDS keeps
+                             the build) writing the same stores as this release at once
           --seed N           replay a run: the same seed gives the same operations and kill plans
           --json-out PATH    also write the summary figures as JSON
-          --only PARTS       run some parts only: crash, contention, faults (comma-separated)
+          --only PARTS       run some parts only: crash, contention, faults, releases (comma-separated)
           --keep             keep the working directory (its path is printed)
           --verbose          one line per round
           --allow-skips      exit 0 even when fault checks could not run here (a tmpfs needs root); still listed
@@ -71,9 +79,10 @@ struct TortureOptions {
             case "--only":
                 let names = try value(for: argument).split(separator: ",").map(String.init)
                 parts = []
+                partsChosen = true
                 for name in names {
                     guard let part = Part(rawValue: name) else {
-                        throw TortureError("unknown part \"\(name)\"; the parts are crash, contention, faults")
+                        throw TortureError("unknown part \"\(name)\"; the parts are crash, contention, faults, releases")
                     }
                     parts.insert(part)
                 }

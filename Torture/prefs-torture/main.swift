@@ -1,7 +1,7 @@
 // prefs-torture: crash injection, contention and fault injection against Prefs' file stores.
 //
 //   swift run -c release prefs-torture --quick            under a minute (CI)
-//   swift run -c release prefs-torture --long             about 22 minutes
+//   swift run -c release prefs-torture --long             about 30 minutes (with release 0.1 built and run beside this one)
 //   swift run -c release prefs-torture --seed 1234 --json-out figures.json
 //
 // The same binary is its own child process: `--child KIND …` (see CrashChild, ContentionChild, FaultChild).
@@ -16,6 +16,7 @@ if arguments.first == "--child" {
         switch options.kind {
         case "crash": try CrashChild.run(options)
         case "contend": try ContentionChild.run(options)
+        case "release-update", "release-write": try ReleaseChild.run(options)
         default: try FaultChild.run(options)
         }
         exit(0)
@@ -87,6 +88,12 @@ if options.parts.contains(.contention) {
 if options.parts.contains(.faults) {
     say("faults…")
     summary.faults = Faults(directory: subdirectory("faults"), verbose: options.verbose).run()
+}
+
+if options.runsReleases {
+    say("releases: 0.1 (built from its commit) and this release on the same stores…")
+    summary.releases = ReleaseCompatibility(directory: subdirectory("releases"), rounds: options.releaseRounds, verbose: options.verbose).run()
+    for check in summary.releases where !check.passed { say("  FAILED: \(check.name): \(check.detail)") }
 }
 
 summary.seconds = (ContinuousClock.now - started).seconds

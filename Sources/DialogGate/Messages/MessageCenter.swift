@@ -324,6 +324,18 @@ public final class MessageCenter {
         if let inFlight = acknowledgedInFlight { acknowledgedInFlight = inFlight.writes > 1 ? (inFlight.id, inFlight.writes - 1) : nil }
     }
 
+    /// Acknowledges ``pendingMessage``, as release 0.1's `acknowledge(_:)` did; nil when none is pending.
+    ///
+    /// Deprecated since 0.2: pass the message you presented to ``acknowledge(_:for:)``. A refresh between presenting
+    /// and acknowledging may have replaced the pending message, and this form would then acknowledge one the user never
+    /// saw.
+    @available(*, deprecated, renamed: "acknowledge(_:for:)", message: "pass the message you presented")
+    @discardableResult
+    public func acknowledge(_ action: Acknowledgement) -> URL? {
+        guard let message = pendingMessage else { return nil }
+        return acknowledge(action, for: message)
+    }
+
     /// Clears ``pendingMessage`` without storing anything, so the message is shown again next time
     /// (for example when another modal took over).
     ///

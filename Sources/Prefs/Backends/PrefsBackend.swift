@@ -46,6 +46,15 @@ package protocol PrefsBackend: AnyObject {
     /// What opening found and dealt with (a file moved aside by ``Prefs/Recovery/moveAsideAndStartEmpty``, a torn
     /// journal record left unapplied); the store reports each once as a ``Prefs/Diagnostic``. Empty by default.
     var openingReport: [Prefs.Diagnostic.Kind] { get }
+    /// What the backend noticed and dealt with since the store last asked (a JSON store's hand edit merged with its
+    /// journal, a journal that does not belong to its file): the store asks after every call and reports each as a
+    /// ``Prefs/Diagnostic``. Empty by default.
+    func takeReports() -> [Prefs.Diagnostic.Kind]
+    /// How long until the backend has work to do once its writer is idle (a JSON store folding its journal into its
+    /// file), asked after every call; nil when it has none (the default).
+    var idleWorkDelay: Duration? { get }
+    /// Does that work when it is due, and returns how long to wait before asking again, or nil when there is no more.
+    func doIdleWork() -> Duration?
     /// A listener for other processes' changes, for backends that can be told (PostgreSQL's `LISTEN`): while the store
     /// is observed, it waits on it between polls and refreshes as soon as it returns true. Nil (the default): the
     /// store polls every `pollInterval`.
@@ -89,6 +98,9 @@ extension PrefsBackend {
     }
     package func flush() throws {}
     package var openingReport: [Prefs.Diagnostic.Kind] { [] }
+    package func takeReports() -> [Prefs.Diagnostic.Kind] { [] }
+    package var idleWorkDelay: Duration? { nil }
+    package func doIdleWork() -> Duration? { nil }
     package var files: [String] { [] }
     package func makeChangeListener() -> (any BackendChangeListener)? { nil }
     package var freshness: BackendFreshness? { nil }

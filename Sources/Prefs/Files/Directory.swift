@@ -207,6 +207,13 @@ package final class Directory: Sendable {
         return names
     }
 
+    /// Removes the entry `name` (a link itself, never its target); nothing there is no error.
+    func remove(_ name: String) throws(PrefsError) {
+        guard unlinkat(descriptor, name, 0) == 0 || errno == ENOENT else {
+            throw .io(path: path(of: name), operation: "remove", errno: errno)
+        }
+    }
+
     /// Removes `NAME.tmp-*` files of this user's left by ``replace(_:with:sync:keepingMode:trace:)`` in a process killed
     /// mid-write. Call it only while holding the store's writer lock.
     func removeTemporaryLeftovers(of name: String) {
@@ -217,13 +224,14 @@ package final class Directory: Sendable {
         }
     }
 
-    /// Renames the regular file `name` aside, byte for byte, as `NAME.corrupt-YYYYMMDDTHHMMSSZ`; returns the new path.
-    func moveAside(_ name: String, now: Date = Date()) throws(PrefsError) -> String {
+    /// Renames the regular file `name` aside, byte for byte, as `NAME.corrupt-YYYYMMDDTHHMMSSZ` (or another `label` than
+    /// `corrupt`); returns the new path.
+    func moveAside(_ name: String, label: String = "corrupt", now: Date = Date()) throws(PrefsError) -> String {
         let stamp = FileSystem.corruptStamp(now)
-        var destination = "\(name).corrupt-\(stamp)"
+        var destination = "\(name).\(label)-\(stamp)"
         var suffix = 1
         while try status(of: destination) != nil {
-            destination = "\(name).corrupt-\(stamp)-\(suffix)"
+            destination = "\(name).\(label)-\(stamp)-\(suffix)"
             suffix += 1
         }
         guard renameat(descriptor, name, descriptor, destination) == 0 else {

@@ -19,6 +19,9 @@ import PrefsSupport
 /// locker takes it over (what the dead holder left half-written, the store finds as it always does: a torn journal
 /// tail, a temporary file). Elsewhere, and on a lock file another user owns outside a shared folder, the lock is
 /// `flock`, which the kernel releases when its holder dies.
+///
+/// Release 0.1 locked with `flock` alone. A writer of this release that may meet it on a store (one in format 1,
+/// which 0.1 writes) takes `flock` too, after the mutex: ``lockForPreviousReleases(timeout:)``.
 final class FileLock {
     /// The store's folder, in which the lock file is opened, and the lock file's name in it.
     private let folder: StoreFolder
@@ -32,6 +35,8 @@ final class FileLock {
     private var descriptorIdentity: FileIdentity?
     /// The lock file's shared page, when the lock is a mutex in it.
     private var page: SharedPage?
+    /// Whether this object holds `flock` besides the mutex, for release 0.1 (``lockForPreviousReleases(timeout:)``).
+    private var holdsFlockForPreviousReleases = false
 
     /// The lock files held by stores in this process, so a timeout can say whether the holder is this process.
     private static let heldInProcess = Locked<[FileIdentity: Int]>([:])
@@ -57,8 +62,22 @@ final class FileLock {
         }
     }
 
+    /// Takes `flock` on the lock file as well, while holding the lock: what release 0.1's writers take, so that they
+    /// and this one exclude each other. Where the lock is `flock` already, nothing more. Released by ``unlock()``.
+    func lockForPreviousReleases(timeout: Duration) throws(PrefsError) {
+        guard page != nil, !holdsFlockForPreviousReleases else { return }
+        try flockExclusive(timeout: timeout)
+        holdsFlockForPreviousReleases = true
+        if let identity = descriptorIdentity {
+            held = identity
+            Self.heldInProcess.withLock { $0[identity, default: 0] += 1 }
+        }
+    }
+
+    /// Whether ``lockForPreviousReleases(timeout:)`` holds `flock` now.
+    var holdsLockForPreviousReleases: Bool { holdsFlockForPreviousReleases }
+
     func unlock() {
-        if let page { return page.unlock() }
         if let held {
             Self.heldInProcess.withLock { holders in
                 holders[held, default: 1] -= 1
@@ -66,6 +85,11 @@ final class FileLock {
             }
             self.held = nil
         }
+        if holdsFlockForPreviousReleases {
+            holdsFlockForPreviousReleases = false
+            flock(descriptor, LOCK_UN)
+        }
+        if let page { return page.unlock() }
         if descriptor >= 0 { flock(descriptor, LOCK_UN) }
     }
 
@@ -124,14 +148,22 @@ extension FileLock {
     ///
     /// | offset | contents |
     /// |---|---|
-    /// | 0 | the magic number `PRFSLCK1` (little-endian), written last when the page is set up |
+    /// | 0 | the magic number: the bytes `RFSLCKH1`, written last when the page is set up |
     /// | 8 | the size of `pthread_mutex_t` on the machine that set it up |
     /// | 64 | the mutex: process-shared and robust |
     ///
-    /// A page with another magic number or mutex size (a new file, or one written by something else) is set up again.
+    /// The magic number's last byte is the page's format version (`1`). A page of a newer version (`RFSLCKH2` to
+    /// `RFSLCKH9`, from a later release that lays the page out differently) is refused with
+    /// ``PrefsError/unsupportedFormatVersion(path:found:supported:)`` and left as it is: setting it up again would
+    /// overwrite the mutex that release holds. A page with another magic number or mutex size (a new file, a lock file
+    /// of release 0.1, which leaves it empty, or one written by something else) is set up again.
     final class SharedPage {
         static let size = 4096
-        static let magic: UInt64 = 0x3148_4B43_4C53_4652  // "PRFSLCK1"
+        static let magic: UInt64 = 0x3148_4B43_4C53_4652  // the bytes "RFSLCKH1" (little-endian)
+        /// The version this release writes: the magic number's last byte.
+        static let formatVersion = 1
+        /// The bytes of the magic number before its version byte ("RFSLCKH").
+        private static let nameMask: UInt64 = 0x00FF_FFFF_FFFF_FFFF
         private static let mutexOffset = 64
 
         private let base: UnsafeMutableRawPointer
@@ -156,6 +188,11 @@ extension FileLock {
             let page = SharedPage(base: base)
             let magic = base.load(as: UInt64.self)
             let mutexSize = base.load(fromByteOffset: 8, as: UInt64.self)
+            let version = Int(magic >> 56) - Int(UInt8(ascii: "0"))
+            if magic & nameMask == Self.magic & nameMask, version > formatVersion, version <= 9 {
+                page.unmap()
+                throw .unsupportedFormatVersion(path: path, found: version, supported: formatVersion)
+            }
             if magic != Self.magic || mutexSize != UInt64(MemoryLayout<pthread_mutex_t>.size) {
                 do throws(PrefsError) { try page.setUp(path: path) } catch {
                     page.unmap()

@@ -19,12 +19,19 @@ import PrefsSupport
 /// reads are served with the backend the caller already holds, writes throw ``PrefsError/reentrantCall(store:operation:)``.
 /// App code the store notices it must call while holding the lock (`onDiagnostic`) waits in ``UserCallbacks`` until
 /// the lock is released.
-// @unchecked Sendable: `backend` is read and written only by the thread holding `lock` (the thread recorded in
-// `owner`); `owner` is behind a lock of its own.
+///
+/// After every call that held it, the lock hands what the backend noticed to the store (``reportDiagnostics(_:)``)
+/// and schedules the backend's idle work (``PrefsBackend/idleWorkDelay``): one place, whatever the call.
+// @unchecked Sendable: `backend`, `report` and `idleWorkScheduled` are read and written only by the thread holding
+// `lock` (the thread recorded in `owner`); `owner` is behind a lock of its own.
 final class BackendLock: @unchecked Sendable {
     private let lock = NSLock()
     private var backend: (any PrefsBackend)?
     private let storage: Prefs.Storage
+    /// Where the backend's reports go (the store's diagnostics); set once, by the store.
+    private var report: (@Sendable ([Prefs.Diagnostic.Kind]) -> Void)?
+    /// Whether a run of the backend's idle work is scheduled.
+    private var idleWorkScheduled = false
     /// The thread holding `lock`. Only that thread ever writes its own identity here, so a thread that reads its
     /// own identity knows it holds the lock.
     private let owner = Locked<UInt?>(nil)
@@ -32,6 +39,24 @@ final class BackendLock: @unchecked Sendable {
     init(_ backend: any PrefsBackend, storage: Prefs.Storage) {
         self.backend = backend
         self.storage = storage
+    }
+
+    /// Sends what the backend reports after each call to `report`.
+    func reportDiagnostics(_ report: @escaping @Sendable ([Prefs.Diagnostic.Kind]) -> Void) {
+        lock.lock()
+        defer { lock.unlock() }
+        self.report = report
+    }
+
+    /// Runs the backend's idle work (see ``PrefsBackend/doIdleWork()``), and schedules the next run it asks for.
+    func runIdleWork() {
+        let again =
+            (try? locked { backend -> Duration? in
+                let again = backend.doIdleWork()
+                idleWorkScheduled = again != nil  // then the call's end schedules nothing more
+                return again
+            }) ?? nil
+        if let again { Background.after(again) { [weak self] in self?.runIdleWork() } }
     }
 
     /// Whether the calling thread holds the lock (it is inside a transaction body or a backend call of this store).
@@ -95,15 +120,26 @@ final class BackendLock: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` with `lock` taken by the caller, then releases it.
+    /// Runs `body` with `lock` taken by the caller, then what follows every call (``afterCall()``), then releases it.
     private func holding<Result>(_ body: () throws -> Result) rethrows -> Result {
         let me = Self.currentThread
         owner.withLock { $0 = me }
         defer {
+            afterCall()
             owner.withLock { $0 = nil }
             lock.unlock()
         }
         return try body()
+    }
+
+    /// Hands the backend's reports to the store and schedules its idle work. Holding `lock`.
+    private func afterCall() {
+        guard let backend else { return }
+        let kinds = backend.takeReports()
+        if !kinds.isEmpty { report?(kinds) }
+        guard !idleWorkScheduled, let delay = backend.idleWorkDelay else { return }
+        idleWorkScheduled = true
+        Background.after(delay) { [weak self] in self?.runIdleWork() }
     }
 
     private static var currentThread: UInt {

@@ -29,6 +29,14 @@ extension Prefs {
             /// A JSON store's journal ends in a torn record (a writer died mid-append, before acknowledging it), from
             /// `line` on, `bytes` long: it is not applied, and the next write removes it.
             case journalTornTail(path: String, line: Int, bytes: Int)
+            /// A JSON store's file (`path`) was edited, by hand or by another program, while its journal held changes to
+            /// `keys`: the edit is kept for those keys, and the journal's changes to other keys still apply. The next
+            /// write folds the journal into the file.
+            case handEditKept(path: String, keys: [String])
+            /// A JSON store's journal (`path`) does not continue its file (another generation, or a file in format 1,
+            /// which has no journal) and holds changes to `keys` that the file lacks: they are not applied. The next
+            /// write moves the journal aside, byte for byte, to `movedTo` (nil until it has).
+            case journalNotApplied(path: String, keys: [String], movedTo: String?)
         }
 
         /// The key concerned, if one is.
@@ -53,6 +61,13 @@ extension Prefs {
             case .journalTornTail(let path, let line, let bytes):
                 return
                     "\(subject): the journal \(path) ends in a torn record at line \(line) (\(bytes) bytes; a writer died mid-append): not applied; the next write removes it"
+            case .handEditKept(let path, let keys):
+                return
+                    "\(subject): \(path) was edited while its journal held changes to \(JSONFileBackend.list(keys)): the edit is kept for those keys, the journal's other changes apply; the next write folds the journal into the file"
+            case .journalNotApplied(let path, let keys, let movedTo):
+                let moved = movedTo.map { "; moved aside to \($0)" } ?? "; the next write moves it aside"
+                return
+                    "\(subject): the journal \(path) does not continue the store file and holds changes to \(JSONFileBackend.list(keys)) that the file lacks: not applied\(moved)"
             }
         }
     }
@@ -98,6 +113,9 @@ extension Prefs.Diagnostic.Kind {
         case (.recovered(let a, let reason), .recovered(let b, let other)): a == b && reason == other
         case (.journalTornTail(let path, let line, let bytes), .journalTornTail(let otherPath, let otherLine, let otherBytes)):
             path == otherPath && line == otherLine && bytes == otherBytes
+        case (.handEditKept(let path, let keys), .handEditKept(let otherPath, let otherKeys)): path == otherPath && keys == otherKeys
+        case (.journalNotApplied(let path, let keys, let movedTo), .journalNotApplied(let otherPath, let otherKeys, let otherMovedTo)):
+            path == otherPath && keys == otherKeys && movedTo == otherMovedTo
         default: false
         }
     }
@@ -109,6 +127,8 @@ extension Prefs.Diagnostic.Kind {
         case .refreshFailed(let error, let during): hasher.combine(2); hasher.combine("\(error)"); hasher.combine(during)
         case .recovered(let movedTo, let reason): hasher.combine(3); hasher.combine(movedTo); hasher.combine(reason)
         case .journalTornTail(let path, let line, let bytes): hasher.combine(4); hasher.combine(path); hasher.combine(line); hasher.combine(bytes)
+        case .handEditKept(let path, let keys): hasher.combine(5); hasher.combine(path); hasher.combine(keys)
+        case .journalNotApplied(let path, let keys, let movedTo): hasher.combine(6); hasher.combine(path); hasher.combine(keys); hasher.combine(movedTo)
         }
     }
 }

@@ -147,8 +147,12 @@ public final class Prefs: Sendable {
         freshness = backend.freshness
         io = BackendLock(backend, storage: storage)
         state = Locked(State())
-        for kind in backend.openingReport {
+        for kind in backend.openingReport + backend.takeReports() {
             report(Diagnostic(key: nil, kind: kind, store: storage.description))
+        }
+        let description = storage.description
+        io.reportDiagnostics { [weak self] kinds in
+            for kind in kinds { self?.report(Diagnostic(key: nil, kind: kind, store: description)) }
         }
     }
 

@@ -54,14 +54,28 @@ extension Prefs {
         }
 
         /// One human-readable JSON file, safe to share between processes.
+        ///
+        /// `formatVersion` is the file format the store's writes leave: `nil` (the default) keeps an existing file's
+        /// format and creates a new file in the newest (2: the file and its journal); `1` writes the format that release
+        /// 0.1 reads and writes (the whole file on every write, no journal), for a store shared with processes of that
+        /// release or that may be rolled back to it; `2` upgrades a format-1 file at its first write. See
+        /// <doc:Storage#Formats-and-releases>.
+        ///
+        /// ```swift
+        /// let shared = try Prefs(.jsonFile(url, formatVersion: 1))   // an app extension still on 0.1 writes it too
+        /// ```
         public static func jsonFile(
             _ url: URL,
             durability: Durability = .processCrash,
             writeMode: WriteMode = .immediate,
             recovery: Recovery = .fail,
-            lockTimeout: Duration = .seconds(5)
+            lockTimeout: Duration = .seconds(5),
+            formatVersion: Int? = nil
         ) -> Storage {
-            Storage(kind: .json(path: url.path, .init(durability: durability, writeMode: writeMode, recovery: recovery, lockTimeout: lockTimeout)))
+            Storage(
+                kind: .json(
+                    path: url.path,
+                    .init(durability: durability, writeMode: writeMode, recovery: recovery, lockTimeout: lockTimeout, formatVersion: formatVersion)))
         }
 
         /// An SQLite database in WAL mode, safe to share between processes.
@@ -208,6 +222,23 @@ extension Prefs {
         package func journalCompactionFloor(_ bytes: Int) -> Storage {
             guard case .json(let path, var options) = kind else { return self }
             options.compactionFloor = bytes
+            return Storage(kind: .json(path: path, options))
+        }
+
+        /// This storage with an SQLite store's schema extended by a migration to `version` (its `statements`), as a later
+        /// release would: tests upgrade older stores with it. Other storages are returned unchanged.
+        package func addingSQLiteMigration(version: Int64, _ statements: [String]) -> Storage {
+            guard case .sqlite(let path, var options) = kind else { return self }
+            options.migrations = options.migrations.appending(version: version, summary: "a test migration", statements: statements)
+            return Storage(kind: .sqlite(path: path, options))
+        }
+
+        /// This storage with a JSON store's idle compaction after `delay` instead of a second, or never (nil): tests that
+        /// look at the journal after a write turn it off, so that a slow machine does not fold it under them. Other
+        /// storages are returned unchanged.
+        package func idleCompaction(after delay: Duration?) -> Storage {
+            guard case .json(let path, var options) = kind else { return self }
+            options.idleCompactionDelay = delay
             return Storage(kind: .json(path: path, options))
         }
 

@@ -4,7 +4,10 @@ internal import PrefsJSON
 /// An archive of a store: every stored value with its type, and every key declaration. Written as one JSON
 /// document, what `prefs-tool export` writes and `import` reads.
 ///
-/// The document has the JSON store's format, so an export is itself a valid JSON store:
+/// The document has the JSON store's format (see the Storage article), so an export is itself a valid JSON store, in
+/// the oldest format that holds it exactly: format 1, which release 0.1 imports, unless a value or declaration uses
+/// what only format 2 says (a `uint`, a key's former names). A newer format is refused on import
+/// (``PrefsError/unsupportedFormatVersion(path:found:supported:)``).
 /// ```swift
 /// let data = try StoreArchive.export(prefs)
 /// let archive = try StoreArchive.contents(of: data, source: "backup.json")   // validated: names, types, shapes
@@ -26,6 +29,9 @@ internal import PrefsJSON
         var document = JSONStoreDocument()
         document.values = values
         document.declarations = declarations
+        let formatOneSaysAll =
+            values.values.allSatisfy { !$0.type.mentionsUnsigned } && declarations.values.allSatisfy { $0.formatOneForm == $0 }
+        if formatOneSaysAll { document.formatVersion = JSONStoreDocument.journallessFormatVersion }
         return document.encoded()
     }
 

@@ -138,10 +138,12 @@ enum CheckCommand {
             usage: "prefs-tool [--store PATH] check",
             help: """
                 Exits 0 and prints "ok", or exits 65 naming each problem: damage SQLite's integrity_check finds, a JSON
-                document of the wrong shape or a JSON journal with a bad line before good ones, a value that does not fit
-                its own type, and a value that does not fit the type its key is declared with (the app reads the initial
-                value instead, until the key is reset or set). A torn last journal record (a writer killed mid-append: never
-                applied, removed by the next write) is noted on stderr, and is no problem.
+                document of the wrong shape or a JSON journal with a bad line before good ones, a JSON journal that does
+                not belong to its store file yet holds changes the file lacks (writes no reader applies), a value that
+                does not fit its own type, and a value that does not fit the type its key is declared with (the app reads
+                the initial value instead, until the key is reset or set). Noted on stderr, and no problem: a torn last
+                journal record (a writer killed mid-append: never applied, removed by the next write), and a JSON file
+                edited while its journal held changes to the same keys (the edit is kept for those keys).
                 Reads only: a damaged store is never changed.
                 """)
     ) { _, context in
@@ -154,8 +156,12 @@ enum CheckCommand {
         let count = try prefs.snapshot().count
         Terminal.print("ok: \(context.store.path) (\(count) value\(count == 1 ? "" : "s"))")
         for diagnostic in prefs.diagnostics {
-            // A writer killed mid-append: not damage (the record was never acknowledged nor applied), but worth knowing.
-            if case .journalTornTail = diagnostic.kind { Terminal.note("note: \(diagnostic)") }
+            // A writer killed mid-append (the record was never acknowledged nor applied), a hand edit merged with the
+            // journal: not damage, but worth knowing.
+            switch diagnostic.kind {
+            case .journalTornTail, .handEditKept: Terminal.note("note: \(diagnostic)")
+            default: break
+            }
         }
         return 0
     }

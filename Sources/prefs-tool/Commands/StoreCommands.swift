@@ -50,7 +50,7 @@ enum StoreCommands {
                 if let value = stored[name] {
                     table.rows.append(.init(fields: [name, value.type.description], value: ValueText.plain(value)))
                 } else if let declaration = declared[name] {
-                    let initial = declaration.initialValue.map(ValueText.plain) ?? "null"
+                    let initial = declaration.initialValue.map { ValueText.plain($0) } ?? "null"
                     table.rows.append(.init(fields: [name, declaration.type.description], value: initial, note: "(initial)"))
                 }
             }

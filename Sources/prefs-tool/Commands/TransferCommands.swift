@@ -139,7 +139,7 @@ enum TransferCommands {
         where snapshot.declarations[name] != store.declarations[name] {
             for (sign, declaration) in [("-", snapshot.declarations[name]), ("+", store.declarations[name])] {
                 guard let declaration else { continue }
-                let initial = declaration.initialValue.map(ValueText.plain) ?? "null"
+                let initial = declaration.initialValue.map { ValueText.plain($0) } ?? "null"
                 table.rows.append(.init(fields: [sign, name, declaration.type.description], value: initial, note: "(declared)"))
             }
         }

@@ -21,6 +21,10 @@ final class JSONJournalFile {
     private(set) var identity: FileIdentity?
     /// The header's generation; nil when there is no journal (or no header could be read).
     private(set) var generation: String?
+    /// The header's record of the snapshot the journal began on; nil without one.
+    private(set) var snapshot: JSONJournal.SnapshotDigest?
+    /// What the keys the records read so far change held in that snapshot (their `"was"` digests).
+    private(set) var was = JSONJournal.KeyDigests()
     /// End of the last good line: the append position for a writer, the read position for a reader.
     private(set) var offset = 0
     private(set) var lines = 0
@@ -57,6 +61,7 @@ final class JSONJournalFile {
             Result { () throws(PrefsError) in try JSONJournal.scan(bytes, firstLine: 1, lastSeq: nil, path: path) }
         }.get()
         generation = scan.generation
+        snapshot = scan.snapshot
         take(scan)
         return scan.records
     }
@@ -106,6 +111,7 @@ final class JSONJournalFile {
     }
 
     private func take(_ scan: JSONJournal.Scan) {
+        if !scan.was.isEmpty { was.add(scan.was) }
         offset += scan.goodBytes
         lines += scan.goodLines
         lastSeq = scan.lastSeq
@@ -116,6 +122,8 @@ final class JSONJournalFile {
     func forget() {
         identity = nil
         generation = nil
+        snapshot = nil
+        was = JSONJournal.KeyDigests()
         offset = 0
         lines = 0
         lastSeq = 0
@@ -141,12 +149,13 @@ final class JSONJournalFile {
 
     // MARK: - Writing (under the writer lock)
 
-    /// Makes the journal ready to take records that continue `generation`: a missing or stale journal is replaced by
-    /// an empty one, a torn tail is cut off. Returns the tail that was cut off, if any.
+    /// Makes the journal ready to take records that continue `generation`, whose snapshot file `snapshot` describes:
+    /// a missing or stale journal is replaced by an empty one, a torn tail is cut off. Returns the tail that was cut
+    /// off, if any.
     @discardableResult
-    func prepareForAppend(generation: String, sync: Bool) throws(PrefsError) -> JSONJournal.Tail {
+    func prepareForAppend(generation: String, snapshot: JSONJournal.SnapshotDigest?, sync: Bool) throws(PrefsError) -> JSONJournal.Tail {
         guard identity != nil, self.generation == generation else {
-            try reset(generation: generation, sync: sync)
+            try reset(generation: generation, snapshot: snapshot, sync: sync)
             return .clean
         }
         try openDescriptor()
@@ -161,24 +170,26 @@ final class JSONJournalFile {
         return cut
     }
 
-    /// Replaces the journal by one holding only a header for `generation` (atomic replace).
-    func reset(generation: String, sync: Bool) throws(PrefsError) {
-        let header = JSONJournal.header(generation: generation)
+    /// Replaces the journal by one holding only a header for `generation` (atomic replace), recording `snapshot`.
+    func reset(generation: String, snapshot: JSONJournal.SnapshotDigest?, sync: Bool) throws(PrefsError) {
+        let header = JSONJournal.header(generation: generation, snapshot: snapshot)
         try folder.created().replace(name, with: header, sync: sync, trace: trace)
         closeDescriptor()
         forget()
         try openDescriptor()
         identity = descriptorIdentity
         self.generation = generation
+        self.snapshot = snapshot
         offset = header.count
         lines = 1
     }
 
     /// Appends one record with one `write(2)`; with `sync`, `fdatasync` before returning. A failed append is cut
-    /// off again, so the journal never keeps a partial line this process wrote.
-    func append(_ changes: Changeset, sync: Bool) throws(PrefsError) {
+    /// off again, so the journal never keeps a partial line this process wrote. `was`: what the keys this record is
+    /// the first to change held in the snapshot.
+    func append(_ changes: Changeset, was: JSONJournal.RecordDigests, sync: Bool) throws(PrefsError) {
         recordWriter.removeAll()
-        JSONJournal.writeRecord(seq: lastSeq + 1, changes: changes, into: &recordWriter)
+        JSONJournal.writeRecord(seq: lastSeq + 1, changes: changes, was: was, into: &recordWriter)
         let line = recordWriter.output
         if let failure = line.withUnsafeBytes({ FileSystem.writeFully(descriptor, $0) }) {
             _ = ftruncate(descriptor, off_t(offset))
@@ -196,6 +207,9 @@ final class JSONJournalFile {
         offset += line.count
         lines += 1
         lastSeq += 1
+        // The writer found these keys without a digest: each is inserted once, without looking again.
+        for entry in was.values { self.was.values[entry.key] = entry.digest }
+        for entry in was.declarations { self.was.declarations[entry.key] = entry.digest }
     }
 
     private func openDescriptor() throws(PrefsError) {

@@ -10,7 +10,8 @@ internal import PrefsJSON
 ///     "launches": {"formerNames": ["launchCounter"], "initial": 0, "type": "int"}
 ///   },
 ///   "format": "prefs",
-///   "formatVersion": 1,
+///   "formatVersion": 2,
+///   "journalGeneration": "9f2c4e7a01b3d586",
 ///   "values": {
 ///     "launchCount": {"type": "int", "value": 3}
 ///   }
@@ -18,10 +19,27 @@ internal import PrefsJSON
 /// ```
 /// A value written by hand without its type (`"launchCount": 3`) is read with the type its JSON implies.
 /// Members this release does not know are kept as found.
+///
+/// Two format versions, each a promise about what a reader may conclude from the file alone:
+/// - **1**, what release 0.1 reads and writes: the file holds the whole store (a journal beside it is never applied),
+///   in 0.1's vocabulary (no `uint` type, no `formerNames` in `"declared"`). This release writes it for a store opened
+///   with `formatVersion: 1`, and keeps writing a format-1 file as format 1 unless asked to upgrade it: it then says
+///   `uint` values as `int`, and keeps the declarations 0.1 cannot say in a top-level `"declaredInFull"` member, which
+///   0.1 keeps as found when it rewrites the file (see ``formatOneDocument()``).
+/// - **2**, from release 0.2: the `uint` type and `formerNames`, and a journal (`FILE.journal`, see ``JSONJournal``)
+///   that continues the snapshot whose `"journalGeneration"` it names. Release 0.1 refuses it
+///   (``PrefsError/unsupportedFormatVersion(path:found:supported:)``) and changes nothing.
 struct JSONStoreDocument: Sendable, Hashable {
     static let formatName = "prefs"
-    static let formatVersion = 1
+    /// The newest format this release reads and writes.
+    static let formatVersion = 2
+    /// The format written by release 0.1, which never applies a journal.
+    static let journallessFormatVersion = 1
+    /// The top-level member of a format-1 file holding the declarations format 1 cannot say (see ``formatOneDocument()``).
+    static let declaredInFullMember = "declaredInFull"
 
+    /// The format version of the file read; the newest for a new document.
+    var formatVersion = JSONStoreDocument.formatVersion
     var values: [String: StoredValue] = [:]
     var declarations: [String: KeyDeclaration] = [:]
     /// Top-level members written by a newer release or by hand, kept on rewrite.
@@ -52,6 +70,7 @@ struct JSONStoreDocument: Sendable, Hashable {
         guard version <= Self.formatVersion else {
             throw .unsupportedFormatVersion(path: path, found: version, supported: Self.formatVersion)
         }
+        formatVersion = version
         members.removeValue(forKey: "format")
         if let valuesMember = members.removeValue(forKey: "values") {
             guard case .object(let entries) = valuesMember else {
@@ -63,33 +82,48 @@ struct JSONStoreDocument: Sendable, Hashable {
             }
         }
         if let declaredMember = members.removeValue(forKey: "declared") {
-            guard case .object(let entries) = declaredMember else {
-                throw .corruptStore(path: path, reason: "$.declared: expected an object, found \(declaredMember.kindName)")
-            }
-            for (key, entry) in entries {
-                guard case .string(let typeName)? = entry["type"], let type = ValueType(typeName) else {
-                    var problem = "expected a type name such as \"int\""
-                    if case .string(let typeName)? = entry["type"], let limit = ValueType.limitProblem(typeName) { problem += ", found \(limit)" }
-                    throw .corruptStore(path: path, reason: "$.declared\(JSONPath.member(key)).type: \(problem)")
-                }
-                var formerNames: [String] = []
-                if let member = entry["formerNames"] {
-                    guard case .array(let names) = member else {
-                        throw .corruptStore(
-                            path: path, reason: "$.declared\(JSONPath.member(key)).formerNames: expected an array of key names, found \(member.kindName)")
-                    }
-                    for (index, name) in names.enumerated() {
-                        guard case .string(let text) = name else {
-                            throw .corruptStore(
-                                path: path, reason: "$.declared\(JSONPath.member(key)).formerNames[\(index)]: expected a key name, found \(name.kindName)")
-                        }
-                        formerNames.append(text)
-                    }
-                }
-                declarations[key] = KeyDeclaration(type: type, initial: entry["initial"], formerNames: formerNames)
+            declarations = try Self.declarations(from: declaredMember, named: "declared", path: path)
+        }
+        if version == Self.journallessFormatVersion, let inFull = members.removeValue(forKey: Self.declaredInFullMember) {
+            // A declaration as this release wrote it, unless a release that does not know the member (0.1) has
+            // declared the key again since: then the plain declaration no longer matches it, and is the newer one.
+            for (key, full) in try Self.declarations(from: inFull, named: Self.declaredInFullMember, path: path)
+            where declarations[key] == full.formatOneForm {
+                declarations[key] = full
             }
         }
         unknownMembers = members
+    }
+
+    /// The declarations of the object `member` (`"declared"`), every error naming `path` and the entry's JSON path.
+    private static func declarations(from object: JSON, named name: String, path: String) throws(PrefsError) -> [String: KeyDeclaration] {
+        guard case .object(let entries) = object else {
+            throw .corruptStore(path: path, reason: "$.\(name): expected an object, found \(object.kindName)")
+        }
+        var declarations: [String: KeyDeclaration] = [:]
+        for (key, entry) in entries {
+            guard case .string(let typeName)? = entry["type"], let type = ValueType(typeName) else {
+                var problem = "expected a type name such as \"int\""
+                if case .string(let typeName)? = entry["type"], let limit = ValueType.limitProblem(typeName) { problem += ", found \(limit)" }
+                throw .corruptStore(path: path, reason: "$.\(name)\(JSONPath.member(key)).type: \(problem)")
+            }
+            var formerNames: [String] = []
+            if let member = entry["formerNames"] {
+                guard case .array(let names) = member else {
+                    throw .corruptStore(
+                        path: path, reason: "$.\(name)\(JSONPath.member(key)).formerNames: expected an array of key names, found \(member.kindName)")
+                }
+                for (index, former) in names.enumerated() {
+                    guard case .string(let text) = former else {
+                        throw .corruptStore(
+                            path: path, reason: "$.\(name)\(JSONPath.member(key)).formerNames[\(index)]: expected a key name, found \(former.kindName)")
+                    }
+                    formerNames.append(text)
+                }
+            }
+            declarations[key] = KeyDeclaration(type: type, initial: entry["initial"], formerNames: formerNames)
+        }
+        return declarations
     }
 
     /// A tagged entry `{"type": "int", "value": 3}`, or a bare hand-written value.
@@ -111,22 +145,140 @@ struct JSONStoreDocument: Sendable, Hashable {
         changes.apply(to: &values, declarations: &declarations)
     }
 
-    /// The document as pretty, sorted JSON with a trailing newline.
+    /// The document as pretty, sorted JSON with a trailing newline, in its ``formatVersion`` (format 1 through
+    /// ``formatOneDocument()``).
     func encoded() -> Data {
+        if formatVersion == Self.journallessFormatVersion { return formatOneDocument().encodedAsIs() }
+        return encodedAsIs()
+    }
+
+    private func encodedAsIs() -> Data {
         var root = unknownMembers
         root["format"] = .string(Self.formatName)
-        root["formatVersion"] = .int(Self.formatVersion)
+        root["formatVersion"] = .int(formatVersion)
         root["values"] = .object(values.mapValues { .object(["type": .string($0.type.description), "value": $0.json]) })
-        root["declared"] = .object(
-            declarations.mapValues { declaration in
-                var members: [String: JSON] = ["type": .string(declaration.type.description)]
-                if let initial = declaration.initial { members["initial"] = initial }
-                if !declaration.formerNames.isEmpty { members["formerNames"] = .array(declaration.formerNames.map(JSON.string)) }
-                return .object(members)
-            })
+        root["declared"] = .object(declarations.mapValues(\.json))
         var data = JSON.object(root).serializedData(.pretty)
         data.append(0x0A)
         return data
+    }
+}
+
+// MARK: - Format 1
+
+extension JSONStoreDocument {
+    /// This document as release 0.1 reads it exactly, and rewrites it without losing anything: `uint` values that fit
+    /// `Int` as `int` (this release reads them back into any unsigned type they fit), and each declaration 0.1 cannot
+    /// say (a `uint` type, `formerNames`) in 0.1's terms under `"declared"` and in full under `"declaredInFull"`, a
+    /// member 0.1 keeps as found. No journal generation: a format-1 file has no journal. A value format 1 cannot hold
+    /// (a `uint` above `Int.max`, see ``formatOneProblem()``) is kept as it is.
+    func formatOneDocument() -> JSONStoreDocument {
+        var document = self
+        document.formatVersion = Self.journallessFormatVersion
+        document.unknownMembers[JSONJournal.generationMember] = nil
+        document.unknownMembers[Self.declaredInFullMember] = nil
+        for (key, value) in values {
+            if let form = value.formatOneForm, form != value { document.values[key] = form }
+        }
+        var inFull: [String: JSON] = [:]
+        for (key, declaration) in declarations where declaration.formatOneForm != declaration {
+            document.declarations[key] = declaration.formatOneForm
+            inFull[key] = declaration.json
+        }
+        if !inFull.isEmpty { document.unknownMembers[Self.declaredInFullMember] = .object(inFull) }
+        return document
+    }
+
+    /// This format-1 document as a reader finds it in the file: values in format 1's vocabulary, declarations in
+    /// full (from `"declaredInFull"`).
+    func asReadBack() -> JSONStoreDocument {
+        var document = formatOneDocument()
+        document.declarations = declarations
+        document.unknownMembers[Self.declaredInFullMember] = nil
+        return document
+    }
+
+    /// The first value of `keys` (by name) that format 1 cannot hold, and why; nil when ``formatOneDocument()`` says
+    /// them all.
+    func formatOneProblem(among keys: some Collection<String>) -> (key: String, reason: String)? {
+        for key in keys.sorted() {
+            guard let value = values[key], value.formatOneForm == nil else { continue }
+            return (
+                key,
+                "a \(value.type) value above \(Int.max) cannot be written in format 1 of the JSON store (what release 0.1 reads); "
+                    + "open the store with formatVersion: 2"
+            )
+        }
+        return nil
+    }
+}
+
+extension StoredValue {
+    /// The value in format 1's vocabulary: `uint` as `int` (also in arrays and dictionaries); nil for a `uint` above
+    /// `Int.max`, which format 1 cannot hold. Other values are their own form.
+    var formatOneForm: StoredValue? {
+        guard type.mentionsUnsigned else { return self }
+        guard let json = Self.formatOneJSON(json, type: type) else { return nil }
+        return StoredValue(type: type.formatOneForm, json: json)
+    }
+
+    private static func formatOneJSON(_ json: JSON, type: ValueType) -> JSON? {
+        switch (type, json) {
+        case (.uint, .int): return json
+        case (.uint, _): return nil  // a decimal string: above Int.max
+        case (.array(let elementType), .array(let elements)):
+            var converted: [JSON] = []
+            converted.reserveCapacity(elements.count)
+            for element in elements {
+                guard let form = formatOneJSON(element, type: elementType) else { return nil }
+                converted.append(form)
+            }
+            return .array(converted)
+        case (.dictionary(let valueType), .object(let members)):
+            var converted: [String: JSON] = [:]
+            for (key, member) in members {
+                guard let form = formatOneJSON(member, type: valueType) else { return nil }
+                converted[key] = form
+            }
+            return .object(converted)
+        default: return json  // a shape the type does not describe: kept as found
+        }
+    }
+}
+
+extension ValueType {
+    /// Whether the type is or holds `uint`, which release 0.1 does not know.
+    var mentionsUnsigned: Bool {
+        switch self {
+        case .uint: true
+        case .array(let element), .dictionary(let element): element.mentionsUnsigned
+        default: false
+        }
+    }
+
+    /// The type in format 1's vocabulary: `uint` as `int`.
+    var formatOneForm: ValueType {
+        switch self {
+        case .uint: .int
+        case .array(let element): .array(element.formatOneForm)
+        case .dictionary(let element): .dictionary(element.formatOneForm)
+        default: self
+        }
+    }
+}
+
+extension KeyDeclaration {
+    /// The declaration in format 1's vocabulary: a `uint` type as `int`, without former names.
+    var formatOneForm: KeyDeclaration {
+        KeyDeclaration(type: type.formatOneForm, initial: initial)
+    }
+
+    /// The declaration's entry in a store document: `{"formerNames": […], "initial": …, "type": "…"}`.
+    var json: JSON {
+        var members: [String: JSON] = ["type": .string(type.description)]
+        if let initial { members["initial"] = initial }
+        if !formerNames.isEmpty { members["formerNames"] = .array(formerNames.map(JSON.string)) }
+        return .object(members)
     }
 }
 

@@ -19,7 +19,7 @@ extension SQLiteBackend {
         let exists = try checkFileBeforeOpening(directory, name)
         try checkSidecarsBeforeOpening(directory, name)
         if exists, let reason = PrefsError.readOnlyReason(path: path) {
-            return try openReadOnly(path: path, reason: reason)
+            return try openReadOnly(path: path, reason: reason, newest: options.migrations.newest)
         }
         let created = directory.isShared ? try claimFiles(directory, name) : []
         do throws(PrefsError) {
@@ -69,7 +69,7 @@ extension SQLiteBackend {
     /// Opens a store this user can read but not write, read-only and without writing anything. SQLite reads a WAL
     /// database through its `-shm` index, which it cannot create here: a store whose WAL is empty or absent (its
     /// writers closed it) opens as immutable, one whose WAL holds writes opens read-only through the existing index.
-    private static func openReadOnly(path: String, reason: String) throws(PrefsError) -> SQLiteConnection {
+    private static func openReadOnly(path: String, reason: String, newest: Int64) throws(PrefsError) -> SQLiteConnection {
         var wal = stat()
         let walHoldsWrites = lstat(path + "-wal", &wal) == 0 && wal.st_size > 0
         guard !walHoldsWrites || access(path + "-shm", R_OK) == 0 else {
@@ -83,8 +83,8 @@ extension SQLiteBackend {
             guard knownID == Self.applicationID else {
                 throw .readOnlyStore(path: path, reason: reason + "; the file is not a Prefs store yet, and cannot be made one")
             }
-            guard knownVersion <= formatVersion else {
-                throw .unsupportedFormatVersion(path: connection.path, found: Int(knownVersion), supported: Int(formatVersion))
+            guard knownVersion <= newest else {
+                throw .unsupportedFormatVersion(path: connection.path, found: Int(knownVersion), supported: Int(newest))
             }
             try checkSchema(connection)
         } catch {
@@ -131,18 +131,20 @@ extension SQLiteBackend {
         return true
     }
 
-    /// Checks, and on a new file creates, the schema under the write lock, so processes opening a new file
-    /// at the same moment agree; then switches to WAL (a no-op once the file is in WAL mode).
+    /// Checks the schema, and on a new file creates it, or on a file of an older version brings it to the newest (see
+    /// ``SQLiteMigrations``), under the write lock, so processes opening the file at the same moment agree; then
+    /// switches to WAL (a no-op once the file is in WAL mode).
     private static func configure(_ connection: SQLiteConnection, options: Options, keepingWALFiles: Bool) throws(PrefsError) {
-        // The common case, an existing Prefs store, needs no lock: the application id is written in the same
-        // transaction as the tables, so seeing it means the schema was created (it is checked all the same:
-        // anyone with the sqlite3 shell can drop a table afterwards).
+        let newest = options.migrations.newest
+        // The common case, a Prefs store of the newest version, needs no lock: the application id and the version are
+        // written in the same transaction as the tables, so seeing them means the schema is there (it is checked all
+        // the same: anyone with the sqlite3 shell can drop a table afterwards).
         let (knownID, knownVersion) = try sqlite { () throws(SQLiteError) in
             (try integer(connection, "PRAGMA application_id"), try integer(connection, "PRAGMA user_version"))
         }
-        if knownID == Self.applicationID {
-            guard knownVersion <= formatVersion else {
-                throw .unsupportedFormatVersion(path: connection.path, found: Int(knownVersion), supported: Int(formatVersion))
+        if knownID == Self.applicationID, knownVersion >= newest {
+            guard knownVersion == newest else {
+                throw .unsupportedFormatVersion(path: connection.path, found: Int(knownVersion), supported: Int(newest))
             }
             try checkSchema(connection)
             try setPragmas(connection, options: options, keepingWALFiles: keepingWALFiles)
@@ -150,6 +152,7 @@ extension SQLiteBackend {
         }
         try sqlite { () throws(SQLiteError) in try connection.execute("BEGIN IMMEDIATE") }
         do throws(PrefsError) {
+            // Read again under the write lock: another process may have created or upgraded the store meanwhile.
             let (applicationID, version, objects) = try sqlite { () throws(SQLiteError) in
                 (
                     try integer(connection, "PRAGMA application_id"),
@@ -158,9 +161,10 @@ extension SQLiteBackend {
                 )
             }
             if applicationID == Self.applicationID {
-                guard version <= formatVersion else {
-                    throw .unsupportedFormatVersion(path: connection.path, found: Int(version), supported: Int(formatVersion))
+                guard version <= newest else {
+                    throw .unsupportedFormatVersion(path: connection.path, found: Int(version), supported: Int(newest))
                 }
+                if version < newest { try sqlite { () throws(SQLiteError) in try options.migrations.migrate(connection, from: version) } }
                 try checkSchema(connection)
             } else if applicationID != 0 || objects != 0 || version != 0 {
                 // Only a database nobody has used yet becomes a Prefs store: a user_version set by another program
@@ -171,12 +175,7 @@ extension SQLiteBackend {
                         "an SQLite database, but not a Prefs store (application_id \(applicationID), user_version \(version), \(objects) schema objects); it was left untouched"
                 )
             } else {
-                try sqlite { () throws(SQLiteError) in
-                    try connection.execute("CREATE TABLE prefs (key TEXT PRIMARY KEY NOT NULL, type TEXT NOT NULL, value) WITHOUT ROWID")
-                    try connection.execute("CREATE TABLE prefs_declared (key TEXT PRIMARY KEY NOT NULL, type TEXT NOT NULL, initial TEXT) WITHOUT ROWID")
-                    try connection.execute("PRAGMA application_id = \(Self.applicationID)")
-                    try connection.execute("PRAGMA user_version = \(Self.formatVersion)")
-                }
+                try sqlite { () throws(SQLiteError) in try options.migrations.migrate(connection, from: 0) }
             }
             try sqlite { () throws(SQLiteError) in try connection.execute("COMMIT") }
         } catch {

@@ -11,20 +11,22 @@ import PrefsSQLite
 /// ```
 /// Scalars are stored natively (`int` and `bool` as INTEGER, `double` as REAL, `string`, `date` and `url`
 /// as TEXT, `data` as BLOB); arrays, dictionaries and `json` values as JSON text. The file carries
-/// `PRAGMA application_id` 0x50726673 ("Prfs") and `PRAGMA user_version` 1 (the format version).
+/// `PRAGMA application_id` 0x50726673 ("Prfs") and `PRAGMA user_version`, the schema's version (see
+/// ``SQLiteMigrations``: 1 so far).
 /// Reads go to the database one key at a time: opening a large store loads nothing.
 final class SQLiteBackend: PrefsBackend {
     /// The files SQLite keeps beside a database: its write-ahead log, its index, a rollback journal.
     static let sidecarSuffixes = ["-wal", "-shm", "-journal"]
 
-    struct Options: Sendable, Hashable {
+    struct Options: Sendable {
         var durability: Prefs.Durability
         var busyTimeout: Duration
         var recovery: Prefs.Recovery
+        /// The schema's versions (``SQLiteMigrations/standard``; tests add a later release's).
+        var migrations = SQLiteMigrations.standard
     }
 
     static let applicationID: Int64 = 0x5072_6673
-    static let formatVersion: Int64 = 1
     static let header = Data("SQLite format 3\u{0}".utf8)
 
     let path: String

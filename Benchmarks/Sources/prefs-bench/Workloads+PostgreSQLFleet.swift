@@ -101,7 +101,8 @@ extension Bench {
                     // A ten-minute poll and bound: only the notification can bring a change in time. Another pool (another
                     // application name), as another process has.
                     let reader = try Prefs(
-                        .postgreSQL(url, namespace: "bench-latency", options: PostgreSQLOptions(stalenessBound: .seconds(600), applicationName: "bench-reader")),
+                        .postgreSQL(
+                            url, namespace: "bench-latency", options: PostgreSQLOptions(stalenessBound: .seconds(600), applicationName: "bench-reader")),
                         pollInterval: .seconds(600))
                     let key = keys[0]
                     try writer.set(0, for: key)

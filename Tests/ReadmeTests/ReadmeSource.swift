@@ -160,3 +160,57 @@ struct ReadmeSourceTests {
         }
     }
 }
+
+@Suite("README: its links lead somewhere")
+struct ReadmeLinkTests {
+    /// The `](target)` links of `markdown` that are not URLs.
+    static func relativeLinks(in markdown: String) -> [String] {
+        var links: [String] = []
+        var rest = Substring(markdown)
+        while let open = rest.range(of: "](") {
+            let after = rest[open.upperBound...]
+            guard let close = after.firstIndex(of: ")") else { break }
+            let target = String(after[..<close])
+            if !target.contains("://"), !target.hasPrefix("mailto:"), !target.hasPrefix("<") { links.append(target) }
+            rest = after[close...]
+        }
+        return links
+    }
+
+    /// GitHub's anchor for a heading: lower case, punctuation other than `-` dropped, spaces as `-`.
+    static func anchor(of heading: String) -> String {
+        String(
+            heading.lowercased().compactMap { character -> Character? in
+                if character == " " { return "-" }
+                return character.isLetter || character.isNumber || character == "-" || character == "_" ? character : nil
+            })
+    }
+
+    @Test("every relative link of README.md and CHANGELOG.md names a file of the repository, and its #anchor a heading")
+    func linksResolve() throws {
+        for document in ["README.md", "CHANGELOG.md"] {
+            let text = try String(contentsOf: ReadmeSource.root.appendingPathComponent(document), encoding: .utf8)
+            let links = Self.relativeLinks(in: text)
+            if document == "README.md" { #expect(links.contains("CHANGELOG.md")) }
+            for link in links {
+                let parts = link.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+                let file = parts[0].isEmpty ? document : parts[0]
+                let url = ReadmeSource.root.appendingPathComponent(file)
+                #expect(FileManager.default.fileExists(atPath: url.path), "\(document): \(link) names no file")
+                guard parts.count == 2, file.hasSuffix(".md"),
+                    let target = try? String(contentsOf: url, encoding: .utf8)
+                else { continue }
+                let anchors = target.split(separator: "\n").filter { $0.hasPrefix("#") }
+                    .map { Self.anchor(of: $0.drop(while: { $0 == "#" }).trimmingCharacters(in: .whitespaces)) }
+                #expect(anchors.contains(parts[1]), "\(document): \(link) names no heading of \(file)")
+            }
+        }
+    }
+
+    @Test("links are found, anchors made as GitHub makes them")
+    func theRuleItself() {
+        #expect(Self.relativeLinks(in: "a [b](c.md#d) [e](https://x/y) [f](g)") == ["c.md#d", "g"])
+        #expect(Self.anchor(of: "Upgrading from 0.1.0") == "upgrading-from-010")
+        #expect(Self.anchor(of: "Formats and releases") == "formats-and-releases")
+    }
+}

@@ -1,7 +1,7 @@
 // The Swift examples of release 0.1's README (`git show 3b44638:README.md`), each block in a function of its own so
 // that they typecheck together, compiled against this release by ReadmeTests' PreviousReadmeTests: an app written
 // from the previous README still builds. Where this release breaks one, the block carries the migration the
-// changelog gives (changes/issue-27.md), marked `// 0.2:`; a deprecated spelling compiles with its warning.
+// changelog gives (CHANGELOG.md, "Upgrading from 0.1.0"), marked `// 0.2:`; a deprecated spelling compiles with its warning.
 import DialogGate
 import Foundation
 import Observation

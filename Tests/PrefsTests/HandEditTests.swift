@@ -200,4 +200,25 @@ struct HandEditTests {
         #expect(journal.split(separator: "\n").count == 1, "the journal holds its header alone: \(journal)")
         withExtendedLifetime(writer) {}
     }
+
+    @Test("another writer's record that a writer's idle fold took in is still news to that writer's next refresh")
+    func idleFoldKeepsOthersWritesNews() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("p.json")
+        let app = try Prefs(Prefs.Storage.jsonFile(url).idleCompaction(after: .seconds(2)))
+        try app.set(0, for: Self.key("b"))  // the first write makes the file
+        try app.set(1, for: Self.key("a"))  // the next goes to the journal: a fold is due 2 s later
+        #expect(app[Self.key("a")] == 1)  // cached
+        // Another writer (an extension; a store of its own, which never folds) within those 2 s: a journal record
+        // the app's fold will read.
+        let other = try Prefs(Prefs.Storage.jsonFile(url).idleCompaction(after: nil))
+        try other.set(2, for: Self.key("a"))
+        func journalLines() throws -> Int {
+            try String(contentsOf: URL(fileURLWithPath: url.path + ".journal"), encoding: .utf8).split(separator: "\n").count
+        }
+        #expect(try await eventually(timeout: .seconds(30)) { try journalLines() == 1 }, "the app folded both writes")
+        try app.refresh()
+        #expect(app[Self.key("a")] == 2, "the fold read the other writer's record; the refresh must not keep the cached 1")
+        withExtendedLifetime(other) {}
+    }
 }

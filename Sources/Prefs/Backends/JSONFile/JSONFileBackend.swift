@@ -647,7 +647,12 @@ final class JSONFileBackend: PrefsBackend {
         guard remaining <= .zero else { return remaining }
         guard pending.isEmpty, (try? lock.lock(timeout: .milliseconds(50))) != nil else { return options.idleCompactionDelay }
         defer { lock.unlock() }
-        guard (try? reload()) != nil, stamp != nil, journalApplies, journal.hasRecords, targetFormat != JSONStoreDocument.journallessFormatVersion else {
+        // What another process wrote since this store last looked is in the document now: the store's next refresh
+        // must say so (its cache holds the values from before), as it does after a write's reload.
+        let reloaded: Bool?
+        do { reloaded = try reload() } catch { reloaded = nil }  // unreadable now: fold nothing; a refresh reports it
+        if reloaded == true { changedSinceRefresh = true }
+        guard reloaded != nil, stamp != nil, journalApplies, journal.hasRecords, targetFormat != JSONStoreDocument.journallessFormatVersion else {
             unfoldedSince = nil
             return nil
         }

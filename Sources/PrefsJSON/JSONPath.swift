@@ -30,7 +30,7 @@ public struct JSONPath: Sendable, Hashable, Comparable, CustomStringConvertible,
         public static func < (lhs: Component, rhs: Component) -> Bool {
             switch (lhs, rhs) {
             case let (.index(left), .index(right)): left < right
-            case let (.key(left), .key(right)): left.utf8.lexicographicallyPrecedes(right.utf8)
+            case let (.key(left), .key(right)): JSON.keyPrecedes(left, right)
             case (.index, .key): true
             case (.key, .index): false
             }

@@ -6,6 +6,24 @@ import PrefsJSON
 
 @Suite("JSON serializer")
 struct JSONSerializerTests {
+    @Test("object keys sort by their UTF-8 bytes: keyPrecedes agrees with the generic comparison on every pair")
+    func keyOrder() {
+        // Small and large strings, bridged-looking and native ones, prefixes, non-ASCII (where String's own < differs
+        // from byte order: "e\u{301}" and "é" are equal to <, not in bytes), the empty string.
+        let words = [
+            "", "a", "A", "ab", "a\u{0}", "key10", "key9", "key1000000000000000000", "key100000000000000000", "é", "e\u{301}",
+            "z", "Ω", "😀", "\u{FFFF}", String(repeating: "x", count: 40), String(repeating: "x", count: 39) + "y",
+            NSString(string: "bridged key").description,
+        ]
+        for left in words {
+            for right in words {
+                #expect(JSON.keyPrecedes(left, right) == left.utf8.lexicographicallyPrecedes(right.utf8), "\(left) < \(right)")
+            }
+        }
+        let document = JSON.object(["é": .int(1), "z": .int(2), "b": .int(3), "B": .int(4)])
+        #expect(document.serialized() == #"{"B":4,"b":3,"z":2,"é":1}"#)
+    }
+
     static let sample: JSON = .object([
         "name": .string("Prefs"),
         "ids": .array([.int(1), .int(-2)]),

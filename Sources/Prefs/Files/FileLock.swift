@@ -219,8 +219,9 @@ extension FileLock {
             munmap(base, Self.size)
         }
 
-        /// Takes the mutex, waiting up to `timeout`; from a holder that died, too.
-        func lock(timeout: Duration, path: String) throws(PrefsError) {
+        /// Takes the mutex, waiting up to `timeout`; from a holder that died, too. `path` (for an error) is built only
+        /// when one is thrown: every write takes this lock.
+        func lock(timeout: Duration, path: @autoclosure () -> String) throws(PrefsError) {
             var code = pthread_mutex_trylock(mutex)
             if code == EBUSY {
                 var deadline = timespec()
@@ -239,9 +240,9 @@ extension FileLock {
                 // and the next writer handle it as they handle any killed writer's leftovers.
                 pthread_mutex_consistent(mutex)
             case ETIMEDOUT, EBUSY:
-                throw .lockTimeout(path: path, seconds: timeout.timeInterval, heldInThisProcess: heldByThisProcess)
+                throw .lockTimeout(path: path(), seconds: timeout.timeInterval, heldInThisProcess: heldByThisProcess)
             default:
-                throw .io(path: path, operation: "lock", errno: code)
+                throw .io(path: path(), operation: "lock", errno: code)
             }
         }
 

@@ -184,7 +184,7 @@ package enum JSONJournal {
             case .object(let members):
                 mix(7)
                 mix64(UInt64(members.count))
-                for (key, member) in members.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+                for (key, member) in members.sorted(by: { JSON.keyPrecedes($0.key, $1.key) }) {
                     mixText(key)
                     mixTree(member)
                 }
@@ -376,13 +376,13 @@ package enum JSONJournal {
             if changes.values.count == 1, let (key, change) = changes.values.first {
                 entry(key, change)
             } else {
-                for (key, change) in changes.values.sorted(by: { $0.key < $1.key }) { entry(key, change) }
+                for (key, change) in changes.values.sorted(by: { JSON.keyPrecedes($0.key, $1.key) }) { entry(key, change) }
             }
             writer.appendRaw("}" as StaticString)
         }
         if !changes.declarations.isEmpty {
             writer.appendRaw(#","declared":{"# as StaticString)
-            for (index, (key, declaration)) in changes.declarations.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }).enumerated() {
+            for (index, (key, declaration)) in changes.declarations.sorted(by: { JSON.keyPrecedes($0.key, $1.key) }).enumerated() {
                 if index > 0 { writer.appendRaw("," as StaticString) }
                 writer.writeString(key)
                 writer.appendRaw(":" as StaticString)
@@ -412,7 +412,7 @@ package enum JSONJournal {
         if digests.count == 1 {
             entry(digests[0])
         } else {
-            for (index, digest) in digests.sorted(by: { $0.key < $1.key }).enumerated() {
+            for (index, digest) in digests.sorted(by: { JSON.keyPrecedes($0.key, $1.key) }).enumerated() {
                 if index > 0 { writer.appendRaw("," as StaticString) }
                 entry(digest)
             }

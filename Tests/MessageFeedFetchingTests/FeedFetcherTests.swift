@@ -435,7 +435,7 @@ struct FeedFetcherTests {
     @Test("a feed fetched \"in the future\" (the clock set back since) ages: offline, it is used for the maximum cache age, then not")
     func cacheFetchedInTheFuture() async throws {
         let prefs = try Prefs(.memory)
-        let network = OfflineSwitch()
+        let network = try OfflineSwitch()
         let server = try jsonServer(Feeds.seed)
         defer { server.stop() }
         let fetcher = fetcher(server.url("/messages.json"), prefs: prefs, loader: network)
@@ -461,7 +461,7 @@ struct FeedFetcherTests {
     func offlineFirstLaunch() async throws {
         let directory = try TemporaryDirectory()
         let store = directory.file("app.sqlite")
-        let network = OfflineSwitch()
+        let network = try OfflineSwitch()
         network.isOffline = true
         let server = try jsonServer(Feeds.seed)
         defer { server.stop() }
@@ -486,7 +486,7 @@ struct FeedFetcherTests {
     @Test("a connection failure between two 503s neither backs off nor resets the server's count: the second 503 doubles the backoff")
     func offlineBetweenServerFailures() async throws {
         let prefs = try Prefs(.memory)
-        let network = OfflineSwitch()
+        let network = try OfflineSwitch()
         let server = try TestHTTPServer { _ in .status(503) }
         defer { server.stop() }
         let fetcher = fetcher(server.url("/messages.json"), prefs: prefs, loader: network)
@@ -508,13 +508,12 @@ struct FeedFetcherTests {
 final class OfflineSwitch: FeedLoader {
     private let offline = Locked(false)
     private let standard = FeedLoaders.standard()
-    /// A port that was listened on and is closed now.
-    private let closedPort: UInt16
+    /// A port that refuses connections for as long as the switch lives. (A port that was only free a moment ago
+    /// could be another test's server by the time the request is sent: the "offline" request then reached it.)
+    private let closed: ClosedPort
 
-    init() {
-        let server = try? TestHTTPServer { _ in .status(500) }
-        closedPort = server?.port ?? 9
-        server?.stop()
+    init() throws {
+        closed = try ClosedPort()
     }
 
     var isOffline: Bool {
@@ -525,7 +524,7 @@ final class OfflineSwitch: FeedLoader {
     func load(_ request: URLRequest, options: FeedOptions) async throws -> FeedResponse {
         var request = request
         if isOffline, let url = request.url, var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) {
-            parts.port = Int(closedPort)
+            parts.port = closed.port
             request.url = parts.url
         }
         return try await standard.load(request, options: options)

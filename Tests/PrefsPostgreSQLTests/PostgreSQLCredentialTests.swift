@@ -73,7 +73,9 @@ struct PostgreSQLCredentialTests {
 
     @Test("a refused connection's error names the database without any piece of the password, URL or key=value", arguments: passwords)
     func errorsHidePasswords(password: String) throws {
-        let port = try TestPostgreSQLServer.freePort()
+        let refused = try ClosedPort()  // refuses every connection while the test runs; no other server takes it
+        defer { withExtendedLifetime(refused) {} }
+        let port = refused.port
         for conninfo in [
             Self.rawURL(password: password, port: port), Self.encodedURL(password: password, port: port), Self.keywordString(password: password, port: port),
         ] {
@@ -148,8 +150,10 @@ struct PostgreSQLCredentialTests {
                 #expect(check.status == 0 && check.stdout.hasPrefix("ok: "), "\(check.stdout)\(check.stderr)")
                 #expect(Self.leaks(check.stdout + check.stderr, password) == nil, "\(check.stdout)")
                 // Refused: the error names the database, not the password.
+                let closed = try ClosedPort()  // refuses every connection while the test runs
+                defer { withExtendedLifetime(closed) {} }
                 let refused = try await prefsTool([
-                    "--store", conninfo.replacingOccurrences(of: "\(server.port)", with: "\(try TestPostgreSQLServer.freePort())"), "--namespace", namespace,
+                    "--store", conninfo.replacingOccurrences(of: "\(server.port)", with: "\(closed.port)"), "--namespace", namespace,
                     "list",
                 ])
                 #expect(refused.status == 74, "\(refused.stderr)")

@@ -13,7 +13,9 @@ import Testing
 struct PostgreSQLErrorCodeTests {
     @Test("connecting to a port nobody listens on: 08001")
     func refused() throws {
-        let port = try TestPostgreSQLServer.freePort()
+        let refused = try ClosedPort()  // refuses every connection while the test runs; no other server takes it
+        defer { withExtendedLifetime(refused) {} }
+        let port = refused.port
         #expect {
             try Prefs(.postgreSQL("postgresql://prefs@127.0.0.1:\(port)/postgres", namespace: "n"))
         } throws: { error in

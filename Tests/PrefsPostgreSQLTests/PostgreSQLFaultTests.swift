@@ -12,7 +12,9 @@ import Testing
 struct PostgreSQLFaultTests {
     @Test("connection refused is a typed error naming the target, with the password hidden")
     func connectionRefused() throws {
-        let port = try TestPostgreSQLServer.freePort()
+        let refused = try ClosedPort()  // refuses every connection while the test runs; no other server takes it
+        defer { withExtendedLifetime(refused) {} }
+        let port = refused.port
         let url = "postgresql://prefs:hunter2-secret@127.0.0.1:\(port)/postgres"
         do {
             _ = try Prefs(.postgreSQL(url, namespace: "n", options: PostgreSQLOptions(connectTimeout: .seconds(2))))

@@ -66,8 +66,10 @@ struct PostgreSQLToolTests {
         #expect(try returned.declaredKeys() == prefs.declaredKeys())
 
         // Errors name the database without the password.
+        let closed = try ClosedPort()  // refuses every connection while the test runs
+        defer { withExtendedLifetime(closed) {} }
         let refused = try await tool([
-            "--store", "postgresql://prefs:hunter2-secret@127.0.0.1:\(try TestPostgreSQLServer.freePort())/postgres", "--namespace", "n", "list",
+            "--store", "postgresql://prefs:hunter2-secret@127.0.0.1:\(closed.port)/postgres", "--namespace", "n", "list",
         ])
         #expect(refused.status == 74)
         #expect(refused.stderr.contains("prefs:***@127.0.0.1"), "\(refused.stderr)")

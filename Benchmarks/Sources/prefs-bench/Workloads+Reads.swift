@@ -67,8 +67,9 @@ extension Bench {
             contenders: contenders(data.names, data.keys, lmdbStored.names), metric: "get",
             rules: subjects.flatMap {
                 [
-                    Rule(subject: $0, baseline: Name.dictionary, target: .within(3)), Rule(subject: $0, baseline: Name.defaults),
-                    Rule(subject: $0, baseline: Name.lmdb),
+                    // Issue 32's goals: a cache hit within 1.5× a Dictionary behind a Mutex, and faster than LMDB's get.
+                    Rule(subject: $0, baseline: Name.dictionary, target: .within(1.5)), Rule(subject: $0, baseline: Name.defaults),
+                    Rule(subject: $0, baseline: Name.lmdb, target: .within(0.7)),
                 ]
             },
             notes: [Name.lmdb: lmdbGetNote])

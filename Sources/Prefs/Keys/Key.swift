@@ -60,8 +60,6 @@ extension Prefs {
         /// Returns the initial value: the declared one, or the closure's. A closure either way, so that a read of a key
         /// with a fixed initial value costs one call, not a generic enum's metadata lookup and projection.
         private let makeInitial: @Sendable () -> Value
-        /// The cache's box type for `Value`, looked up once here rather than on every read.
-        let decodedBoxType = ObjectIdentifier(DecodedBox<Value>.self)
 
         /// Declares a key. An invalid name (empty, longer than 256 bytes, with control
         /// characters) is a programming error and stops the program here, at the declaration, with the reason.

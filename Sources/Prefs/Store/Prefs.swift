@@ -48,23 +48,17 @@ public final class Prefs: Sendable {
         /// A class, so a cache hit copies one reference out of the lock.
         final class Entry: Sendable {
             let stored: StoredValue?
-            /// A ``DecodedBox`` of the type last asked for.
-            let decoded: (any AnyObject & Sendable)?
+            /// The value decoded as the type last asked for.
+            let decoded: DecodedValue?
 
-            init(_ stored: StoredValue?, decoded: (any AnyObject & Sendable)? = nil) {
+            init(_ stored: StoredValue?, decoded: DecodedValue? = nil) {
                 self.stored = stored
                 self.decoded = decoded
             }
 
             static let absent = Entry(nil)
-            static func stored(_ value: StoredValue, decoded: (any AnyObject & Sendable)? = nil) -> Entry {
+            static func stored(_ value: StoredValue, decoded: DecodedValue? = nil) -> Entry {
                 Entry(value, decoded: decoded)
-            }
-
-            /// The decoded value when it was decoded as the key's type: an identity check and a cast-free downcast.
-            func decoded<Value>(for key: Key<Value>) -> Value? {
-                guard let decoded, ObjectIdentifier(type(of: decoded)) == key.decodedBoxType else { return nil }
-                return unsafeDowncast(decoded, to: DecodedBox<Value>.self).value
             }
         }
         /// A key's place in the cache: its entry, and whether its declaration is known to be recorded (as
@@ -174,10 +168,10 @@ public final class Prefs: Sendable {
         get {
             if let freshness, freshness.isExpired { refreshIfStale() }
             if let hit = state.withLock({ $0.cache[key.name]?.entry }) {  // the hot path: one lock, one reference
-                if let value = hit.decoded(for: key) { return value }
+                if let decoded = hit.decoded, decoded.holds(Value.self) { return decoded.value(as: Value.self) }
                 if hit.stored == nil { return key.initial }
             }
-            return lookup(key).value
+            return uncachedValue(for: key)
         }
         set {
             do { try set(newValue, for: key) } catch {
@@ -186,22 +180,29 @@ public final class Prefs: Sendable {
         }
     }
 
+    /// A read the cache could not answer, out of line: the metadata its `Lookup<Value>` needs would otherwise be
+    /// looked up on every read, cache hits included.
+    @inline(never)
+    private func uncachedValue<Value>(for key: Key<Value>) -> Value {
+        lookup(key).value
+    }
+
     /// Reads `key`, telling a stored value apart from the initial value.
     public func lookup<Value>(_ key: Key<Value>) -> Lookup<Value> {
         // The hot path: one lock, one hash, one reference copied out.
         if let freshness, freshness.isExpired { refreshIfStale() }
         let entry: State.Entry
         if let hit = state.withLock({ $0.cache[key.name]?.entry }) {
-            if let value = hit.decoded(for: key) { return .stored(value) }
+            if let decoded = hit.decoded, decoded.holds(Value.self) { return .stored(decoded.value(as: Value.self)) }
             entry = hit
         } else {
             entry = loadEntry(for: key)
         }
         guard let stored = entry.stored else { return .initial(key.initial) }
-        if let value = entry.decoded(for: key) { return .stored(value) }
+        if let decoded = entry.decoded, decoded.holds(Value.self) { return .stored(decoded.value(as: Value.self)) }
         do {
             let value = try stored.decode(Value.self)
-            let decodedEntry = State.Entry.stored(stored, decoded: DecodedBox(value))
+            let decodedEntry = State.Entry.stored(stored, decoded: DecodedValue(value))
             state.withLock { state in
                 if state.cache[key.name]?.entry === entry { state.cache[key.name]?.entry = decodedEntry }
             }
@@ -422,10 +423,41 @@ public final class Prefs: Sendable {
     }
 }
 
-/// A decoded value in the cache, boxed so that a read checks its type without a dynamic cast.
-final class DecodedBox<Value: Sendable>: Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
+/// A decoded value in the cache, kept so that a read needs neither a dynamic cast nor any generic type's metadata
+/// beyond its value type's (a generic box's or an `Optional`'s is a lookup in the runtime's metadata cache on every
+/// read of an unspecialized caller): the type's identity, and the value in memory of its own.
+final class DecodedValue: @unchecked Sendable {
+    // @unchecked Sendable: `storage` holds one immutable value of a Sendable type, written once by `init`.
+    /// The value's type.
+    private let type: ObjectIdentifier
+    private let storage: UnsafeMutableRawPointer
+    private let destroy: @Sendable (UnsafeMutableRawPointer) -> Void
+
+    init<Value: Sendable>(_ value: Value) {
+        type = ObjectIdentifier(Value.self)
+        let typed = UnsafeMutablePointer<Value>.allocate(capacity: 1)
+        typed.initialize(to: value)
+        storage = UnsafeMutableRawPointer(typed)
+        destroy = { raw in
+            let typed = raw.assumingMemoryBound(to: Value.self)
+            typed.deinitialize(count: 1)
+            typed.deallocate()
+        }
+    }
+
+    deinit { destroy(storage) }
+
+    /// Whether the value is a `Value`: one comparison of type identities.
+    @inline(__always)
+    func holds<Value>(_: Value.Type) -> Bool {
+        type == ObjectIdentifier(Value.self)
+    }
+
+    /// The value; ``holds(_:)`` must have said it is a `Value`.
+    @inline(__always)
+    func value<Value>(as _: Value.Type) -> Value {
+        storage.assumingMemoryBound(to: Value.self).pointee
+    }
 }
 
 extension Changeset {

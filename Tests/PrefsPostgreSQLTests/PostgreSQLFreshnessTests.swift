@@ -42,6 +42,36 @@ struct PostgreSQLFreshnessTests {
         #expect(!reader.isStored(.launchCount))
     }
 
+    @Test("an observer told of a write after the staleness bound passed reads without a refresh under its lock: no deadlock, both changes seen")
+    func observerPastTheBound() async throws {
+        let url = try server().url
+        let namespace = freshNamespace()
+        // Listening off, a short bound: the observer's next look at its key finds the bound passed, and another
+        // instance's write waiting. Reading that under the observer's lock refreshed, and the refresh's notification
+        // took the same lock again (a `swift test` run hung on it).
+        let options = PostgreSQLOptions(stalenessBound: .milliseconds(50), listens: false)
+        let app = try Prefs(.postgreSQL(url, namespace: namespace, options: options), pollInterval: .seconds(600))
+        let other = try Prefs(.postgreSQL(url, namespace: namespace, options: options))
+        let seen = Locked<[Int]>([])
+        let stream = app.values(for: .launchCount)
+        let watching = Task { for await value in stream { seen.withLock { $0.append(value) } } }
+        defer { watching.cancel() }
+        #expect(await eventually(timeout: .seconds(30)) { seen.withLock { $0 } == [0] })
+        try other.set("1", for: .name)
+        try await Task.sleep(for: .milliseconds(100))  // the bound passes with the other write unseen
+        // The app's own write notifies its observer, off this thread: a deadlock would leave it waiting for ever.
+        let wrote = Locked<Result<Void, any Error>?>(nil)
+        let writer = Thread {
+            let result = Result { try app.set(7, for: .launchCount) }
+            wrote.withLock { $0 = result }
+        }
+        writer.start()
+        #expect(await eventually(timeout: .seconds(30)) { wrote.withLock { $0 } != nil }, "the write returned")
+        if case .failure(let error) = wrote.withLock({ $0 }) { Issue.record(error) }
+        #expect(await eventually(timeout: .seconds(30)) { seen.withLock { $0.last } == 7 })
+        #expect(app[.name] == "1", "the refresh brought the other instance's write")
+    }
+
     @Test("a hundred reads over five seconds after another process's set: the new value from the first read past the bound on")
     func issueScenario() async throws {
         let url = try server().url

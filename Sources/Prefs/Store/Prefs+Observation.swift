@@ -232,9 +232,10 @@ extension Prefs {
     /// A coalescing observer looks at its keys when told of a change, after the backend lock is released, and delivers
     /// what it finds if it is new: a burst of changes may reach it as its last value. A lossless one is told under the
     /// backend lock, right after each commit enters the cache, so it delivers every committed value in commit order.
-    /// Lock order: a lossless observer's `progress` is taken only under the backend lock (backend, progress, state);
+    /// Lock order: a lossless observer's `lock` is taken only under the backend lock (backend, progress, state);
     /// a coalescing one's never is (progress, state, then the backend to load an uncached key).
-    final class Observer: Sendable {
+    final class Observer: @unchecked Sendable {
+        // @unchecked Sendable: `progress` and `updating` are read and written only under `lock`.
         let keys: [Keys]
         let isLossless: Bool
         /// Ends the subscriber's stream, if it has one.
@@ -243,8 +244,14 @@ extension Prefs {
         /// baseline (an `Observable`, whose readers read the current value themselves and want only changes).
         private let deliversInitialValue: Bool
         private let deliver: @Sendable ([StoredValue?]) -> Void
-        /// The generation and values last delivered (nil: nothing delivered yet).
-        private let progress = Locked<(generation: UInt64, last: [StoredValue?]?)>((0, nil))
+        /// The generation and values last delivered (nil: nothing delivered yet), and whether an update is running,
+        /// behind `lock`.
+        private var progress: (generation: UInt64, last: [StoredValue?]?) = (0, nil)
+        private var updating = false
+        /// Recursive: reading the keys may refresh a store whose cache has a staleness bound (PostgreSQL), and the
+        /// refresh notifies the observers, this one included, on this thread. That inner update returns at once (the
+        /// outer one reads, after the refresh, what it brought); a lock that is not recursive deadlocked there.
+        private let lock = NSRecursiveLock()
 
         init(
             keys: [Keys],
@@ -272,16 +279,19 @@ extension Prefs {
         }
 
         private func update(locked prefs: Prefs, delivering: Bool) {
-            progress.withLock { progress in
-                let (values, generation) = prefs.currentStored(keys)
-                guard generation >= progress.generation else { return }
-                progress.generation = generation
-                let isFirst = progress.last == nil
-                if progress.last == values { return }
-                progress.last = values
-                if isFirst && !deliversInitialValue { return }
-                if delivering { deliver(values) }
-            }
+            lock.lock()
+            defer { lock.unlock() }
+            guard !updating else { return }  // called back by a refresh this update's read made: see `lock`
+            updating = true
+            defer { updating = false }
+            let (values, generation) = prefs.currentStored(keys)
+            guard generation >= progress.generation else { return }
+            progress.generation = generation
+            let isFirst = progress.last == nil
+            if progress.last == values { return }
+            progress.last = values
+            if isFirst && !deliversInitialValue { return }
+            if delivering { deliver(values) }
         }
     }
 }

@@ -276,8 +276,11 @@ package final class PostgreSQLBackend: PrefsBackend {
         }
         var changed = false
         let marker = first[1] ?? ""
-        if let known = namespaceMarker, known != marker {
-            // Deleted, recreated or pruned: nothing cached can be trusted.
+        if let known = namespaceMarker, !known.isEmpty, known != marker {
+            // Deleted, recreated or pruned: nothing cached can be trusted. (A namespace registered since the last
+            // check, by its first write, here or elsewhere, is not that: every row it holds was written since, and
+            // comes back below. Taking it for a recreation made a store's own first write look like another
+            // instance's change, delivered to observers that the write was made without notifying.)
             changed = !cache.isEmpty
             cache.removeAll()
         }

@@ -27,9 +27,12 @@ extension Prefs {
         public let formerNames: [String]
         /// The type and initial value, as recorded in the store for tools in other processes.
         @_spi(Tooling) public let declaration: KeyDeclaration
+        /// `name`'s hash, computed once: a cache hit hashes nothing (see ``CacheName``).
+        let nameHash: Int
 
         init(name: String, formerNames: [String], declaration: KeyDeclaration) {
             self.name = name
+            nameHash = name.hashValue
             self.formerNames = formerNames
             self.declaration = declaration
         }

@@ -45,7 +45,7 @@ extension Prefs {
             state.declarationEpoch &+= 1
             for name in names {
                 state.declared.remove(name)
-                state.cache[name]?.declared = false
+                state.cache[CacheName(name)]?.declared = false
             }
         }
         try commit(Changeset(removedDeclarations: Set(names)))

@@ -46,19 +46,57 @@ public final class Prefs: Sendable {
     struct State: ~Copyable {
         /// A cached key: its stored value (nil: nothing stored) and, once read, its decoded form.
         /// A class, so a cache hit copies one reference out of the lock.
-        final class Entry: Sendable {
+        /// A key's stored value and, once read through a typed key, the value decoded as that key's type: kept
+        /// beside it by its type's identity, so that a read needs neither a dynamic cast nor any generic type's
+        /// metadata beyond its value type's (a generic box's, or an `Optional`'s, is a lookup in the runtime's metadata
+        /// cache on every read of a caller the compiler did not specialize), nor another object to reach.
+        final class Entry: @unchecked Sendable {
+            // @unchecked Sendable: immutable; `decoded` holds one value of a Sendable type, written once by `init`.
             let stored: StoredValue?
-            /// The value decoded as the type last asked for.
-            let decoded: DecodedValue?
+            /// The decoded value's type, and the value in memory of its own (nil: not decoded).
+            private let decodedType: Any.Type?
+            private let decoded: UnsafeMutableRawPointer?
 
-            init(_ stored: StoredValue?, decoded: DecodedValue? = nil) {
+            init(_ stored: StoredValue?) {
                 self.stored = stored
-                self.decoded = decoded
+                decodedType = nil
+                decoded = nil
+            }
+
+            init<Value: Sendable>(_ stored: StoredValue, decoded value: Value) {
+                self.stored = stored
+                decodedType = Value.self
+                let typed = UnsafeMutablePointer<Value>.allocate(capacity: 1)
+                typed.initialize(to: value)
+                decoded = UnsafeMutableRawPointer(typed)
+            }
+
+            deinit {
+                guard let decoded, let decodedType else { return }
+                func destroy<Value>(_: Value.Type) {
+                    let typed = decoded.assumingMemoryBound(to: Value.self)
+                    typed.deinitialize(count: 1)
+                    typed.deallocate()
+                }
+                destroy(decodedType)
             }
 
             static let absent = Entry(nil)
-            static func stored(_ value: StoredValue, decoded: DecodedValue? = nil) -> Entry {
-                Entry(value, decoded: decoded)
+            static func stored(_ value: StoredValue) -> Entry {
+                Entry(value)
+            }
+
+            /// Whether the value was decoded as a `Value`: one comparison of type identities.
+            @inline(__always)
+            func holdsDecoded<Value>(_: Value.Type) -> Bool {
+                guard let decodedType else { return false }
+                return ObjectIdentifier(decodedType) == ObjectIdentifier(Value.self)
+            }
+
+            /// The decoded value; ``holdsDecoded(_:)`` must have said it is a `Value`.
+            @inline(__always)
+            func decodedValue<Value>(as _: Value.Type) -> Value {
+                decoded.unsafelyUnwrapped.assumingMemoryBound(to: Value.self).pointee
             }
         }
         /// A key's place in the cache: its entry, and whether its declaration is known to be recorded (as
@@ -68,7 +106,7 @@ public final class Prefs: Sendable {
             var entry: Entry
             var declared = false
         }
-        var cache: [String: Slot] = [:]
+        var cache: [CacheName: Slot] = [:]
         /// Bumped by every change to the cache; a read that raced with a write does not fill the cache.
         var generation: UInt64 = 0
         /// Keys whose declaration this process has checked or recorded. A cache slot may say so too.
@@ -105,7 +143,7 @@ public final class Prefs: Sendable {
                 case .remove: entry = .absent
                 }
                 if declaredName == name {
-                    cache[name] = Slot(entry: entry, declared: true)
+                    cache[CacheName(name)] = Slot(entry: entry, declared: true)
                 } else {
                     cache(entry, for: name)
                 }
@@ -114,12 +152,12 @@ public final class Prefs: Sendable {
 
         /// Whether `name`'s declaration is known to be recorded: one lookup when its cache slot says so.
         func isDeclared(_ name: String) -> Bool {
-            cache[name]?.declared == true || declared.contains(name)
+            cache[CacheName(name)]?.declared == true || declared.contains(name)
         }
 
         /// Caches `entry` for `name`, keeping what the slot knew of its declaration.
         mutating func cache(_ entry: Entry, for name: String) {
-            cache[name, default: Slot(entry: entry)].entry = entry
+            cache[CacheName(name), default: Slot(entry: entry)].entry = entry
         }
     }
 
@@ -167,8 +205,8 @@ public final class Prefs: Sendable {
     public subscript<Value>(key: Key<Value>) -> Value {
         get {
             if let freshness, freshness.isExpired { refreshIfStale() }
-            if let hit = state.withLock({ $0.cache[key.name]?.entry }) {  // the hot path: one lock, one reference
-                if let decoded = hit.decoded, decoded.holds(Value.self) { return decoded.value(as: Value.self) }
+            if let hit = state.withLock({ $0.cache[CacheName(key)]?.entry }) {  // the hot path: one lock, no hashing
+                if hit.holdsDecoded(Value.self) { return hit.decodedValue(as: Value.self) }
                 if hit.stored == nil { return key.initial }
             }
             return uncachedValue(for: key)
@@ -192,19 +230,19 @@ public final class Prefs: Sendable {
         // The hot path: one lock, one hash, one reference copied out.
         if let freshness, freshness.isExpired { refreshIfStale() }
         let entry: State.Entry
-        if let hit = state.withLock({ $0.cache[key.name]?.entry }) {
-            if let decoded = hit.decoded, decoded.holds(Value.self) { return .stored(decoded.value(as: Value.self)) }
+        if let hit = state.withLock({ $0.cache[CacheName(key)]?.entry }) {
+            if hit.holdsDecoded(Value.self) { return .stored(hit.decodedValue(as: Value.self)) }
             entry = hit
         } else {
             entry = loadEntry(for: key)
         }
         guard let stored = entry.stored else { return .initial(key.initial) }
-        if let decoded = entry.decoded, decoded.holds(Value.self) { return .stored(decoded.value(as: Value.self)) }
+        if entry.holdsDecoded(Value.self) { return .stored(entry.decodedValue(as: Value.self)) }
         do {
             let value = try stored.decode(Value.self)
-            let decodedEntry = State.Entry.stored(stored, decoded: DecodedValue(value))
+            let decodedEntry = State.Entry(stored, decoded: value)
             state.withLock { state in
-                if state.cache[key.name]?.entry === entry { state.cache[key.name]?.entry = decodedEntry }
+                if state.cache[CacheName(key)]?.entry === entry { state.cache[CacheName(key)]?.entry = decodedEntry }
             }
             return .stored(value)
         } catch {
@@ -221,7 +259,7 @@ public final class Prefs: Sendable {
     /// The entry for a key from the cache, or loaded (moving a value found under a former name).
     func cachedEntry(for key: Keys) -> State.Entry {
         if let freshness, freshness.isExpired { refreshIfStale() }
-        if let hit = state.withLock({ $0.cache[key.name]?.entry }) { return hit }
+        if let hit = state.withLock({ $0.cache[CacheName(key)]?.entry }) { return hit }
         return loadEntry(for: key)
     }
 
@@ -423,43 +461,6 @@ public final class Prefs: Sendable {
     }
 }
 
-/// A decoded value in the cache, kept so that a read needs neither a dynamic cast nor any generic type's metadata
-/// beyond its value type's (a generic box's or an `Optional`'s is a lookup in the runtime's metadata cache on every
-/// read of an unspecialized caller): the type's identity, and the value in memory of its own.
-final class DecodedValue: @unchecked Sendable {
-    // @unchecked Sendable: `storage` holds one immutable value of a Sendable type, written once by `init`.
-    /// The value's type.
-    private let type: ObjectIdentifier
-    private let storage: UnsafeMutableRawPointer
-    private let destroy: @Sendable (UnsafeMutableRawPointer) -> Void
-
-    init<Value: Sendable>(_ value: Value) {
-        type = ObjectIdentifier(Value.self)
-        let typed = UnsafeMutablePointer<Value>.allocate(capacity: 1)
-        typed.initialize(to: value)
-        storage = UnsafeMutableRawPointer(typed)
-        destroy = { raw in
-            let typed = raw.assumingMemoryBound(to: Value.self)
-            typed.deinitialize(count: 1)
-            typed.deallocate()
-        }
-    }
-
-    deinit { destroy(storage) }
-
-    /// Whether the value is a `Value`: one comparison of type identities.
-    @inline(__always)
-    func holds<Value>(_: Value.Type) -> Bool {
-        type == ObjectIdentifier(Value.self)
-    }
-
-    /// The value; ``holds(_:)`` must have said it is a `Value`.
-    @inline(__always)
-    func value<Value>(as _: Value.Type) -> Value {
-        storage.assumingMemoryBound(to: Value.self).pointee
-    }
-}
-
 extension Changeset {
     /// Stages a raw write of `value` under `name` (`nil` removes), checking the name (any name other code may have
     /// written: ``KeyName/legacyProblem(with:)``) and the limits first.
@@ -471,5 +472,40 @@ extension Changeset {
         } else {
             values[name] = .remove
         }
+    }
+}
+
+/// A name in the store's cache, with its hash computed once: a typed key's when it is declared (``Prefs/Keys``), so
+/// that a cache hit hashes nothing; any other name's when it is made. The hash is the name's own `hashValue`
+/// (SipHash, seeded per process), mixed with each dictionary's seed, so a file full of names chosen to collide gains
+/// nothing it would not gain against `[String: …]`.
+struct CacheName: Hashable {
+    let name: String
+    let hash: Int
+
+    init(_ name: String) {
+        self.name = name
+        hash = name.hashValue
+    }
+
+    init(_ key: Prefs.Keys) {
+        name = key.name
+        hash = key.nameHash
+    }
+
+    static func == (lhs: CacheName, rhs: CacheName) -> Bool {
+        lhs.hash == rhs.hash && lhs.name == rhs.name
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(hash)
+    }
+
+    /// What `Dictionary` asks for: the hash mixed with the dictionary's seed by one multiply-xorshift step, instead
+    /// of a whole SipHash round (`hash(into:)` and `finalize()`) over an `Int` on every lookup.
+    func _rawHashValue(seed: Int) -> Int {
+        var mixed = UInt64(bitPattern: Int64(hash ^ seed)) &* 0x9E37_79B9_7F4A_7C15
+        mixed ^= mixed >> 32
+        return Int(bitPattern: UInt(mixed))
     }
 }

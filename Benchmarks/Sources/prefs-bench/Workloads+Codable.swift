@@ -56,6 +56,7 @@ extension Bench {
         ]
         try measure(
             workload: 11, title: "Codable set: one encoding per write", data: info, contenders: setContenders, metric: "set",
+            phaseDisplay: .perOperation,
             rules: [Rule(subject: "Prefs memory · Codable set", baseline: "JSONEncoder + Prefs memory set of the text", target: .within(1.3))])
 
         // First reads in a SQLite store opened anew each round: the Codable key against its text read as a String and
@@ -99,7 +100,7 @@ extension Bench {
                 },
                 firstReads("Prefs sqlite · Codable first get", .subject) { prefs, i in prefs[keys[i]] },
             ],
-            metric: "first get",
+            metric: "first get", phaseDisplay: .perOperation,
             rules: [
                 Rule(
                     subject: "Prefs sqlite · Codable first get", baseline: "Prefs sqlite first get of the text + JSONDecoder",

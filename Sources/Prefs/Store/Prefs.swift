@@ -44,10 +44,9 @@ public final class Prefs: Sendable {
     let observationQueue = DispatchQueue(label: "Prefs.ObservableValue")
 
     struct State: ~Copyable {
-        /// A cached key: its stored value (nil: nothing stored) and, once read, its decoded form.
-        /// A class, so a cache hit copies one reference out of the lock.
-        /// A key's stored value and, once read through a typed key, the value decoded as that key's type: kept
-        /// beside it by its type's identity, so that a read needs neither a dynamic cast nor any generic type's
+        /// A cached key: its stored value (nil: nothing stored) and, once read through a typed key, the value decoded
+        /// as that key's type. A class, so a cache hit copies one reference out of the lock. The decoded value is kept
+        /// beside the stored one by its type's identity, so that a read needs neither a dynamic cast nor any generic type's
         /// metadata beyond its value type's (a generic box's, or an `Optional`'s, is a lookup in the runtime's metadata
         /// cache on every read of a caller the compiler did not specialize), nor another object to reach.
         final class Entry: @unchecked Sendable {
@@ -227,7 +226,7 @@ public final class Prefs: Sendable {
 
     /// Reads `key`, telling a stored value apart from the initial value.
     public func lookup<Value>(_ key: Key<Value>) -> Lookup<Value> {
-        // The hot path: one lock, one hash, one reference copied out.
+        // The hot path: one lock, no hashing (the key's name's hash is kept), one reference copied out.
         if let freshness, freshness.isExpired { refreshIfStale() }
         let entry: State.Entry
         if let hit = state.withLock({ $0.cache[CacheName(key)]?.entry }) {

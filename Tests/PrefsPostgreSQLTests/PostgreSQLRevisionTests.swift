@@ -94,8 +94,10 @@ struct PostgreSQLRevisionTests {
                 failure.withLock { $0 = error }
             }
         }
-        // Everything after `start`, merged by nothing: 2, 3, 4, 5, the removal, 7.
-        #expect(await eventually(timeout: .seconds(60)) { seen.withLock { $0.count } == 6 })
+        // Everything after `start`, merged by nothing: 2, 3, 4, 5, the removal, 7. Generous: under a sanitizer, with
+        // every suite running beside it, the consuming task waited over a minute for a thread (twice in CI runs); the
+        // watch had delivered everything by then.
+        #expect(await eventually(timeout: .seconds(300)) { seen.withLock { $0.count } == 6 })
         try writer.set(8, for: .launchCount)
         try writer.set(9, for: .launchCount)
         _ = await task.value
@@ -106,7 +108,7 @@ struct PostgreSQLRevisionTests {
         #expect(changes.map(\.revision) == changes.map(\.revision).sorted() && Set(changes.map(\.revision)).count == 8)
         #expect(changes.allSatisfy { $0.revision > start })
         // Resuming from the last one received delivers nothing more until the next change.
-        let resumed = try await withDeadline(.seconds(60)) {
+        let resumed = try await withDeadline(.seconds(300)) {
             for try await change in fixture.prefs.changes(of: .launchCount, after: changes[5].revision) { return change.value }
             return -1
         }
@@ -127,7 +129,7 @@ struct PostgreSQLRevisionTests {
         await expectCompacted(fixture.prefs.changes(of: .launchCount, after: early), "history kept only from now on")
         let current = try fixture.prefs.revisioned(.launchCount).revision
         try fixture.prefs.set(3, for: .launchCount)
-        let next = try await withDeadline(.seconds(60)) {
+        let next = try await withDeadline(.seconds(300)) {
             for try await change in fixture.prefs.changes(of: .launchCount, after: current) { return change.value }
             return -1
         }
@@ -141,7 +143,7 @@ struct PostgreSQLRevisionTests {
 
     private func expectCompacted<Value>(_ stream: AsyncThrowingStream<Prefs.Revisioned<Value>, any Error>, _ comment: Comment? = nil) async {
         do {
-            let first = try await withDeadline(.seconds(60)) {
+            let first = try await withDeadline(.seconds(300)) {
                 var iterator = stream.makeAsyncIterator()
                 return try await iterator.next().map { "\($0.value)" }
             }

@@ -280,7 +280,8 @@ struct MovingFromDefaultsArticle {
         let dynamic = prefs[.lastOpened]
         #expect(prefs[.lastOpened] >= dynamic, "computed at each read")
         let run = Task { try await movingFromDefaultsAsWritten(prefs: prefs) }
-        #expect(await eventually { !prefs.isStored(.player) })
+        // Generous: under a sanitizer, with every suite running beside it, the task may wait long for a thread.
+        #expect(await eventually(timeout: .seconds(300)) { !prefs.isStored(.player) })
         try prefs.close()
         try await run.value
     }

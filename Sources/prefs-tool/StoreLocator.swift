@@ -100,7 +100,10 @@ struct StoreLocator {
     /// Commands that write pass `checked`: the store's structure is checked first (``Prefs/quickCheckProblems()``,
     /// SQLite's `quick_check`), because a write can succeed on a file whose damaged pages it does not touch, and
     /// would then change a store that `list`, `export` and `check` already refuse.
-    func open(create: Bool = false, checked: Bool = false) throws -> Prefs {
+    /// `listening`: a PostgreSQL store listens for other instances' changes (`watch`); every other command reads or
+    /// writes once, and opens no signalling connection in the background (one still connecting when the tool exits
+    /// ran libpq's Kerberos checks after their library had been torn down: an abort, seen under ThreadSanitizer).
+    func open(create: Bool = false, checked: Bool = false, listening: Bool = false) throws -> Prefs {
         guard create || exists else { throw ToolError.io(missingStoreMessage()) }
         if create, !exists, postgreSQL == nil {
             let directory = url.deletingLastPathComponent().path
@@ -123,7 +126,7 @@ struct StoreLocator {
         do {
             // A command that only reads opens a PostgreSQL store read-only: it then works for a role that may only
             // read and on a hot standby, and never creates or upgrades the schema of a fleet's database.
-            let options = PostgreSQLOptions(readOnly: !(create || checked))
+            let options = PostgreSQLOptions(listens: listening, readOnly: !(create || checked))
             let storage =
                 try postgreSQL.map { Prefs.Storage.postgreSQL($0.conninfo, namespace: $0.namespace, options: options) } ?? Prefs.Storage.file(url)
             prefs = try Prefs(storage, pollInterval: .milliseconds(100))

@@ -35,7 +35,7 @@ enum WatchCommand {
                 if stop.isRequested { return 0 }
             }
         }
-        let prefs = try context.store.open()
+        let prefs = try context.store.open(listening: true)
         let keys = Set(arguments.positionals)
         func current() throws -> [String: StoredValue] {
             try prefs.refresh()

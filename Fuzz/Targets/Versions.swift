@@ -70,6 +70,7 @@ private func bounds(of requirement: VersionRequirement) -> [Version] {
         switch constraint {
         case .comparison(_, let version): components = version.components
         case .wildcard(let prefix, _): components = prefix
+        case .build: return []  // a build number bounds no version
         }
         let last = components.count - 1
         return [components, components + [0], components + [1]].compactMap(Version.init(components:))

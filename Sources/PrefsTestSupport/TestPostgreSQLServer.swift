@@ -251,21 +251,9 @@ import Darwin
                 """)
     }
 
-    /// A TCP port on 127.0.0.1 nobody listens on now.
+    /// A TCP port on 127.0.0.1 nobody listens on now (bound a moment, then released, for a server to take).
     public static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw Failed(description: "socket: errno \(errno)") }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
-        }
-        guard bound else { throw Failed(description: "bind: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        try ClosedPort().port
     }
 
     /// The processes whose parent is `pid` (from /proc).

@@ -103,27 +103,38 @@ public indirect enum ValueType: Sendable, Hashable, CustomStringConvertible, Los
         return .type(type)
     }
 
+    /// The scalar type `name` spells exactly, compared on its UTF-8 bytes: this runs for every row and entry a store
+    /// reads, and a `switch` over `Substring` patterns builds a `String` for each case it tries.
     private static func scalar(named name: Substring) -> ValueType? {
-        switch name {
-        case "bool": .bool
-        case "int": .int
-        case "uint": .uint
-        case "double": .double
-        case "string": .string
-        case "date": .date
-        case "data": .data
-        case "url": .url
-        case "json": .json
-        default: nil
+        let utf8 = name.utf8
+        switch utf8.count {
+        case 3:
+            if utf8.elementsEqual("int".utf8) { return .int }
+            if utf8.elementsEqual("url".utf8) { return .url }
+        case 4:
+            if utf8.elementsEqual("bool".utf8) { return .bool }
+            if utf8.elementsEqual("json".utf8) { return .json }
+            if utf8.elementsEqual("date".utf8) { return .date }
+            if utf8.elementsEqual("data".utf8) { return .data }
+            if utf8.elementsEqual("uint".utf8) { return .uint }
+        case 6:
+            if utf8.elementsEqual("string".utf8) { return .string }
+            if utf8.elementsEqual("double".utf8) { return .double }
+        default: break
         }
+        return nil
     }
 
     /// `text` without the spaces and tabs around it, as `trimmingCharacters(in: .whitespaces)` but without a copy.
+    /// ASCII is decided on its byte (a space or a tab); other scalars by `CharacterSet.whitespaces`.
     private static func trimmed(_ text: Substring) -> Substring {
+        func isWhitespace(_ scalar: Unicode.Scalar) -> Bool {
+            scalar.isASCII ? scalar == " " || scalar == "\t" : CharacterSet.whitespaces.contains(scalar)
+        }
         let scalars = text.unicodeScalars
         var start = scalars.startIndex, end = scalars.endIndex
-        while start < end, CharacterSet.whitespaces.contains(scalars[start]) { scalars.formIndex(after: &start) }
-        while start < end, CharacterSet.whitespaces.contains(scalars[scalars.index(before: end)]) { scalars.formIndex(before: &end) }
+        while start < end, isWhitespace(scalars[start]) { scalars.formIndex(after: &start) }
+        while start < end, isWhitespace(scalars[scalars.index(before: end)]) { scalars.formIndex(before: &end) }
         return Substring(scalars[start..<end])
     }
 

@@ -65,4 +65,57 @@ extension JSON {
         case .object(let members): limit < 1 || members.values.contains { $0.nests(deeperThan: limit - 1) }
         }
     }
+
+    /// What a look at the bytes of JSON text tells without parsing it: how deeply it nests arrays and objects, and
+    /// whether it has an integer literal long enough (19 digits or more) that it may not fit `Int` (``parse(_:options:)``
+    /// refuses those). For text known to be JSON, such as `JSONEncoder`'s output: text that is not JSON gets an
+    /// answer, not an error.
+    ///
+    /// ```swift
+    /// JSON.shape(ofText: #"{"a":[1,"]"]}"#)              // depth 2: the bracket in the string is not one
+    /// JSON.shape(ofText: "[18446744073709551615]").hasLongInteger   // true
+    /// ```
+    public static func shape(ofText text: String) -> TextShape {
+        var shape = TextShape()
+        var depth = 0
+        var inString = false
+        var escaped = false
+        var digits = 0
+        for byte in text.utf8 {
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+                continue
+            }
+            if byte &- UInt8(ascii: "0") < 10 {
+                digits += 1
+                if digits >= 19 { shape.hasLongInteger = true }
+                continue
+            }
+            digits = 0
+            switch byte {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                depth += 1
+                shape.depth = max(shape.depth, depth)
+            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
+            default: break
+            }
+        }
+        return shape
+    }
+
+    /// See ``shape(ofText:)``.
+    public struct TextShape: Sendable, Hashable {
+        /// The deepest nesting of arrays and objects: 0 for a scalar, 1 for `[1]`.
+        public var depth = 0
+        /// Whether a run of 19 or more digits appears outside strings (an integer, or the digits of a number with a
+        /// fraction or an exponent, which parse as `double`): only then can the text hold an integer out of `Int`'s range.
+        public var hasLongInteger = false
+    }
 }

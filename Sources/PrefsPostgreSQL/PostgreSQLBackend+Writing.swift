@@ -328,7 +328,7 @@ struct WriteStatement {
             var change: (type: String?, value: String?)?
             if let index = sets.firstIndex(where: { $0.key == guarded.key }) {
                 let value = sets.remove(at: index).value
-                change = (value.type.description, value.json.serialized())
+                change = (value.type.description, value.storageText)
             } else if let index = removes.firstIndex(of: guarded.key) {
                 removes.remove(at: index)
                 change = (nil, nil)
@@ -341,7 +341,7 @@ struct WriteStatement {
         if !sets.isEmpty {
             parameters += [
                 PostgreSQLBackend.arrayLiteral(sets.map(\.key)), PostgreSQLBackend.arrayLiteral(sets.map { $0.value.type.description }),
-                PostgreSQLBackend.arrayLiteral(sets.map { $0.value.json.serialized() }),
+                PostgreSQLBackend.arrayLiteral(sets.map { $0.value.storageText }),
             ]
         }
         if !removes.isEmpty { parameters.append(PostgreSQLBackend.arrayLiteral(removes)) }

@@ -229,4 +229,28 @@ struct JSONParserTests {
         #expect(error.message == "expected a value, found end of input")
         #expect(error.location == SourceLocation(line: 1, column: 2, offset: 1))
     }
+
+    // MARK: - Text shape
+
+    @Test("shape(ofText:) counts nesting on the bytes, brackets in strings and escaped quotes aside, as the parser does")
+    func textShapeDepth() throws {
+        for text in [
+            "0", "[]", "[[1],[2,[3]]]", #"{"a":[1,"]"]}"#, #"["\"[[[","{"]"#, #"{"k\\":{"x":"\\"}}"#,
+            "[" + String(repeating: "[", count: 200) + String(repeating: "]", count: 201),
+        ] {
+            let parsed = try JSON.parse(text)
+            var depth = 0
+            while parsed.nests(deeperThan: depth) { depth += 1 }
+            #expect(JSON.shape(ofText: text).depth == depth, "\(text.prefix(40))")
+        }
+    }
+
+    @Test("shape(ofText:) flags a run of 19 digits or more outside strings, where an integer may leave Int's range")
+    func textShapeLongIntegers() {
+        #expect(!JSON.shape(ofText: "[922337203685477580, -1.25e300]").hasLongInteger)
+        #expect(JSON.shape(ofText: "9223372036854775807").hasLongInteger)
+        #expect(JSON.shape(ofText: #"{"a":18446744073709551615}"#).hasLongInteger)
+        #expect(!JSON.shape(ofText: #"{"18446744073709551615":"18446744073709551615"}"#).hasLongInteger, "digits in strings")
+        #expect(JSON.shape(ofText: "0.1000000000000000055511151231257827").hasLongInteger, "a long fraction is looked at too")
+    }
 }

@@ -4,6 +4,7 @@ import TestFixtures
 @_spi(Harness) import PrefsTestSupport
 import Testing
 import PrefsJSON
+import PrefsSupport
 
 /// The behavioural suite, run over every backend.
 @Suite("Store behaviour")
@@ -413,6 +414,82 @@ struct StoreBehaviourTests {
         #expect(reopened[date] == edge, "the refused writes wrote nothing")
         #expect(reopened[stamped] == Stamped(at: edge))
     }
+
+    /// Issue 32: a `Codable` value's text is what `JSONEncoder` wrote, kept as it is; nothing encodes it again to store
+    /// it or decodes it again to read it.
+    @Test("a Codable value is encoded once per write and decoded once per read, then served decoded", arguments: Backend.allCases)
+    func codableConvertedOnce(backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        let id = UUID().uuidString
+        let key = Prefs.Key<Counted>("counted", initial: Counted(id: "initial", payload: [:]))
+        let value = Counted(id: id, payload: ["width": 800, "height": -0])
+        try fixture.prefs.set(value, for: key)
+        #expect(Counted.calls(id) == Counted.Calls(encodes: 1, decodes: 0))
+        #expect(fixture.prefs[key] == value)
+        #expect(fixture.prefs[key] == value)
+        #expect(Counted.calls(id) == Counted.Calls(encodes: 1, decodes: 1), "the second read is served decoded")
+        let reopened = try fixture.reopen()
+        #expect(reopened[key] == value)
+        #expect(reopened[key] == value)
+        let decodes = backend.isShared ? 2 : 1  // a store on the same file decodes it once more; memory reopens as itself
+        #expect(Counted.calls(id) == Counted.Calls(encodes: 1, decodes: decodes))
+    }
+
+    /// The text is kept without parsing it, unless it holds an integer long enough to be out of the range every store
+    /// reads back: such a value is refused, as before the text was kept, and one within the range is stored.
+    @Test("a Codable integer out of Int's range is refused as encodingFailed; Int.min and Int.max round-trip", arguments: Backend.allCases)
+    func codableLongIntegers(backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        let key = Prefs.Key<Wide?>("wide")
+        try fixture.prefs.set(Wide(low: Int64.min, high: UInt64(Int64.max)), for: key)
+        #expect { try fixture.prefs.set(Wide(low: 0, high: UInt64.max), for: key) } throws: { error in
+            guard case PrefsError.encodingFailed("wide", let reason) = error else { return false }
+            return reason.contains("18446744073709551615") && reason.contains("out of range")
+        }
+        let reopened = try fixture.reopen()
+        #expect(reopened[key] == Wide(low: Int64.min, high: UInt64(Int64.max)), "the refused write wrote nothing")
+        #expect(reopened.diagnostics.isEmpty)
+    }
+}
+
+/// A Codable value that counts how often it is encoded and decoded, by its `id` (each test uses its own).
+private struct Counted: Codable, Hashable, PrefsStorable {
+    var id: String
+    var payload: [String: Int]
+
+    struct Calls: Hashable {
+        var encodes = 0
+        var decodes = 0
+    }
+
+    private static let counts = Locked<[String: Calls]>([:])
+    static func calls(_ id: String) -> Calls { counts.withLock { $0[id] ?? Calls() } }
+
+    init(id: String, payload: [String: Int]) {
+        self.id = id
+        self.payload = payload
+    }
+
+    private enum CodingKeys: String, CodingKey { case id, payload }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        payload = try container.decode([String: Int].self, forKey: .payload)
+        Self.counts.withLock { [id] in $0[id, default: Calls()].decodes += 1 }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(payload, forKey: .payload)
+        Self.counts.withLock { $0[id, default: Calls()].encodes += 1 }
+    }
+}
+
+private struct Wide: Codable, Hashable, PrefsStorable {
+    var low: Int64
+    var high: UInt64
 }
 
 private struct Stamped: Codable, Hashable, PrefsStorable {

@@ -382,7 +382,7 @@ public final class Prefs: Sendable {
         } catch {
             throw PrefsError.encodingFailed(key: key, reason: encodingFailureReason(error))
         }
-        if case .null = stored.json { return .remove }
+        if stored.isNil { return .remove }
         let type = Value.valueType
         if type != .json { stored.type = type }  // a `json` value (a Codable, a StoredValue) keeps the type its form names
         try Self.checkLimits(stored, key: key)
@@ -395,12 +395,24 @@ public final class Prefs: Sendable {
         // A type nested deeper than its value may be (an empty array) would be written, but not read back as that type.
         if stored.type.nests(deeperThan: maximumValueDepth) { throw .valueTooDeep(key: key, limit: maximumValueDepth) }
         let bytes: Int
-        switch stored.json {
-        case .null, .bool, .int, .double: return
-        case .string(let text): bytes = text.utf8.count
-        case .array, .object:
-            if stored.json.nests(deeperThan: maximumValueDepth) { throw .valueTooDeep(key: key, limit: maximumValueDepth) }
-            bytes = stored.json.serializedData().count
+        switch stored.form {
+        case .text(let text):
+            // Encoded text is measured as it is, and its depth counted on its bytes: no tree is built, unless a long
+            // integer may be out of the range every store reads back (then the text is parsed, as before it was kept).
+            let shape = JSON.shape(ofText: text)
+            if shape.depth > maximumValueDepth { throw .valueTooDeep(key: key, limit: maximumValueDepth) }
+            if shape.hasLongInteger {
+                do { _ = try JSON.parse(text) } catch { throw .encodingFailed(key: key, reason: "\(error)") }
+            }
+            bytes = text.utf8.count
+        case .tree(let json):
+            switch json {
+            case .null, .bool, .int, .double: return
+            case .string(let text): bytes = text.utf8.count
+            case .array, .object:
+                if json.nests(deeperThan: maximumValueDepth) { throw .valueTooDeep(key: key, limit: maximumValueDepth) }
+                bytes = json.serializedData().count
+            }
         }
         if bytes > maximumValueBytes { throw .valueTooLarge(key: key, bytes: bytes, limit: maximumValueBytes) }
     }

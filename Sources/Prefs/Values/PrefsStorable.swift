@@ -260,19 +260,21 @@ extension PrefsStorable where Self: RawRepresentable, RawValue: PrefsStorable {
 
 extension PrefsStorable where Self: Codable {
     public static var valueType: ValueType { .json }
+    /// The value encoded once, by `JSONEncoder` (sorted keys, exact ISO-8601 dates), and kept as that text.
     public func storedValue() throws -> StoredValue {
-        StoredValue(type: Self.valueType, json: try JSON.parse(CodableStorage.encoder().encode(self)))
+        StoredValue(type: Self.valueType, jsonText: String(decoding: try CodableStorage.encoder.encode(self), as: UTF8.self))
     }
     /// Reads the JSON document, or one that UserDefaults code stored as JSON text (Defaults' Codable bridge) or as
     /// JSON data (`@AppStorage` and swift-sharing's `.appStorage` of a Codable, `set(try JSONEncoder().encode(value),
     /// forKey:)`), so existing users' settings read as they are; the next write stores the document itself.
+    ///
+    /// A value held as text (what a store keeps for a `Codable`) is decoded from that text directly: one decoding.
     public init(storedValue: StoredValue) throws {
-        let json = storedValue.json
         do {
-            self = try CodableStorage.decoder().decode(Self.self, from: json.serializedData())
+            self = try CodableStorage.decoder.decode(Self.self, from: storedValue.jsonData)
         } catch {
             if let document = CodableStorage.embeddedDocument(in: storedValue),
-                let value = try? CodableStorage.decoder().decode(Self.self, from: document.serializedData())
+                let value = try? CodableStorage.decoder.decode(Self.self, from: document.serializedData())
             {
                 self = value
                 return
@@ -331,15 +333,17 @@ extension DecodingError {
 /// document stays readable (a number of seconds since 2001 is read too). A date outside ISO-8601's range
 /// throws `EncodingError.invalidValue` rather than writing text that could not be read back.
 enum CodableStorage {
-    static func encoder() -> JSONEncoder {
+    /// One encoder for every write: `JSONEncoder` is `Sendable`, and `encode(_:)` reads its options under its own lock.
+    static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
+        // Slashes unescaped, so URLs read as written, as the stores' own serializer writes them.
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var container = encoder.singleValueContainer()
             try container.encode(ISO8601.formatForStorage(date, codingPath: encoder.codingPath))
         }
         return encoder
-    }
+    }()
 
     /// The JSON document a string holds, as UserDefaults code wrote Codable values: JSON text, or (for a `data`
     /// value, or text that is not JSON) base64 of JSON data. Nil when it holds none.
@@ -350,7 +354,8 @@ enum CodableStorage {
         return try? JSON.parse(data)
     }
 
-    static func decoder() -> JSONDecoder {
+    /// One decoder for every read (`Sendable`, as the encoder).
+    static let decoder: JSONDecoder = {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .custom { decoder in
             let container = try decoder.singleValueContainer()
@@ -363,5 +368,5 @@ enum CodableStorage {
             }
         }
         return decoder
-    }
+    }()
 }

@@ -13,14 +13,47 @@ public import PrefsJSON
 public struct StoredValue: Sendable, Hashable, CustomStringConvertible {
     /// The type recorded beside the value.
     public var type: ValueType
-    /// The JSON form.
-    @_spi(Tooling) public var json: JSON
+    /// The JSON form as a tree, or as the compact text it was encoded to or read as.
+    package var form: Form
+
+    /// How a value's JSON form is held. A `Codable` value is encoded once, by `JSONEncoder`, and its text is kept as it
+    /// is: the size check measures it, SQLite and PostgreSQL store it, `JSONDecoder` reads it back, and nothing builds
+    /// its tree unless a tool asks for ``json``. Values of the other types are trees, as their conversions build them.
+    package enum Form: Sendable {
+        case tree(JSON)
+        /// Compact JSON text: what `JSONEncoder` wrote, or what a database row holds for a `json` value. Text that is
+        /// not JSON (a row written by another program) reads as the JSON string of that text, as a tree would.
+        case text(String)
+    }
+
+    /// The JSON form. A value held as text is parsed on each access (tools and the JSON file store ask; typed reads
+    /// of `Codable` values decode the text directly).
+    @_spi(Tooling) public var json: JSON {
+        get {
+            switch form {
+            case .tree(let json): json
+            case .text(let text): Self.tree(of: text)
+            }
+        }
+        set { form = .tree(newValue) }
+    }
 
     /// A value from its type and JSON form, as a store or an archive holds it (not checked against each other:
     /// see ``shapeProblem()``).
     @_spi(Tooling) public init(type: ValueType, json: JSON) {
         self.type = type
-        self.json = json
+        form = .tree(json)
+    }
+
+    /// A value from its type and compact JSON text, kept as text (see ``Form/text(_:)``).
+    package init(type: ValueType, jsonText text: String) {
+        self.type = type
+        form = .text(text)
+    }
+
+    /// The tree of a value held as text; text that is not JSON is the JSON string of that text.
+    private static func tree(of text: String) -> JSON {
+        (try? JSON.parse(text)) ?? .string(text)  // not JSON: kept as text, and reading it as a type reports a mismatch
     }
 
     /// Encodes a typed value. Throws ``PrefsError/encodingFailed(key:reason:)`` for a `Codable` that cannot be encoded.
@@ -50,7 +83,7 @@ public struct StoredValue: Sendable, Hashable, CustomStringConvertible {
 
     /// The JSON form, compact, cut to `limit` characters for messages.
     public func preview(limit: Int = 120) -> String {
-        let text = json.serialized()
+        let text = jsonText
         return text.count > limit ? String(text.prefix(limit)) + "…" : text
     }
 
@@ -59,12 +92,46 @@ public struct StoredValue: Sendable, Hashable, CustomStringConvertible {
     /// The JSON form as compact text, as the stores write it (`42`, `"dark"`, `{"width":800}`).
     public var jsonText: String { json.serialized() }
 
+    /// The JSON form as UTF-8 bytes, for `JSONDecoder`: a value held as text is given as it is.
+    var jsonData: Data {
+        switch form {
+        case .tree(let json): json.serializedData()
+        case .text(let text): Data(text.utf8)
+        }
+    }
+
+    /// The compact text a backend writes for the JSON form: a value held as text is written as it is, without a tree.
+    package var storageText: String {
+        switch form {
+        case .tree(let json): json.serialized()
+        case .text(let text): text
+        }
+    }
+
     /// The stored form of an explicit `nil` (``Prefs/storeNil(for:)``): a JSON `null` of type `json`, which any type
     /// may be read from, so an optional key reads `nil` and another key its initial value.
     static let explicitNil = StoredValue(type: .json, json: .null)
 
     /// Whether this is an explicit `nil` (a JSON `null`, of any type).
-    package var isNil: Bool { json == .null }
+    package var isNil: Bool {
+        switch form {
+        case .tree(let json): json == .null
+        case .text(let text): text == "null"
+        }
+    }
+
+    /// Two stored values are equal when their types and JSON forms are: trees compared as trees, so a value held as
+    /// text equals the same value held as a tree.
+    public static func == (lhs: StoredValue, rhs: StoredValue) -> Bool {
+        guard lhs.type == rhs.type else { return false }
+        if case .text(let left) = lhs.form, case .text(let right) = rhs.form, left == right { return true }
+        return lhs.json == rhs.json
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(type)
+        hasher.combine(json)
+    }
 }
 
 /// A stored value is itself storable: the type-erased value for settings of mixed types (Defaults' `AnySerializable`).

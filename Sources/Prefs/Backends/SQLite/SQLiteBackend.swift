@@ -283,6 +283,7 @@ final class SQLiteBackend: PrefsBackend {
     // MARK: - Value mapping
 
     static func sqliteValue(_ value: StoredValue) -> SQLiteValue {
+        if case .text(let text) = value.form, value.type == .json { return .text(text) }  // a Codable's text as it was encoded
         switch (value.type, value.json) {
         case (.bool, .bool(let flag)): return .integer(flag ? 1 : 0)
         case (.int, .int(let number)), (.uint, .int(let number)): return .integer(Int64(number))
@@ -295,7 +296,7 @@ final class SQLiteBackend: PrefsBackend {
             (.uint, .string(let text)):
             return .text(text)
         default:
-            return .text(value.json.serialized())
+            return .text(value.storageText)
         }
     }
 
@@ -312,6 +313,7 @@ final class SQLiteBackend: PrefsBackend {
         case .text(let text):
             switch type {
             case .string, .date, .url, .double, .data, .uint: json = .string(text)
+            case .json: return StoredValue(type: type, jsonText: text)  // a Codable's text, decoded once when read
             default: json = (try? JSON.parse(text)) ?? .string(text)  // unparseable: kept as text, and reading it reports a mismatch
             }
         }

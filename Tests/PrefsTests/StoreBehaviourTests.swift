@@ -415,6 +415,49 @@ struct StoreBehaviourTests {
         #expect(reopened[stamped] == Stamped(at: edge))
     }
 
+    /// Issue 32: the cache keeps a decoded `String` or small trivial value in its slot. One name read as several
+    /// types, and values of odd sizes, each read right from there, and a write replaces what the slot held.
+    @Test("values kept in the cache's slots read as the type asked for, one name read as several types", arguments: Backend.allCases)
+    func inlineCachedValues(backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        let prefs = fixture.prefs
+        let asInt = Prefs.Key<Int>("shared", initial: -1)
+        let asDouble = Prefs.Key<Double>("shared", initial: -1)
+        let asText = Prefs.Key<String>("shared", initial: "none")
+        let asStored = Prefs.Key<StoredValue?>("shared")
+        let triple = Prefs.Key<Triple>("triple", initial: Triple(a: 0, b: 0, c: 0))
+        try prefs.set(3, for: asInt)
+        for _ in 0..<3 {
+            #expect(prefs[asInt] == 3)
+            #expect(prefs[asDouble] == 3.0)
+            #expect(prefs[asText] == "none", "an int is never read as a string")
+            #expect(prefs[asStored] == StoredValue(type: .int, json: .int(3)))
+        }
+        try prefs.set(2.5, for: asDouble)
+        #expect(prefs[asDouble] == 2.5)
+        #expect(prefs[asInt] == -1, "2.5 does not fit Int: the initial value")
+        try prefs.set("two and a half", for: asText)
+        for _ in 0..<2 {
+            #expect(prefs[asText] == "two and a half")
+            #expect(prefs.lookup(asText).value == "two and a half")
+            #expect(prefs[asDouble] == -1)
+        }
+        try prefs.set(Triple(a: 1, b: 200, c: 255), for: triple)
+        try prefs.set(.dark, for: .theme)
+        try prefs.set(true, for: .flag)
+        for _ in 0..<2 {
+            #expect(prefs[triple] == Triple(a: 1, b: 200, c: 255))
+            #expect(prefs[.theme] == .dark)
+            #expect(prefs[.flag] == true)
+        }
+        let other = try fixture.reopen()
+        try other.set(false, for: .flag)
+        try other.set("changed", for: asText)
+        try prefs.refresh()
+        #expect(prefs[.flag] == false)
+        #expect(prefs[asText] == "changed")
+    }
+
     /// Issue 32: a `Codable` value's text is what `JSONEncoder` wrote, kept as it is; nothing encodes it again to store
     /// it or decodes it again to read it.
     @Test("a Codable value is encoded once per write and decoded once per read, then served decoded", arguments: Backend.allCases)
@@ -484,6 +527,23 @@ private struct Counted: Codable, Hashable, PrefsStorable {
         try container.encode(id, forKey: .id)
         try container.encode(payload, forKey: .payload)
         Self.counts.withLock { $0[id, default: Calls()].encodes += 1 }
+    }
+}
+
+/// A trivial value of three bytes, stored as an array of its bytes.
+private struct Triple: PrefsStorable, Hashable {
+    var a, b, c: UInt8
+
+    init(a: UInt8, b: UInt8, c: UInt8) {
+        (self.a, self.b, self.c) = (a, b, c)
+    }
+
+    static var valueType: ValueType { .array(.int) }
+    func storedValue() throws -> StoredValue { try StoredValue([Int(a), Int(b), Int(c)]) }
+    init(storedValue: StoredValue) throws {
+        let bytes = try [Int](storedValue: storedValue).map { UInt8(truncatingIfNeeded: $0) }
+        guard bytes.count == 3 else { throw DecodeFailure("expected three bytes") }
+        (a, b, c) = (bytes[0], bytes[1], bytes[2])
     }
 }
 

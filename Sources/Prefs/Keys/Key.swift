@@ -23,12 +23,13 @@ extension Prefs {
     public class Keys: @unchecked Sendable, Hashable {
         /// The name the value is stored under.
         public let name: String
+        /// `name`'s hash, computed once: a cache hit hashes nothing (see ``CacheName``). Declared right after `name`,
+        /// so that a read finds both in the object's first cache line.
+        let nameHash: Int
         /// Names this key had before; the first read moves a value found under one of them to `name`.
         public let formerNames: [String]
         /// The type and initial value, as recorded in the store for tools in other processes.
         @_spi(Tooling) public let declaration: KeyDeclaration
-        /// `name`'s hash, computed once: a cache hit hashes nothing (see ``CacheName``).
-        let nameHash: Int
 
         init(name: String, formerNames: [String], declaration: KeyDeclaration) {
             self.name = name

@@ -45,7 +45,8 @@ public final class Prefs: Sendable {
 
     struct State: ~Copyable {
         /// A cached key: its stored value (nil: nothing stored) and, once read through a typed key, the value decoded
-        /// as that key's type. A class, so a cache hit copies one reference out of the lock. The decoded value is kept
+        /// as that key's type, unless its slot keeps that value inline (``Slot/Inline``: strings and small trivial
+        /// values). A class, so a cache hit copies one reference out of the lock. The decoded value is kept
         /// beside the stored one by its type's identity, so that a read needs neither a dynamic cast nor any generic type's
         /// metadata beyond its value type's (a generic box's, or an `Optional`'s, is a lookup in the runtime's metadata
         /// cache on every read of a caller the compiler did not specialize), nor another object to reach.
@@ -101,9 +102,84 @@ public final class Prefs: Sendable {
         /// A key's place in the cache: its entry, and whether its declaration is known to be recorded (as
         /// ``declared`` says, kept beside the entry so that a set of a cached key looks its name up once, not twice;
         /// false says nothing, and `declared` is then asked).
+        ///
+        /// A decoded `String`, or a decoded value of a trivial type of at most 8 bytes (`Bool`, `Int`, `Double`, `Date`,
+        /// a plain enum), is kept in the slot itself (``Inline``): a read copies it out of the lock without touching the
+        /// entry. Other decoded values live in the entry.
         struct Slot {
             var entry: Entry
+            var inline = Inline.none
             var declared = false
+
+            /// A decoded value kept in the slot, decoded from ``entry``'s stored value.
+            enum Inline {
+                case none
+                /// A trivial value's bits and its type's identity.
+                case bits(UInt64, ObjectIdentifier)
+                case string(String)
+            }
+
+            init(entry: Entry, declared: Bool = false) {
+                self.entry = entry
+                self.declared = declared
+            }
+
+            /// Puts `entry` in the slot, forgetting the inline value decoded from the one before.
+            mutating func replaceEntry(_ entry: Entry) {
+                self.entry = entry
+                inline = .none
+            }
+
+            /// Whether a `Value` is kept inline: `String`, or a trivial type of at most 8 bytes.
+            @inline(__always)
+            static func holdsInline<Value>(_: Value.Type) -> Bool {
+                if ObjectIdentifier(Value.self) == ObjectIdentifier(String.self) { return true }
+                return _isPOD(Value.self) && MemoryLayout<Value>.size <= 8 && MemoryLayout<Value>.alignment <= 8
+            }
+
+            /// Keeps `value`, which ``holdsInline(_:)`` accepts, in the slot.
+            mutating func keepInline<Value>(_ value: Value) {
+                if let string = value as? String {
+                    inline = .string(string)
+                    return
+                }
+                var bits: UInt64 = 0
+                withUnsafeMutableBytes(of: &bits) { $0.storeBytes(of: value, as: Value.self) }
+                inline = .bits(bits, ObjectIdentifier(Value.self))
+            }
+
+            /// The value in `bits`, kept by ``keepInline(_:)`` for a `Value`: a bit cast of as many bytes as `Value`
+            /// has (a closure over the bytes costs some 80 instructions in a caller the compiler did not specialize).
+            @inline(__always)
+            static func inlineValue<Value>(_ bits: UInt64, as _: Value.Type) -> Value {
+                switch MemoryLayout<Value>.size {
+                case 8: unsafeBitCast(bits, to: Value.self)
+                case 4: unsafeBitCast(UInt32(truncatingIfNeeded: bits), to: Value.self)
+                case 2: unsafeBitCast(UInt16(truncatingIfNeeded: bits), to: Value.self)
+                case 1: unsafeBitCast(UInt8(truncatingIfNeeded: bits), to: Value.self)
+                default: withUnsafeBytes(of: bits) { $0.load(as: Value.self) }
+                }
+            }
+        }
+
+        /// What a cached read takes out of the lock: an inline value (a string retained), or the entry (one reference).
+        /// A read compares the type it wants with what the hit holds itself, without an `Optional` of its generic
+        /// value type (whose metadata would be looked up on every read of a caller the compiler did not specialize).
+        enum Hit {
+            case bits(UInt64, ObjectIdentifier)
+            case string(String)
+            case entry(Entry)
+        }
+
+        /// The cache's answer for `name`, nil when it has none.
+        @inline(__always)
+        func hit(_ name: CacheName) -> Hit? {
+            guard let slot = cache[name] else { return nil }
+            switch slot.inline {
+            case .none: return .entry(slot.entry)
+            case .bits(let bits, let type): return .bits(bits, type)
+            case .string(let string): return .string(string)
+            }
         }
         var cache: [CacheName: Slot] = [:]
         /// Bumped by every change to the cache; a read that raced with a write does not fill the cache.
@@ -154,9 +230,9 @@ public final class Prefs: Sendable {
             cache[CacheName(name)]?.declared == true || declared.contains(name)
         }
 
-        /// Caches `entry` for `name`, keeping what the slot knew of its declaration.
+        /// Caches `entry` for `name`, keeping what the slot knew of its declaration (and nothing of its inline value).
         mutating func cache(_ entry: Entry, for name: String) {
-            cache[CacheName(name), default: Slot(entry: entry)].entry = entry
+            cache[CacheName(name), default: Slot(entry: entry)].replaceEntry(entry)
         }
     }
 
@@ -204,9 +280,15 @@ public final class Prefs: Sendable {
     public subscript<Value>(key: Key<Value>) -> Value {
         get {
             if let freshness, freshness.isExpired { refreshIfStale() }
-            if let hit = state.withLock({ $0.cache[CacheName(key)]?.entry }) {  // the hot path: one lock, no hashing
-                if hit.holdsDecoded(Value.self) { return hit.decodedValue(as: Value.self) }
-                if hit.stored == nil { return key.initial }
+            switch state.withLock({ $0.hit(CacheName(key)) }) {  // the hot path: one lock, no hashing
+            case .bits(let bits, let type)?:
+                if type == ObjectIdentifier(Value.self) { return State.Slot.inlineValue(bits, as: Value.self) }
+            case .string(let string)?:
+                if ObjectIdentifier(Value.self) == ObjectIdentifier(String.self) { return unsafeBitCast(string, to: Value.self) }
+            case .entry(let entry)?:
+                if entry.holdsDecoded(Value.self) { return entry.decodedValue(as: Value.self) }
+                if entry.stored == nil { return key.initial }
+            case nil: break
             }
             return uncachedValue(for: key)
         }
@@ -228,20 +310,26 @@ public final class Prefs: Sendable {
     public func lookup<Value>(_ key: Key<Value>) -> Lookup<Value> {
         // The hot path: one lock, no hashing (the key's name's hash is kept), one reference copied out.
         if let freshness, freshness.isExpired { refreshIfStale() }
-        let entry: State.Entry
-        if let hit = state.withLock({ $0.cache[CacheName(key)]?.entry }) {
-            if hit.holdsDecoded(Value.self) { return .stored(hit.decodedValue(as: Value.self)) }
-            entry = hit
-        } else {
-            entry = loadEntry(for: key)
+        switch state.withLock({ $0.hit(CacheName(key)) }) {
+        case .bits(let bits, let type)? where type == ObjectIdentifier(Value.self):
+            return .stored(State.Slot.inlineValue(bits, as: Value.self))
+        case .string(let string)? where ObjectIdentifier(Value.self) == ObjectIdentifier(String.self):
+            return .stored(unsafeBitCast(string, to: Value.self))
+        case .entry(let entry)? where entry.holdsDecoded(Value.self):
+            return .stored(entry.decodedValue(as: Value.self))
+        default: break
         }
+        let entry = cachedEntry(for: key)
         guard let stored = entry.stored else { return .initial(key.initial) }
         if entry.holdsDecoded(Value.self) { return .stored(entry.decodedValue(as: Value.self)) }
         do {
             let value = try stored.decode(Value.self)
-            let decodedEntry = State.Entry(stored, decoded: value)
+            let inline = State.Slot.holdsInline(Value.self)
+            let decodedEntry = inline ? entry : State.Entry(stored, decoded: value)
             state.withLock { state in
-                if state.cache[CacheName(key)]?.entry === entry { state.cache[CacheName(key)]?.entry = decodedEntry }
+                let name = CacheName(key)
+                guard state.cache[name]?.entry === entry else { return }  // a write or a refresh came first
+                if inline { state.cache[name]?.keepInline(value) } else { state.cache[name]?.entry = decodedEntry }
             }
             return .stored(value)
         } catch {

@@ -194,6 +194,9 @@ package struct Changeset: Sendable, Hashable {
 
     /// Applies the changes to a dictionary of values (used by the memory and JSON backends).
     package func apply(to stored: inout [String: StoredValue], declarations recorded: inout [String: KeyDeclaration]) {
+        // Room for every change at once: growing one key at a time would hold the old table and a new one twice its
+        // size together at each step (a store's whole set of keys, declared at launch, is one such change set).
+        stored.reserveCapacity(stored.count + values.count)
         for (key, change) in values {
             switch change {
             case .set(let value): stored[key] = value
@@ -201,7 +204,12 @@ package struct Changeset: Sendable, Hashable {
             }
         }
         for name in removedDeclarations { recorded.removeValue(forKey: name) }
-        if !declarations.isEmpty { recorded.merge(declarations) { _, new in new } }
+        if recorded.isEmpty {
+            recorded = declarations  // shares the change set's table instead of copying it
+        } else if !declarations.isEmpty {
+            recorded.reserveCapacity(recorded.count + declarations.count)
+            recorded.merge(declarations) { _, new in new }
+        }
     }
 
     /// Adds `later` on top of these changes, in place.

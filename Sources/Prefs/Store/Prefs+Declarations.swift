@@ -19,6 +19,8 @@ extension Prefs {
             changes.declarations[key.name] = key.declaration
         }
         state.withLock { state in
+            state.declared.reserveCapacity(state.declared.count + keys.count)
+            state.knownKeys.reserveCapacity(state.knownKeys.count + keys.count)
             for key in keys {
                 state.declared.insert(key.name)
                 state.knownKeys[key.name] = key

@@ -211,6 +211,7 @@ public final class Prefs: Sendable {
         mutating func cacheCommitted(_ changes: Changeset, declaring: (name: String, epoch: UInt64)? = nil) {
             generation &+= 1
             let declaredName = declaring?.epoch == declarationEpoch ? declaring?.name : nil
+            if changes.values.count > 1 { cache.reserveCapacity(cache.count + changes.values.count) }  // one table, not a doubling per key
             for (name, change) in changes.values {
                 let entry: Entry
                 switch change {

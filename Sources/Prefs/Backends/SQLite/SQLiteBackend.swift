@@ -36,7 +36,12 @@ final class SQLiteBackend: PrefsBackend {
     private let folder: StoreFolder
     private let options: Options
     /// The open connection; `SQLiteBackend+Declarations.swift` reads declarations through it.
-    private(set) var connection: SQLiteConnection
+    private(set) var connection: SQLiteConnection {
+        didSet { writeStatements = WriteStatements() }
+    }
+    /// The write statements, kept from one write to the next: no lookup of their SQL in the statement cache (a hash of
+    /// some 110 bytes) for every row. Forgotten with the connection they belong to.
+    private var writeStatements = WriteStatements()
     /// Set when a write found the file deleted or replaced and reopened it; the next `refresh()` reports it.
     private var changedSinceRefresh = false
     private var dataVersion: Int64 = 0
@@ -135,8 +140,10 @@ final class SQLiteBackend: PrefsBackend {
         isASCII(key) ? key : key.precomposedStringWithCanonicalMapping
     }
 
+    /// Whether every byte of `name` is ASCII, checked on its contiguous UTF-8 (the `UTF8View` iterator costs a few
+    /// times more, and this runs for every row written).
     private static func isASCII(_ name: String) -> Bool {
-        name.utf8.allSatisfy { $0 < 0x80 }
+        name.utf8.withContiguousStorageIfAvailable { bytes in bytes.allSatisfy { $0 < 0x80 } } ?? name.utf8.allSatisfy { $0 < 0x80 }
     }
 
     /// The spellings other than itself that a row of the NFC name `name` may have: its NFD form (what programs on
@@ -157,7 +164,7 @@ final class SQLiteBackend: PrefsBackend {
         try requireWritable()
         try reopenIfMoved()
         if changes.declarations.isEmpty, changes.removedDeclarations.isEmpty, changes.values.count == 1, let (key, change) = changes.values.first,
-            otherSpellings(of: Self.canonicalName(key)).isEmpty
+            Self.isASCII(key) || otherSpellings(of: Self.canonicalName(key)).isEmpty
         {
             // One change under one spelling: a single statement in autocommit mode is already atomic.
             try sqlite { () throws(SQLiteError) in try write(key, change) }
@@ -196,8 +203,7 @@ final class SQLiteBackend: PrefsBackend {
 
     func commitTransaction(_ changes: Changeset) throws {
         try sqlite { () throws(SQLiteError) in
-            var statements = WriteStatements()
-            for (key, change) in changes.values { try write(key, change, using: &statements) }
+            for (key, change) in changes.values { try write(key, change) }
             for key in changes.removedDeclarations {
                 let statement = try connection.statement("DELETE FROM prefs_declared WHERE key = ?1")
                 defer { statement.reset() }
@@ -224,47 +230,47 @@ final class SQLiteBackend: PrefsBackend {
         if connection.isInTransaction { try? connection.execute("ROLLBACK") }  // nothing to lose: the transaction is abandoned
     }
 
-    /// The write statements of one commit, looked up in the statement cache once rather than for every row.
+    /// The statements that write rows (see ``writeStatements``); a finalized one (the connection closed it) is
+    /// prepared again.
     private struct WriteStatements {
         var upsert: SQLiteStatement?
         var delete: SQLiteStatement?
     }
 
-    private func write(_ key: String, _ change: Changeset.Change) throws(SQLiteError) {
-        var statements = WriteStatements()
-        try write(key, change, using: &statements)
-    }
+    private static let upsertSQL =
+        "INSERT INTO prefs (key, type, value) VALUES (?1, ?2, ?3) ON CONFLICT (key) DO UPDATE SET type = excluded.type, value = excluded.value"
+    private static let deleteSQL = "DELETE FROM prefs WHERE key = ?1"
 
-    private func write(_ key: String, _ change: Changeset.Change, using statements: inout WriteStatements) throws(SQLiteError) {
+    private func write(_ key: String, _ change: Changeset.Change) throws(SQLiteError) {
+        if Self.isASCII(key) { return try writeRow(key, change) }  // its own NFC form, with no other spelling
         let key = Self.canonicalName(key)
         for spelling in otherSpellings(of: key) {
-            try writeRow(spelling, .remove, using: &statements)
+            try writeRow(spelling, .remove)
         }
-        try writeRow(key, change, using: &statements)
+        try writeRow(key, change)
     }
 
     /// Writes the row whose key is exactly `key`, byte for byte.
-    private func writeRow(_ key: String, _ change: Changeset.Change, using statements: inout WriteStatements) throws(SQLiteError) {
+    private func writeRow(_ key: String, _ change: Changeset.Change) throws(SQLiteError) {
         switch change {
         case .set(let value):
             let statement: SQLiteStatement
-            if let cached = statements.upsert {
-                statement = cached
+            if let held = writeStatements.upsert, !held.isFinalized {
+                statement = held
             } else {
-                statement = try connection.statement(
-                    "INSERT INTO prefs (key, type, value) VALUES (?1, ?2, ?3) ON CONFLICT (key) DO UPDATE SET type = excluded.type, value = excluded.value")
-                statements.upsert = statement
+                statement = try connection.statement(Self.upsertSQL)
+                writeStatements.upsert = statement
             }
             defer { statement.reset() }
             try statement.bind(.text(key), .text(value.type.description), Self.sqliteValue(value))
             _ = try statement.step()
         case .remove:
             let statement: SQLiteStatement
-            if let cached = statements.delete {
-                statement = cached
+            if let held = writeStatements.delete, !held.isFinalized {
+                statement = held
             } else {
-                statement = try connection.statement("DELETE FROM prefs WHERE key = ?1")
-                statements.delete = statement
+                statement = try connection.statement(Self.deleteSQL)
+                writeStatements.delete = statement
             }
             defer { statement.reset() }
             try statement.bind(.text(key))

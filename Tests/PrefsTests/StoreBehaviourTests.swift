@@ -478,6 +478,31 @@ struct StoreBehaviourTests {
         #expect(Counted.calls(id) == Counted.Calls(encodes: 1, decodes: decodes))
     }
 
+    /// Issue 32 (launch): a key's declaration, with its initial value's stored form, is made at its first use, so a
+    /// launch that only reads encodes no initial value.
+    @Test("a key encodes its initial value for its declaration only when the declaration is first used", arguments: Backend.allCases)
+    func declarationMadeOnFirstUse(backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        let id = UUID().uuidString
+        let key = Prefs.Key<Counted>("lazy", initial: Counted(id: id, payload: ["a": 1]))
+        #expect(fixture.prefs[key] == Counted(id: id, payload: ["a": 1]))
+        #expect(Counted.calls(id) == Counted.Calls(), "made and read: nothing encoded")
+        try fixture.prefs.declare(key)
+        #expect(Counted.calls(id).encodes == 1)
+        #expect(key.declaration.initial == .object(["id": .string(id), "payload": .object(["a": .int(1)])]))
+        #expect(Counted.calls(id).encodes == 1, "made once")
+        #expect(try fixture.prefs.declaredKeys()["lazy"] == key.declaration)
+
+        // Threads asking for a new key's declaration at once all get the same one.
+        let raced = Prefs.Key<Counted>("raced", initial: Counted(id: id + "-raced", payload: [:]))
+        let seen = Locked<[KeyDeclaration]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            let declaration = raced.declaration
+            seen.withLock { $0.append(declaration) }
+        }
+        #expect(seen.withLock { $0.count == 8 && Set($0).count == 1 })
+    }
+
     /// The text is kept without parsing it, unless it holds an integer long enough to be out of the range every store
     /// reads back: such a value is refused, as before the text was kept, and one within the range is stored.
     @Test("a Codable integer out of Int's range is refused as encodingFailed; Int.min and Int.max round-trip", arguments: Backend.allCases)

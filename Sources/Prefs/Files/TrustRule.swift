@@ -32,7 +32,9 @@ enum TrustRule {
             throw .untrustedFolder(path: path, owner: UInt32(info.st_uid), mode: UInt32(info.st_mode & 0o7777))
         }
         let othersWrite = info.st_mode & S_IWOTH != 0
-        let groupWrites = info.st_mode & S_IWGRP != 0 && !PrivateGroups.isPrivate(group: info.st_gid, of: info.st_uid)
+        // Whether the group is a private one matters only when others may not write anyway (asking may read the whole
+        // user database: not for `/tmp` on every store's open).
+        let groupWrites = !othersWrite && info.st_mode & S_IWGRP != 0 && !PrivateGroups.isPrivate(group: info.st_gid, of: info.st_uid)
         guard othersWrite || groupWrites else { return false }
         guard info.st_mode & S_ISVTX != 0 else {
             throw .untrustedFolder(path: path, owner: UInt32(info.st_uid), mode: UInt32(info.st_mode & 0o7777))

@@ -1,5 +1,6 @@
 import Foundation
 public import PrefsJSON
+import Synchronization
 
 extension Prefs {
     /// The namespace for static typed keys. Declare keys in an extension; use them with `prefs[.name]`.
@@ -19,7 +20,8 @@ extension Prefs {
     /// Keys are `Hashable`: two keys are equal when a store records them alike (the same name, value type, initial
     /// value and former names; a key whose initial value is computed at each read records none), so they go in sets and
     /// dictionaries, and a key enum's case equals the typed key it stands for.
-    // @unchecked Sendable: every stored property is a `let` of a Sendable type; the class is not open.
+    // @unchecked Sendable: every stored property is a `let` of a Sendable type (the declaration's storage is an atomic
+    // reference, set once); the class is not open.
     public class Keys: @unchecked Sendable, Hashable {
         /// The name the value is stored under.
         public let name: String
@@ -28,14 +30,37 @@ extension Prefs {
         let nameHash: Int
         /// Names this key had before; the first read moves a value found under one of them to `name`.
         public let formerNames: [String]
-        /// The type and initial value, as recorded in the store for tools in other processes.
-        @_spi(Tooling) public let declaration: KeyDeclaration
+        /// The type and initial value, as recorded in the store for tools in other processes. Made at its first use
+        /// (a key's first write, a `declare`, a comparison), not when the key is: encoding an initial value (a Codable's
+        /// goes through `JSONEncoder`) is no cost of a launch that only reads.
+        @_spi(Tooling) public var declaration: KeyDeclaration {
+            if let made = madeDeclaration.load(ordering: .acquiring) { return made.takeUnretainedValue().declaration }
+            let box = Unmanaged.passRetained(DeclarationBox(makeDeclaration()))
+            let (stored, current) = madeDeclaration.compareExchange(expected: nil, desired: box, ordering: .acquiringAndReleasing)
+            guard stored else {
+                box.release()  // another thread made it first: the same declaration
+                return current.unsafelyUnwrapped.takeUnretainedValue().declaration
+            }
+            return box.takeUnretainedValue().declaration
+        }
+        private let makeDeclaration: @Sendable () -> KeyDeclaration
+        private let madeDeclaration = Atomic<Unmanaged<DeclarationBox>?>(nil)
 
-        init(name: String, formerNames: [String], declaration: KeyDeclaration) {
+        /// The declaration once made (see ``declaration``), in an object so that one atomic reference publishes it.
+        private final class DeclarationBox: Sendable {
+            let declaration: KeyDeclaration
+            init(_ declaration: KeyDeclaration) { self.declaration = declaration }
+        }
+
+        init(name: String, formerNames: [String], declaration: @escaping @Sendable () -> KeyDeclaration) {
             self.name = name
             nameHash = name.hashValue
             self.formerNames = formerNames
-            self.declaration = declaration
+            makeDeclaration = declaration
+        }
+
+        deinit {
+            madeDeclaration.load(ordering: .acquiring)?.release()
         }
 
         /// Whether the keys are recorded alike: the same ``name`` and declaration (value type, initial value, former names).
@@ -111,12 +136,10 @@ extension Prefs {
             try KeyName.validate(name)
             for former in formerNames { try KeyName.validateLegacy(former) }  // old code's names, as UserDefaults took them
             self.makeInitial = makeInitial
-            let initialJSON = try? fixed?.storedJSON()  // a Codable initial that cannot encode is recorded as unknown
-            super.init(
-                name: name,
-                formerNames: formerNames,
-                declaration: KeyDeclaration(type: Value.valueType, initial: initialJSON == .null ? nil : initialJSON, formerNames: formerNames)
-            )
+            super.init(name: name, formerNames: formerNames) {
+                let initialJSON = try? fixed?.storedJSON()  // a Codable initial that cannot encode is recorded as unknown
+                return KeyDeclaration(type: Value.valueType, initial: initialJSON == .null ? nil : initialJSON, formerNames: formerNames)
+            }
         }
     }
 }

@@ -15,6 +15,8 @@ let package = Package(
         .systemLibrary(name: "BenchSQLite", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         .systemLibrary(name: "BenchLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
         .systemLibrary(name: "CLMDB", providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]),
+        // glibc's mallinfo2, for the live heap per key of the memory workload.
+        .systemLibrary(name: "BenchHeap"),
         .executableTarget(
             name: "prefs-bench",
             dependencies: [
@@ -22,7 +24,7 @@ let package = Package(
                 .product(name: "DialogGate", package: "Prefs"),
                 .product(name: "PrefsPostgreSQL", package: "Prefs"),
                 .product(name: "PrefsTestSupport", package: "Prefs"),
-                "BenchSQLite", "BenchLibPQ", "CLMDB",
+                "BenchSQLite", "BenchLibPQ", "CLMDB", "BenchHeap",
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),

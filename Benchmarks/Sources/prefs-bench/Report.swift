@@ -76,12 +76,15 @@ enum Report {
 
     static func printMemory(_ memory: [PeakMemory]) {
         guard let none = memory.first(where: { $0.contender == "empty" }) else { return }
-        var rows: [[String]] = [["contender", "N", "peak RSS (VmHWM)", "over keys+values", "over empty process"]]
+        var rows: [[String]] = [["contender", "N", "peak RSS (VmHWM)", "over keys+values", "over empty process", "heap kept per key"]]
         for entry in memory {
-            rows.append([entry.contender, Format.count(entry.n), mib(entry.peakKiB), mib(entry.peakKiB - entry.baseKiB), mib(entry.peakKiB - none.peakKiB)])
+            rows.append([
+                entry.contender, Format.count(entry.n), mib(entry.peakKiB), mib(entry.peakKiB - entry.baseKiB), mib(entry.peakKiB - none.peakKiB),
+                entry.heapBytes.map { "\(Int((Double($0) / Double(entry.n)).rounded())) B" } ?? "",
+            ])
         }
         print("\nPeak memory, one child process per contender (Int values; fill the store, read every key)")
-        print(render(rows, rightAligned: [1, 2, 3, 4]))
+        print(render(rows, rightAligned: [1, 2, 3, 4, 5]))
     }
 
     static func mib(_ kib: Int) -> String { String(format: "%.1f MiB", Double(kib) / 1024) }

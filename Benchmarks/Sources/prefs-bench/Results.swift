@@ -54,6 +54,9 @@ struct PeakMemory: Codable {
     var baseKiB: Int
     /// VmHWM at the end: after filling the store and reading every key.
     var peakKiB: Int
+    /// The heap in use then (before the store closes) less the heap in use at the base: what the contender keeps.
+    /// Nil in runs before it was measured, and where malloc cannot tell.
+    var heapBytes: Int?
 }
 
 /// One row of a comparison rule: `subject` against `baseline`, optionally with a target.

@@ -71,7 +71,7 @@ final class Bench {
             try concurrent(data(n, Int.self)); try concurrent(data(n, String.self))
         }
         if workloads.contains(7) { try dialogGate() }
-        if workloads.contains(8) { try peakMemory(n: settings.quick ? 1_000 : 100_000) }
+        if workloads.contains(8) { for n in settings.quick ? [1_000] : [1_000, 100_000] { try peakMemory(n: n) } }
         if workloads.contains(9) { try postgreSQL(n: sizes.min() ?? 1_000) }
         if workloads.contains(10) { for n in settings.quick ? [200] : [200, 1_000] { try appLaunch(n: n) } }
         if workloads.contains(11) { for n in sizes where n <= 10_000 { try codableValues(n: n) } }

@@ -168,6 +168,8 @@ public final class Prefs: Sendable {
         enum Hit {
             case bits(UInt64, ObjectIdentifier)
             case string(String)
+            /// Nothing is stored: the key reads its initial value (told by the entry's identity, without reaching it).
+            case absent
             case entry(Entry)
         }
 
@@ -176,7 +178,7 @@ public final class Prefs: Sendable {
         func hit(_ name: CacheName) -> Hit? {
             guard let slot = cache[name] else { return nil }
             switch slot.inline {
-            case .none: return .entry(slot.entry)
+            case .none: return slot.entry === Entry.absent ? .absent : .entry(slot.entry)
             case .bits(let bits, let type): return .bits(bits, type)
             case .string(let string): return .string(string)
             }
@@ -286,6 +288,8 @@ public final class Prefs: Sendable {
                 if type == ObjectIdentifier(Value.self) { return State.Slot.inlineValue(bits, as: Value.self) }
             case .string(let string)?:
                 if ObjectIdentifier(Value.self) == ObjectIdentifier(String.self) { return unsafeBitCast(string, to: Value.self) }
+            case .absent?:
+                return key.initial
             case .entry(let entry)?:
                 if entry.holdsDecoded(Value.self) { return entry.decodedValue(as: Value.self) }
                 if entry.stored == nil { return key.initial }
@@ -318,6 +322,8 @@ public final class Prefs: Sendable {
             return .stored(unsafeBitCast(string, to: Value.self))
         case .entry(let entry)? where entry.holdsDecoded(Value.self):
             return .stored(entry.decodedValue(as: Value.self))
+        case .absent?:
+            return .initial(key.initial)
         default: break
         }
         let entry = cachedEntry(for: key)

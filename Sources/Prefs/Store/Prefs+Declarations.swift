@@ -47,7 +47,7 @@ extension Prefs {
             state.declarationEpoch &+= 1
             for name in names {
                 state.declared.remove(name)
-                state.cache[CacheName(name)]?.declared = false
+                state.cache.update(CacheName(name)) { $0.declared = false }
             }
         }
         try commit(Changeset(removedDeclarations: Set(names)))

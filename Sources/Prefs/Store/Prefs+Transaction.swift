@@ -184,7 +184,7 @@ extension Prefs {
     func invalidateCachedValues(forKeys keys: some Sequence<String>) {
         state.withLock { state in
             state.generation &+= 1
-            for key in keys { state.cache.removeValue(forKey: CacheName(key)) }
+            for key in keys { state.cache.remove(CacheName(key)) }
         }
     }
 }

@@ -183,7 +183,7 @@ public final class Prefs: Sendable {
             case .string(let string): return .string(string)
             }
         }
-        var cache: [CacheName: Slot] = [:]
+        var cache = CacheTable()
         /// Bumped by every change to the cache; a read that raced with a write does not fill the cache.
         var generation: UInt64 = 0
         /// Keys whose declaration this process has checked or recorded. A cache slot may say so too.
@@ -235,7 +235,7 @@ public final class Prefs: Sendable {
 
         /// Caches `entry` for `name`, keeping what the slot knew of its declaration (and nothing of its inline value).
         mutating func cache(_ entry: Entry, for name: String) {
-            cache[CacheName(name), default: Slot(entry: entry)].replaceEntry(entry)
+            cache.update(CacheName(name), default: Slot(entry: entry)) { $0.replaceEntry(entry) }
         }
     }
 
@@ -336,7 +336,9 @@ public final class Prefs: Sendable {
             state.withLock { state in
                 let name = CacheName(key)
                 guard state.cache[name]?.entry === entry else { return }  // a write or a refresh came first
-                if inline { state.cache[name]?.keepInline(value) } else { state.cache[name]?.entry = decodedEntry }
+                state.cache.update(name) { slot in
+                    if inline { slot.keepInline(value) } else { slot.entry = decodedEntry }
+                }
             }
             return .stored(value)
         } catch {
@@ -581,11 +583,11 @@ extension Changeset {
     }
 }
 
-/// A name in the store's cache, with its hash computed once: a typed key's when it is declared (``Prefs/Keys``), so
-/// that a cache hit hashes nothing; any other name's when it is made. The hash is the name's own `hashValue`
-/// (SipHash, seeded per process), mixed with each dictionary's seed, so a file full of names chosen to collide gains
-/// nothing it would not gain against `[String: …]`.
-struct CacheName: Hashable {
+/// A name in the store's cache (``CacheTable``), with its hash computed once: a typed key's when it is declared
+/// (``Prefs/Keys``), so that a cache hit hashes nothing; any other name's when it is made. The hash is the name's own
+/// `hashValue` (SipHash, seeded per process), so a file full of names chosen to collide gains nothing it would not gain
+/// against `[String: …]`.
+struct CacheName {
     let name: String
     let hash: Int
 
@@ -599,19 +601,9 @@ struct CacheName: Hashable {
         hash = key.nameHash
     }
 
-    static func == (lhs: CacheName, rhs: CacheName) -> Bool {
-        lhs.hash == rhs.hash && lhs.name == rhs.name
-    }
-
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(hash)
-    }
-
-    /// What `Dictionary` asks for: the hash mixed with the dictionary's seed by one multiply-xorshift step, instead
-    /// of a whole SipHash round (`hash(into:)` and `finalize()`) over an `Int` on every lookup.
-    func _rawHashValue(seed: Int) -> Int {
-        var mixed = UInt64(bitPattern: Int64(hash ^ seed)) &* 0x9E37_79B9_7F4A_7C15
-        mixed ^= mixed >> 32
-        return Int(bitPattern: UInt(mixed))
+    /// A name with a hash of the caller's choosing (tests that make names collide).
+    init(_ name: String, hash: Int) {
+        self.name = name
+        self.hash = hash
     }
 }

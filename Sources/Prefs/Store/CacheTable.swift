@@ -1,0 +1,194 @@
+/// The store's cache of keys: an open-addressing hash table, probed linearly and at most 13/16 full, whose buckets hold
+/// a name's hash, the name and its slot side by side.
+///
+/// Why not `Dictionary`: a `Dictionary` keeps its keys and its values in two arrays, so a lookup reads a line of each,
+/// and it doubles its table whenever it is 3/4 full (at 100,000 keys it holds 262,144 buckets, 2.6 per key). Here a
+/// lookup reads one bucket (and its neighbours when names collide), and the same 100,000 keys take 131,072 buckets. The hash is the name's own (``CacheName``:
+/// SipHash, seeded per process, computed once per key), so names chosen to collide gain nothing they would not gain
+/// against `Dictionary`.
+///
+/// Memory: one allocation of `capacity` buckets. A bucket's first word is its tag: 0 when the bucket is empty (the rest
+/// of it uninitialized), else the hash with its top bit set; a lookup compares tags before it compares names. Removal
+/// shifts the buckets after a hole back into it (no tombstones), so a probe always ends at an empty bucket.
+struct CacheTable: ~Copyable {
+    typealias Slot = Prefs.State.Slot
+
+    private struct Bucket {
+        var tag: Int
+        var name: String
+        var slot: Slot
+    }
+
+    private var buckets: UnsafeMutablePointer<Bucket>?
+    /// The number of buckets, a power of two (0 before the first insertion).
+    private var capacity = 0
+    private(set) var count = 0
+
+    init() {
+        assert(MemoryLayout<Bucket>.offset(of: \Bucket.tag) == 0, "a bucket's tag is read as its first word")
+    }
+
+    deinit {
+        guard let buckets else { return }
+        for index in 0..<capacity where tag(at: index) != 0 { (buckets + index).deinitialize(count: 1) }
+        buckets.deallocate()
+    }
+
+    /// The slot for `name`, or nil; setting nil removes it.
+    subscript(name: CacheName) -> Slot? {
+        @inline(__always) get {
+            guard let index = index(of: name) else { return nil }
+            return buckets.unsafelyUnwrapped[index].slot
+        }
+        set {
+            if let newValue { insert(newValue, for: name) } else { remove(name) }
+        }
+    }
+
+    /// Runs `body` on the slot of `name` if there is one (`cache[name]?.field = …`).
+    mutating func update(_ name: CacheName, _ body: (inout Slot) -> Void) {
+        guard let index = index(of: name) else { return }
+        body(&buckets.unsafelyUnwrapped[index].slot)
+    }
+
+    /// Runs `body` on the slot of `name`, inserting `makeDefault()` first when there is none.
+    mutating func update(_ name: CacheName, default makeDefault: @autoclosure () -> Slot, _ body: (inout Slot) -> Void) {
+        let index = index(of: name) ?? insertNew(makeDefault(), for: name)
+        body(&buckets.unsafelyUnwrapped[index].slot)
+    }
+
+    /// Sets the slot for `name`.
+    mutating func insert(_ slot: Slot, for name: CacheName) {
+        if let index = index(of: name) {
+            buckets.unsafelyUnwrapped[index].slot = slot
+        } else {
+            _ = insertNew(slot, for: name)
+        }
+    }
+
+    /// Removes the slot for `name`, if any.
+    mutating func remove(_ name: CacheName) {
+        guard let index = index(of: name) else { return }
+        remove(at: index)
+    }
+
+    /// Removes every slot.
+    mutating func removeAll(keepingCapacity keep: Bool = false) {
+        if let buckets {
+            for index in 0..<capacity where tag(at: index) != 0 {
+                (buckets + index).deinitialize(count: 1)
+                setEmpty(index)
+            }
+            if !keep {
+                buckets.deallocate()
+                self.buckets = nil
+                capacity = 0
+            }
+        }
+        count = 0
+    }
+
+    /// Makes room for `minimumCount` slots without another allocation.
+    mutating func reserveCapacity(_ minimumCount: Int) {
+        if minimumCount > Self.maximumCount(capacity) { resize(to: Self.capacity(for: minimumCount)) }
+    }
+
+    // MARK: - The table
+
+    private static let tagBit = Int.min
+
+    /// How many slots `capacity` buckets hold: 13/16 of them (a probe that finds nothing reads some 13 buckets when
+    /// the table is that full, 5 when it is half as full).
+    private static func maximumCount(_ capacity: Int) -> Int {
+        capacity - capacity / 16 * 3
+    }
+
+    /// The smallest power of two (at least 16) whose 13/16 hold `count`.
+    private static func capacity(for count: Int) -> Int {
+        var capacity = 16
+        while maximumCount(capacity) < count { capacity *= 2 }
+        return capacity
+    }
+
+    /// The tag of bucket `index`, read without touching the rest of it (which is uninitialized in an empty bucket).
+    @inline(__always)
+    private func tag(at index: Int) -> Int {
+        UnsafeRawPointer(buckets.unsafelyUnwrapped + index).load(as: Int.self)
+    }
+
+    @inline(__always)
+    private func setEmpty(_ index: Int) {
+        UnsafeMutableRawPointer(buckets.unsafelyUnwrapped + index).storeBytes(of: 0, as: Int.self)
+    }
+
+    @inline(__always)
+    private func index(of name: CacheName) -> Int? {
+        guard let buckets else { return nil }
+        let mask = capacity &- 1
+        let tag = name.hash | Self.tagBit
+        var index = name.hash & mask
+        while true {
+            let found = self.tag(at: index)
+            if found == 0 { return nil }
+            if found == tag, buckets[index].name == name.name { return index }
+            index = (index &+ 1) & mask
+        }
+    }
+
+    /// Inserts a slot for a name the table does not hold; returns its bucket.
+    private mutating func insertNew(_ slot: Slot, for name: CacheName) -> Int {
+        if count + 1 > Self.maximumCount(capacity) { resize(to: Self.capacity(for: count + 1)) }
+        let index = emptyBucket(for: name.hash)
+        (buckets.unsafelyUnwrapped + index).initialize(to: Bucket(tag: name.hash | Self.tagBit, name: name.name, slot: slot))
+        count += 1
+        return index
+    }
+
+    /// The first empty bucket from `hash`'s own.
+    private func emptyBucket(for hash: Int) -> Int {
+        let mask = capacity &- 1
+        var index = hash & mask
+        while tag(at: index) != 0 { index = (index &+ 1) & mask }
+        return index
+    }
+
+    /// Empties bucket `index` and moves the buckets after it that may move back, so every probe still ends at an empty
+    /// bucket: a bucket moves into the hole when the hole lies between its own bucket and where it is.
+    private mutating func remove(at removed: Int) {
+        let buckets = buckets.unsafelyUnwrapped
+        let mask = capacity &- 1
+        (buckets + removed).deinitialize(count: 1)
+        setEmpty(removed)
+        count -= 1
+        var hole = removed
+        var index = (removed &+ 1) & mask
+        while true {
+            let tag = self.tag(at: index)
+            if tag == 0 { break }
+            let home = tag & mask
+            if (index &- home) & mask >= (index &- hole) & mask {
+                (buckets + hole).moveInitialize(from: buckets + index, count: 1)
+                setEmpty(index)
+                hole = index
+            }
+            index = (index &+ 1) & mask
+        }
+    }
+
+    /// Moves every bucket into a new table of `newCapacity` buckets.
+    private mutating func resize(to newCapacity: Int) {
+        let old = buckets
+        let oldCapacity = capacity
+        let new = UnsafeMutablePointer<Bucket>.allocate(capacity: newCapacity)
+        buckets = new
+        capacity = newCapacity
+        for index in 0..<newCapacity { setEmpty(index) }
+        guard let old else { return }
+        for index in 0..<oldCapacity {
+            let tag = UnsafeRawPointer(old + index).load(as: Int.self)
+            guard tag != 0 else { continue }
+            (new + emptyBucket(for: tag)).moveInitialize(from: old + index, count: 1)
+        }
+        old.deallocate()
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+@_spi(Tooling) @testable import Prefs
+import Testing
+
+/// The store's cache table against a `Dictionary` doing the same: random insertions, updates and removals, with names
+/// whose hashes collide on purpose, so probes wrap around the table and removals shift runs of buckets back.
+@Suite("Cache table")
+struct CacheTableTests {
+    /// A deterministic generator (SplitMix64), so a failure names a seed that reproduces it.
+    struct Generator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    static let entries = (0..<8).map { Prefs.State.Entry(try? StoredValue($0)) }
+
+    /// The name `k<index>`; its hash one of `spread` values (all alike for 1), or its own.
+    static func name(_ index: Int, spread: Int?) -> CacheName {
+        let text = "k\(index)"
+        guard let spread else { return CacheName(text) }
+        // Hashes near the top of the table too, so a run wraps around to the start.
+        return CacheName(text, hash: (index % spread) &* 7 &- 3)
+    }
+
+    @Test("random operations read as a Dictionary does", arguments: [nil, 1, 3, 64] as [Int?], [UInt64(1), 2, 3])
+    func matchesDictionary(spread: Int?, seed: UInt64) {
+        var random = Generator(state: seed)
+        var table = CacheTable()
+        var model: [String: (entry: Int, declared: Bool)] = [:]
+        for step in 0..<4_000 {
+            let index = Int.random(in: 0..<300, using: &random)
+            let name = Self.name(index, spread: spread)
+            switch Int.random(in: 0..<100, using: &random) {
+            case 0..<40:
+                let entry = Int.random(in: 0..<Self.entries.count, using: &random)
+                table[name] = Prefs.State.Slot(entry: Self.entries[entry])
+                model[name.name] = (entry, false)
+            case 40..<55:
+                table.update(name) { $0.declared = true }
+                model[name.name]?.declared = true
+            case 55..<65:
+                table.update(name, default: Prefs.State.Slot(entry: Self.entries[0])) { $0.declared.toggle() }
+                let current = model[name.name] ?? (0, false)
+                model[name.name] = (current.entry, !current.declared)
+            case 65..<95:
+                table[name] = nil
+                model[name.name] = nil
+            case 95..<98:
+                table.reserveCapacity(Int.random(in: 0..<600, using: &random))
+            default:
+                let keep = Bool.random(using: &random)
+                table.removeAll(keepingCapacity: keep)
+                model.removeAll()
+            }
+            #expect(table.count == model.count, "step \(step)")
+            if step % 97 == 0 || step > 3_900 {
+                for probe in 0..<300 {
+                    let slot = table[Self.name(probe, spread: spread)]
+                    let expected = model["k\(probe)"]
+                    #expect(slot?.entry === expected.map { Self.entries[$0.entry] }, "step \(step), k\(probe)")
+                    #expect(slot?.declared == expected?.declared, "step \(step), k\(probe)")
+                }
+            }
+        }
+    }
+
+    @Test("a name is found by its text, not its hash alone; equal texts with the cache's own hashes agree")
+    func namesCompareByText() {
+        var table = CacheTable()
+        table[CacheName("a", hash: 5)] = Prefs.State.Slot(entry: Self.entries[1])
+        #expect(table[CacheName("b", hash: 5)] == nil)
+        #expect(table[CacheName("a", hash: 5)]?.entry === Self.entries[1])
+        table[CacheName("name")] = Prefs.State.Slot(entry: Self.entries[2])
+        #expect(table[CacheName(Prefs.Key<Int>("name", initial: 0))]?.entry === Self.entries[2])
+    }
+}

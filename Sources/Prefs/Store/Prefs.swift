@@ -210,7 +210,7 @@ public final class Prefs: Sendable {
         /// Puts what a commit wrote into the cache (a new generation, so no read that raced with it caches older data).
         /// `declaring`: a key whose declaration is now known to be recorded (the one a ``Prefs/set(_:for:)`` wrote),
         /// with the ``declarationEpoch`` at which that was checked.
-        mutating func cacheCommitted(_ changes: Changeset, declaring: (name: String, epoch: UInt64)? = nil) {
+        mutating func cacheCommitted(_ changes: Changeset, declaring: (name: CacheName, epoch: UInt64)? = nil) {
             generation &+= 1
             let declaredName = declaring?.epoch == declarationEpoch ? declaring?.name : nil
             if changes.values.count > 1 { cache.reserveCapacity(cache.count + changes.values.count) }  // one table, not a doubling per key
@@ -220,8 +220,8 @@ public final class Prefs: Sendable {
                 case .set(let value): entry = .stored(value)
                 case .remove: entry = .absent
                 }
-                if declaredName == name {
-                    cache[CacheName(name)] = Slot(entry: entry, declared: true)
+                if let declaredName, declaredName.name == name {
+                    cache[declaredName] = Slot(entry: entry, declared: true)  // the key's own hash, kept: no hashing
                 } else {
                     cache(entry, for: name)
                 }
@@ -229,8 +229,8 @@ public final class Prefs: Sendable {
         }
 
         /// Whether `name`'s declaration is known to be recorded: one lookup when its cache slot says so.
-        func isDeclared(_ name: String) -> Bool {
-            cache[CacheName(name)]?.declared == true || declared.contains(name)
+        func isDeclared(_ name: CacheName) -> Bool {
+            cache[name]?.declared == true || declared.contains(name.name)
         }
 
         /// Caches `entry` for `name`, keeping what the slot knew of its declaration (and nothing of its inline value).
@@ -429,7 +429,8 @@ public final class Prefs: Sendable {
         var changes = Changeset()
         changes.values[key.name] = change
         for former in key.formerNames { changes.values[former] = .remove }
-        let (isDeclared, epoch) = state.withLock { ($0.isDeclared(key.name), $0.declarationEpoch) }
+        let cacheName = CacheName(key)
+        let (isDeclared, epoch) = state.withLock { ($0.isDeclared(cacheName), $0.declarationEpoch) }
         if !isDeclared {
             // The first write of a key in this process records its declaration in the same step.
             // When the recorded declaration cannot be read, recording it again is harmless.
@@ -439,7 +440,7 @@ public final class Prefs: Sendable {
         }
         // The written value is not cached as given: the next read decodes what was stored, so it reads exactly what
         // another process or the next launch reads (a URL relative to a base comes back in its absolute form).
-        try commit(changes, declaring: (key.name, epoch), operation: operation)
+        try commit(changes, declaring: (cacheName, epoch), operation: operation)
     }
 
     /// Removes the stored values of `keys` (and of their former names), so they read their initial values.
@@ -517,7 +518,7 @@ public final class Prefs: Sendable {
     /// Applies `changes` through the backend, then updates the cache and tells observers.
     /// `operation` names the public call, for the error when it is made from inside a transaction body.
     /// `declaring`: a key whose declaration is recorded once this commits, and the declaration epoch it was checked at.
-    func commit(_ changes: Changeset, declaring: (name: String, epoch: UInt64)? = nil, operation: String = #function) throws {
+    func commit(_ changes: Changeset, declaring: (name: CacheName, epoch: UInt64)? = nil, operation: String = #function) throws {
         guard !changes.isEmpty else { return }
         let (flushInterval, silenced) = try io.withBackend(operation) { backend throws -> (Duration?, Changeset?) in
             do {

@@ -51,6 +51,7 @@ extension Prefs {
         let schedule = state.withLock { state -> Bool in
             guard !state.flushScheduled, !state.closed else { return false }
             state.flushScheduled = true
+            state.joinedExitFlush = true
             return true
         }
         guard schedule else { return }

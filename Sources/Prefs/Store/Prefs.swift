@@ -199,6 +199,8 @@ public final class Prefs: Sendable {
         var polling: UInt64?
         var pollGeneration: UInt64 = 0
         var flushScheduled = false
+        /// Whether the store joined ``ExitFlush`` (its first scheduled flush), so that its release leaves it.
+        var joinedExitFlush = false
         var closed = false
         var diagnostics: [Diagnostic] = []
         /// The last poll's failure, reported once until a poll succeeds or fails differently.
@@ -268,7 +270,7 @@ public final class Prefs: Sendable {
 
     deinit {
         finishObservers()
-        ExitFlush.forget(ObjectIdentifier(self))
+        if state.withLock({ $0.joinedExitFlush }) { ExitFlush.forget(ObjectIdentifier(self)) }
         do {
             try io.close { backend in try backend.flush() }
         } catch {

@@ -31,6 +31,41 @@ extension JSONParserCore {
         }
     }
 
+    /// Checks the string whose opening quote is at `pos` as ``parseString()`` reads it (the same errors at the same
+    /// places) without making it; leaves `pos` after the closing quote. Returns whether it is plain: ASCII without an
+    /// escape, so that its bytes are its characters.
+    @discardableResult
+    mutating func skipString() throws(JSONParseError) -> Bool {
+        var plain = true
+        var index = pos + 1
+        while true {
+            while index + 8 <= end {
+                let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+                if Self.needsAttention(word) { break }
+                index += 8
+            }
+            guard index < end else { throw unterminatedString() }
+            let byte = base[index]
+            if byte == UInt8(ascii: "\"") {
+                pos = index + 1
+                return plain
+            }
+            if byte == UInt8(ascii: "\\") {
+                plain = false
+                scratch.removeAll(keepingCapacity: true)
+                index = try decodeEscape(at: index)  // checked as parsed; what it decodes is dropped
+            } else if byte < 0x20 {
+                throw controlCharacter(at: index)
+            } else if byte < 0x80 {
+                index += 1
+            } else {
+                plain = false
+                guard let length = scalarLength(at: index) else { throw fail("invalid UTF-8", at: index) }
+                index += length
+            }
+        }
+    }
+
     /// Whether any byte of `word` is `"`, `\`, below 0x20 or above 0x7F.
     @inline(__always)
     private static func needsAttention(_ word: UInt64) -> Bool {
@@ -212,8 +247,23 @@ extension JSONParserCore {
     /// a significand below 2^53 and a power of ten up to 10^22, one correctly rounded operation) and
     /// otherwise the standard library's correctly rounded `Double(String)`.
     public mutating func parseNumber() throws(JSONParseError) -> Builder.Value {
+        let mark = builder.mark(at: pos)
+        switch try scanNumber() {
+        case .int(let value): return builder.makeInt(value, mark)
+        case .double(let value): return builder.makeDouble(value, mark)
+        }
+    }
+
+    /// A number's value: an integer literal's, or a double's.
+    enum Number {
+        case int(Int)
+        case double(Double)
+    }
+
+    /// Reads the number starting at `pos` (see ``parseNumber()``); leaves `pos` after it.
+    @inline(__always)
+    mutating func scanNumber() throws(JSONParseError) -> Number {
         let start = pos
-        let mark = builder.mark(at: start)
         var index = pos
         let negative = base[index] == UInt8(ascii: "-")
         if negative { index += 1 }
@@ -268,17 +318,17 @@ extension JSONParserCore {
             // Digits were accumulated with wrapping arithmetic; 19 digits always fit in UInt64.
             let limit: UInt64 = negative ? 1 << 63 : UInt64(Int64.max)
             guard digitCount <= 19, significand <= limit else { throw outOfRange(from: start, to: index) }
-            return builder.makeInt(negative ? Int(truncatingIfNeeded: 0 &- significand) : Int(significand), mark)
+            return .int(negative ? Int(truncatingIfNeeded: 0 &- significand) : Int(significand))
         }
         let power = exponent - fractionDigits
         if digitCount <= 19, significand <= 1 << 53, (-22...22).contains(power) {
             var value = Double(significand)
             value = power < 0 ? value / jsonPowersOfTen[-power] : value * jsonPowersOfTen[power]
-            return builder.makeDouble(negative ? -value : value, mark)
+            return .double(negative ? -value : value)
         }
         let text = String(decoding: UnsafeBufferPointer(start: base + start, count: index - start), as: UTF8.self)
         guard let value = Double(text), value.isFinite else { throw outOfRange(from: start, to: index) }
-        return builder.makeDouble(value, mark)
+        return .double(value)
     }
 
     @inline(__always)

@@ -169,8 +169,13 @@ final class JSONFileBackend: PrefsBackend {
 
     // MARK: - Reading
 
-    func value(forKey key: String) -> StoredValue? { document.values[key] }
-    func allValues() -> [String: StoredValue] { document.values }
+    /// The value under `key`: its entry is decoded on its first read (see ``JSONStoreDocument/Values``).
+    func value(forKey key: String) -> StoredValue? { document.values.decodedValue(forKey: key) }
+
+    func allValues() -> [String: StoredValue] {
+        document.values.decodeAll()
+        return document.values.decoded()
+    }
     func declarations() -> [String: KeyDeclaration] { document.declarations }
 
     /// Catches up with the files: the journal's new records when only they changed, the snapshot and the whole journal
@@ -505,6 +510,7 @@ final class JSONFileBackend: PrefsBackend {
     /// nothing: before the snapshot's rename, the old snapshot and its journal hold everything; after it, the new
     /// snapshot does, and the old journal (another generation) is never applied again.
     private func compact() throws(PrefsError) {
+        document.values.decodeAll()  // here, not in a copy that write(_:) would make of the table
         try writeWithNewGeneration(document)
     }
 
@@ -565,6 +571,10 @@ final class JSONFileBackend: PrefsBackend {
 
     /// Replaces the file with `next` and makes it the committed document. Called under the lock.
     private func write(_ next: JSONStoreDocument) throws(PrefsError) {
+        var next = next
+        // Encoding needs every value: decode them once and keep them, so that the next compaction parses nothing again
+        // and the bytes of the file read are let go.
+        next.values.decodeAll()
         let data = next.encoded()
         stamp = try folder.created().replace(folder.name, with: data, sync: options.durability == .powerLoss, trace: options.trace)
         snapshotDigest = JSONJournal.SnapshotDigest(data)

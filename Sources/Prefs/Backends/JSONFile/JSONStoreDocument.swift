@@ -40,26 +40,28 @@ struct JSONStoreDocument: Sendable, Hashable {
 
     /// The format version of the file read; the newest for a new document.
     var formatVersion = JSONStoreDocument.formatVersion
-    var values: [String: StoredValue] = [:]
+    /// The values by key, each decoded when first read (see ``Values``).
+    var values = Values()
     var declarations: [String: KeyDeclaration] = [:]
     /// Top-level members written by a newer release or by hand, kept on rewrite.
     var unknownMembers: [String: JSON] = [:]
 
     init() {}
 
-    /// Reads a store document; every error names `path` and, for bad JSON, the line and column.
+    /// Reads a store document; every error names `path` and, for bad JSON, the line and column. The whole file is
+    /// checked, but its values are decoded only when read (see ``Values``).
     init(data: Data, path: String) throws(PrefsError) {
         guard !data.isEmpty else {
             throw .corruptStore(path: path, reason: "the file is empty; a Prefs JSON store is an object with \"formatVersion\" and \"values\"")
         }
-        let root: JSON
+        let parsed: JSON.KeptMembers
         do {
-            root = try JSON.parse(data)
+            parsed = try JSON.parse(data, keepingMembersOf: "values")
         } catch {
             throw .corruptStore(path: path, reason: "invalid JSON at \(error.location.line):\(error.location.column): \(error.message)")
         }
-        guard case .object(var members) = root else {
-            throw .corruptStore(path: path, reason: "expected a JSON object at the top level, found \(root.kindName)")
+        guard case .object(var members) = parsed.root else {
+            throw .corruptStore(path: path, reason: "expected a JSON object at the top level, found \(parsed.root.kindName)")
         }
         guard let versionMember = members.removeValue(forKey: "formatVersion") else {
             throw .corruptStore(path: path, reason: "missing \"formatVersion\": this JSON file is not a Prefs store")
@@ -72,14 +74,10 @@ struct JSONStoreDocument: Sendable, Hashable {
         }
         formatVersion = version
         members.removeValue(forKey: "format")
-        if let valuesMember = members.removeValue(forKey: "values") {
-            guard case .object(let entries) = valuesMember else {
-                throw .corruptStore(path: path, reason: "$.values: expected an object, found \(valuesMember.kindName)")
-            }
-            values.reserveCapacity(entries.count)
-            for (key, entry) in entries {
-                values[key] = Self.storedValue(from: entry)
-            }
+        if let entries = parsed.kept {
+            values = Values(entries, in: data)
+        } else if let valuesMember = members.removeValue(forKey: "values") {
+            throw .corruptStore(path: path, reason: "$.values: expected an object, found \(valuesMember.kindName)")
         }
         if let declaredMember = members.removeValue(forKey: "declared") {
             declarations = try Self.declarations(from: declaredMember, named: "declared", path: path)
@@ -142,7 +140,8 @@ struct JSONStoreDocument: Sendable, Hashable {
 
     /// Applies changes in place (one access to `self`, so a class holding the document is not accessed twice at once).
     mutating func apply(_ changes: Changeset) {
-        changes.apply(to: &values, declarations: &declarations)
+        values.apply(changes.values)
+        changes.applyDeclarations(to: &declarations)
     }
 
     /// The document as pretty, sorted JSON with a trailing newline, in its ``formatVersion`` (format 1 through
@@ -177,7 +176,7 @@ extension JSONStoreDocument {
         document.formatVersion = Self.journallessFormatVersion
         document.unknownMembers[JSONJournal.generationMember] = nil
         document.unknownMembers[Self.declaredInFullMember] = nil
-        for (key, value) in values {
+        for (key, value) in values.decoded() {
             if let form = value.formatOneForm, form != value { document.values[key] = form }
         }
         var inFull: [String: JSON] = [:]

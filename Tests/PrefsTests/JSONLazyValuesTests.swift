@@ -1,0 +1,202 @@
+import Foundation
+import TestFixtures
+@_spi(Tooling) @testable import Prefs
+import PrefsJSON
+@_spi(Harness) import PrefsTestSupport
+import Testing
+
+/// Opening a JSON store checks its whole file but decodes a value only when it is read (`JSONStoreDocument.Values`):
+/// what a store reads, refuses and writes is what it was when the whole file was decoded at open.
+@Suite("JSON store: values decoded when read")
+struct JSONLazyValuesTests {
+    static let count = Prefs.Key<Int>("count", initial: 0)
+
+    /// A store file of format 2 holding `values` (the text of the `"values"` object's members) as written.
+    static func storeFile(_ values: String) -> Data {
+        Data(
+            """
+            {
+              "declared": {},
+              "format": "prefs",
+              "formatVersion": 2,
+              "values": {
+            \(values)
+              }
+            }
+
+            """.utf8)
+    }
+
+    /// The reason `JSONStoreDocument` gave for bad JSON before it kept values as bytes: `JSON.parse`'s error.
+    static func wholeFileReason(_ data: Data) -> String? {
+        do {
+            _ = try JSON.parse(data)
+            return nil
+        } catch {
+            return "invalid JSON at \(error.location.line):\(error.location.column): \(error.message)"
+        }
+    }
+
+    @Test("a store opens without decoding its values, and a read decodes that value alone")
+    func readsDecodeOnlyWhatIsRead() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let prefs = try Prefs(.jsonFile(url))
+        try prefs.batch { transaction in
+            for index in 0..<50 { try transaction.set(index * 7, for: Prefs.Key<Int>("k\(index)", initial: 0)) }
+            try transaction.set(["a", "b"], for: .tags)
+            try transaction.set(WindowFrame(width: 1, height: 2, title: "t"), for: .frame)
+        }
+        try prefs.close()
+
+        var document = try JSONStoreDocument(data: Data(contentsOf: url), path: url.path)
+        #expect(document.values.count == 52 && document.values.undecodedCount == 52, "nothing decoded at open")
+        #expect(document.values.decodedValue(forKey: "k3") == StoredValue(type: .int, json: .int(21)))
+        #expect(document.values.undecodedCount == 51, "the value read, and no other")
+        #expect(document.values["tags"] == StoredValue(type: .array(.string), json: .array([.string("a"), .string("b")])))
+        #expect(document.values.undecodedCount == 51, "a plain read decodes without keeping it")
+
+        let reopened = try Prefs(.jsonFile(url))
+        #expect(reopened[Prefs.Key<Int>("k49", initial: 0)] == 343)
+        #expect(reopened[.frame] == WindowFrame(width: 1, height: 2, title: "t"))
+        #expect(reopened[.tags] == ["a", "b"])
+        #expect(try reopened.snapshot().count == 52)
+    }
+
+    @Test(
+        "bad JSON in a value nobody reads still fails the open, with the line and column it always had",
+        arguments: [
+            (#"    "a": {"type": "int", "value": 01}"#, "invalid JSON at 7:35: leading zeros are not allowed in numbers"),
+            (#"    "a": {"type": "int", "value": 1, "type": "int"}"#, #"invalid JSON at 7:38: duplicate key "type""#),
+            (#"    "a": {"type": "int", "value": 1},\#n    "a": {"type": "int", "value": 2}"#, #"invalid JSON at 8:5: duplicate key "a""#),
+            (#"    "a": {"type": "[int]", "value": [1, 2,]}"#, "invalid JSON at 7:43: expected a value, found ']' (trailing commas are not allowed)"),
+            (#"    "a": {"type": "string", "value": "\x"}"#, #"invalid JSON at 7:40: expected one of " \ / b f n r t u after '\', found 'x'"#),
+            (#"    "a": {"type": "int", "value": 9223372036854775808}"#, "invalid JSON at 7:35: number 9223372036854775808 is out of range"),
+            (#"    "a": {"type": "json", "value": {"b": tru}}"#, "invalid JSON at 7:42: expected a value, found 'tru'"),
+            (#"    "a": {"type": "json", "value": "#, "invalid JSON at 8:3: expected a value, found '}'"),
+            (#"    "a": 1,"#, "invalid JSON at 8:3: expected a string key, found '}' (trailing commas are not allowed)"),
+            (
+                #"    "a": {"type": "json", "value": \#(String(repeating: "[", count: 255))\#(String(repeating: "]", count: 255))}"#,
+                "invalid JSON at 7:289: nesting deeper than 256 levels"
+            ),
+        ])
+    func badValueFailsTheOpen(values: String, reason: String) throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let data = Self.storeFile(#"    "good": {"type": "int", "value": 1},"# + "\n" + values)
+        try data.write(to: url)
+        #expect(Self.wholeFileReason(data) == reason, "the message a whole-file parse gives")
+        #expect(throws: PrefsError.corruptStore(path: url.path, reason: reason)) { _ = try Prefs(.jsonFile(url)) }
+        #expect(throws: PrefsError.corruptStore(path: url.path, reason: reason)) { _ = try JSONStoreDocument(data: data, path: url.path) }
+        #expect(try Data(contentsOf: url) == data, "kept byte for byte")
+    }
+
+    @Test("values written by hand read as before: bare values by the type their JSON implies, tags in any order and spacing")
+    func handWrittenValues() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        try Self.storeFile(
+            """
+                "launchCount"   :3,
+                "name": "by hand",
+                "tags": ["x",
+                   "y"],
+                "ratio": { "value" : 0.25 , "type":"double" },
+                "count": {"type": "int", "value": 4, "note": "three members: a bare object"}
+            """
+        ).write(to: url)
+        let prefs = try Prefs(.jsonFile(url))
+        #expect(prefs[.launchCount] == 3)
+        #expect(prefs[.name] == "by hand")
+        #expect(prefs[.tags] == ["x", "y"])
+        #expect(prefs[.ratio] == 0.25)
+        let eager = try JSON.parse(Data(contentsOf: url))
+        guard case .object(let entries)? = eager["values"] else {
+            Issue.record("no values")
+            return
+        }
+        #expect(try prefs.snapshot() == entries.mapValues(JSONStoreDocument.storedValue(from:)), "as a whole-file decode reads them")
+    }
+
+    @Test("a compaction after reading a few values writes every other value as it was, hand-written ones in their written form")
+    func compactionKeepsUnreadValues() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let writer = try Prefs(.jsonFile(url))
+        try writer.batch { transaction in
+            for index in 0..<40 {
+                let key = "k\(index)"
+                switch index % 4 {
+                case 0: try transaction.set(index, for: Prefs.Key<Int>(key, initial: 0))
+                case 1: try transaction.set("text \(index) \u{e9}\n\"", for: Prefs.Key<String>(key, initial: ""))
+                case 2: try transaction.set([Double(index) / 3, -0.0, 1e300], for: Prefs.Key<[Double]>(key, initial: []))
+                default:
+                    try transaction.set(
+                        WindowFrame(width: index, height: 1, title: "w\(index)"),
+                        for: Prefs.Key<WindowFrame>(key, initial: .init(width: 0, height: 0, title: "")))
+                }
+            }
+        }
+        try writer.close()
+        // Values a person added by hand, in no canonical form.
+        var text = try String(contentsOf: url, encoding: .utf8)
+        text = text.replacingOccurrences(
+            of: "\"values\": {",
+            with: #""values": {"bare": 3, "spaced" : { "value" : [1.50,2E0] , "type":"[double]" }, "escaped": {"type": "string", "value": "\u0041\/"},"#)
+        try Data(text.utf8).write(to: url)
+        let before = try Data(contentsOf: url)
+        var expected = try JSONStoreDocument(data: before, path: url.path)
+        expected.values.decodeAll()  // as the whole file was decoded at open before
+
+        let prefs = try Prefs(.jsonFile(url))
+        #expect(prefs[Prefs.Key<Int>("k4", initial: 0)] == 4)
+        #expect(prefs[Prefs.Key<String>("k5", initial: "")] == "text 5 \u{e9}\n\"")
+        try prefs.set(41, for: Self.count)
+        try prefs.close()  // folds the journal: the whole file written again
+
+        let after = try JSONStoreDocument(data: Data(contentsOf: url), path: url.path)
+        expected.values["count"] = StoredValue(type: .int, json: .int(41))
+        expected.declarations = after.declarations
+        expected.unknownMembers = after.unknownMembers  // the new journal generation
+        #expect(try Data(contentsOf: url) == expected.encoded(), "every value as a whole-file decode writes it")
+        let written = try String(contentsOf: url, encoding: .utf8)
+        #expect(written.contains(#""bare": {\#n      "type": "int",\#n      "value": 3\#n    }"#))
+        #expect(written.contains(#""spaced": {\#n      "type": "[double]",\#n      "value": [\#n        1.5,\#n        2.0\#n      ]\#n    }"#))
+        #expect(written.contains(#""escaped": {\#n      "type": "string",\#n      "value": "A/"\#n    }"#))
+        // The lines of the file before, in order, but for those of the hand-written values, declarations and generation.
+        var lines = written.split(separator: "\n")[...]
+        for line in String(decoding: before, as: UTF8.self).split(separator: "\n")
+        where !line.contains(#""bare""#) && !line.contains("journalGeneration") && !line.contains("declared") {
+            guard let index = lines.firstIndex(of: line) else {
+                Issue.record("not written as it was: \(line)")
+                break
+            }
+            lines = lines[(index + 1)...]
+        }
+    }
+
+    @Test("what reads every value reads the values nobody read: the integrity check, a snapshot, an export")
+    func everyValue() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        try Self.storeFile(
+            """
+                "a": {"type": "int", "value": 1},
+                "b": {"type": "int", "value": "not a number"},
+                "c": {"type": "[int]", "value": {"x": 1}}
+            """
+        ).write(to: url)
+        let prefs = try Prefs(.jsonFile(url))
+        #expect(prefs[Prefs.Key<Int>("a", initial: 0)] == 1)
+        let problems = try prefs.integrityProblems()
+        #expect(problems.count == 2 && problems[0].hasPrefix("$.values.b: ") && problems[1].hasPrefix("$.values.c: "), "\(problems)")
+        #expect(try prefs.snapshot().keys.sorted() == ["a", "b", "c"])
+        #expect(try prefs.storedValue(forKey: "b") == StoredValue(type: .int, json: .string("not a number")))
+        do {
+            _ = try StoreArchive.contents(of: Data(contentsOf: url), source: "export.json")
+            Issue.record("an archive with a bad value was read")
+        } catch let PrefsError.corruptStore(path, reason) {
+            #expect(path == "export.json" && reason.hasPrefix("$.values.b.value: "), "\(reason)")
+        }
+    }
+}

@@ -184,6 +184,12 @@ public struct JSONParserCore<Builder: JSONTreeBuilder> {
     public mutating func skipWhitespace() {
         while pos < end {
             let byte = base[pos]
+            if byte == 0x20, pos + 8 <= end {
+                // A run of spaces (a pretty document's indentation): up to 8 at a time, to the first byte that is not one.
+                let others = UInt64(littleEndian: UnsafeRawPointer(base + pos).loadUnaligned(as: UInt64.self)) ^ 0x2020_2020_2020_2020
+                pos += others == 0 ? 8 : others.trailingZeroBitCount >> 3
+                continue
+            }
             guard byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 else { return }
             pos += 1
         }

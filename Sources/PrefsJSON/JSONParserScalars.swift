@@ -9,11 +9,7 @@ extension JSONParserCore {
         let start = pos + 1
         var index = start
         while true {
-            while index + 8 <= end {
-                let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
-                if Self.needsAttention(word) { break }
-                index += 8
-            }
+            index = firstByteNeedingAttention(from: index)
             guard index < end else { throw unterminatedString() }
             let byte = base[index]
             if byte == UInt8(ascii: "\"") {
@@ -39,11 +35,7 @@ extension JSONParserCore {
         var plain = true
         var index = pos + 1
         while true {
-            while index + 8 <= end {
-                let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
-                if Self.needsAttention(word) { break }
-                index += 8
-            }
+            index = firstByteNeedingAttention(from: index)
             guard index < end else { throw unterminatedString() }
             let byte = base[index]
             if byte == UInt8(ascii: "\"") {
@@ -66,9 +58,24 @@ extension JSONParserCore {
         }
     }
 
-    /// Whether any byte of `word` is `"`, `\`, below 0x20 or above 0x7F.
+    /// The index of the first byte from `index` on that may need attention in a string (`"`, `\`, below 0x20 or
+    /// above 0x7F), looking 8 bytes at a time; at most 7 bytes before `end` when none does before them.
     @inline(__always)
-    private static func needsAttention(_ word: UInt64) -> Bool {
+    private func firstByteNeedingAttention(from index: Int) -> Int {
+        var index = index
+        while index + 8 <= end {
+            let word = UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+            let flags = Self.attentionFlags(word)
+            if flags != 0 { return index + flags.trailingZeroBitCount >> 3 }
+            index += 8
+        }
+        return index
+    }
+
+    /// The high bit of each byte of `word` (the first in memory lowest) that is `"`, `\`, below 0x20 or above 0x7F.
+    /// Bytes after the first flagged one may be flagged wrongly (a borrow), never the first: it is exact.
+    @inline(__always)
+    private static func attentionFlags(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
         let quote = word ^ (ones &* 0x22)
@@ -76,7 +83,7 @@ extension JSONParserCore {
         let hasQuote = (quote &- ones) & ~quote
         let hasBackslash = (backslash &- ones) & ~backslash
         let hasControl = (word &- ones &* 0x20) & ~word
-        return (hasQuote | hasBackslash | hasControl | word) & highs != 0
+        return (hasQuote | hasBackslash | hasControl | word) & highs
     }
 
     /// The slow path for strings with escapes: decodes into `scratch`, copying unescaped runs in bulk.

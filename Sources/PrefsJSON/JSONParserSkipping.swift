@@ -8,31 +8,34 @@ struct JSONSkipState {
     /// The plain keys (ASCII, no escape) of the open objects that have only such keys, fewer than `setThreshold`, as
     /// byte ranges of the input, innermost object last. Two such keys are equal strings exactly when their bytes are.
     private var plainKeys: [Range<Int>] = []
-    /// Per open object: where its keys start in `plainKeys`, and once it has another key or `setThreshold` keys, all
-    /// its keys as strings (compared as `String`s, canonical equivalence included, as `JSONPlainBuilder` compares
-    /// them: `"\u212A"`, the Kelvin sign, is the key `"K"`).
-    private var objects: [(plainStart: Int, strings: Set<String>?)] = []
+    /// Per open object: where its keys start in `plainKeys`; -1 once it has another key or `setThreshold` keys, and
+    /// all its keys are strings in `keySets`.
+    private var objectStarts: [Int] = []
+    /// The keys of the open objects whose keys are strings, innermost last: compared as `String`s, canonical
+    /// equivalence included, as `JSONPlainBuilder` compares them (`"\u212A"`, the Kelvin sign, is the key `"K"`).
+    private var keySets: [Set<String>] = []
     private static var setThreshold: Int { 16 }
 
     /// Forgets what a value that failed to parse left open.
     mutating func reset() {
         containers.removeAll(keepingCapacity: true)
         plainKeys.removeAll(keepingCapacity: true)
-        objects.removeAll(keepingCapacity: true)
+        objectStarts.removeAll(keepingCapacity: true)
+        keySets.removeAll(keepingCapacity: true)
     }
 
     mutating func beginObject() {
-        objects.append((plainKeys.count, nil))
+        objectStarts.append(plainKeys.count)
     }
 
     /// Adds a plain key (its bytes, between its quotes, at `range` of `base`) to the innermost object; false when the
     /// object has it already.
     mutating func insertPlainKey(_ range: Range<Int>, of base: UnsafePointer<UInt8>) -> Bool {
-        let object = objects[objects.count - 1]
-        guard object.strings == nil, plainKeys.count - object.plainStart < Self.setThreshold else {
+        let start = objectStarts[objectStarts.count - 1]
+        guard start >= 0, plainKeys.count - start < Self.setThreshold else {
             return insertKey(String(decoding: UnsafeBufferPointer(start: base + range.lowerBound, count: range.count), as: UTF8.self), of: base)
         }
-        for index in object.plainStart..<plainKeys.count {
+        for index in start..<plainKeys.count {
             let other = plainKeys[index]
             if other.count == range.count, Self.bytesEqual(base + other.lowerBound, base + range.lowerBound, count: range.count) { return false }
         }
@@ -42,17 +45,19 @@ struct JSONSkipState {
 
     /// Adds a key to the innermost object, compared as a `String`; false when the object has it already.
     mutating func insertKey(_ key: String, of base: UnsafePointer<UInt8>) -> Bool {
-        let last = objects.count - 1
-        if objects[last].strings == nil {
+        let last = objectStarts.count - 1
+        let start = objectStarts[last]
+        if start >= 0 {
             // From here on this object's keys are strings: those read so far too.
             var strings = Set<String>()
-            for range in plainKeys[objects[last].plainStart...] {
+            for range in plainKeys[start...] {
                 strings.insert(String(decoding: UnsafeBufferPointer(start: base + range.lowerBound, count: range.count), as: UTF8.self))
             }
-            plainKeys.removeSubrange(objects[last].plainStart...)
-            objects[last].strings = strings
+            plainKeys.removeSubrange(start...)
+            keySets.append(strings)
+            objectStarts[last] = -1
         }
-        return objects[last].strings!.insert(key).inserted
+        return keySets[keySets.count - 1].insert(key).inserted
     }
 
     @inline(__always)
@@ -62,7 +67,12 @@ struct JSONSkipState {
     }
 
     mutating func endObject() {
-        plainKeys.removeSubrange(objects.removeLast().plainStart...)
+        let start = objectStarts.removeLast()
+        if start >= 0 {
+            plainKeys.removeSubrange(start...)
+        } else {
+            keySets.removeLast()
+        }
     }
 }
 

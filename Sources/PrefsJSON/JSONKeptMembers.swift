@@ -39,7 +39,8 @@ extension JSON {
 
 /// Builds the tree of a document except the members of one member of its root object, whose values the parser checks
 /// and keeps as byte ranges (``JSONTreeBuilder/keepsNextValue()``). Duplicate keys among them are refused as their
-/// key is read, as `JSONPlainBuilder` refuses any other.
+/// key is read, as `JSONPlainBuilder` refuses any other; while the keys come in ascending order, as this library
+/// writes them, that takes one comparison with the key before.
 struct JSONKeptMembersBuilder: JSONTreeBuilder {
     /// The root member whose members are kept.
     private let name: String
@@ -52,9 +53,16 @@ struct JSONKeptMembersBuilder: JSONTreeBuilder {
     private var inNamedMember = false
     /// Whether the innermost open container is the root's member `name`, an object.
     private var inKeptObject = false
-    /// The kept members' keys, each with its place in `ranges`: one hash per key, which also refuses a duplicate.
-    private var ordinals: [String: Int]?
+    /// Whether the root has a member `name` that is an object.
+    private var foundKeptObject = false
+    /// The kept members' keys and the ranges of their values, in the order read.
+    private var keys: [String] = []
     private var ranges: [Range<Int>] = []
+    /// Whether the keys read so far are ASCII, each after the one before by its bytes: then they all differ (as
+    /// strings too, which compare ASCII by its bytes), with no set to ask.
+    private var keysAscend = true
+    /// The keys read so far, once they do not ascend.
+    private var keySet: Set<String> = []
 
     init(name: String) {
         self.name = name
@@ -62,7 +70,35 @@ struct JSONKeptMembersBuilder: JSONTreeBuilder {
 
     /// The kept members' ranges by key; nil when the root has no member `name` that is an object.
     var kept: [String: Range<Int>]? {
-        ordinals.map { ordinals in ordinals.mapValues { ranges[$0] } }
+        guard foundKeptObject else { return nil }
+        var kept = [String: Range<Int>](minimumCapacity: keys.count)  // one hash per key, no table grown
+        for (key, range) in zip(keys, ranges) { kept[key] = range }
+        return kept
+    }
+
+    /// Adds a kept member's key; false when an earlier member has it.
+    private mutating func insertKey(_ key: String) -> Bool {
+        if keysAscend {
+            if Self.isASCII(key, after: keys.last) {
+                keys.append(key)
+                return true
+            }
+            keysAscend = false
+            keySet = Set(keys)
+        }
+        guard keySet.insert(key).inserted else { return false }
+        keys.append(key)
+        return true
+    }
+
+    /// Whether `key` is ASCII and sorts after `previous` (when there is one) by its bytes.
+    private static func isASCII(_ key: String, after previous: String?) -> Bool {
+        let ascii = key.utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.allSatisfy { $0 < 0x80 }
+        }
+        guard ascii == true else { return false }
+        guard let previous else { return true }
+        return JSON.keyPrecedes(previous, key)
     }
 
     @inline(__always) func mark(at offset: Int) {}
@@ -90,7 +126,7 @@ struct JSONKeptMembersBuilder: JSONTreeBuilder {
     mutating func beginObject(_ mark: Void) {
         if depth == 1, inNamedMember {
             inKeptObject = true
-            ordinals = [:]
+            foundKeptObject = true
         } else {
             if depth == 0 { rootIsObject = true }
             tree.beginObject(mark)
@@ -99,9 +135,7 @@ struct JSONKeptMembersBuilder: JSONTreeBuilder {
     }
 
     mutating func beginMember(key: String, keyMark: Void) -> Bool {
-        if inKeptObject {
-            return ordinals?.updateValue(ranges.count, forKey: key) == nil
-        }
+        if inKeptObject { return insertKey(key) }
         if depth == 1, rootIsObject { inNamedMember = key == name }
         return tree.beginMember(key: key, keyMark: keyMark)
     }
@@ -109,7 +143,7 @@ struct JSONKeptMembersBuilder: JSONTreeBuilder {
     @inline(__always) func keepsNextValue() -> Bool { inKeptObject }
 
     mutating func makeKept(_ bytes: Range<Int>) -> JSON {
-        ranges.append(bytes)  // the value of the member begun last, whose ordinal is its index here
+        ranges.append(bytes)  // the value of the member begun last: `keys` and `ranges` stay aligned
         return .null  // stands for the kept value, which endMember drops
     }
 
@@ -123,7 +157,7 @@ struct JSONKeptMembersBuilder: JSONTreeBuilder {
         depth -= 1
         if inKeptObject {
             inKeptObject = false
-            return .object([:])  // stands for the member, whose members are in `ordinals` and `ranges`
+            return .object([:])  // stands for the member, whose members are in `keys` and `ranges`
         }
         return tree.endObject()
     }

@@ -158,8 +158,14 @@ struct JSONKeptMembersTests {
         #expect(try JSON.parse(Data(#"{"values": [1]}"#.utf8), keepingMembersOf: "values").root == .object(["values": .array([.int(1)])]))
         #expect(try JSON.parse(Data(#"[{"values": {"a": 1}}]"#.utf8), keepingMembersOf: "values").kept == nil)
         #expect(try JSON.parse(Data(#"{"values": {}}"#.utf8), keepingMembersOf: "values").kept == [:])
+        let ascending = (0..<100).map { #""k\#(1000 + $0)": \#($0)"# }.joined(separator: ", ")
+        #expect(try JSON.parse(Data(#"{"values": {"b": 1, "a": 2, "é": 3, "c": 4}}"#.utf8), keepingMembersOf: "values").kept?.count == 4)
+        #expect(try JSON.parse(Data("{\"values\": {\(ascending)}}".utf8), keepingMembersOf: "values").kept?.count == 100)
         for text in [
-            #"{"values": {"a": 1, "a": 2}}"#, #"{"values": {}, "values": {}}"#, #"{"values": {"a": 1, "b": [1,]}}"#, #"{"values": {"a": {"b": 1, "b": 2}}}"#,
+            #"{"values": {"a": 1, "a": 2}}"#, #"{"values": {}, "values": {}}"#, #"{"values": {"a": 1, "b": [1,]}}"#,
+            #"{"values": {"a": {"b": 1, "b": 2}}}"#, #"{"values": {"a": 1, "b": 2, "a": 3}}"#, #"{"values": {"b": 1, "a": 2, "b": 3}}"#,
+            #"{"values": {"K": 1, "\u212A": 2}}"#, #"{"values": {"e\u0301": 1, "é": 2}}"#, #"{"values": {"a": 1, "\u0061": 2}}"#,
+            "{\"values\": {\(ascending), \"k1050\": 0}}", "{\"values\": {\(ascending), \"k1050\": [1,]}}",
         ] {
             let expected = Result { () throws(JSONParseError) -> JSON in try JSON.parse(Data(text.utf8)) }
             let kept = Result { () throws(JSONParseError) -> JSON.KeptMembers in try JSON.parse(Data(text.utf8), keepingMembersOf: "values") }

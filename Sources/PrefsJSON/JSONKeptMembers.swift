@@ -5,57 +5,131 @@ import Foundation
 extension JSON {
     /// What ``parse(_:keepingMembersOf:)`` returns: the document's tree, and the members it kept as bytes.
     public struct KeptMembers: Sendable {
-        /// The document, without the member whose members were kept (when it was an object).
+        /// The document, without the members whose members were kept (those that were objects).
         public var root: JSON
-        /// The members of the root object's member, by key: the byte range of each member's value in the input
-        /// (offsets from its first byte). Nil when the root has no such member or it is not an object (then it is in
-        /// ``root``).
-        public var kept: [String: Range<Int>]?
+        /// For each named member of the root that is an object, its members by key: the byte range of each member's
+        /// value in the input (offsets from its first byte). A name the root has no object under is absent (what the
+        /// root has under it, if anything, is in ``root``).
+        public var kept: [String: [String: Range<Int>]]
     }
 
     /// Parses a document as ``parse(_:options:)`` does, with its default options (every byte checked: whatever it
     /// rejects, this rejects with the same error at the same place), but keeps the members of the root object's
-    /// member `name` as the byte ranges of their values instead of building them: for a file of many entries of which
-    /// a reader wants a few. Parse a kept value's bytes when it is wanted; they parse as they would in place.
+    /// members `names` as the byte ranges of their values instead of building them: for a file of many entries of
+    /// which a reader wants a few. Parse a kept value's bytes when it is wanted; they parse as they would in place.
     ///
     /// ```swift
-    /// let parsed = try JSON.parse(data, keepingMembersOf: "values")   // {"format": …, "values": {"a": [1, 2]}}
-    /// let range = parsed.kept?["a"]                                     // the bytes of [1, 2]
+    /// let parsed = try JSON.parse(data, keepingMembersOf: ["values"])   // {"format": …, "values": {"a": [1, 2]}}
+    /// let range = parsed.kept["values"]?["a"]                             // the bytes of [1, 2]
     /// ```
-    public static func parse(_ data: Data, keepingMembersOf name: String) throws(JSONParseError) -> KeptMembers {
+    public static func parse(_ data: Data, keepingMembersOf names: Set<String>) throws(JSONParseError) -> KeptMembers {
         let result = data.withUnsafeBytes { raw in
             Result { () throws(JSONParseError) -> (JSON, JSONKeptMembersBuilder) in
                 try JSONParserCore<JSONKeptMembersBuilder>.parseKeepingBuilder(raw.assumingMemoryBound(to: UInt8.self), options: JSONParseOptions()) {
-                    _, _ in JSONKeptMembersBuilder(name: name)
+                    _, _ in JSONKeptMembersBuilder(names: names)
                 }
             }
         }
         let (root, builder) = try result.get()
-        guard let kept = builder.kept, case .object(var members) = root else { return KeptMembers(root: root, kept: nil) }
-        members.removeValue(forKey: name)
-        return KeptMembers(root: .object(members), kept: kept)
+        guard !builder.kept.isEmpty, case .object(var members) = root else { return KeptMembers(root: root, kept: [:]) }
+        for name in builder.kept.keys { members.removeValue(forKey: name) }
+        return KeptMembers(root: .object(members), kept: builder.kept)
+    }
+
+    /// Calls `body` with each member of the object in `text`, in order: the bytes of its key between the quotes (escapes
+    /// as written) and of its value, as ranges of `text`; stops when `body` returns false. For text known to be JSON (a
+    /// value ``parse(_:keepingMembersOf:)`` kept): it walks the object without checking it. Returns false, calling
+    /// nothing, when the text is not an object.
+    ///
+    /// ```swift
+    /// JSON.forEachMember(ofObjectText: bytes) { key, value in … ; return true }   // {"type": "int", "initial": [1]}
+    /// ```
+    @discardableResult
+    public static func forEachMember(
+        ofObjectText text: UnsafeBufferPointer<UInt8>, _ body: (_ key: Range<Int>, _ value: Range<Int>) -> Bool
+    ) -> Bool {
+        var index = skippingSpace(text, from: 0)
+        guard index < text.count, text[index] == UInt8(ascii: "{") else { return false }
+        index = skippingSpace(text, from: index + 1)
+        while index < text.count, text[index] == UInt8(ascii: "\"") {
+            let keyEnd = endOfString(text, from: index)
+            let key = index + 1..<keyEnd - 1
+            index = skippingSpace(text, from: keyEnd)
+            index = skippingSpace(text, from: index + 1)  // the colon
+            let valueEnd = endOfValue(text, from: index)
+            guard body(key, index..<valueEnd) else { return true }
+            index = skippingSpace(text, from: valueEnd)
+            guard index < text.count, text[index] == UInt8(ascii: ",") else { break }
+            index = skippingSpace(text, from: index + 1)
+        }
+        return true
+    }
+
+    private static func skippingSpace(_ text: UnsafeBufferPointer<UInt8>, from index: Int) -> Int {
+        var index = index
+        while index < text.count, text[index] == 0x20 || text[index] == 0x0A || text[index] == 0x0D || text[index] == 0x09 { index += 1 }
+        return index
+    }
+
+    /// The index after the string whose opening quote is at `index`.
+    private static func endOfString(_ text: UnsafeBufferPointer<UInt8>, from index: Int) -> Int {
+        var index = index + 1
+        while index < text.count {
+            switch text[index] {
+            case UInt8(ascii: "\""): return index + 1
+            case UInt8(ascii: "\\"): index += 2
+            default: index += 1
+            }
+        }
+        return index
+    }
+
+    /// The index after the value starting at `index`.
+    private static func endOfValue(_ text: UnsafeBufferPointer<UInt8>, from index: Int) -> Int {
+        var index = index
+        var depth = 0
+        while index < text.count {
+            switch text[index] {
+            case UInt8(ascii: "\""):
+                index = endOfString(text, from: index)
+                if depth == 0 { return index }
+                continue
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                if depth == 0 { return index }  // the end of the object holding a scalar
+                depth -= 1
+                if depth == 0 { return index + 1 }
+            case UInt8(ascii: ","), 0x20, 0x0A, 0x0D, 0x09:
+                if depth == 0 { return index }
+            default:
+                break
+            }
+            index += 1
+        }
+        return index
     }
 }
 
-/// Builds the tree of a document except the members of one member of its root object, whose values the parser checks
-/// and keeps as byte ranges (``JSONTreeBuilder/keepsNextValue()``). Duplicate keys among them are refused as their
-/// key is read, as `JSONPlainBuilder` refuses any other; while the keys come in ascending order, as this library
+/// Builds the tree of a document except the members of some members of its root object, whose values the parser
+/// checks and keeps as byte ranges (``JSONTreeBuilder/keepsNextValue()``). Duplicate keys among them are refused as
+/// their key is read, as `JSONPlainBuilder` refuses any other; while the keys come in ascending order, as this library
 /// writes them, that takes one comparison with the key before.
 struct JSONKeptMembersBuilder: JSONTreeBuilder {
-    /// The root member whose members are kept.
-    private let name: String
-    /// The tree of everything else (the kept member stands in it as an empty object).
+    /// The root members whose members are kept.
+    private let names: Set<String>
+    /// The tree of everything else (a kept member stands in it as an empty object).
     private var tree = JSONPlainBuilder(duplicateKeys: .reject)
     /// How many containers the tree has open (a kept value opens none).
     private var depth = 0
     private var rootIsObject = false
-    /// Whether the root's member being read is `name`.
-    private var inNamedMember = false
-    /// Whether the innermost open container is the root's member `name`, an object.
+    /// The root's member being read, when it is one of `names`.
+    private var namedMember: String?
+    /// Whether the innermost open container is the root's member `namedMember`, an object.
     private var inKeptObject = false
-    /// Whether the root has a member `name` that is an object.
-    private var foundKeptObject = false
-    /// The kept members' keys and the ranges of their values, in the order read.
+    /// The members kept so far, by the name of the root member holding them.
+    private(set) var kept: [String: [String: Range<Int>]] = [:]
+    /// The keys of the object being kept and the ranges of their values, in the order read.
     private var keys: [String] = []
     private var ranges: [Range<Int>] = []
     /// Whether the keys read so far are ASCII, each after the one before by its bytes: then they all differ (as
@@ -64,16 +138,8 @@ struct JSONKeptMembersBuilder: JSONTreeBuilder {
     /// The keys read so far, once they do not ascend.
     private var keySet: Set<String> = []
 
-    init(name: String) {
-        self.name = name
-    }
-
-    /// The kept members' ranges by key; nil when the root has no member `name` that is an object.
-    var kept: [String: Range<Int>]? {
-        guard foundKeptObject else { return nil }
-        var kept = [String: Range<Int>](minimumCapacity: keys.count)  // one hash per key, no table grown
-        for (key, range) in zip(keys, ranges) { kept[key] = range }
-        return kept
+    init(names: Set<String>) {
+        self.names = names
     }
 
     /// Adds a kept member's key; false when an earlier member has it.
@@ -124,9 +190,8 @@ struct JSONKeptMembersBuilder: JSONTreeBuilder {
     }
 
     mutating func beginObject(_ mark: Void) {
-        if depth == 1, inNamedMember {
+        if depth == 1, namedMember != nil {
             inKeptObject = true
-            foundKeptObject = true
         } else {
             if depth == 0 { rootIsObject = true }
             tree.beginObject(mark)
@@ -136,7 +201,7 @@ struct JSONKeptMembersBuilder: JSONTreeBuilder {
 
     mutating func beginMember(key: String, keyMark: Void) -> Bool {
         if inKeptObject { return insertKey(key) }
-        if depth == 1, rootIsObject { inNamedMember = key == name }
+        if depth == 1, rootIsObject { namedMember = names.contains(key) ? key : nil }
         return tree.beginMember(key: key, keyMark: keyMark)
     }
 
@@ -149,16 +214,21 @@ struct JSONKeptMembersBuilder: JSONTreeBuilder {
 
     mutating func endMember(_ value: JSON) {
         if inKeptObject { return }
-        if depth == 1 { inNamedMember = false }
+        if depth == 1 { namedMember = nil }
         tree.endMember(value)
     }
 
     mutating func endObject() -> JSON {
         depth -= 1
-        if inKeptObject {
-            inKeptObject = false
-            return .object([:])  // stands for the member, whose members are in `keys` and `ranges`
-        }
-        return tree.endObject()
+        guard inKeptObject, let name = namedMember else { return tree.endObject() }
+        inKeptObject = false
+        var members = [String: Range<Int>](minimumCapacity: keys.count)  // one hash per key, no table grown
+        for (key, range) in zip(keys, ranges) { members[key] = range }
+        kept[name] = members
+        keys.removeAll(keepingCapacity: true)
+        ranges.removeAll(keepingCapacity: true)
+        keysAscend = true
+        keySet = []
+        return .object([:])  // stands for the member, whose members are in `kept`
     }
 }

@@ -142,25 +142,70 @@ struct JSONKeptMembersTests {
         }
     }
 
+    @Test("several members' members are kept, each on its own; one that is not an object stays in the tree")
+    func severalKeptMembers() throws {
+        let text = #"{"declared": {"b": {"type": "int"}, "a": 1}, "format": "prefs", "values": {"a": [1], "b": "x"}, "other": [{"values": {}}]}"#
+        let data = Data(text.utf8)
+        let parsed = try JSON.parse(data, keepingMembersOf: ["values", "declared", "other", "missing"])
+        #expect(parsed.root == .object(["format": .string("prefs"), "other": .array([.object(["values": .object([:])])])]))
+        #expect(parsed.kept.keys.sorted() == ["declared", "values"])
+        let whole = try JSON.parse(data)
+        for (name, members) in parsed.kept {
+            for (key, range) in members { #expect(try JSON.parse(data[range]) == whole[name]?[key], "\(name).\(key)") }
+        }
+        let duplicate = #"{"values": {"a": 1}, "declared": {"b": 1, "b": 2}}"#
+        #expect(throws: JSONParseError(location: SourceLocation(line: 1, column: 43, offset: 42), message: #"duplicate key "b""#)) {
+            try JSON.parse(Data(duplicate.utf8), keepingMembersOf: ["values", "declared"])
+        }
+    }
+
+    @Test("forEachMember(ofObjectText:) walks the members of JSON text, whatever their values hold")
+    func membersOfObjectText() throws {
+        let text = #" { "type" : "int", "initial": {"a": [1, "]}", {"b": null}], "c\"": "x,y"}, "n": -1.5e3,"s":"\"{" ,"e": [] } "#
+        let bytes = Array(text.utf8)
+        var members: [(String, JSON)] = []
+        let isObject = bytes.withUnsafeBufferPointer { buffer in
+            JSON.forEachMember(ofObjectText: buffer) { key, value in
+                members.append((String(decoding: buffer[key], as: UTF8.self), (try? JSON.parse(buffer[value])) ?? .string("not JSON")))
+                return true
+            }
+        }
+        #expect(isObject)
+        #expect(members.map(\.0) == ["type", "initial", "n", "s", "e"])
+        let whole = try JSON.parse(text)
+        for (key, value) in members { #expect(value == whole[key], "\(key)") }
+        for text in ["[1]", "\"x\"", "1", " null"] {
+            #expect(!Array(text.utf8).withUnsafeBufferPointer { JSON.forEachMember(ofObjectText: $0) { _, _ in true } })
+        }
+        var seen = 0
+        _ = bytes.withUnsafeBufferPointer { buffer in
+            JSON.forEachMember(ofObjectText: buffer) { _, _ in
+                seen += 1
+                return seen < 2
+            }
+        }
+        #expect(seen == 2, "stops when asked")
+    }
+
     @Test("parse(_:keepingMembersOf:) keeps the named member's members as ranges and leaves it out of the tree")
     func keepingMembersOf() throws {
         let text = #"{"format": "prefs", "values": {"a": [1, 2], "b": {"type": "int", "value": 3}, "c": "x"}, "z": {"values": {}}}"#
         let data = Data(text.utf8)
-        let parsed = try JSON.parse(data, keepingMembersOf: "values")
+        let parsed = try JSON.parse(data, keepingMembersOf: ["values"])
         #expect(parsed.root == .object(["format": .string("prefs"), "z": .object(["values": .object([:])])]))
-        let kept = try #require(parsed.kept)
+        let kept = try #require(parsed.kept["values"])
         #expect(kept.count == 3)
         let whole = try JSON.parse(data)
         for (key, range) in kept {
             #expect(try JSON.parse(data[range]) == whole["values"]?[key], "\(key)")
         }
-        #expect(try JSON.parse(Data(#"{"values": [1]}"#.utf8), keepingMembersOf: "values").kept == nil)
-        #expect(try JSON.parse(Data(#"{"values": [1]}"#.utf8), keepingMembersOf: "values").root == .object(["values": .array([.int(1)])]))
-        #expect(try JSON.parse(Data(#"[{"values": {"a": 1}}]"#.utf8), keepingMembersOf: "values").kept == nil)
-        #expect(try JSON.parse(Data(#"{"values": {}}"#.utf8), keepingMembersOf: "values").kept == [:])
+        #expect(try JSON.parse(Data(#"{"values": [1]}"#.utf8), keepingMembersOf: ["values"]).kept["values"] == nil)
+        #expect(try JSON.parse(Data(#"{"values": [1]}"#.utf8), keepingMembersOf: ["values"]).root == .object(["values": .array([.int(1)])]))
+        #expect(try JSON.parse(Data(#"[{"values": {"a": 1}}]"#.utf8), keepingMembersOf: ["values"]).kept["values"] == nil)
+        #expect(try JSON.parse(Data(#"{"values": {}}"#.utf8), keepingMembersOf: ["values"]).kept["values"] == [:])
         let ascending = (0..<100).map { #""k\#(1000 + $0)": \#($0)"# }.joined(separator: ", ")
-        #expect(try JSON.parse(Data(#"{"values": {"b": 1, "a": 2, "é": 3, "c": 4}}"#.utf8), keepingMembersOf: "values").kept?.count == 4)
-        #expect(try JSON.parse(Data("{\"values\": {\(ascending)}}".utf8), keepingMembersOf: "values").kept?.count == 100)
+        #expect(try JSON.parse(Data(#"{"values": {"b": 1, "a": 2, "é": 3, "c": 4}}"#.utf8), keepingMembersOf: ["values"]).kept["values"]?.count == 4)
+        #expect(try JSON.parse(Data("{\"values\": {\(ascending)}}".utf8), keepingMembersOf: ["values"]).kept["values"]?.count == 100)
         for text in [
             #"{"values": {"a": 1, "a": 2}}"#, #"{"values": {}, "values": {}}"#, #"{"values": {"a": 1, "b": [1,]}}"#,
             #"{"values": {"a": {"b": 1, "b": 2}}}"#, #"{"values": {"a": 1, "b": 2, "a": 3}}"#, #"{"values": {"b": 1, "a": 2, "b": 3}}"#,
@@ -168,7 +213,7 @@ struct JSONKeptMembersTests {
             "{\"values\": {\(ascending), \"k1050\": 0}}", "{\"values\": {\(ascending), \"k1050\": [1,]}}",
         ] {
             let expected = Result { () throws(JSONParseError) -> JSON in try JSON.parse(Data(text.utf8)) }
-            let kept = Result { () throws(JSONParseError) -> JSON.KeptMembers in try JSON.parse(Data(text.utf8), keepingMembersOf: "values") }
+            let kept = Result { () throws(JSONParseError) -> JSON.KeptMembers in try JSON.parse(Data(text.utf8), keepingMembersOf: ["values"]) }
             guard case .failure(let error) = expected, case .failure(let other) = kept else {
                 Issue.record("\(text): \(expected), \(kept)")
                 continue

@@ -5,18 +5,19 @@ import PrefsJSON
 @_spi(Harness) import PrefsTestSupport
 import Testing
 
-/// Opening a JSON store checks its whole file but decodes a value only when it is read (`JSONStoreDocument.Values`):
-/// what a store reads, refuses and writes is what it was when the whole file was decoded at open.
-@Suite("JSON store: values decoded when read")
+/// Opening a JSON store checks its whole file but decodes a value or a declaration only when it is read
+/// (`JSONStoreDocument.Entries`): what a store reads, refuses and writes is what it was when the whole file was decoded
+/// at open.
+@Suite("JSON store: values and declarations decoded when read")
 struct JSONLazyValuesTests {
     static let count = Prefs.Key<Int>("count", initial: 0)
 
-    /// A store file of format 2 holding `values` (the text of the `"values"` object's members) as written.
-    static func storeFile(_ values: String) -> Data {
+    /// A store file of format 2 holding `values` and `declared` (the text of the objects' members) as written.
+    static func storeFile(_ values: String, declared: String = "") -> Data {
         Data(
             """
             {
-              "declared": {},
+              "declared": {\(declared)},
               "format": "prefs",
               "formatVersion": 2,
               "values": {
@@ -198,5 +199,100 @@ struct JSONLazyValuesTests {
         } catch let PrefsError.corruptStore(path, reason) {
             #expect(path == "export.json" && reason.hasPrefix("$.values.b.value: "), "\(reason)")
         }
+    }
+
+    @Test("declarations are checked at open and decoded when read; declaredKeys and a declaration's key read as before")
+    func declarationsDecodedWhenRead() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let prefs = try Prefs(.jsonFile(url))
+        try prefs.declare(.launchCount, .name, .tags, .frame, .renamed, .nickname)
+        try prefs.set(2, for: .launchCount)
+        try prefs.close()
+
+        let data = try Data(contentsOf: url)
+        var document = try JSONStoreDocument(data: data, path: url.path)
+        #expect(document.declarations.count == 6 && document.declarations.undecodedCount == 6, "nothing decoded at open")
+        #expect(document.declarations.decodedValue(forKey: "newName") == Prefs.Keys.renamed.declaration)
+        #expect(document.declarations.undecodedCount == 5)
+        let eager = try JSONStoreDocument.declarations(from: #require(JSON.parse(data)["declared"]), named: "declared", path: url.path)
+        #expect(document.declarations.decoded() == eager)
+
+        let reopened = try Prefs(.jsonFile(url))
+        #expect(try reopened.declaredKeys() == eager)
+        #expect(try reopened.recordedDeclaration(for: "frame") == Prefs.Keys.frame.declaration)
+        #expect(try reopened.storedValue(forKey: "newName") == nil)
+    }
+
+    @Test(
+        "a bad declaration fails the open with the message it always had, wherever it is",
+        arguments: [
+            (#""a": {"initial": 0}"#, #"$.declared.a.type: expected a type name such as "int""#),
+            (#""a": {"initial": 0, "type": 3}"#, #"$.declared.a.type: expected a type name such as "int""#),
+            (#""a": {"initial": 0, "type": "[int"}"#, #"$.declared.a.type: expected a type name such as "int""#),
+            (
+                #""a": {"type": "\#(String(repeating: "[", count: 131))int\#(String(repeating: "]", count: 131))"}"#,
+                #"$.declared.a.type: expected a type name such as "int", found a type name nested more than 130 levels deep"#
+            ),
+            (#""a": 3"#, #"$.declared.a.type: expected a type name such as "int""#),
+            (#""a": {"type": "int", "formerNames": "b"}"#, "$.declared.a.formerNames: expected an array of key names, found string"),
+            (#""a": {"type": "int", "formerNames": ["b", 2.5]}"#, "$.declared.a.formerNames[1]: expected a key name, found number"),
+            (#""a b": {"initial": 0, "type": "int]"}"#, #"$.declared["a b"].type: expected a type name such as "int""#),
+        ])
+    func badDeclarationFailsTheOpen(declared: String, reason: String) throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let good = #""g1": {"initial": 0, "type": "int"}, "g2": {"formerNames": ["old"], "type": "[string]"}, "#
+        let data = Self.storeFile(#"    "g1": {"type": "int", "value": 1}"#, declared: good + declared)
+        try data.write(to: url)
+        // What reading every declaration whole says (the order aside: only one entry is bad).
+        #expect(throws: PrefsError.corruptStore(path: url.path, reason: reason)) {
+            _ = try JSONStoreDocument.declarations(from: #require(JSON.parse(data)["declared"]), named: "declared", path: url.path)
+        }
+        #expect(throws: PrefsError.corruptStore(path: url.path, reason: reason)) { _ = try Prefs(.jsonFile(url)) }
+        #expect(try Data(contentsOf: url) == data, "kept byte for byte")
+    }
+
+    @Test("declarations in any spelling read as before: escapes, other members, former names, nested types, spacing")
+    func declarationsInAnySpelling() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let longType = "[" + String(repeating: "[", count: 7) + "int" + String(repeating: "]", count: 8)
+        let declared =
+            #""a": {"type": "int", "initial": 1}, "b": {"type": "string", "note": "by hand"}, "c": {"formerNames": ["x", "y"], "initial": [], "type": "[int]"}, "d": {"type": "\#(longType)"}, "e": {"type" : "date" , "initial" : "2024-01-01T00:00:00Z" }"#
+        let data = Self.storeFile("", declared: declared)
+        try data.write(to: url)
+        let eager = try JSONStoreDocument.declarations(from: #require(JSON.parse(data)["declared"]), named: "declared", path: url.path)
+        #expect(eager.count == 5)
+        #expect(try Prefs(.jsonFile(url)).declaredKeys() == eager)
+        var document = try JSONStoreDocument(data: data, path: url.path)
+        for key in ["e", "a", "c"] { #expect(document.declarations.decodedValue(forKey: key) == eager[key], "\(key)") }
+        #expect(document.declarations.decoded() == eager)
+    }
+
+    @Test("a compaction after reading a few declarations writes the others as a whole-file decode did")
+    func compactionKeepsUnreadDeclarations() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let writer = try Prefs(.jsonFile(url))
+        try writer.declare(.launchCount, .name, .tags, .frame, .renamed, .nickname, .visits)
+        try writer.close()
+        var text = try String(contentsOf: url, encoding: .utf8)
+        text = text.replacingOccurrences(of: #""declared": {"#, with: #""declared": {"byHand": {"type" : "bool", "initial": false, "note": 1},"#)
+        try Data(text.utf8).write(to: url)
+        var expected = try JSONStoreDocument(data: Data(contentsOf: url), path: url.path)
+        expected.values.decodeAll()
+        expected.declarations.decodeAll()
+
+        let prefs = try Prefs(.jsonFile(url))
+        #expect(try prefs.recordedDeclaration(for: "tags") == Prefs.Keys.tags.declaration)
+        try prefs.set(7, for: .launchCount)  // its declaration is recorded already: only the value is written
+        try prefs.close()
+
+        let after = try JSONStoreDocument(data: Data(contentsOf: url), path: url.path)
+        expected.values["launchCount"] = StoredValue(type: .int, json: .int(7))
+        expected.unknownMembers = after.unknownMembers  // the new journal generation
+        #expect(try Data(contentsOf: url) == expected.encoded())
+        #expect(try String(contentsOf: url, encoding: .utf8).contains(#""byHand": {\#n      "initial": false,\#n      "type": "bool"\#n    }"#))
     }
 }

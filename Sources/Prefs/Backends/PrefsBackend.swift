@@ -203,11 +203,6 @@ package struct Changeset: Sendable, Hashable {
             case .remove: stored.removeValue(forKey: key)
             }
         }
-        applyDeclarations(to: &recorded)
-    }
-
-    /// Applies the declaration changes to a dictionary of declarations: removals, then the declarations recorded.
-    package func applyDeclarations(to recorded: inout [String: KeyDeclaration]) {
         for name in removedDeclarations { recorded.removeValue(forKey: name) }
         if recorded.isEmpty {
             recorded = declarations  // shares the change set's table instead of copying it

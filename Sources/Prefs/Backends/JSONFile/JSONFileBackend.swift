@@ -176,7 +176,13 @@ final class JSONFileBackend: PrefsBackend {
         document.values.decodeAll()
         return document.values.decoded()
     }
-    func declarations() -> [String: KeyDeclaration] { document.declarations }
+    func declarations() -> [String: KeyDeclaration] {
+        document.declarations.decodeAll()
+        return document.declarations.decoded()
+    }
+
+    /// The declaration recorded for `key`, decoded on its first read.
+    func declaration(forKey key: String) -> KeyDeclaration? { document.declarations.decodedValue(forKey: key) }
 
     /// Catches up with the files: the journal's new records when only they changed, the snapshot and the whole journal
     /// when the snapshot or the journal was replaced. Returns true when anything changed. The pending coalesced changes
@@ -510,7 +516,8 @@ final class JSONFileBackend: PrefsBackend {
     /// nothing: before the snapshot's rename, the old snapshot and its journal hold everything; after it, the new
     /// snapshot does, and the old journal (another generation) is never applied again.
     private func compact() throws(PrefsError) {
-        document.values.decodeAll()  // here, not in a copy that write(_:) would make of the table
+        document.values.decodeAll()  // here, not in a copy that write(_:) would make of the tables
+        document.declarations.decodeAll()
         try writeWithNewGeneration(document)
     }
 
@@ -572,9 +579,10 @@ final class JSONFileBackend: PrefsBackend {
     /// Replaces the file with `next` and makes it the committed document. Called under the lock.
     private func write(_ next: JSONStoreDocument) throws(PrefsError) {
         var next = next
-        // Encoding needs every value: decode them once and keep them, so that the next compaction parses nothing again
+        // Encoding needs every entry: decode them once and keep them, so that the next compaction parses nothing again
         // and the bytes of the file read are let go.
         next.values.decodeAll()
+        next.declarations.decodeAll()
         let data = next.encoded()
         stamp = try folder.created().replace(folder.name, with: data, sync: options.durability == .powerLoss, trace: options.trace)
         snapshotDigest = JSONJournal.SnapshotDigest(data)

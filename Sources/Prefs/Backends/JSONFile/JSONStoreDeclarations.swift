@@ -83,8 +83,8 @@ extension JSONStoreDocument {
         var plain = true
         let isObject = JSON.forEachMember(ofObjectText: text) { key, value in
             let key = UnsafeBufferPointer(rebasing: text[key])
-            if key.elementsEqual("initial".utf8) { return true }
-            if key.elementsEqual("type".utf8), text[value.lowerBound] == UInt8(ascii: "\"") {
+            if Self.bytes(key, are: "initial") { return true }
+            if Self.bytes(key, are: "type"), text[value.lowerBound] == UInt8(ascii: "\"") {
                 let name = UnsafeBufferPointer(rebasing: text[value.lowerBound + 1..<value.upperBound - 1])
                 if name.allSatisfy({ $0 < 0x80 && $0 != UInt8(ascii: "\\") }) {
                     typeName = String(decoding: name, as: UTF8.self)
@@ -95,5 +95,13 @@ extension JSONStoreDocument {
             return false
         }
         return isObject && plain ? typeName : nil
+    }
+
+    /// Whether `bytes` are the ASCII text `literal`.
+    private static func bytes(_ bytes: UnsafeBufferPointer<UInt8>, are literal: StaticString) -> Bool {
+        guard bytes.count == literal.utf8CodeUnitCount else { return false }
+        let expected = literal.utf8Start
+        for index in 0..<bytes.count where bytes[index] != expected[index] { return false }
+        return true
     }
 }

@@ -47,100 +47,100 @@ extension JSONStoreDocument {
     ///
     /// A value type: the file's bytes are an immutable `Data`, shared by copies.
     struct Entries<Element: JSONStoreEntry>: Sendable {
-        /// One entry: its bytes in ``source``, or its decoded element.
-        enum Entry: Sendable {
-            case raw(Range<Int>)
-            case decoded(Element)
-        }
-
-        private var entries: [String: Entry]
+        /// The entries decoded, or set since the file was read.
+        private var elements: [String: Element]
+        /// The entries still as the file holds them: the range of each one's JSON value in ``source``. No key is in both.
+        private var raw: [String: Range<Int>]
         /// The file the raw entries' ranges are offsets in (from its first byte); empty once none is raw.
         private var source: Data
 
         init() {
-            entries = [:]
-            source = Data()
+            self.init([:])
         }
 
         init(_ elements: [String: Element]) {
-            entries = elements.mapValues(Entry.decoded)
+            self.elements = elements
+            raw = [:]
             source = Data()
         }
 
         /// The entries of a file, each the range of a JSON value in `file` that was checked as the whole file was
         /// parsed (`JSON.parse(_:keepingMembersOf:)`).
         init(_ ranges: [String: Range<Int>], in file: Data) {
-            entries = ranges.mapValues(Entry.raw)
-            source = file
+            elements = [:]
+            raw = ranges
+            source = ranges.isEmpty ? Data() : file
         }
 
-        var count: Int { entries.count }
-        var isEmpty: Bool { entries.isEmpty }
-        var keys: Dictionary<String, Entry>.Keys { entries.keys }
+        var count: Int { elements.count + raw.count }
+        var isEmpty: Bool { elements.isEmpty && raw.isEmpty }
+        var keys: [String] { Array(elements.keys) + Array(raw.keys) }
         /// How many entries are still the file's bytes, not decoded.
-        var undecodedCount: Int {
-            entries.values.reduce(0) { count, entry in
-                if case .raw = entry { count + 1 } else { count }
-            }
-        }
+        var undecodedCount: Int { raw.count }
 
         /// The element under `key`, decoded (a raw entry is decoded for this access and stays raw); setting it stores
         /// a decoded element, nil removes the entry.
         subscript(key: String) -> Element? {
-            get { entries[key].map(decode) }
-            set { entries[key] = newValue.map(Entry.decoded) }
+            get {
+                if let element = elements[key] { return element }
+                return raw[key].map(decode)
+            }
+            set {
+                elements[key] = newValue
+                if !raw.isEmpty { raw.removeValue(forKey: key) }
+            }
         }
 
         /// The element under `key`, decoding its entry once: it stays decoded for the next read.
         mutating func decodedValue(forKey key: String) -> Element? {
-            guard let index = entries.index(forKey: key) else { return nil }
-            switch entries.values[index] {
-            case .decoded(let element):
-                return element
-            case .raw(let range):
-                let element = decode(range)
-                entries.values[index] = .decoded(element)
-                return element
-            }
+            if let element = elements[key] { return element }
+            guard let range = raw.removeValue(forKey: key) else { return nil }
+            let element = decode(range)
+            elements[key] = element
+            return element
         }
 
         /// Decodes every raw entry and keeps them decoded, then lets go of the file's bytes.
         mutating func decodeAll() {
-            guard !source.isEmpty else { return }
-            var index = entries.startIndex  // not `entries.indices`, which would hold the table and make it copy
-            while index != entries.endIndex {
-                if case .raw(let range) = entries.values[index] { entries.values[index] = .decoded(decode(range)) }
-                entries.formIndex(after: &index)
-            }
+            guard !raw.isEmpty else { return }
+            elements.reserveCapacity(elements.count + raw.count)
+            for (key, range) in raw { elements[key] = decode(range) }
+            raw = [:]
             source = Data()
         }
 
         /// Every element, decoded (raw entries stay raw).
         func decoded() -> [String: Element] {
-            entries.mapValues(decode)
+            guard !raw.isEmpty else { return elements }
+            var all = elements
+            all.reserveCapacity(count)
+            for (key, range) in raw { all[key] = decode(range) }
+            return all
         }
 
         /// Every element, decoded and transformed (raw entries stay raw).
         func mapValues<T>(_ transform: (Element) throws -> T) rethrows -> [String: T] {
-            try entries.mapValues { try transform(decode($0)) }
-        }
-
-        mutating func reserveCapacity(_ capacity: Int) {
-            entries.reserveCapacity(capacity)
+            var all = try elements.mapValues(transform)  // the same table layout: nothing hashed again
+            guard !raw.isEmpty else { return all }
+            all.reserveCapacity(count)
+            for (key, range) in raw { all[key] = try transform(decode(range)) }
+            return all
         }
 
         /// Removes the entries of `removed`, then stores `set` (each replacing an entry under its key).
         mutating func apply(removing removed: Set<String>, setting set: [String: Element]) {
-            for key in removed { entries.removeValue(forKey: key) }
-            guard !set.isEmpty else { return }
-            entries.reserveCapacity(entries.count + set.count)  // room for every change at once
-            for (key, element) in set { entries[key] = .decoded(element) }
-        }
-
-        private func decode(_ entry: Entry) -> Element {
-            switch entry {
-            case .decoded(let element): element
-            case .raw(let range): decode(range)
+            for key in removed {
+                elements.removeValue(forKey: key)
+                if !raw.isEmpty { raw.removeValue(forKey: key) }
+            }
+            if elements.isEmpty {
+                elements = set  // shares the change set's table instead of copying it
+            } else if !set.isEmpty {
+                elements.reserveCapacity(elements.count + set.count)  // room for every change at once
+                elements.merge(set) { _, new in new }
+            }
+            if !raw.isEmpty {
+                for key in set.keys { raw.removeValue(forKey: key) }
             }
         }
 
@@ -163,12 +163,13 @@ extension JSONStoreDocument {
 extension JSONStoreDocument.Entries where Element == StoredValue {
     /// Applies value changes (``Changeset/values``): a set stores the decoded value, a removal removes the entry.
     mutating func apply(_ changes: [String: Changeset.Change]) {
-        entries.reserveCapacity(entries.count + changes.count)  // room for every change at once
+        elements.reserveCapacity(elements.count + changes.count)  // room for every change at once
         for (key, change) in changes {
             switch change {
-            case .set(let value): entries[key] = .decoded(value)
-            case .remove: entries.removeValue(forKey: key)
+            case .set(let value): elements[key] = value
+            case .remove: elements.removeValue(forKey: key)
             }
+            if !raw.isEmpty { raw.removeValue(forKey: key) }
         }
     }
 }

@@ -295,4 +295,34 @@ struct JSONLazyValuesTests {
         #expect(try Data(contentsOf: url) == expected.encoded())
         #expect(try String(contentsOf: url, encoding: .utf8).contains(#""byHand": {\#n      "initial": false,\#n      "type": "bool"\#n    }"#))
     }
+
+    @Test("a value or declaration set, removed or changed after the file was read replaces what the file held")
+    func changesReplaceTheFile() throws {
+        let data = Self.storeFile(
+            """
+                "a": {"type": "int", "value": 1},
+                "b": {"type": "int", "value": 2},
+                "c": {"type": "int", "value": 3},
+                "d": {"type": "int", "value": 4}
+            """, declared: #""a": {"initial": 0, "type": "int"}, "b": {"initial": 0, "type": "int"}"#)
+        var document = try JSONStoreDocument(data: data, path: "p.json")
+        let int = { (value: Int) in StoredValue(type: .int, json: .int(value)) }
+        document.values["a"] = int(10)
+        document.values["b"] = nil
+        document.apply(Changeset(values: ["c": .set(int(30)), "e": .set(int(50)), "d": .remove], removedDeclarations: ["a"]))
+        document.apply(Changeset(declarations: ["b": KeyDeclaration(type: .string, initial: .string("x"))]))
+        #expect(document.values.count == 3 && document.values.undecodedCount == 0)
+        #expect(document.values.keys.sorted() == ["a", "c", "e"])
+        #expect(document.values.decoded() == ["a": int(10), "c": int(30), "e": int(50)])
+        #expect(document.declarations.decoded() == ["b": KeyDeclaration(type: .string, initial: .string("x"))])
+
+        var other = try JSONStoreDocument(data: data, path: "p.json")
+        #expect(other.values.decodedValue(forKey: "d") == int(4) && other.values.undecodedCount == 3)
+        #expect(other.values.decodedValue(forKey: "d") == int(4) && other.values.count == 4, "decoded once, counted once")
+        var eager = other
+        eager.values.decodeAll()
+        eager.declarations.decodeAll()
+        #expect(eager == other && eager.values.undecodedCount == 0, "equal whatever is still raw")
+        #expect(eager.encoded() == other.encoded())
+    }
 }

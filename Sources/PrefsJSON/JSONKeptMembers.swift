@@ -38,8 +38,8 @@ extension JSON {
 
     /// Calls `body` with each member of the object in `text`, in order: the bytes of its key between the quotes (escapes
     /// as written) and of its value, as ranges of `text`; stops when `body` returns false. For text known to be JSON (a
-    /// value ``parse(_:keepingMembersOf:)`` kept): it walks the object without checking it. Returns false, calling
-    /// nothing, when the text is not an object.
+    /// value ``parse(_:keepingMembersOf:)`` kept): it walks the object without checking it (text that is not JSON gets
+    /// some members, never a crash). Returns false, calling nothing, when the text is not an object.
     ///
     /// ```swift
     /// JSON.forEachMember(ofObjectText: bytes) { key, value in … ; return true }   // {"type": "int", "initial": [1]}
@@ -53,11 +53,12 @@ extension JSON {
         index = skippingSpace(text, from: index + 1)
         while index < text.count, text[index] == UInt8(ascii: "\"") {
             let keyEnd = endOfString(text, from: index)
-            let key = index + 1..<keyEnd - 1
+            let key = index + 1..<max(index + 1, keyEnd - 1)
             index = skippingSpace(text, from: keyEnd)
-            index = skippingSpace(text, from: index + 1)  // the colon
+            guard index < text.count, text[index] == UInt8(ascii: ":") else { break }
+            index = skippingSpace(text, from: index + 1)
             let valueEnd = endOfValue(text, from: index)
-            guard body(key, index..<valueEnd) else { return true }
+            guard index < valueEnd, body(key, index..<valueEnd) else { return true }
             index = skippingSpace(text, from: valueEnd)
             guard index < text.count, text[index] == UInt8(ascii: ",") else { break }
             index = skippingSpace(text, from: index + 1)
@@ -81,7 +82,7 @@ extension JSON {
             default: index += 1
             }
         }
-        return index
+        return text.count
     }
 
     /// The index after the value starting at `index`.

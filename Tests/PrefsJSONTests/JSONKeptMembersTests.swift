@@ -159,7 +159,7 @@ struct JSONKeptMembersTests {
         }
     }
 
-    @Test("forEachMember(ofObjectText:) walks the members of JSON text, whatever their values hold")
+    @Test("forEachMember(ofObjectText:) walks the members of JSON text, whatever their values hold, and text cut short safely")
     func membersOfObjectText() throws {
         let text = #" { "type" : "int", "initial": {"a": [1, "]}", {"b": null}], "c\"": "x,y"}, "n": -1.5e3,"s":"\"{" ,"e": [] } "#
         let bytes = Array(text.utf8)
@@ -185,6 +185,15 @@ struct JSONKeptMembersTests {
             }
         }
         #expect(seen == 2, "stops when asked")
+        for text in [#"{"a"#, #"{"a":"#, #"{"a" 1}"#, #"{"a":"x"#, #"{"a":[1,"#, #"{"a\"#, "{", #"{"a":1,"#, #"{"a":}"#] {
+            let bytes = Array(text.utf8)
+            _ = bytes.withUnsafeBufferPointer { buffer in
+                JSON.forEachMember(ofObjectText: buffer) { key, value in
+                    #expect(key.upperBound <= buffer.count && value.upperBound <= buffer.count && !value.isEmpty, "\(text)")
+                    return true
+                }
+            }
+        }
     }
 
     @Test("parse(_:keepingMembersOf:) keeps the named member's members as ranges and leaves it out of the tree")

@@ -84,7 +84,7 @@ extension JSONStoreDocument {
         let isObject = JSON.forEachMember(ofObjectText: text) { key, value in
             let key = UnsafeBufferPointer(rebasing: text[key])
             if Self.bytes(key, are: "initial") { return true }
-            if Self.bytes(key, are: "type"), text[value.lowerBound] == UInt8(ascii: "\"") {
+            if Self.bytes(key, are: "type"), value.count >= 2, text[value.lowerBound] == UInt8(ascii: "\"") {
                 let name = UnsafeBufferPointer(rebasing: text[value.lowerBound + 1..<value.upperBound - 1])
                 if name.allSatisfy({ $0 < 0x80 && $0 != UInt8(ascii: "\\") }) {
                     typeName = String(decoding: name, as: UTF8.self)

@@ -5,7 +5,8 @@
 // reject with the same error. Default `parse` (duplicates rejected) accepts exactly the documents the
 // located tree finds no duplicate in, or else fails at the first duplicate or at the same syntax error.
 // What parses must serialize (compact and pretty) to text that parses back to the same value, and every
-// location must lie inside the input.
+// location must lie inside the input. `parse(_:keepingMembersOf:)`, which checks some values without building them,
+// must accept and reject exactly as strict `parse` does, and each value it keeps must parse to the one `parse` built.
 import Foundation
 @_spi(Tooling) import Prefs
 import PrefsJSON
@@ -16,6 +17,7 @@ public func jsonParseTestOneInput(_ start: UnsafePointer<UInt8>, _ count: Int) -
     let lastWins = Result { () throws(JSONParseError) in try JSON.parse(bytes, options: .init(duplicateKeys: .lastWins)) }
     let located = Result { () throws(JSONParseError) in try JSON.parseLocated(bytes) }
     let strict = Result { () throws(JSONParseError) in try JSON.parse(bytes) }
+    checkKeptMembers(Data(bytes), strict: strict)
     switch (lastWins, located) {
     case (.success(let value), .success(let tree)):
         guard tree.json == value else { fatalError("parse (last wins) and parseLocated disagree on the value") }
@@ -61,4 +63,36 @@ public func jsonParseTestOneInput(_ start: UnsafePointer<UInt8>, _ count: Int) -
         fatalError("parseLocated accepts, parse rejects: \(error)")
     }
     return 0
+}
+
+/// `parse(_:keepingMembersOf:)` against strict `parse`: the same error, or the same document once its kept values are
+/// parsed from their bytes.
+private func checkKeptMembers(_ data: Data, strict: Result<JSON, JSONParseError>) {
+    let names: Set<String> = ["values", "declared", "a"]
+    let kept = Result { () throws(JSONParseError) in try JSON.parse(data, keepingMembersOf: names) }
+    switch (strict, kept) {
+    case (.success(let value), .success(let parsed)):
+        var restored = parsed.root
+        if case .object(var members) = restored {
+            for (name, ranges) in parsed.kept {
+                guard members[name] == nil else { fatalError("kept member \(name) is in the tree too") }
+                var object: [String: JSON] = [:]
+                for (key, range) in ranges {
+                    guard range.lowerBound >= 0, range.upperBound <= data.count, let member = try? JSON.parse(data[range]) else {
+                        fatalError("the kept value \(name).\(key) at \(range) does not parse")
+                    }
+                    object[key] = member
+                }
+                members[name] = .object(object)
+            }
+            restored = .object(members)
+        }
+        guard restored == value else { fatalError("parse(_:keepingMembersOf:) and parse disagree on the value") }
+    case (.failure(let error), .failure(let keptError)):
+        guard error == keptError else { fatalError("parse(_:keepingMembersOf:) and parse reject with different errors: \(keptError) / \(error)") }
+    case (.success, .failure(let error)):
+        fatalError("parse accepts, parse(_:keepingMembersOf:) rejects: \(error)")
+    case (.failure(let error), .success):
+        fatalError("parse(_:keepingMembersOf:) accepts, parse rejects: \(error)")
+    }
 }

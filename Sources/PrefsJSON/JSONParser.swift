@@ -128,6 +128,16 @@ extension JSONParserCore {
         options: JSONParseOptions,
         makeBuilder: (UnsafePointer<UInt8>?, Int) -> Builder
     ) throws(JSONParseError) -> Builder.Value {
+        try parseKeepingBuilder(bytes, options: options, makeBuilder: makeBuilder).value
+    }
+
+    /// ``parse(_:options:makeBuilder:)``, also returning the builder as the parse left it, for a builder that gathers
+    /// more than the tree it returns (the byte ranges of the values it keeps, see ``JSONTreeBuilder/keepsNextValue()``).
+    public static func parseKeepingBuilder(
+        _ bytes: UnsafeBufferPointer<UInt8>,
+        options: JSONParseOptions,
+        makeBuilder: (UnsafePointer<UInt8>?, Int) -> Builder
+    ) throws(JSONParseError) -> (value: Builder.Value, builder: Builder) {
         let origin = hasByteOrderMark(bytes) ? 3 : 0
         if let maxBytes = options.maxBytes, bytes.count > maxBytes {
             throw JSONParseError(
@@ -145,7 +155,8 @@ extension JSONParserCore {
             maxDepth: options.maxDepth,
             builder: makeBuilder(base, origin)
         )
-        return try core.parseDocument()
+        let value = try core.parseDocument()
+        return (value, core.builder)
     }
 
     private static func hasByteOrderMark(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {

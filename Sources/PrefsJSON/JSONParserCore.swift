@@ -2,7 +2,8 @@
 ///
 /// It reads raw UTF-8 through an unsafe pointer, never builds strings character by character, and
 /// keeps open containers on explicit stacks instead of recursing, so nesting depth is limited only by
-/// `maxDepth`. Values are handed to a `JSONTreeBuilder`; the parser itself knows nothing about trees.
+/// `maxDepth`. Values are handed to a `JSONTreeBuilder`; the parser itself knows nothing about trees. A value the
+/// builder keeps as its bytes (`JSONTreeBuilder.keepsNextValue()`) is checked by `skipTree` instead, which builds nothing.
 /// Error locations are computed only when an error is thrown.
 public struct JSONParserCore<Builder: JSONTreeBuilder> {
     public let base: UnsafePointer<UInt8>
@@ -15,6 +16,8 @@ public struct JSONParserCore<Builder: JSONTreeBuilder> {
     public var builder: Builder
     /// Reused buffer for decoding strings that contain escapes.
     public var scratch: [UInt8] = []
+    /// Reused buffers for checking the values the builder keeps as bytes (``JSONTreeBuilder/keepsNextValue()``).
+    var skipState = JSONSkipState()
 
     public init(base: UnsafePointer<UInt8>, count: Int, origin: Int, maxDepth: Int, builder: Builder) {
         self.base = base
@@ -47,6 +50,10 @@ public struct JSONParserCore<Builder: JSONTreeBuilder> {
             guard pos < end else { throw unexpected("a value", at: pos) }
             var value: Builder.Value
             switch base[pos] {
+            case _ where builder.keepsNextValue():
+                let start = pos
+                try skipTree(depth: containers.count, afterComma: afterComma)
+                value = builder.makeKept(start..<pos)
             case UInt8(ascii: "{"):
                 guard containers.count < maxDepth else { throw fail("nesting deeper than \(maxDepth) levels", at: pos) }
                 builder.beginObject(builder.mark(at: pos))
@@ -113,22 +120,36 @@ public struct JSONParserCore<Builder: JSONTreeBuilder> {
 
     /// Parses `"key"` and the `:` after it, leaving `pos` at the member's value.
     private mutating func parseMemberKey(afterComma: Bool) throws(JSONParseError) {
+        try expectMemberKey(afterComma: afterComma)
+        let keyOffset = pos
+        let keyMark = builder.mark(at: pos)
+        let key = try parseString()
+        guard builder.beginMember(key: key, keyMark: keyMark) else { throw duplicateKey(key, at: keyOffset) }
+        try parseColon()
+    }
+
+    /// Throws unless a member's key starts at `pos`.
+    @inline(__always)
+    func expectMemberKey(afterComma: Bool) throws(JSONParseError) {
         guard pos < end, base[pos] == UInt8(ascii: "\"") else {
             if afterComma, pos < end, base[pos] == UInt8(ascii: "}") {
                 throw unexpected("a string key", at: pos, note: " (trailing commas are not allowed)")
             }
             throw unexpected(afterComma ? "a string key" : "a string key or '}'", at: pos)
         }
-        let keyOffset = pos
-        let keyMark = builder.mark(at: pos)
-        let key = try parseString()
-        guard builder.beginMember(key: key, keyMark: keyMark) else {
-            throw fail("duplicate key \(JSONWriter.quoted(key))", at: keyOffset)
-        }
+    }
+
+    /// Parses the `:` after a member's key and the whitespace around it.
+    @inline(__always)
+    mutating func parseColon() throws(JSONParseError) {
         skipWhitespace()
         guard pos < end, base[pos] == UInt8(ascii: ":") else { throw unexpected("':' after object key", at: pos) }
         pos += 1
         skipWhitespace()
+    }
+
+    func duplicateKey(_ key: String, at offset: Int) -> JSONParseError {
+        fail("duplicate key \(JSONWriter.quoted(key))", at: offset)
     }
 
     // MARK: - Literals and whitespace
@@ -151,7 +172,7 @@ public struct JSONParserCore<Builder: JSONTreeBuilder> {
     }
 
     /// Whether the bytes at `pos` are `literal` followed by a byte that cannot continue a word.
-    private func matches(_ literal: StaticString) -> Bool {
+    func matches(_ literal: StaticString) -> Bool {
         let count = literal.utf8CodeUnitCount
         guard end - pos >= count else { return false }
         let bytes = literal.utf8Start
@@ -163,6 +184,12 @@ public struct JSONParserCore<Builder: JSONTreeBuilder> {
     public mutating func skipWhitespace() {
         while pos < end {
             let byte = base[pos]
+            if byte == 0x20, pos + 8 <= end {
+                // A run of spaces (a pretty document's indentation): up to 8 at a time, to the first byte that is not one.
+                let others = UInt64(littleEndian: UnsafeRawPointer(base + pos).loadUnaligned(as: UInt64.self)) ^ 0x2020_2020_2020_2020
+                pos += others == 0 ? 8 : others.trailingZeroBitCount >> 3
+                continue
+            }
             guard byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 else { return }
             pos += 1
         }
@@ -188,7 +215,7 @@ public struct JSONParserCore<Builder: JSONTreeBuilder> {
     }
 
     /// Like `unexpected("a value", …)`, but shows a whole word such as `'undefined'` or `'tru'`.
-    private func unexpectedValue(at offset: Int) -> JSONParseError {
+    func unexpectedValue(at offset: Int) -> JSONParseError {
         guard offset < end, isWordByte(base[offset]) else { return unexpected("a value", at: offset) }
         var wordEnd = offset
         while wordEnd < end, wordEnd - offset < 32, isWordByte(base[wordEnd]) { wordEnd += 1 }

@@ -9,11 +9,7 @@ extension JSONParserCore {
         let start = pos + 1
         var index = start
         while true {
-            while index + 8 <= end {
-                let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
-                if Self.needsAttention(word) { break }
-                index += 8
-            }
+            index = firstByteNeedingAttention(from: index)
             guard index < end else { throw unterminatedString() }
             let byte = base[index]
             if byte == UInt8(ascii: "\"") {
@@ -31,9 +27,55 @@ extension JSONParserCore {
         }
     }
 
-    /// Whether any byte of `word` is `"`, `\`, below 0x20 or above 0x7F.
+    /// Checks the string whose opening quote is at `pos` as ``parseString()`` reads it (the same errors at the same
+    /// places) without making it; leaves `pos` after the closing quote. Returns whether it is plain: ASCII without an
+    /// escape, so that its bytes are its characters.
+    @discardableResult
+    mutating func skipString() throws(JSONParseError) -> Bool {
+        var plain = true
+        var index = pos + 1
+        while true {
+            index = firstByteNeedingAttention(from: index)
+            guard index < end else { throw unterminatedString() }
+            let byte = base[index]
+            if byte == UInt8(ascii: "\"") {
+                pos = index + 1
+                return plain
+            }
+            if byte == UInt8(ascii: "\\") {
+                plain = false
+                scratch.removeAll(keepingCapacity: true)
+                index = try decodeEscape(at: index)  // checked as parsed; what it decodes is dropped
+            } else if byte < 0x20 {
+                throw controlCharacter(at: index)
+            } else if byte < 0x80 {
+                index += 1
+            } else {
+                plain = false
+                guard let length = scalarLength(at: index) else { throw fail("invalid UTF-8", at: index) }
+                index += length
+            }
+        }
+    }
+
+    /// The index of the first byte from `index` on that may need attention in a string (`"`, `\`, below 0x20 or
+    /// above 0x7F), looking 8 bytes at a time; at most 7 bytes before `end` when none does before them.
     @inline(__always)
-    private static func needsAttention(_ word: UInt64) -> Bool {
+    private func firstByteNeedingAttention(from index: Int) -> Int {
+        var index = index
+        while index + 8 <= end {
+            let word = UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+            let flags = Self.attentionFlags(word)
+            if flags != 0 { return index + flags.trailingZeroBitCount >> 3 }
+            index += 8
+        }
+        return index
+    }
+
+    /// The high bit of each byte of `word` (the first in memory lowest) that is `"`, `\`, below 0x20 or above 0x7F.
+    /// Bytes after the first flagged one may be flagged wrongly (a borrow), never the first: it is exact.
+    @inline(__always)
+    private static func attentionFlags(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
         let quote = word ^ (ones &* 0x22)
@@ -41,7 +83,7 @@ extension JSONParserCore {
         let hasQuote = (quote &- ones) & ~quote
         let hasBackslash = (backslash &- ones) & ~backslash
         let hasControl = (word &- ones &* 0x20) & ~word
-        return (hasQuote | hasBackslash | hasControl | word) & highs != 0
+        return (hasQuote | hasBackslash | hasControl | word) & highs
     }
 
     /// The slow path for strings with escapes: decodes into `scratch`, copying unescaped runs in bulk.
@@ -212,8 +254,23 @@ extension JSONParserCore {
     /// a significand below 2^53 and a power of ten up to 10^22, one correctly rounded operation) and
     /// otherwise the standard library's correctly rounded `Double(String)`.
     public mutating func parseNumber() throws(JSONParseError) -> Builder.Value {
+        let mark = builder.mark(at: pos)
+        switch try scanNumber() {
+        case .int(let value): return builder.makeInt(value, mark)
+        case .double(let value): return builder.makeDouble(value, mark)
+        }
+    }
+
+    /// A number's value: an integer literal's, or a double's.
+    enum Number {
+        case int(Int)
+        case double(Double)
+    }
+
+    /// Reads the number starting at `pos` (see ``parseNumber()``); leaves `pos` after it.
+    @inline(__always)
+    mutating func scanNumber() throws(JSONParseError) -> Number {
         let start = pos
-        let mark = builder.mark(at: start)
         var index = pos
         let negative = base[index] == UInt8(ascii: "-")
         if negative { index += 1 }
@@ -268,17 +325,17 @@ extension JSONParserCore {
             // Digits were accumulated with wrapping arithmetic; 19 digits always fit in UInt64.
             let limit: UInt64 = negative ? 1 << 63 : UInt64(Int64.max)
             guard digitCount <= 19, significand <= limit else { throw outOfRange(from: start, to: index) }
-            return builder.makeInt(negative ? Int(truncatingIfNeeded: 0 &- significand) : Int(significand), mark)
+            return .int(negative ? Int(truncatingIfNeeded: 0 &- significand) : Int(significand))
         }
         let power = exponent - fractionDigits
         if digitCount <= 19, significand <= 1 << 53, (-22...22).contains(power) {
             var value = Double(significand)
             value = power < 0 ? value / jsonPowersOfTen[-power] : value * jsonPowersOfTen[power]
-            return builder.makeDouble(negative ? -value : value, mark)
+            return .double(negative ? -value : value)
         }
         let text = String(decoding: UnsafeBufferPointer(start: base + start, count: index - start), as: UTF8.self)
         guard let value = Double(text), value.isFinite else { throw outOfRange(from: start, to: index) }
-        return builder.makeDouble(value, mark)
+        return .double(value)
     }
 
     @inline(__always)

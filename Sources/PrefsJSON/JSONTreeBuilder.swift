@@ -32,6 +32,23 @@ public protocol JSONTreeBuilder {
     /// Finishes the member started by the last `beginMember`.
     mutating func endMember(_ value: Value)
     mutating func endObject() -> Value
+
+    /// Whether the value starting now is kept as its bytes instead of built. The parser asks before each value; for
+    /// one it keeps, it checks the bytes as strictly as it parses (the same errors at the same places, duplicate keys
+    /// always rejected) without calling the builder for anything inside, then hands over their range
+    /// (``makeKept(_:)``). False by default: every value is built.
+    func keepsNextValue() -> Bool
+    /// The value standing for a kept value: `bytes` is its range in the input (offsets from its first byte,
+    /// byte-order mark included).
+    mutating func makeKept(_ bytes: Range<Int>) -> Value
+}
+
+extension JSONTreeBuilder {
+    @inline(__always) public func keepsNextValue() -> Bool { false }
+
+    public mutating func makeKept(_ bytes: Range<Int>) -> Value {
+        makeNull(mark(at: bytes.lowerBound))  // never asked for: no value is kept
+    }
 }
 
 // MARK: - Plain builder

@@ -27,8 +27,8 @@ internal import PrefsJSON
     /// The archive of `values` and `declarations` (pretty, sorted keys, trailing newline).
     public static func encode(_ values: [String: StoredValue], declarations: [String: KeyDeclaration] = [:]) -> Data {
         var document = JSONStoreDocument()
-        document.values = values
-        document.declarations = declarations
+        document.values = JSONStoreDocument.Values(values)
+        document.declarations = JSONStoreDocument.Declarations(declarations)
         let formatOneSaysAll =
             values.values.allSatisfy { !$0.type.mentionsUnsigned } && declarations.values.allSatisfy { $0.formatOneForm == $0 }
         if formatOneSaysAll { document.formatVersion = JSONStoreDocument.journallessFormatVersion }
@@ -52,13 +52,14 @@ internal import PrefsJSON
     /// declared key's name.
     public static func contents(of data: Data, source: String) throws(PrefsError) -> StoreArchive {
         let document = try JSONStoreDocument(data: data, path: source)
-        try validate(document.values, source: source)
-        for key in document.declarations.keys.sorted() {
+        let (values, declarations) = (document.values.decoded(), document.declarations.decoded())
+        try validate(values, source: source)
+        for key in declarations.keys.sorted() {
             if let problem = KeyName.problem(with: key) {
                 throw .corruptStore(path: source, reason: "$.declared\(JSONPath.member(key)): \(problem)")
             }
         }
-        return StoreArchive(values: document.values, declarations: document.declarations)
+        return StoreArchive(values: values, declarations: declarations)
     }
 
     /// Checks every entry: a valid key name, a known type, a value of that type's shape. Throws

@@ -61,8 +61,25 @@ final class JSONFileBackend: PrefsBackend {
     private var appendedSinceOpen = false
     /// The format of the snapshot read; nil while there is none.
     private var snapshotFormat: Int?
-    /// The size and CRC-32 of the snapshot read or written, which a journal begun on it records.
-    private var snapshotDigest: JSONJournal.SnapshotDigest?
+    /// The size and CRC-32 of the snapshot read or written, which a journal begun on it records; nil while there is
+    /// none. Computed when first asked for: a process that only reads the store never asks.
+    private var snapshotDigest: JSONJournal.SnapshotDigest? {
+        switch snapshot {
+        case .none: return nil
+        case .computed(let digest): return digest
+        case .read(let data):
+            let digest = JSONJournal.SnapshotDigest(data)
+            snapshot = .computed(digest)
+            return digest
+        }
+    }
+    private var snapshot = SnapshotBytes.none
+    private enum SnapshotBytes {
+        case none
+        /// The snapshot read, its digest not computed yet (its values keep the same bytes until they are decoded).
+        case read(Data)
+        case computed(JSONJournal.SnapshotDigest)
+    }
     /// Keys a hand edit of the snapshot changed while the journal held changes to them (``JSONJournalMerge``): the
     /// edit is kept, the journal's changes to them are not applied, and the next write folds the journal.
     private var editedKeys = JSONJournalMerge.Keys()
@@ -169,9 +186,20 @@ final class JSONFileBackend: PrefsBackend {
 
     // MARK: - Reading
 
-    func value(forKey key: String) -> StoredValue? { document.values[key] }
-    func allValues() -> [String: StoredValue] { document.values }
-    func declarations() -> [String: KeyDeclaration] { document.declarations }
+    /// The value under `key`: its entry is decoded on its first read (see ``JSONStoreDocument/Values``).
+    func value(forKey key: String) -> StoredValue? { document.values.decodedValue(forKey: key) }
+
+    func allValues() -> [String: StoredValue] {
+        document.values.decodeAll()
+        return document.values.decoded()
+    }
+    func declarations() -> [String: KeyDeclaration] {
+        document.declarations.decodeAll()
+        return document.declarations.decoded()
+    }
+
+    /// The declaration recorded for `key`, decoded on its first read.
+    func declaration(forKey key: String) -> KeyDeclaration? { document.declarations.decodedValue(forKey: key) }
 
     /// Catches up with the files: the journal's new records when only they changed, the snapshot and the whole journal
     /// when the snapshot or the journal was replaced. Returns true when anything changed. The pending coalesced changes
@@ -280,7 +308,7 @@ final class JSONFileBackend: PrefsBackend {
                 stamp = nil
                 snapshotGeneration = nil
                 snapshotFormat = nil
-                snapshotDigest = nil
+                snapshot = .none
                 editedKeys = JSONJournalMerge.Keys()
                 journalApplies = false
                 try noteJournalBesideNoSnapshot()
@@ -302,10 +330,10 @@ final class JSONFileBackend: PrefsBackend {
                 current = try folder.existing()?.stamp(of: folder.name)
                 if current != readStamp { continue }
             }
-            let digest = JSONJournal.SnapshotDigest(data)
+            snapshot = .read(data)  // its digest computed when asked for: by a journal that continues it, or a write
             let combined = JSONJournalMerge.combine(
-                snapshot: fresh, snapshotDigest: digest, journalGeneration: journal.generation, journalSnapshot: journal.snapshot,
-                records: records, was: journal.was)
+                snapshot: fresh, snapshotDigest: snapshotDigest ?? JSONJournal.SnapshotDigest(data), journalGeneration: journal.generation,
+                journalSnapshot: journal.snapshot, records: records, was: journal.was)
             journalApplies = combined.journalApplies
             editedKeys = combined.edited
             fresh = combined.document
@@ -316,7 +344,6 @@ final class JSONFileBackend: PrefsBackend {
             stamp = readStamp
             snapshotGeneration = generation
             snapshotFormat = fresh.formatVersion
-            snapshotDigest = digest
             if !combined.edited.isEmpty, reportedEdit != readStamp {
                 reportedEdit = readStamp
                 reports.append(.handEditKept(path: path, keys: combined.edited.names))
@@ -505,6 +532,8 @@ final class JSONFileBackend: PrefsBackend {
     /// nothing: before the snapshot's rename, the old snapshot and its journal hold everything; after it, the new
     /// snapshot does, and the old journal (another generation) is never applied again.
     private func compact() throws(PrefsError) {
+        document.values.decodeAll()  // here, not in a copy that write(_:) would make of the tables
+        document.declarations.decodeAll()
         try writeWithNewGeneration(document)
     }
 
@@ -565,9 +594,14 @@ final class JSONFileBackend: PrefsBackend {
 
     /// Replaces the file with `next` and makes it the committed document. Called under the lock.
     private func write(_ next: JSONStoreDocument) throws(PrefsError) {
+        var next = next
+        // Encoding needs every entry: decode them once and keep them, so that the next compaction parses nothing again
+        // and the bytes of the file read are let go.
+        next.values.decodeAll()
+        next.declarations.decodeAll()
         let data = next.encoded()
         stamp = try folder.created().replace(folder.name, with: data, sync: options.durability == .powerLoss, trace: options.trace)
-        snapshotDigest = JSONJournal.SnapshotDigest(data)
+        snapshot = .computed(JSONJournal.SnapshotDigest(data))
         snapshotFormat = next.formatVersion
         document = next.formatVersion == JSONStoreDocument.journallessFormatVersion ? next.asReadBack() : next
     }

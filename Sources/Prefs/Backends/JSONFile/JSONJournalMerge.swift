@@ -37,11 +37,12 @@ enum JSONJournalMerge {
         var unapplied = Keys()
     }
 
-    /// Combines `snapshot` (a file of `snapshotDigest`) with the journal read beside it: its `generation`, the
-    /// snapshot its header records, its `records` (nil without a journal) and their ``JSONJournal/KeyDigests``.
+    /// Combines `snapshot` (a file of `snapshotDigest`, computed only when the journal records what keys held) with the
+    /// journal read beside it: its `generation`, the snapshot its header records, its `records` (nil without a journal)
+    /// and their ``JSONJournal/KeyDigests``.
     static func combine(
         snapshot: JSONStoreDocument,
-        snapshotDigest: JSONJournal.SnapshotDigest,
+        snapshotDigest: @autoclosure () -> JSONJournal.SnapshotDigest,
         journalGeneration: String?,
         journalSnapshot: JSONJournal.SnapshotDigest?,
         records: [Changeset]?,
@@ -54,7 +55,7 @@ enum JSONJournalMerge {
             return outcome
         }
         outcome.journalApplies = true
-        if journalSnapshot != snapshotDigest {
+        if !was.isEmpty, journalSnapshot != snapshotDigest() {  // with no digest, no key could be found edited
             outcome.edited = editedKeys(snapshot, was: was)
         }
         for record in records {

@@ -40,26 +40,29 @@ struct JSONStoreDocument: Sendable, Hashable {
 
     /// The format version of the file read; the newest for a new document.
     var formatVersion = JSONStoreDocument.formatVersion
-    var values: [String: StoredValue] = [:]
-    var declarations: [String: KeyDeclaration] = [:]
+    /// The values by key, each decoded when first read (see ``Entries``).
+    var values = Values()
+    /// The key declarations by key, each checked when the file is read and decoded when first read.
+    var declarations = Declarations()
     /// Top-level members written by a newer release or by hand, kept on rewrite.
     var unknownMembers: [String: JSON] = [:]
 
     init() {}
 
-    /// Reads a store document; every error names `path` and, for bad JSON, the line and column.
+    /// Reads a store document; every error names `path` and, for bad JSON, the line and column. The whole file is
+    /// checked, but its values and declarations are decoded only when read (see ``Entries``).
     init(data: Data, path: String) throws(PrefsError) {
         guard !data.isEmpty else {
             throw .corruptStore(path: path, reason: "the file is empty; a Prefs JSON store is an object with \"formatVersion\" and \"values\"")
         }
-        let root: JSON
+        let parsed: JSON.KeptMembers
         do {
-            root = try JSON.parse(data)
+            parsed = try JSON.parse(data, keepingMembersOf: ["values", "declared"])
         } catch {
             throw .corruptStore(path: path, reason: "invalid JSON at \(error.location.line):\(error.location.column): \(error.message)")
         }
-        guard case .object(var members) = root else {
-            throw .corruptStore(path: path, reason: "expected a JSON object at the top level, found \(root.kindName)")
+        guard case .object(var members) = parsed.root else {
+            throw .corruptStore(path: path, reason: "expected a JSON object at the top level, found \(parsed.root.kindName)")
         }
         guard let versionMember = members.removeValue(forKey: "formatVersion") else {
             throw .corruptStore(path: path, reason: "missing \"formatVersion\": this JSON file is not a Prefs store")
@@ -72,17 +75,16 @@ struct JSONStoreDocument: Sendable, Hashable {
         }
         formatVersion = version
         members.removeValue(forKey: "format")
-        if let valuesMember = members.removeValue(forKey: "values") {
-            guard case .object(let entries) = valuesMember else {
-                throw .corruptStore(path: path, reason: "$.values: expected an object, found \(valuesMember.kindName)")
-            }
-            values.reserveCapacity(entries.count)
-            for (key, entry) in entries {
-                values[key] = Self.storedValue(from: entry)
-            }
+        if let entries = parsed.kept["values"] {
+            values = Values(entries, in: data)
+        } else if let valuesMember = members.removeValue(forKey: "values") {
+            throw .corruptStore(path: path, reason: "$.values: expected an object, found \(valuesMember.kindName)")
         }
-        if let declaredMember = members.removeValue(forKey: "declared") {
-            declarations = try Self.declarations(from: declaredMember, named: "declared", path: path)
+        if let entries = parsed.kept["declared"] {
+            try Self.checkDeclarations(entries, in: data, named: "declared", path: path)
+            declarations = Declarations(entries, in: data)
+        } else if let declaredMember = members.removeValue(forKey: "declared") {
+            declarations = Declarations(try Self.declarations(from: declaredMember, named: "declared", path: path))  // throws: not an object
         }
         if version == Self.journallessFormatVersion, let inFull = members.removeValue(forKey: Self.declaredInFullMember) {
             // A declaration as this release wrote it, unless a release that does not know the member (0.1) has
@@ -93,37 +95,6 @@ struct JSONStoreDocument: Sendable, Hashable {
             }
         }
         unknownMembers = members
-    }
-
-    /// The declarations of the object `member` (`"declared"`), every error naming `path` and the entry's JSON path.
-    private static func declarations(from object: JSON, named name: String, path: String) throws(PrefsError) -> [String: KeyDeclaration] {
-        guard case .object(let entries) = object else {
-            throw .corruptStore(path: path, reason: "$.\(name): expected an object, found \(object.kindName)")
-        }
-        var declarations: [String: KeyDeclaration] = [:]
-        for (key, entry) in entries {
-            guard case .string(let typeName)? = entry["type"], let type = ValueType(typeName) else {
-                var problem = "expected a type name such as \"int\""
-                if case .string(let typeName)? = entry["type"], let limit = ValueType.limitProblem(typeName) { problem += ", found \(limit)" }
-                throw .corruptStore(path: path, reason: "$.\(name)\(JSONPath.member(key)).type: \(problem)")
-            }
-            var formerNames: [String] = []
-            if let member = entry["formerNames"] {
-                guard case .array(let names) = member else {
-                    throw .corruptStore(
-                        path: path, reason: "$.\(name)\(JSONPath.member(key)).formerNames: expected an array of key names, found \(member.kindName)")
-                }
-                for (index, former) in names.enumerated() {
-                    guard case .string(let text) = former else {
-                        throw .corruptStore(
-                            path: path, reason: "$.\(name)\(JSONPath.member(key)).formerNames[\(index)]: expected a key name, found \(former.kindName)")
-                    }
-                    formerNames.append(text)
-                }
-            }
-            declarations[key] = KeyDeclaration(type: type, initial: entry["initial"], formerNames: formerNames)
-        }
-        return declarations
     }
 
     /// A tagged entry `{"type": "int", "value": 3}`, or a bare hand-written value.
@@ -142,7 +113,8 @@ struct JSONStoreDocument: Sendable, Hashable {
 
     /// Applies changes in place (one access to `self`, so a class holding the document is not accessed twice at once).
     mutating func apply(_ changes: Changeset) {
-        changes.apply(to: &values, declarations: &declarations)
+        values.apply(changes.values)
+        declarations.apply(removing: changes.removedDeclarations, setting: changes.declarations)
     }
 
     /// The document as pretty, sorted JSON with a trailing newline, in its ``formatVersion`` (format 1 through
@@ -177,11 +149,11 @@ extension JSONStoreDocument {
         document.formatVersion = Self.journallessFormatVersion
         document.unknownMembers[JSONJournal.generationMember] = nil
         document.unknownMembers[Self.declaredInFullMember] = nil
-        for (key, value) in values {
+        for (key, value) in values.decoded() {
             if let form = value.formatOneForm, form != value { document.values[key] = form }
         }
         var inFull: [String: JSON] = [:]
-        for (key, declaration) in declarations where declaration.formatOneForm != declaration {
+        for (key, declaration) in declarations.decoded() where declaration.formatOneForm != declaration {
             document.declarations[key] = declaration.formatOneForm
             inFull[key] = declaration.json
         }

@@ -84,6 +84,37 @@ struct FaultRegressionTests {
         #expect(try fresh.integrityProblems() == [])
     }
 
+    /// Issue 32: on Linux the moved-file check is an inotify watch once a `stat` has passed. Every way of taking the
+    /// path from the open file, made after many writes the watch vouched for, must still be seen at the next write.
+    @Test(
+        "after many writes, a deletion, a rename away or a replacement of the SQLite file is seen at the next write",
+        arguments: ["delete", "rename away", "replace", "chmod then replace"])
+    func sqliteMovedAfterQuietWrites(change: String) throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.sqlite")
+        let prefs = try Prefs(.sqlite(url))
+        for value in 0..<50 { try prefs.set(value, for: Self.a) }
+        switch change {
+        case "delete":
+            unlink(url.path)
+        case "rename away":
+            try #require(rename(url.path, url.path + ".old") == 0)
+        default:
+            if change.hasPrefix("chmod") { chmod(url.path, 0o600) }  // an event of its own, checked and watched again
+            for value in 50..<60 { try prefs.set(value, for: Self.a) }
+            let other = try Prefs(.sqlite(directory.file("other.sqlite")))
+            try other.set(10, for: Self.b)
+            try other.close()
+            try #require(rename(directory.file("other.sqlite").path, url.path) == 0)
+        }
+        try prefs.set(3, for: Self.c)
+        let fresh = try Prefs(.sqlite(url))
+        #expect(fresh[Self.c] == 3, "an acknowledged write must be visible to a new process")
+        #expect(fresh[Self.a] == nil, "the file the path names now holds no value of the one taken away")
+        #expect(fresh[Self.b] == (change.contains("replace") ? 10 : nil))
+        #expect(try fresh.integrityProblems() == [])
+    }
+
     /// FileSystem.createDirectory lost the errno on Linux (the underlying error is not an NSError there)
     /// and reported "Permission denied" for a path blocked by a regular file.
     @Test("a store under a regular file fails with ENOTDIR, not EACCES", arguments: ["prefs.json", "prefs.sqlite"])

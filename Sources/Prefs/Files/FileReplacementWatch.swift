@@ -3,7 +3,8 @@ import Glibc
 import PrefsSupport
 
 /// Tells a JSON store's writer, with one cheap system call, that nothing but appends touched its snapshot or its
-/// journal since it last checked them: an inotify instance watching the two files it holds open (by their
+/// journal since it last checked them (and an SQLite store's, that its database was not removed, renamed or replaced;
+/// see ``watch(fileAt:)``): an inotify instance watching the two files it holds open (by their
 /// descriptors, `/proc/self/fd/N`, so the watch is on exactly those inodes) for a removal, a rename, a change of link
 /// count or attributes, and, on the snapshot, any write. Appends to the journal are not watched (this writer makes
 /// them); their size is read with `lseek`.
@@ -48,6 +49,18 @@ final class FileReplacementWatch {
             watches.append(watch)
         }
         watched = [snapshot.1, journal.1]
+    }
+
+    /// Watches the file `path` names now (an SQLite store's database) for a removal, a rename or a change of link
+    /// count or attributes, forgetting earlier watches and events; writes to it, by this process or another, are not
+    /// watched. The caller then checks that `path` still names the file it uses, and trusts ``isQuiet()`` from there:
+    /// a replacement made between this call and that check changes the watched file's link count, which is an event.
+    func watch(fileAt path: String) {
+        stop()
+        let watch = inotify_add_watch(descriptor, path, UInt32(IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF))
+        guard watch >= 0 else { return }
+        watches.append(watch)
+        watched = []
     }
 
     /// Removes the watches and discards pending events.

@@ -37,11 +37,21 @@ final class SQLiteBackend: PrefsBackend {
     private let options: Options
     /// The open connection; `SQLiteBackend+Declarations.swift` reads declarations through it.
     private(set) var connection: SQLiteConnection {
-        didSet { writeStatements = WriteStatements() }
+        didSet {
+            writeStatements = WriteStatements()
+            #if os(Linux)
+            movedWatch?.stop()  // it watched the file the old connection had open
+            #endif
+        }
     }
     /// The write statements, kept from one write to the next: no lookup of their SQL in the statement cache (a hash of
     /// some 110 bytes) for every row. Forgotten with the connection they belong to.
     private var writeStatements = WriteStatements()
+    #if os(Linux)
+    /// Vouches that the database was not removed, renamed or replaced since the last check (see ``reopenIfMoved()``).
+    private var movedWatch: FileReplacementWatch?
+    private var movedWatchUnavailable = false
+    #endif
     /// Set when a write found the file deleted or replaced and reopened it; the next `refresh()` reports it.
     private var changedSinceRefresh = false
     private var dataVersion: Int64 = 0
@@ -186,9 +196,18 @@ final class SQLiteBackend: PrefsBackend {
 
     /// Another process deleted the file or renamed another over it: the open connection would write to an
     /// inode nobody else reads. Open the file now at the path (a deleted store starts empty, as after a reset).
+    ///
+    /// The check is SQLite's `SQLITE_FCNTL_HAS_MOVED`, a `stat` of the path; on Linux, once it has passed, an inotify
+    /// watch on the file vouches for it until something happens to it (``FileReplacementWatch``), one `ioctl` instead.
     private func reopenIfMoved() throws(PrefsError) {
+        #if os(Linux)
+        if !connection.isClosed, !connection.isInTransaction, let watch = movedWatch, watch.isQuiet() { return }
+        #endif
         // Closed: an earlier reopen failed (its error was thrown then); try again.
-        guard connection.isClosed || (!connection.isInTransaction && connection.fileHasMoved()) else { return }
+        guard connection.isClosed || (!connection.isInTransaction && connection.fileHasMoved()) else {
+            armMovedWatch()
+            return
+        }
         if !connection.isClosed {
             // The WAL beside the path still holds this file's frames, and SQLite neither checkpoints nor removes
             // it when closing a moved file: the next connection at the path would replay them into the new file.
@@ -199,6 +218,21 @@ final class SQLiteBackend: PrefsBackend {
         connection = try Self.open(folder, options: options)
         dataVersion = try sqlite { () throws(SQLiteError) in try connection.dataVersion() }
         changedSinceRefresh = true
+    }
+
+    /// Watches the database file for a replacement, and makes sure it is the file the connection has open: the watch
+    /// is set first, so a replacement made after the check is an event on it.
+    private func armMovedWatch() {
+        #if os(Linux)
+        guard !connection.isInTransaction, !connection.isReadOnly else { return }
+        if movedWatch == nil, !movedWatchUnavailable {
+            movedWatch = FileReplacementWatch()
+            movedWatchUnavailable = movedWatch == nil
+        }
+        guard let movedWatch, movedWatch.watched == nil else { return }
+        movedWatch.watch(fileAt: path)
+        if connection.fileHasMoved() { movedWatch.stop() }  // the next check reopens the file the long way
+        #endif
     }
 
     func commitTransaction(_ changes: Changeset) throws {
@@ -354,5 +388,8 @@ final class SQLiteBackend: PrefsBackend {
 
     func close() {
         connection.close()
+        #if os(Linux)
+        movedWatch = nil
+        #endif
     }
 }

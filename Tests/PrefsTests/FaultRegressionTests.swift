@@ -71,10 +71,7 @@ struct FaultRegressionTests {
         let url = directory.file("prefs.sqlite")
         let prefs = try Prefs(.sqlite(url))
         try prefs.set(1, for: Self.a)
-        let other = try Prefs(.sqlite(directory.file("other.sqlite")))
-        try other.set(10, for: Self.b)
-        try other.close()
-        try #require(rename(directory.file("other.sqlite").path, url.path) == 0)
+        try Self.replaceStore(at: url, in: directory)
 
         try prefs.set(3, for: Self.c)
         let fresh = try Prefs(.sqlite(url))
@@ -102,10 +99,7 @@ struct FaultRegressionTests {
         default:
             if change.hasPrefix("chmod") { chmod(url.path, 0o600) }  // an event of its own, checked and watched again
             for value in 50..<60 { try prefs.set(value, for: Self.a) }
-            let other = try Prefs(.sqlite(directory.file("other.sqlite")))
-            try other.set(10, for: Self.b)
-            try other.close()
-            try #require(rename(directory.file("other.sqlite").path, url.path) == 0)
+            try Self.replaceStore(at: url, in: directory)
         }
         try prefs.set(3, for: Self.c)
         let fresh = try Prefs(.sqlite(url))
@@ -113,6 +107,14 @@ struct FaultRegressionTests {
         #expect(fresh[Self.a] == nil, "the file the path names now holds no value of the one taken away")
         #expect(fresh[Self.b] == (change.contains("replace") ? 10 : nil))
         #expect(try fresh.integrityProblems() == [])
+    }
+
+    /// Renames another SQLite store, holding `b` = 10, over the one at `url`, as another process would.
+    private static func replaceStore(at url: URL, in directory: TemporaryDirectory) throws {
+        let other = try Prefs(.sqlite(directory.file("other.sqlite")))
+        try other.set(10, for: b)
+        try other.close()
+        try #require(rename(directory.file("other.sqlite").path, url.path) == 0)
     }
 
     /// FileSystem.createDirectory lost the errno on Linux (the underlying error is not an NSError there)

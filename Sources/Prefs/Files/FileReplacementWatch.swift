@@ -57,7 +57,9 @@ final class FileReplacementWatch {
     /// a replacement made between this call and that check changes the watched file's link count, which is an event.
     func watch(fileAt path: String) {
         stop()
-        let watch = inotify_add_watch(descriptor, path, UInt32(IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF))
+        // A link put at the path is watched as a link, never followed: the check after this call then finds the path
+        // no longer names the file in use.
+        let watch = inotify_add_watch(descriptor, path, UInt32(IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF) | UInt32(IN_DONT_FOLLOW))
         guard watch >= 0 else { return }
         watches.append(watch)
         watched = []

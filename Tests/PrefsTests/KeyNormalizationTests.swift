@@ -61,6 +61,29 @@ struct KeyNormalizationTests {
         #expect(try Prefs(.sqlite(url))[Self.composed] == "none")
     }
 
+    @Test("a large batch (written in key order) replaces an NFD row, removes what it resets, and keeps the rest")
+    func largeBatch() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("s.sqlite")
+        let keys = (0..<150).map { Prefs.Key<Int>("k\($0)", initial: -1) }
+        try Prefs(.sqlite(url)).batch { transaction in for (i, key) in keys.enumerated() { try transaction.set(i, for: key) } }
+        _ = try await sqlite(url.path, "INSERT INTO prefs VALUES (CAST(x'63616665CC81' AS TEXT), 'string', 'nfd');")
+        let prefs = try Prefs(.sqlite(url))
+        try prefs.batch { transaction in
+            for (i, key) in keys.enumerated() where i % 3 == 0 { transaction.reset(key) }
+            for (i, key) in keys.enumerated() where i % 3 == 1 { try transaction.set(i * 10, for: key) }
+            try transaction.set("nfc", for: Self.composed)
+        }
+        let rows = try await rows(url.path)
+        #expect(rows.count == 101, "\(rows.count) rows")
+        #expect(rows.contains("636166C3A9|nfc") && !rows.contains { $0.hasPrefix("63616665CC81") }, "the NFD row is replaced")
+        let reopened = try Prefs(.sqlite(url))
+        for (i, key) in keys.enumerated() {
+            #expect(reopened[key] == [-1, i * 10, i][i % 3], "\(key.name)")
+        }
+        #expect(reopened[Self.decomposed] == "nfc")
+    }
+
     @Test("check reports rows whose key is not text, and they are left alone")
     func nonTextKeys() async throws {
         let directory = try TemporaryDirectory()

@@ -59,6 +59,16 @@ final class OpenStore {
         try prefs.flush()
     }
 
+    /// One write of a key outside the data set, before timing: the raw sqlite3 baseline creates its table in WAL mode
+    /// before its timed batch, so its WAL already holds a frame; a new SQLite store creates its tables before switching
+    /// to WAL (so that a file that is not a store is never switched), and its first write in WAL mode syncs the WAL
+    /// header and the folder. Each side's batch then starts from a store that has written once.
+    func writeOnce() throws {
+        try prefs.set(true, for: Self.written)
+    }
+
+    private static let written = Prefs.Key<Bool>("bench.written", initial: false)
+
     /// Reads every key once so that later reads are cache hits.
     func warm<V: BenchValue>(_ keys: [Prefs.Key<V>]) {
         for key in keys { blackHole(prefs[key]) }

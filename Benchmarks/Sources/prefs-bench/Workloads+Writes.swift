@@ -189,6 +189,7 @@ extension Bench {
                     .init { round, ops in
                         let store = try OpenStore(backend)
                         defer { store.close() }
+                        try store.writeOnce()
                         let values = data.values(round: round)
                         return try timed(ops: ops) {
                             try store.prefs.batch { transaction in

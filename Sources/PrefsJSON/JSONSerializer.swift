@@ -142,20 +142,37 @@ public struct JSONWriter {
             newline(depth: depth)
             output.append(UInt8(ascii: "]"))
         case .object(let members):
-            guard !members.isEmpty else { return appendASCII("{}") }
             let sorted = members.sorted { JSON.keyPrecedes($0.key, $1.key) }
-            output.append(UInt8(ascii: "{"))
-            for (index, member) in sorted.enumerated() {
-                if index > 0 { output.append(UInt8(ascii: ",")) }
-                newline(depth: depth + 1)
-                writeString(member.key)
-                output.append(UInt8(ascii: ":"))
-                if indentWidth > 0 { output.append(UInt8(ascii: " ")) }
-                write(member.value, depth: depth + 1)
+            writeObject(count: sorted.count, depth: depth, key: { sorted[$0].key }) { writer, index in
+                writer.write(sorted[index].value, depth: depth + 1)
             }
-            newline(depth: depth)
-            output.append(UInt8(ascii: "}"))
         }
+    }
+
+    /// Writes an object member by member, exactly as `write(.object(members), depth:)` writes it: `count` members,
+    /// the key of member `i` given by `key(i)` (in the order `JSON.keyPrecedes` sorts them, for the same text), its
+    /// value written by `value(&writer, i)` at `depth + 1`. The members never have to exist together, so a large
+    /// object is written without building its tree.
+    ///
+    /// ```swift
+    /// let names = counts.keys.sorted(by: JSON.keyPrecedes)
+    /// writer.writeObject(count: names.count, depth: 0, key: { names[$0] }) { writer, i in
+    ///     writer.write(.int(counts[names[i]]!), depth: 1)
+    /// }
+    /// ```
+    public mutating func writeObject(count: Int, depth: Int, key: (Int) -> String, value: (inout JSONWriter, Int) -> Void) {
+        guard count > 0 else { return appendASCII("{}") }
+        output.append(UInt8(ascii: "{"))
+        for index in 0..<count {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            newline(depth: depth + 1)
+            writeString(key(index))
+            output.append(UInt8(ascii: ":"))
+            if indentWidth > 0 { output.append(UInt8(ascii: " ")) }
+            value(&self, index)
+        }
+        newline(depth: depth)
+        output.append(UInt8(ascii: "}"))
     }
 
     private mutating func newline(depth: Int) {

@@ -119,6 +119,46 @@ struct JSONLazyValuesTests {
         #expect(try prefs.snapshot() == entries.mapValues(JSONStoreDocument.storedValue(from:)), "as a whole-file decode reads them")
     }
 
+    @Test("a document is written entry by entry exactly as its whole tree serializes: raw, decoded and set entries, other members")
+    func streamedEncodingIsTheTreeText() throws {
+        let file = Data(
+            """
+            {
+              "aaa": [1, {"z": null, "a": "\\u00e9"}],
+              "declared": {
+                "b": {"initial": 2, "type": "int"},
+                "a": {"type": "[string]", "formerNames": ["old", "older"], "initial": ["x"]}
+              },
+              "format": "prefs",
+              "formatVersion": 2,
+              "journalGeneration": "9f2c4e7a01b3d586",
+              "values": {
+                "b": {"type": "int", "value": 2},
+                "\\u00e9": {"value": {"k": [1.5, true]}, "type": "json"},
+                "a": 7,
+                "A": {"type": "string", "value": "line\\nbreak \\u2028"}
+              },
+              "zzz": {}
+            }
+
+            """.utf8)
+        var document = try JSONStoreDocument(data: file, path: "/p.json")
+        _ = document.values.decodedValue(forKey: "b")  // one decoded, the others raw
+        document.values["new"] = StoredValue(type: .double, json: .double(0.25))
+        document.declarations["new"] = KeyDeclaration(type: .double, initial: .double(0))
+        #expect(document.values.undecodedCount == 3 && document.declarations.undecodedCount == 2)
+
+        var root = document.unknownMembers
+        root["format"] = .string("prefs")
+        root["formatVersion"] = .int(2)
+        root["values"] = .object(document.values.decoded().mapValues { .object(["type": .string($0.type.description), "value": $0.json]) })
+        root["declared"] = .object(document.declarations.decoded().mapValues(\.json))
+        var tree = JSON.object(root).serializedData(.pretty)
+        tree.append(0x0A)
+        #expect(String(decoding: document.encoded(), as: UTF8.self) == String(decoding: tree, as: UTF8.self))
+        #expect(String(decoding: JSONStoreDocument().encoded(), as: UTF8.self).hasPrefix("{\n  \"declared\": {},\n  \"format\""))
+    }
+
     @Test("a compaction after reading a few values writes every other value as it was, hand-written ones in their written form")
     func compactionKeepsUnreadValues() throws {
         let directory = try TemporaryDirectory()

@@ -124,15 +124,37 @@ struct JSONStoreDocument: Sendable, Hashable {
         return encodedAsIs()
     }
 
+    /// The text `JSON.object(root).serializedData(.pretty)` would write for the whole document, written entry by entry:
+    /// the `"values"` and `"declared"` objects are never built as trees (at 100k keys, those trees and their tables
+    /// were most of a compaction's peak memory). Each entry is decoded, written and let go in turn.
     private func encodedAsIs() -> Data {
         var root = unknownMembers
         root["format"] = .string(Self.formatName)
         root["formatVersion"] = .int(formatVersion)
-        root["values"] = .object(values.mapValues { .object(["type": .string($0.type.description), "value": $0.json]) })
-        root["declared"] = .object(declarations.mapValues(\.json))
-        var data = JSON.object(root).serializedData(.pretty)
-        data.append(0x0A)
-        return data
+        root["values"] = nil
+        root["declared"] = nil
+        let rootNames = (Array(root.keys) + ["values", "declared"]).sorted(by: JSON.keyPrecedes)
+        // About what an entry of an `Int` takes: one doubling at most, rather than one per power of two.
+        var writer = JSONWriter(indentWidth: JSONFormat.pretty.indentWidth, capacity: 256 + 72 * (values.count + declarations.count))
+        writer.writeObject(count: rootNames.count, depth: 0, key: { rootNames[$0] }) { writer, index in
+            switch rootNames[index] {
+            case "values":
+                let entries = values.inKeyOrder()
+                writer.writeObject(count: entries.count, depth: 1, key: { entries[$0].key }) { writer, index in
+                    let value = values.element(at: entries[index].place)
+                    writer.write(.object(["type": .string(value.type.description), "value": value.json]), depth: 2)
+                }
+            case "declared":
+                let entries = declarations.inKeyOrder()
+                writer.writeObject(count: entries.count, depth: 1, key: { entries[$0].key }) { writer, index in
+                    writer.write(declarations.element(at: entries[index].place).json, depth: 2)
+                }
+            case let name:
+                writer.write(root[name] ?? .null, depth: 1)
+            }
+        }
+        writer.appendRaw(CollectionOfOne(0x0A))
+        return Data(writer.takeOutput())
     }
 }
 

@@ -109,21 +109,37 @@ extension JSONStoreDocument {
             source = Data()
         }
 
+        /// Where one entry is: decoded, or still the file's bytes (see ``inKeyOrder()``).
+        enum Place {
+            case decoded(Element)
+            case raw(Range<Int>)
+        }
+
+        /// Every key in the order a document writes its members (`JSON.keyPrecedes`), with where its entry is: an
+        /// encoding reads each with ``element(at:)`` in turn, so that no more than one raw entry is decoded at a time.
+        func inKeyOrder() -> [(key: String, place: Place)] {
+            var all: [(key: String, place: Place)] = []
+            all.reserveCapacity(count)
+            for (key, element) in elements { all.append((key, .decoded(element))) }
+            for (key, range) in raw { all.append((key, .raw(range))) }
+            all.sort { JSON.keyPrecedes($0.key, $1.key) }
+            return all
+        }
+
+        /// The element at `place`, one of ``inKeyOrder()``'s (a raw entry decoded for this access).
+        func element(at place: Place) -> Element {
+            switch place {
+            case .decoded(let element): element
+            case .raw(let range): decode(range)
+            }
+        }
+
         /// Every element, decoded (raw entries stay raw).
         func decoded() -> [String: Element] {
             guard !raw.isEmpty else { return elements }
             var all = elements
             all.reserveCapacity(count)
             for (key, range) in raw { all[key] = decode(range) }
-            return all
-        }
-
-        /// Every element, decoded and transformed (raw entries stay raw).
-        func mapValues<T>(_ transform: (Element) throws -> T) rethrows -> [String: T] {
-            var all = try elements.mapValues(transform)  // the same table layout: nothing hashed again
-            guard !raw.isEmpty else { return all }
-            all.reserveCapacity(count)
-            for (key, range) in raw { all[key] = try transform(decode(range)) }
             return all
         }
 

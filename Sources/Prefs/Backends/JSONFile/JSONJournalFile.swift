@@ -34,6 +34,8 @@ final class JSONJournalFile {
     private var descriptorIdentity: FileIdentity?
     /// The buffer each record is written into before its append, kept from one append to the next.
     private var recordWriter = JSONWriter(indentWidth: 0)
+    /// The largest record buffer kept between appends.
+    private static let keptRecordCapacity = 64 * 1024
 
     /// Where this journal's file events go (the simulated power cuts); nil in a store without a trace.
     private let trace: FileSystem.Trace?
@@ -191,6 +193,9 @@ final class JSONJournalFile {
         recordWriter.removeAll()
         JSONJournal.writeRecord(seq: lastSeq + 1, changes: changes, was: was, into: &recordWriter)
         let line = recordWriter.output
+        // The buffer of an ordinary record is kept for the next one; that of a large one (a batch of thousands of
+        // keys) is let go, rather than held as long as the store is open (8 MiB after one record of 100k keys).
+        defer { if recordWriter.output.capacity > Self.keptRecordCapacity { recordWriter = JSONWriter(indentWidth: 0) } }
         if let failure = line.withUnsafeBytes({ FileSystem.writeFully(descriptor, $0) }) {
             _ = ftruncate(descriptor, off_t(offset))
             throw .io(path: path, operation: "write", errno: failure)

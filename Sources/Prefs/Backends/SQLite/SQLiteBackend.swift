@@ -237,7 +237,7 @@ final class SQLiteBackend: PrefsBackend {
 
     func commitTransaction(_ changes: Changeset) throws {
         try sqlite { () throws(SQLiteError) in
-            for (key, change) in Self.inKeyOrder(changes.values) { try write(key, change) }
+            try Self.forEachInKeyOrder(changes.values) { (key, change) throws(SQLiteError) in try write(key, change) }
             for key in changes.removedDeclarations {
                 let statement = try connection.statement("DELETE FROM prefs_declared WHERE key = ?1")
                 defer { statement.reset() }
@@ -246,7 +246,7 @@ final class SQLiteBackend: PrefsBackend {
             }
             // Whether the renames table exists, asked once per commit (it only ever appears, in a commit like this one).
             var hasRenames = changes.declarations.isEmpty ? false : try hasRenameTable()
-            for (key, declaration) in Self.inKeyOrder(changes.declarations) {
+            try Self.forEachInKeyOrder(changes.declarations) { (key, declaration) throws(SQLiteError) in
                 let statement = try connection.statement(
                     "INSERT INTO prefs_declared (key, type, initial) VALUES (?1, ?2, ?3) ON CONFLICT (key) DO UPDATE SET type = excluded.type, initial = excluded.initial"
                 )
@@ -264,8 +264,20 @@ final class SQLiteBackend: PrefsBackend {
     /// SQLite's `BINARY` compares the canonical names written), so that each insert lands beside the last one rather
     /// than on a page anywhere in the table: a hash table's order made a 100k-row batch spill and re-read pages of the
     /// cache, 1.9–2.7× raw sqlite3 writing the same rows in its own order. Small commits keep the table's order.
-    private static func inKeyOrder<Value>(_ rows: [String: Value]) -> [(key: String, value: Value)] {
-        rows.count > 64 ? rows.sorted { $0.key < $1.key } : Array(rows)
+    /// The order is sorted as positions in the table (16 bytes a row), not as copies of its rows.
+    private static func forEachInKeyOrder<Value>(
+        _ rows: [String: Value], _ body: (String, Value) throws(SQLiteError) -> Void
+    ) throws(SQLiteError) {
+        guard rows.count > 64 else {
+            for (key, value) in rows { try body(key, value) }
+            return
+        }
+        var order = Array(rows.indices)
+        order.sort { rows.keys[$0] < rows.keys[$1] }
+        for index in order {
+            let (key, value) = rows[index]
+            try body(key, value)
+        }
     }
 
     func rollbackTransaction() {

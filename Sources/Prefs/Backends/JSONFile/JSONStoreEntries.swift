@@ -109,19 +109,21 @@ extension JSONStoreDocument {
             source = Data()
         }
 
-        /// Where one entry is: decoded, or still the file's bytes (see ``inKeyOrder()``).
+        /// Where one entry is: a position in the decoded entries or in the raw ones (see ``inKeyOrder()``). Valid
+        /// while these entries are not changed.
         enum Place {
-            case decoded(Element)
-            case raw(Range<Int>)
+            case decoded([String: Element].Index)
+            case raw([String: Range<Int>].Index)
         }
 
         /// Every key in the order a document writes its members (`JSON.keyPrecedes`), with where its entry is: an
         /// encoding reads each with ``element(at:)`` in turn, so that no more than one raw entry is decoded at a time.
+        /// Positions, not elements, are sorted with the keys, and reading one hashes nothing.
         func inKeyOrder() -> [(key: String, place: Place)] {
             var all: [(key: String, place: Place)] = []
             all.reserveCapacity(count)
-            for (key, element) in elements { all.append((key, .decoded(element))) }
-            for (key, range) in raw { all.append((key, .raw(range))) }
+            for index in elements.indices { all.append((elements.keys[index], .decoded(index))) }
+            for index in raw.indices { all.append((raw.keys[index], .raw(index))) }
             all.sort { JSON.keyPrecedes($0.key, $1.key) }
             return all
         }
@@ -129,8 +131,8 @@ extension JSONStoreDocument {
         /// The element at `place`, one of ``inKeyOrder()``'s (a raw entry decoded for this access).
         func element(at place: Place) -> Element {
             switch place {
-            case .decoded(let element): element
-            case .raw(let range): decode(range)
+            case .decoded(let index): elements.values[index]
+            case .raw(let index): decode(raw.values[index])
             }
         }
 

@@ -155,9 +155,9 @@ public struct JSONWriter {
     /// object is written without building its tree.
     ///
     /// ```swift
-    /// let names = counts.keys.sorted(by: JSON.keyPrecedes)
-    /// writer.writeObject(count: names.count, depth: 0, key: { names[$0] }) { writer, i in
-    ///     writer.write(.int(counts[names[i]]!), depth: 1)
+    /// let sorted = counts.sorted { JSON.keyPrecedes($0.key, $1.key) }   // counts: [String: Int]
+    /// writer.writeObject(count: sorted.count, depth: 0, key: { sorted[$0].key }) { writer, i in
+    ///     writer.write(.int(sorted[i].value), depth: 1)
     /// }
     /// ```
     public mutating func writeObject(count: Int, depth: Int, key: (Int) -> String, value: (inout JSONWriter, Int) -> Void) {

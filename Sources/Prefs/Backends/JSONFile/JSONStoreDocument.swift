@@ -139,22 +139,24 @@ struct JSONStoreDocument: Sendable, Hashable {
         writer.writeObject(count: rootNames.count, depth: 0, key: { rootNames[$0] }) { writer, index in
             switch rootNames[index] {
             case "values":
-                let entries = values.inKeyOrder()
-                writer.writeObject(count: entries.count, depth: 1, key: { entries[$0].key }) { writer, index in
-                    let value = values.element(at: entries[index].place)
-                    writer.write(.object(["type": .string(value.type.description), "value": value.json]), depth: 2)
-                }
+                Self.write(values, into: &writer) { .object(["type": .string($0.type.description), "value": $0.json]) }
             case "declared":
-                let entries = declarations.inKeyOrder()
-                writer.writeObject(count: entries.count, depth: 1, key: { entries[$0].key }) { writer, index in
-                    writer.write(declarations.element(at: entries[index].place).json, depth: 2)
-                }
+                Self.write(declarations, into: &writer, as: \.json)
             case let name:
                 writer.write(root[name] ?? .null, depth: 1)
             }
         }
         writer.appendRaw(CollectionOfOne(0x0A))
         return Data(writer.takeOutput())
+    }
+
+    /// The `"values"` or `"declared"` object, a member of the document's root: each entry in key order, as `json` says
+    /// it.
+    private static func write<Element>(_ entries: Entries<Element>, into writer: inout JSONWriter, as json: (Element) -> JSON) {
+        let order = entries.inKeyOrder()
+        writer.writeObject(count: order.count, depth: 1, key: { order[$0].key }) { writer, index in
+            writer.write(json(entries.element(at: order[index].place)), depth: 2)
+        }
     }
 }
 

@@ -69,7 +69,7 @@ let package = Package(
             name: "PrefsPostgreSQLTests",
             dependencies: ["PrefsPostgreSQL", "Prefs", "PrefsJSON", "PrefsSupport", "DialogGate", "PrefsTestSupport", "TestFixtures", "prefs-test-child", "prefs-tool"],
             exclude: ["Fixtures"]),
-        .testTarget(name: "PrefsToolTests", dependencies: ["Prefs", "PrefsJSON", "PrefsUserDefaults", "DialogGate", "MessageFeed", "MessageFeedFetching", "PrefsTestSupport", "TestFixtures", "prefs-tool", "PrefsSupport"]),
+        .testTarget(name: "PrefsToolTests", dependencies: ["Prefs", "PrefsJSON", "PrefsUserDefaults", "DialogGate", "MessageFeed", "MessageFeedFetching", "PrefsTestSupport", "TestFixtures", "prefs-tool", "prefs-test-child", "PrefsSupport"]),
         .testTarget(name: "PrefsTestSupportTests", dependencies: ["PrefsTestSupport", "Prefs", "prefs-test-child"]),
         .testTarget(name: "ReadmeTests", dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "PrefsTestSupport", "PrefsPostgreSQL", "PrefsSupport", "PrefsJSON"]),
         // The same examples pasted into @MainActor view controllers, in a target whose code is main-actor isolated by

@@ -177,10 +177,27 @@ extension ChildProcess {
 
     /// Runs the product `name` to completion, as ``run(_:_:environment:stdin:timeout:)`` does, and reports its peak
     /// memory (`wait4`'s `ru_maxrss`, which Foundation's `Process` keeps to itself).
+    ///
+    /// The child is started by `prefs-test-child measure`, not by this process: `posix_spawn` shares the parent's
+    /// memory until the child's `exec`, and Linux then records that memory's high-water mark as the child's, so a child
+    /// of a test process that once held 1 GiB reported 1 GiB whatever it used. Started by the small helper, the figure
+    /// is the child's own, or the helper's few MiB.
     public static func runMeasured(_ name: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> MeasuredResult {
-        let (process, out, err) = try start(name, arguments, environment: environment)
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("prefs-measured-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let (process, out, err) = try start("prefs-test-child", ["measure", output, executable(name).path] + arguments, environment: environment)
         let result = try await finish(process, out, err)
-        return MeasuredResult(result: result, peakResidentBytes: process.peakResidentBytes)
+        guard let text = try? String(contentsOfFile: output, encoding: .utf8), let peak = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw MeasurementMissing(program: name, stderr: result.stderr)
+        }
+        return MeasuredResult(result: result, peakResidentBytes: peak)
+    }
+
+    /// `prefs-test-child measure` wrote no peak for `program` (it could not start it); its error output says why.
+    public struct MeasurementMissing: Error, CustomStringConvertible {
+        public var program: String
+        public var stderr: String
+        public var description: String { "no peak memory measured for \(program): \(stderr)" }
     }
 }
 #endif

@@ -30,6 +30,13 @@
 //                                                            sets the Int KEY in a coalesced JSON store (one-hour interval)
 //                                                            held in a global, prints "set", then calls exit(0) or returns
 //                                                            from main
+//   prefs-test-child measure OUTPUT PROGRAM [ARGUMENT…]    runs PROGRAM with this process's environment and standard streams,
+//                                                            writes its peak resident set size in bytes (wait4's ru_maxrss)
+//                                                            to the file OUTPUT, and exits with its status (128 + a signal).
+//                                                            ChildProcess.runMeasured starts children through it: a child
+//                                                            started by a large process inherits that process's peak in
+//                                                            ru_maxrss (Linux records the shared memory's high-water mark at
+//                                                            exec), and this one is small
 //   prefs-test-child pg-server                              starts a private PostgreSQL server (TestPostgreSQLServer), prints
 //                                                            "server PID DIRECTORY", then waits to be killed
 // With PREFS_TEST_JOURNAL_COMPACTION_BYTES=N in the environment, a JSON store compacts its journal past N bytes; with
@@ -65,6 +72,19 @@ let compactionFloor = ProcessInfo.processInfo.environment["PREFS_TEST_JOURNAL_CO
 // With PREFS_TEST_NO_IDLE_COMPACTION=1, a JSON store does not fold its journal when idle: a test that kills the child
 // finds its writes in the journal however slowly the machine ran it.
 let noIdleCompaction = ProcessInfo.processInfo.environment["PREFS_TEST_NO_IDLE_COMPACTION"] == "1"
+#if os(Linux)
+if arguments.first == "measure" {
+    guard arguments.count >= 3 else { fail("usage: prefs-test-child measure OUTPUT PROGRAM [ARGUMENT…]") }
+    do {
+        let child = try SpawnedProcess.spawn(arguments[2], Array(arguments.dropFirst(3)), stdin: .inherit, stdout: .inherit, stderr: .inherit)
+        child.waitUntilExit()
+        try Data("\(child.peakResidentBytes)\n".utf8).write(to: URL(fileURLWithPath: arguments[1]))
+        exit(child.wasSignaled ? 128 + child.terminationStatus : child.terminationStatus)
+    } catch {
+        fail("\(error)")
+    }
+}
+#endif
 if arguments.first == "pg-server" {
     do {
         let server = try TestPostgreSQLServer()

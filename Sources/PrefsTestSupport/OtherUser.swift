@@ -48,9 +48,41 @@ import PrefsSupport
 
     /// A new directory like /tmp (mode 1777, owned by root), removed when released.
     public static func sharedDirectory() throws -> TemporaryDirectory {
-        let directory = try TemporaryDirectory(prefix: "prefs-shared")
-        guard chmod(directory.url.path, 0o1777) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        try reachableDirectory(prefix: "prefs-shared", mode: 0o1777)
+    }
+
+    /// A new directory this user can enter (`mode`, owned by root), removed when released: under the system's
+    /// temporary directory when every folder above it lets others in, else under `/tmp` (a `TMPDIR` inside a private
+    /// home is no place to share).
+    public static func reachableDirectory(prefix: String = "prefs-reachable", mode: mode_t = 0o755) throws -> TemporaryDirectory {
+        let directory = try TemporaryDirectory(prefix: prefix, in: reachableParent)
+        guard chmod(directory.url.path, mode) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         return directory
+    }
+
+    /// A copy of this package's built executable `name` that this user can run, and the directory holding it (keep it
+    /// alive while the copy runs). The build folder lies in the clone, which may be private (a home of mode 700, a
+    /// `mktemp -d`): another user cannot even reach what is there. The executable needs nothing else from the build
+    /// folder (its libraries are the toolchain's and the system's).
+    public static func reachableExecutable(_ name: String) throws -> (directory: TemporaryDirectory, path: String) {
+        let directory = try reachableDirectory(prefix: "prefs-bin")
+        let copy = directory.file(name)
+        try FileManager.default.copyItem(at: ChildProcess.executable(name), to: copy)
+        guard chmod(copy.path, 0o755) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        return (directory, copy.path)
+    }
+
+    /// The system's temporary directory when others may pass through every folder from `/` down to it, else `/tmp`.
+    static var reachableParent: URL {
+        let temporary = FileManager.default.temporaryDirectory.resolvingSymlinksInPath()
+        var path = temporary.path
+        while !path.isEmpty {
+            var info = stat()
+            guard stat(path, &info) == 0, info.st_mode & 0o001 != 0 else { return URL(fileURLWithPath: "/tmp") }
+            if path == "/" { break }
+            path = (path as NSString).deletingLastPathComponent
+        }
+        return temporary
     }
 
     /// Runs `script` with `/bin/bash -c` as this user (`setpriv --reuid --regid --clear-groups`), in a child process.

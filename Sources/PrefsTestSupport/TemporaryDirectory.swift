@@ -1,6 +1,6 @@
 import Foundation
 
-/// A fresh directory under the system's temporary directory, removed when the value is released.
+/// A fresh directory under the system's temporary directory (or under `parent`), removed when the value is released.
 ///
 /// ```swift
 /// let directory = try TemporaryDirectory()
@@ -9,8 +9,8 @@ import Foundation
 public final class TemporaryDirectory: Sendable {
     public let url: URL
 
-    public init(prefix: String = "prefs-test") throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+    public init(prefix: String = "prefs-test", in parent: URL = FileManager.default.temporaryDirectory) throws {
+        url = parent.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
 

@@ -23,7 +23,8 @@ struct ReadOnlyStoreTests {
         arguments: StoreFile.allCases, Restriction.allCases)
     func readOnlyStore(file: StoreFile, restriction: Restriction) async throws {
         let mallory = try OtherUser.ensure()
-        let directory = try TemporaryDirectory()
+        // Both the store and the tool lie where the other user can reach them, wherever the clone and its build are.
+        let directory = try OtherUser.reachableDirectory()
         let path = file.path(in: directory)
         let prefs = try Prefs(file == .json ? .jsonFile(URL(fileURLWithPath: path)) : .sqlite(URL(fileURLWithPath: path)))
         try prefs.set(3, for: Prefs.Key<Int>("launchCount", initial: 0))
@@ -34,7 +35,8 @@ struct ReadOnlyStoreTests {
         for name in names { #expect(chmod(directory.file(name).path, restriction == .fileMode ? 0o644 : 0o666) == 0) }
         let before = try snapshot(directory)
 
-        let tool = ChildProcess.executable("prefs-tool").path
+        let (toolDirectory, tool) = try OtherUser.reachableExecutable("prefs-tool")
+        defer { withExtendedLifetime(toolDirectory) {} }
         func asMallory(_ arguments: String) async throws -> ChildProcess.Result {
             try await mallory.shell("XDG_CONFIG_HOME=/nonexistent PREFS_STORE= '\(tool)' --store '\(path)' \(arguments)")
         }

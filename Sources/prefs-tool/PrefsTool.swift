@@ -20,7 +20,7 @@ struct Command: Sendable {
 }
 
 enum PrefsTool {
-    static let version = "0.1.0"
+    static let version = Release.version
 
     static let commands: [Command] =
         StoreCommands.all + [StoresCommand.command] + TransferCommands.all + [

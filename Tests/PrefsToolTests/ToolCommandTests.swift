@@ -8,6 +8,22 @@ import PrefsJSON
 
 @Suite("prefs-tool: usage, transfer, watch, check, dialogs")
 struct ToolCommandTests {
+    @Test("--version prints the latest release that CHANGELOG.md records")
+    func versionMatchesChangelog() async throws {
+        let changelog = try String(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../CHANGELOG.md"),
+            encoding: .utf8)
+        // The first release heading below "Unreleased": `## [0.2.0] - 2026-12-02` or `## 0.2.0 - 2026-12-02`.
+        let released = changelog.split(separator: "\n").lazy
+            .filter { $0.hasPrefix("## ") && !$0.lowercased().contains("unreleased") }
+            .compactMap { $0.dropFirst(3).split(separator: " ").first?.trimmingCharacters(in: CharacterSet(charactersIn: "[]")) }
+            .first
+        let latest = try #require(released, "CHANGELOG.md records no release")
+        #expect(latest.split(separator: ".").count == 3 && latest.allSatisfy { $0.isNumber || $0 == "." }, "\(latest)")
+        #expect(try await tool("--version").stdout == "prefs-tool \(latest)\n")
+        #expect(Release.version == latest)
+    }
+
     @Test("help goes to stdout with exit 0; a typo gets a did-you-mean, a usage line and exit 64")
     func usage() async throws {
         let help = try await tool("--help")
@@ -16,7 +32,6 @@ struct ToolCommandTests {
         #expect(help.stderr.isEmpty)
         #expect(try await tool("help", "reset").stdout.hasPrefix("usage: prefs-tool [--store PATH] reset KEY… | --all\n"))
         #expect(try await tool("reset", "--help").status == 0)
-        #expect(try await tool("--version").stdout == "prefs-tool 0.1.0\n")
         let typo = try await tool("rest", "lastMessageId")
         #expect(typo.status == 64)
         #expect(typo.stdout.isEmpty)

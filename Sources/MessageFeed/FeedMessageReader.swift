@@ -114,7 +114,7 @@ struct FeedMessageReader {
             }
             if known.contains(member.key) { continue }
             if let intended = known.first(where: { $0.lowercased() == member.key.lowercased() }) {
-                // The seed's own misspelling, `"appversions": ["0"]` (the cancel idiom): ignoring it would show
+                // The cancel idiom with its key in the wrong case, `"appversions": ["0"]`: ignoring it would show
                 // a message its author meant to hold back, so the message is skipped instead.
                 error(
                     path / member.key, member.keyLocation,
@@ -139,7 +139,7 @@ struct FeedMessageReader {
         return value
     }
 
-    /// An optional member; `null` counts as absent, as with `Codable` optionals in the original service.
+    /// An optional member; `null` counts as absent, as with `Codable` optionals decoded by `JSONDecoder`.
     private func optional(_ key: String, in node: LocatedJSON) -> LocatedJSON? {
         guard let value = node[key], value.value != .null else { return nil }
         return value

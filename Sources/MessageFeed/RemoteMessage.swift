@@ -3,8 +3,8 @@ internal import PrefsJSON
 
 /// One validated message of a remote `messages.json` feed: what to show and whom to show it to.
 ///
-/// The feed is a JSON array of objects in the shape of the original alert-service tutorial, with optional
-/// targeting fields added:
+/// The feed is a JSON array of objects (`id`, `bundleId`, `title`, `text`, `confirmLabel`, optional version lists and
+/// link), with optional targeting fields added:
 ///
 /// ```json
 /// [

@@ -8,7 +8,7 @@
 //       waits until the file START exists, then ROUNDS times claims dialog ID and, when granted, answers
 //       dismiss; prints "granted N" with the number of presentations it was granted.
 //   dialoggate-test-child message json|sqlite PATH FEED - RELEASE ANSWER
-//       refreshes a MessageCenter on the feed file FEED (the seed's app, 1.0 on 17.2); prints "pending N", or "none"
+//       refreshes a MessageCenter on the feed file FEED (the sample app, 1.0 on 17.2); prints "pending N", or "none"
 //       with " (presented elsewhere: N)" when another center holds message N. When pending, waits until the file
 //       RELEASE exists ("-": at once), then answers with ANSWER (confirm or dismiss), waits for the store write and
 //       prints "finished"; ANSWER confirm-exit acknowledges and calls exit(0) at once, without waiting.

@@ -24,7 +24,7 @@ struct LocalDialogTests {
 
     /// Reported: "OK" is `.dismiss` for seed 000 and `.ok` for seed 001, and the obvious `.ok` silently hid the seed-000
     /// alert for the rest of the launch.
-    @Test("the two seeds' OK buttons are two named answers: hideForSession (seed 001) and dismiss (seed 000)")
+    @Test("two OK buttons are two named answers: hideForSession (OK for this launch) and dismiss (OK that only closes)")
     func twoOKs() throws {
         let seed001 = Dialog("dialog", policy: DialogPolicy(neverRemindKey: "dialog_neverAgain"))
         let seed000 = Dialog("Update available", policy: DialogPolicy(neverRemindKey: "Update available"))
@@ -39,7 +39,7 @@ struct LocalDialogTests {
         #expect(DialogEvent.answered("dialog", .hideForSession).description == "answered dialog: ok")
     }
 
-    @Test("seed 001: OK hides the dialog for this launch only")
+    @Test("OK hides the dialog for this launch only")
     func okIsSessionScoped() throws {
         let welcome = Dialog("welcome")
         let gate = try launch()
@@ -54,7 +54,7 @@ struct LocalDialogTests {
         #expect(try launch().shouldPresent(welcome), "a new launch shows it again")
     }
 
-    @Test("seed 001: never remind survives new launches, under the seed's key dialog_neverAgain")
+    @Test("never remind survives new launches, under the legacy key dialog_neverAgain")
     func neverRemindPersists() throws {
         let dialog = Dialog("dialog", policy: DialogPolicy(neverRemindKey: "dialog_neverAgain"))
         let gate = try launch()
@@ -67,7 +67,7 @@ struct LocalDialogTests {
         #expect(next.prefs[Prefs.Key("dialog_neverAgain", initial: false)] == true, "the seed's own key is written too")
     }
 
-    @Test("seed 000: a store where older code wrote UserHasSeenMsg = true keeps the dialog hidden")
+    @Test("a store where older code wrote UserHasSeenMsg = true keeps the dialog hidden")
     func legacyKey() throws {
         let prefs = try Prefs(.sqlite(directory.file("app.sqlite")))
         try prefs.set(true, for: Prefs.Key("UserHasSeenMsg", initial: false))

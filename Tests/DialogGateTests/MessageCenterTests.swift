@@ -35,7 +35,7 @@ struct MessageCenterTests {
 
     // MARK: - The seed's behaviour
 
-    @Test("the seed's feed shows once; after acknowledging, not again at the next launch; a reset shows it again")
+    @Test("a message shows once; after acknowledging, not again at the next launch; a reset shows it again")
     func showsOnceAcrossLaunches() async throws {
         let directory = try TemporaryDirectory()
         let storeURL = directory.file("prefs.sqlite")

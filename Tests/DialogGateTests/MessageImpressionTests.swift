@@ -34,7 +34,7 @@ struct MessageImpressionTests {
         return shown
     }
 
-    @Test("without a policy, a message never acknowledged shows at every launch, as in the seed")
+    @Test("without a policy, a message never acknowledged shows at every launch")
     func unlimited() async throws {
         var shown: [Int?] = []
         for _ in 0..<5 { shown.append(try await dismissedLaunch([7], ImpressionPolicy())) }

@@ -8,7 +8,7 @@ import PrefsJSON
 struct FeedDecoderTests {
     // MARK: - The seed's format
 
-    @Test("the seed's exact feed decodes into one message with every field")
+    @Test("the basic feed decodes into one message with every field")
     func seedFeed() throws {
         let feed = try FeedDecoder.decode(Feeds.seed)
         #expect(feed.issues.isEmpty)
@@ -23,7 +23,7 @@ struct FeedDecoderTests {
         #expect(message.cancelled == false && message.priority == 0 && message.rolloutPercent == nil)
     }
 
-    @Test("the seed's multi-app sample keeps links and version lists")
+    @Test("a multi-app sample keeps links and version lists")
     func multipleApplications() throws {
         let feed = try FeedDecoder.decode(Feeds.multipleApplications)
         #expect(feed.issues.isEmpty)
@@ -35,7 +35,7 @@ struct FeedDecoderTests {
         #expect(feed.messages[1].bundleId == "com.createchsol.MyWineCellar")
     }
 
-    @Test("optional fields beyond the seed")
+    @Test("optional targeting fields")
     func optionalFields() throws {
         let feed = try FeedDecoder.decode(
             Feeds.of(
@@ -233,7 +233,7 @@ struct FeedDecoderTests {
             ])
     }
 
-    @Test("a known key in the wrong case (the seed's \"appversions\": [\"0\"] cancel idiom) skips the message: it fails closed")
+    @Test("a known key in the wrong case (\"appversions\": [\"0\"], the cancel idiom misspelt) skips the message: it fails closed")
     func wrongCaseKey() throws {
         let feed = try FeedDecoder.decode(
             Feeds.of(

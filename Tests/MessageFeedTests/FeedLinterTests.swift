@@ -10,7 +10,7 @@ struct FeedLinterTests {
         FeedLinter.lint(text, now: now).map(\.description)
     }
 
-    @Test("the seed's feeds are clean")
+    @Test("the sample feeds are clean")
     func seedFeedsAreClean() {
         #expect(lint(Feeds.seed).isEmpty)
         #expect(lint(Feeds.multipleApplications).isEmpty)

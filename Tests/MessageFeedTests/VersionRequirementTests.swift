@@ -157,7 +157,7 @@ struct VersionListTests {
         #expect(try !list.matches(v("2.0")))
     }
 
-    @Test("the seed's cancel idiom [\"0\"] matches nothing realistic")
+    @Test("the cancel idiom [\"0\"] matches nothing realistic")
     func cancelIdiom() throws {
         let cancelled = VersionList(parsing: ["0"])
         #expect(cancelled.invalidEntries.isEmpty)

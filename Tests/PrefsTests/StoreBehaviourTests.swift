@@ -192,7 +192,7 @@ struct StoreBehaviourTests {
         #expect(try fixture.reopen().declaredKeys()["launchCount"] == KeyDeclaration(type: .int, initial: .int(0)))
     }
 
-    @Test("enum keys in the seeds' style: typed access, CaseIterable, reset", arguments: Backend.allCases)
+    @Test("enum keys with initial values: typed access, CaseIterable, reset", arguments: Backend.allCases)
     func enumKeys(backend: Backend) throws {
         let fixture = try StoreFixture(backend)
         let prefs = fixture.prefs

@@ -33,7 +33,7 @@ struct ReadmeSessionTests {
            "text": "Warning: There is a bug in the application and I am working on it.", "confirmLabel": "OK",
            "appVersions": ["1.0", "1.1"]},
           {"id": 2, "bundleId": "com.createchsol.AppAlertExample", "title": "Cancelled",
-           "text": "osVersions [\"0\"] matches no real OS: the seed's way to cancel a message.", "confirmLabel": "OK",
+           "text": "osVersions [\"0\"] matches no real OS: the usual way to cancel a message.", "confirmLabel": "OK",
            "osVersions": ["0"]}
         ]
         """#

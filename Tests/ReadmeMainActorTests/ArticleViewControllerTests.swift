@@ -45,7 +45,7 @@ struct ArticleViewControllerTests {
         _ = controller.postgreSQLFleetNamespaces
     }
 
-    @Test("LocalDialogs.md, seed 000: the present closure runs the view controller's alert code; Don't Remind holds")
+    @Test("LocalDialogs.md, a caller-chosen Don't Remind key: the present closure runs the view controller's alert code; Don't Remind holds")
     func displayMsg() async throws {
         let prefs = try Prefs(.memory)
         let controller = ArticleViewController(prefs: prefs)

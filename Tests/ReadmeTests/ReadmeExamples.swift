@@ -106,7 +106,7 @@ struct ReadmeExamples {
         #expect(model.value == 5)
     }
 
-    @Test("local dialogs: the generic example and the seeds")
+    @Test("local dialogs: the generic example, OK until the next launch, a caller-chosen Don't Remind key")
     func dialogs() async throws {
         let prefs = try Prefs(.memory)
         let gate = DialogGate(prefs: prefs, session: DialogSession(), appVersion: "2.1", overrides: DialogOverrides())
@@ -182,7 +182,7 @@ func launch(prefs: Prefs) async {
 
 @Suite("README examples: remote messages")
 struct ReadmeMessageExamples {
-    @Test("the README's feed decodes, and the seed flow shows its message once, from a file URL")
+    @Test("the README's feed decodes, and a remote message shows once, from a file URL")
     @MainActor
     func seedFlow() async throws {
         let feed = """

@@ -11,7 +11,13 @@ import PrefsJSON
 ///
 /// Lines are compared whole, comments included, after trimming and collapsing runs of spaces (so alignment may
 /// differ); blank lines are ignored. Lines of the test files may come in between (setup, assertions), never instead.
+///
+/// A block fenced ```` ```swift Package.swift ```` is an excerpt of a user's manifest, not app code: highlighted as Swift
+/// but not compiled here; `ReadmeInstallationTests` checks it against this package's `Package.swift` and CHANGELOG.md.
 enum ReadmeSource {
+    /// The fence of a manifest excerpt (the README's Installation section).
+    static let manifestFence = "swift Package.swift"
+
     /// This package's root, from this file's path (Tests/ReadmeTests/ReadmeSource.swift).
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
@@ -157,6 +163,54 @@ struct ReadmeSourceTests {
             else { return markdown }
             lines.swapAt(a, b)
             return lines.joined(separator: "\n")
+        }
+    }
+}
+
+@Suite("README: the Installation section matches the package")
+struct ReadmeInstallationTests {
+    static func read(_ path: String) throws -> String {
+        try String(contentsOf: ReadmeSource.root.appendingPathComponent(path), encoding: .utf8)
+    }
+
+    /// The first capture of each match of `regex` in `text`.
+    static func captures(of regex: Regex<(Substring, Substring)>, in text: String) -> [String] {
+        text.matches(of: regex).map { String($0.output.1) }
+    }
+
+    @Test("the manifest excerpt names this package's products, by the URL's identity, from its latest release")
+    func manifestExcerpt() throws {
+        let readme = try Self.read("README.md")
+        let blocks = ReadmeSource.swiftBlocks(in: readme, languages: [ReadmeSource.manifestFence])
+        try #require(blocks.count == 1, "one ```\(ReadmeSource.manifestFence) block")
+        let excerpt = blocks[0].lines.joined(separator: "\n")
+        #expect(!ReadmeSource.swiftBlocks(in: readme).contains { $0.lines.joined().contains(".package(url:") }, "not compiled as app code")
+
+        let products = Set(Self.captures(of: #/\.(?:library|executable)\(name: "([^"]+)"/#, in: try Self.read("Package.swift")))
+        #expect(products.contains("Prefs") && products.contains("prefs-tool"), "the manifest's products were found")
+
+        // SwiftPM names a URL dependency by its identity: the URL's last component without `.git`, lower-cased.
+        let urls = Self.captures(of: #/\.package\(url: "([^"]+)"/#, in: excerpt)
+        try #require(urls.count == 1)
+        let identity = String(urls[0].split(separator: "/").last ?? "").replacingOccurrences(of: ".git", with: "").lowercased()
+        let dependencies = excerpt.matches(of: #/\.product\(name: "([^"]+)", package: "([^"]+)"\)/#)
+        #expect(!dependencies.isEmpty)
+        for dependency in dependencies {
+            #expect(products.contains(String(dependency.output.1)), "\(dependency.output.1) is a product of Package.swift")
+            #expect(dependency.output.2 == identity, "package: \"\(identity)\", the URL's identity")
+        }
+
+        // `from:` is the latest release: the first `## [x.y.z]` (or `## x.y.z`) heading of CHANGELOG.md.
+        let headings = try Self.read("CHANGELOG.md").split(separator: "\n")
+        let releases = headings.compactMap { $0.prefixMatch(of: #/## \[?(\d+\.\d+\.\d+)\]?/#)?.output.1 }
+        let latest = try #require(releases.first)
+        #expect(Self.captures(of: #/from: "([^"]+)"/#, in: excerpt) == [String(latest)])
+
+        // Every product has its line in the section, saying what it is for.
+        let start = try #require(readme.range(of: "\n## Installation\n"))
+        let section = String(readme[start.upperBound...]).components(separatedBy: "\n## ")[0]
+        for product in products.sorted() {
+            #expect(section.contains("\n- `\(product)`"), "the Installation section says what \(product) is for")
         }
     }
 }

@@ -7,7 +7,7 @@ internal import PrefsJSON
 /// ```swift
 /// let welcome = Dialog("welcome")                                    // OK hides it for this session
 /// let tips = Dialog("tips", policy: .init(maximumPresentations: 3, minimumInterval: .seconds(86_400)))
-/// let legacy = Dialog("intro", policy: .init(neverRemindKey: "UserHasSeenMsg"))  // seed 000's key keeps working
+/// let legacy = Dialog("intro", policy: .init(neverRemindKey: "UserHasSeenMsg"))  // a legacy key keeps working
 /// ```
 public struct Dialog: Sendable, Hashable, Identifiable {
     /// Stable across releases: the stored state is kept under it.
@@ -32,7 +32,8 @@ public struct DialogPolicy: Sendable, Hashable {
     /// new build of one version (`2.0 (145)` → `2.0 (146)`). See ``VersionChange``.
     public var resetsOn: VersionChange?
     /// A store key holding `true` once the user chose never-remind, for stores written by older code:
-    /// seed 000 passes any key (`"UserHasSeenMsg"`), seed 001 uses `"dialog_neverAgain"`. DialogGate reads it and writes it.
+    /// a key the caller chose (`"UserHasSeenMsg"`) or an app's own constant (`"dialog_neverAgain"`). DialogGate reads
+    /// it and writes it.
     /// Any name UserDefaults accepted works, white space at either end included (`"Intro tip "`); only one holding
     /// U+0000 (or over 1 MiB) is refused, with `PrefsError.invalidKeyName` from the calls that write it.
     public var neverRemindKey: String?
@@ -126,21 +127,21 @@ public struct DisplayFrequency: Sendable, Hashable {
     public static func every(_ interval: Duration) -> DisplayFrequency { DisplayFrequency(minimumInterval: interval) }
 }
 
-/// The user's answer to a presented dialog, named by what it does. The two "OK" buttons of the seeds are two answers:
+/// The user's answer to a presented dialog, named by what it does. Two kinds of "OK" button are two answers:
 ///
 /// | Button | Answer | Effect |
 /// |---|---|---|
-/// | seed 001's "OK" (until the app is launched again) | ``hideForSession`` | not again in this session |
-/// | seed 000's "OK" (the alert only closes) | ``dismiss`` | shown again at the next call |
+/// | "OK" for this launch (until the app is launched again) | ``hideForSession`` | not again in this session |
+/// | "OK" that only closes the alert | ``dismiss`` | shown again at the next call |
 /// | "Don't remind me", "Never remind me" | ``neverRemind`` | not again until reset |
 ///
 /// ```swift
-/// try presentation.finish(.hideForSession)   // seed 001: [OK] hides it until the next launch
-/// try presentation.finish(.dismiss)          // seed 000: [OK] closes it; the next call shows it again
+/// try presentation.finish(.hideForSession)   // [OK] hides it until the next launch
+/// try presentation.finish(.dismiss)          // [OK] closes it; the next call shows it again
 /// ```
 public enum DialogResponse: Sendable, Hashable, CustomStringConvertible {
     /// "OK, not again for now": hidden for the rest of the session (by default the process's lifetime on the gate's
-    /// store, see ``DialogSession``): seed 001's "OK". Recorded as `ok`.
+    /// store, see ``DialogSession``): an "OK" meaning "OK for this launch". Recorded as `ok`.
     case hideForSession
     /// "Don't remind me": not again until reset.
     case neverRemind
@@ -148,11 +149,12 @@ public enum DialogResponse: Sendable, Hashable, CustomStringConvertible {
     case remindLater(until: Date)
     /// "Remind me later", after an interval.
     case remindLaterAfter(Duration)
-    /// Closed, nothing hidden: the next call shows it again. Seed 000's "OK", and a dialog closed without an answer.
+    /// Closed, nothing hidden: the next call shows it again. An "OK" that only closes the alert, and a dialog closed
+    /// without an answer.
     case dismiss
 
-    /// The earlier name of ``hideForSession``, which read as the answer to any "OK" button: seed 000's "OK" is
-    /// ``dismiss``.
+    /// The earlier name of ``hideForSession``, which read as the answer to any "OK" button: an "OK" that only closes
+    /// the alert is ``dismiss``.
     @available(*, deprecated, renamed: "hideForSession")
     public static var ok: DialogResponse { .hideForSession }
 

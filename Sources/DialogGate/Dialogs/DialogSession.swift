@@ -5,9 +5,9 @@ import PrefsSupport
 /// the dialogs it hides, and whether one was presented, until the session ends.
 ///
 /// **A session is the process, on one store.** A gate made without a session uses ``store(_:)``: every gate of the
-/// process on that store (two scenes, two windows) shares it, and it ends when the app quits, like the seeds'
-/// in-memory flag. A gate on another store (another user's, on a server with a store per user) has a session of its
-/// own, so one user's "OK" never hides another's dialog. An app that stays in memory for days and wants "OK" to last
+/// process on that store (two scenes, two windows) shares it, and it ends when the app quits, like an in-memory
+/// "OK for this launch" flag. A gate on another store (another user's, on a server with a store per user) has a
+/// session of its own, so one user's "OK" never hides another's dialog. An app that stays in memory for days and wants "OK" to last
 /// until the user comes back, not until the process ends, starts a new session when the user returns:
 ///
 /// ```swift

@@ -5,12 +5,12 @@ import Observation
 @_spi(Tooling) import Prefs
 
 /// The app-facing service: fetches the feed, decides which message to show, and remembers which one
-/// the user acknowledged. The shape of the original `AlertService`, made safe.
+/// the user acknowledged: each message shown once, when its id exceeds `lastMessageId`, made safe.
 ///
 /// A message is shown when its id is greater than the stored `lastMessageId` and its targeting matches.
 /// `lastMessageId` is written when the user *acknowledges* the message (confirm or link), never when it is
 /// presented, so a message interrupted by a crash or by another modal is shown again at the next launch.
-/// The stored value only ever grows. It is read as the seed's `UserDefaults.integer(forKey:)` read it, for the
+/// The stored value only ever grows. It is read as `UserDefaults.integer(forKey:)` reads it, for the
 /// values that has a whole-number answer to (`3`, `3.0`, `"3"`, `true`); any other stored value fails closed:
 /// no message is shown and ``lastError`` says why.
 ///
@@ -140,8 +140,8 @@ public final class MessageCenter {
     ///   - feedURL: the feed, `messages.json` on static hosting.
     ///   - prefs: the app's store: the last acknowledged id, the cached feed and the fetch state live there.
     ///   - context: the running app (bundle identifier, versions, locale) that messages are targeted at.
-    ///   - lastMessageIdKey: the key name of the last acknowledged id; `"lastMessageId"` as in the original
-    ///     service (a programming error, stopping here, if the name is not a valid key name).
+    ///   - lastMessageIdKey: the key name of the last acknowledged id; `"lastMessageId"` by default, the name
+    ///     apps on UserDefaults used (a programming error, stopping here, if the name is not a valid key name).
     ///   - options: timeouts, size cap, cache age, backoff, allowed link schemes.
     ///   - impressions: how often a message not yet acknowledged is shown again (by default at every refresh).
     ///   - clock: the current date, for targeting, max-age, backoff and cache age.
@@ -420,8 +420,8 @@ public final class MessageCenter {
 
     /// A stored `lastMessageId` read as `UserDefaults.integer(forKey:)` reads it, where that gives a whole
     /// number: nothing stored is 0; an integer; a double or a string of a whole number (`3.0`, `"3"`,
-    /// `" 3 "`, `"3.0"`); a Boolean, 1 or 0. Anything else (`3.5`, `"three"`, a date…) is a failure: the
-    /// seed would have read something, but not necessarily the id it meant, so the caller fails closed.
+    /// `" 3 "`, `"3.0"`); a Boolean, 1 or 0. Anything else (`3.5`, `"three"`, a date…) is a failure: code on
+    /// UserDefaults would have read something, but not necessarily the id it meant, so the caller fails closed.
     /// Tooling API, so that tools reading a store (`prefs-tool feed explain`) decide as the app does.
     ///
     /// ```swift

@@ -5,7 +5,7 @@ import PrefsSupport
 internal import PrefsJSON
 
 /// How often a message the user has not acknowledged may be shown again. The default shows it at every refresh
-/// until it is acknowledged, as the seed did; an app that shows its feed at launch usually wants a cap:
+/// until it is acknowledged; an app that shows its feed at launch usually wants a cap:
 ///
 /// ```swift
 /// let center = MessageCenter(feedURL: url, prefs: prefs, context: context,

@@ -1,4 +1,4 @@
-/// Keys declared as the cases of a `String` enum, in the style of the seeds' `UserDefaultsKey`.
+/// Keys declared as the cases of a `String` enum, as `UserDefaults` code often declares them (`enum UserDefaultsKey`).
 ///
 /// Each case names its initial value, which also fixes its type:
 ///

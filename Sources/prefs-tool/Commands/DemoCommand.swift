@@ -2,11 +2,12 @@
 import Foundation
 @_spi(Tooling) import Prefs
 
-/// `demo`: the three seed flows, launch by launch, against a real SQLite store.
+/// `demo`: session and persistent suppression, a caller-chosen Don't Remind key and a remote message shown once,
+/// launch by launch, against a real SQLite store.
 enum DemoCommand {
     static let command = Command(
         spec: CommandSpec(
-            name: "demo", summary: "A guided run of the seed flows against a real SQLite store.",
+            name: "demo", summary: "A guided run of dialogs and a remote message on a SQLite store.",
             usage: "prefs-tool [--store PATH] demo",
             help: """
                 Shows what a user would see at each simulated launch: a welcome dialog answered OK, then "never remind";
@@ -63,7 +64,7 @@ struct Demo {
     let interactive: Bool
 
     func run() async throws {
-        Terminal.print("Prefs demo: the three seed flows, launch by launch, against a real SQLite store")
+        Terminal.print("Prefs demo: two dialogs and a remote message, launch by launch, on a SQLite store")
         Terminal.print("store: \(url.path)")
         try localDialogs()
         try legacyKey()
@@ -109,11 +110,11 @@ struct Demo {
         Terminal.print("    the user taps \(tapped)")
     }
 
-    // MARK: - Seed 001: OK for this launch, never remind for good
+    // MARK: - OK for this launch, never remind for good
 
     func localDialogs() throws {
         Terminal.print("")
-        Terminal.print("1. \"OK\" hides a dialog until the next launch; \"Never remind me\" hides it for good (seed 001)")
+        Terminal.print("1. \"OK\" hides a dialog until the next launch; \"Never remind me\" hides it for good")
         let dialog = Dialog("welcome", policy: DialogPolicy(neverRemindKey: "dialog_neverAgain"))
         let title = "Here is a message for you!"
 
@@ -133,16 +134,16 @@ struct Demo {
         Terminal.print("    \(try newLaunch().decision(for: dialog).summary)")
     }
 
-    // MARK: - Seed 000: a caller-chosen Don't Remind key
+    // MARK: - A caller-chosen Don't Remind key
 
     func legacyKey() throws {
         Terminal.print("")
-        Terminal.print("2. A \"Don't Remind\" key chosen by the caller: displayMsg(…, dontRemindKey: \"UserHasSeenMsg\") (seed 000)")
+        Terminal.print("2. A \"Don't Remind\" key chosen by the caller: displayMsg(…, dontRemindKey: \"UserHasSeenMsg\")")
         let dialog = Dialog("UserHasSeenMsg", policy: DialogPolicy(neverRemindKey: "UserHasSeenMsg"))
         let title = "Title — Some text for a message"
         Terminal.print("  launch 1")
         let gate = try newLaunch()
-        // The seed's OK only closes the alert: it hides nothing, so it is recorded as a dismissal.
+        // This alert's OK only closes it: it hides nothing, so it is recorded as a dismissal.
         try answer(gate, dialog, title: title, with: .dismiss, label: "OK")
         Terminal.print("    the same call again in this launch → \(gate.decision(for: dialog).summary)")
         try answer(gate, dialog, title: title, with: .neverRemind, label: "Don't Remind")
@@ -174,11 +175,11 @@ extension DialogDecision {
 }
 
 extension Demo {
-    // MARK: - Seed 003: a remote message, shown once
+    // MARK: - A remote message, shown once
 
     static let bundleIdentifier = "com.createchsol.AppAlertExample"
 
-    /// The bundled sample feed: the seed's message, a message for another app, and one cancelled with the seed's
+    /// The bundled sample feed: a message for this app, a message for another app, and one cancelled with the
     /// `"osVersions": ["0"]` idiom. Kept in the source so the demo works wherever the binary is.
     static let sampleFeed = #"""
         [
@@ -202,7 +203,7 @@ extension Demo {
             "id": 2,
             "bundleId": "com.createchsol.AppAlertExample",
             "title": "Cancelled",
-            "text": "osVersions [\"0\"] matches no real OS: the seed's way to cancel a message.",
+            "text": "osVersions [\"0\"] matches no real OS: the usual way to cancel a message.",
             "confirmLabel": "OK",
             "osVersions": ["0"]
           }
@@ -212,7 +213,7 @@ extension Demo {
 
     func remoteMessage() async throws {
         Terminal.print("")
-        Terminal.print("3. A remote message from messages.json, shown once, and again after `reset lastMessageId` (seed 003)")
+        Terminal.print("3. A remote message from messages.json, shown once, and again after `reset lastMessageId`")
         let feed = directory.appendingPathComponent("messages.json")
         do {
             // A new file in the demo's own directory (mode 0700): nothing to replace, and nothing another user
@@ -237,7 +238,7 @@ extension Demo {
         try await messageLaunch(feed: feed, context: context, answer: false)
     }
 
-    /// One launch of the seed's AlertService: refresh, then show the pending message and acknowledge it.
+    /// One launch of an app that shows remote messages: refresh, then show the pending message and acknowledge it.
     @MainActor
     private func messageLaunch(feed: URL, context: MessageContext, answer: Bool) async throws {
         let center = MessageCenter(feedURL: feed, prefs: try launch(), context: context)

@@ -123,10 +123,8 @@ public final class DialogGate: Sendable {
         DialogPresentation.activeTokens.withLock { _ = $0.insert(token) }  // before the commit: see ``binds(_:now:)``
         do {
             let decision = try prefs.transaction { transaction -> DialogDecision in
-                let stored = DialogRecord.belonging(to: dialog.id, try transaction.value(for: key))
-                let legacy = try legacyName.map { try transaction.storedValue(forKey: $0) } ?? nil
-                let lastOfAny = try LastPresentation(transaction)
-                let input = input(for: dialog, record: stored, legacyValue: legacy, lastOfAny: lastOfAny, now: now, overrides: overrides)
+                let (stored, lastOfAny, input) = try readInput(
+                    for: dialog, key: key, legacyName: legacyName, in: transaction, now: now, overrides: overrides)
                 let decision = DialogRules.decide(dialog, input)
                 if decision.shouldPresent {
                     try LastPresentation(date: now).store(in: &transaction, replacing: lastOfAny)
@@ -211,11 +209,12 @@ public final class DialogGate: Sendable {
     /// - Throws: ``DialogGateError/notPresentable(_:)`` when another gate, thread or process presented or
     ///   answered since the decision (the limit is never exceeded), or a store error.
     public func recordPresentation(of dialog: Dialog) throws {
+        let key = try DialogRecord.storeKey(for: dialog.id)
         let now = clock()
         let overrides = overrides
-        try update(dialog) { record, stored, legacy, transaction in
-            let lastOfAny = try LastPresentation(transaction)
-            let input = input(for: dialog, record: stored, legacyValue: legacy, lastOfAny: lastOfAny, now: now, overrides: overrides)
+        try update(dialog) { record, transaction in
+            let (_, lastOfAny, input) = try readInput(
+                for: dialog, key: key, legacyName: dialog.policy.neverRemindKey, in: transaction, now: now, overrides: overrides)
             let decision = DialogRules.decide(dialog, input)
             guard decision.shouldPresent else { throw DialogGateError.notPresentable(decision) }
             record = DialogRules.reanchored(record, now: now)
@@ -235,7 +234,7 @@ public final class DialogGate: Sendable {
     /// Records `response`; when it ends `presentation`, counts it and releases its claim, in the same transaction.
     func record(_ response: DialogResponse, for dialog: Dialog, ending presentation: DialogPresentation?) throws {
         let now = clock()
-        try update(dialog, legacyFlag: response == .neverRemind ? true : nil) { record, _, _, _ in
+        try update(dialog, legacyFlag: response == .neverRemind ? true : nil) { record, _ in
             if let presentation {
                 Self.count(&record, shownAt: presentation.claimedAt)
                 if record.claim?.token == presentation.token { record.claim = nil }
@@ -294,6 +293,18 @@ public final class DialogGate: Sendable {
             sessionPresentedAny: session.hasPresented,
             lastPresentationOfAny: lastOfAny
         )
+    }
+
+    /// Reads in `transaction` what the rules see of `dialog` (its record under `key`, the value under `legacyName`,
+    /// its never-remind key, and when any dialog was last presented) and builds their input from it.
+    private func readInput(
+        for dialog: Dialog, key: Prefs.Key<DialogRecord?>, legacyName: String?, in transaction: borrowing Prefs.Transaction,
+        now: Date, overrides: DialogOverrides
+    ) throws -> (stored: DialogRecord?, lastOfAny: LastPresentation, input: DialogRules.Input) {
+        let stored = DialogRecord.belonging(to: dialog.id, try transaction.value(for: key))
+        let legacy = try legacyName.map { try transaction.storedValue(forKey: $0) } ?? nil
+        let lastOfAny = try LastPresentation(transaction)
+        return (stored, lastOfAny, input(for: dialog, record: stored, legacyValue: legacy, lastOfAny: lastOfAny, now: now, overrides: overrides))
     }
 
     /// When any dialog on the store was last presented, for ``DisplayFrequency/minimumInterval``.
@@ -371,10 +382,8 @@ public final class DialogGate: Sendable {
             let key = try DialogRecord.storeKey(for: dialog.id)
             let overrides = overrides
             try prefs.transaction { transaction in
-                let stored = DialogRecord.belonging(to: dialog.id, try transaction.value(for: key))
-                let legacy = try dialog.policy.neverRemindKey.map { try transaction.storedValue(forKey: $0) } ?? nil
-                let lastOfAny = try LastPresentation(transaction)
-                let input = input(for: dialog, record: stored, legacyValue: legacy, lastOfAny: lastOfAny, now: now, overrides: overrides)
+                let (stored, lastOfAny, input) = try readInput(
+                    for: dialog, key: key, legacyName: dialog.policy.neverRemindKey, in: transaction, now: now, overrides: overrides)
                 let observed = observed(dialog, stored, input)
                 if observed != stored { try transaction.set(observed, for: key) }
                 try lastOfAny.reanchored(now: now).store(in: &transaction, replacing: lastOfAny)
@@ -417,15 +426,15 @@ public final class DialogGate: Sendable {
     }
 
     /// Changes a dialog's record atomically, starting a fresh one when the app version reset it, and writes
-    /// the legacy never-remind key in the same transaction. `change` gets the record to change, the stored
-    /// one and the value under the never-remind key; it may throw to write nothing.
+    /// the legacy never-remind key in the same transaction. `change` gets the record to change and the
+    /// transaction; it may throw to write nothing.
     ///
     /// When the app version reset the record, the legacy key is removed with it (unless this change sets it):
     /// the never-remind it recorded belongs to the old version, and once the new record carries the new
     /// version nothing else would tell the rules to ignore it.
     private func update(
         _ dialog: Dialog, legacyFlag: Bool? = nil,
-        _ change: (inout DialogRecord, _ stored: DialogRecord?, _ legacy: StoredValue?, inout Prefs.Transaction) throws -> Void
+        _ change: (inout DialogRecord, inout Prefs.Transaction) throws -> Void
     ) throws {
         let key = try DialogRecord.storeKey(for: dialog.id)
         // Any name older code used with UserDefaults (`"Intro tip "`), written raw, as a Bool.
@@ -435,10 +444,9 @@ public final class DialogGate: Sendable {
         let appVersion = appVersion
         try prefs.transaction { transaction in
             let stored = DialogRecord.belonging(to: dialog.id, try transaction.value(for: key))
-            let legacy = try legacyName.map { try transaction.storedValue(forKey: $0) } ?? nil
             var (record, versionReset) = DialogRules.effectiveRecord(stored, policy: dialog.policy, appVersion: appVersion)
             Self.stamp(&record, dialog, appVersion: appVersion)
-            try change(&record, stored, legacy, &transaction)
+            try change(&record, &transaction)
             try transaction.set(record, for: key)
             if let legacyName {
                 if let legacyFlag {

@@ -192,3 +192,28 @@ struct CacheTable: ~Copyable {
         old.deallocate()
     }
 }
+
+/// A name in the store's cache (``CacheTable``), with its hash computed once: a typed key's when it is declared
+/// (``Prefs/Keys``), so that a cache hit hashes nothing; any other name's when it is made. The hash is the name's own
+/// `hashValue` (SipHash, seeded per process), so a file full of names chosen to collide gains nothing it would not gain
+/// against `[String: …]`.
+struct CacheName {
+    let name: String
+    let hash: Int
+
+    init(_ name: String) {
+        self.name = name
+        hash = name.hashValue
+    }
+
+    init(_ key: Prefs.Keys) {
+        name = key.name
+        hash = key.nameHash
+    }
+
+    /// A name with a hash of the caller's choosing (tests that make names collide).
+    init(_ name: String, hash: Int) {
+        self.name = name
+        self.hash = hash
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+internal import PrefsJSON
+import PrefsSupport
+
+extension Prefs {
+    /// The value for `key`: the stored value, or the initial value when nothing readable is stored.
+    /// Setting writes through the backend; a failure is reported as a ``Diagnostic`` (use ``set(_:for:)-(_,Prefs.Key<Value>)`` to catch it).
+    public subscript<Value>(key: Key<Value>) -> Value {
+        get {
+            if let freshness, freshness.isExpired { refreshIfStale() }
+            switch state.withLock({ $0.hit(CacheName(key)) }) {  // the hot path: one lock, no hashing
+            case .bits(let bits, let type)?:
+                if type == ObjectIdentifier(Value.self) { return State.Slot.inlineValue(bits, as: Value.self) }
+            case .string(let string)?:
+                if ObjectIdentifier(Value.self) == ObjectIdentifier(String.self) { return unsafeBitCast(string, to: Value.self) }
+            case .absent?:
+                return key.initial
+            case .entry(let entry)?:
+                if entry.holdsDecoded(Value.self) { return entry.decodedValue(as: Value.self) }
+                if entry.stored == nil { return key.initial }
+            case nil: break
+            }
+            return uncachedValue(for: key)
+        }
+        set {
+            do { try set(newValue, for: key) } catch {
+                report(Diagnostic(key: key.name, kind: .writeFailed(error, during: nil), store: storage.description))
+            }
+        }
+    }
+
+    /// A read the cache could not answer, out of line: the metadata its `Lookup<Value>` needs would otherwise be
+    /// looked up on every read, cache hits included.
+    @inline(never)
+    private func uncachedValue<Value>(for key: Key<Value>) -> Value {
+        lookup(key).value
+    }
+
+    /// Reads `key`, telling a stored value apart from the initial value.
+    public func lookup<Value>(_ key: Key<Value>) -> Lookup<Value> {
+        // The hot path: one lock, no hashing (the key's name's hash is kept), one reference copied out.
+        if let freshness, freshness.isExpired { refreshIfStale() }
+        switch state.withLock({ $0.hit(CacheName(key)) }) {
+        case .bits(let bits, let type)? where type == ObjectIdentifier(Value.self):
+            return .stored(State.Slot.inlineValue(bits, as: Value.self))
+        case .string(let string)? where ObjectIdentifier(Value.self) == ObjectIdentifier(String.self):
+            return .stored(unsafeBitCast(string, to: Value.self))
+        case .entry(let entry)? where entry.holdsDecoded(Value.self):
+            return .stored(entry.decodedValue(as: Value.self))
+        case .absent?:
+            return .initial(key.initial)
+        default: break
+        }
+        let entry = cachedEntry(for: key)
+        guard let stored = entry.stored else { return .initial(key.initial) }
+        if entry.holdsDecoded(Value.self) { return .stored(entry.decodedValue(as: Value.self)) }
+        do {
+            let value = try stored.decode(Value.self)
+            let inline = State.Slot.holdsInline(Value.self)
+            let decodedEntry = inline ? entry : State.Entry(stored, decoded: value)
+            state.withLock { state in
+                let name = CacheName(key)
+                guard state.cache[name]?.entry === entry else { return }  // a write or a refresh came first
+                state.cache.update(name) { slot in
+                    if inline { slot.keepInline(value) } else { slot.entry = decodedEntry }
+                }
+            }
+            return .stored(value)
+        } catch {
+            reportMismatch(error, key: key.name)
+            return .unreadable(initial: key.initial, error)
+        }
+    }
+
+    /// Whether a value is stored under `key`'s name (readable or not).
+    public func isStored(_ key: Keys) -> Bool {
+        cachedEntry(for: key).stored != nil
+    }
+
+    /// The entry for a key from the cache, or loaded (moving a value found under a former name).
+    func cachedEntry(for key: Keys) -> State.Entry {
+        if let freshness, freshness.isExpired { refreshIfStale() }
+        if let hit = state.withLock({ $0.cache[CacheName(key)]?.entry }) { return hit }
+        return loadEntry(for: key)
+    }
+
+    /// Loads a key from the backend (under a former name while its own name holds none) and caches it unless a write
+    /// raced with the load. A read never writes: a value under a former name moves to the key's name with the key's
+    /// next write. Called from inside a transaction body of this store, it reads with the backend the transaction holds
+    /// (the committed state, without the transaction's staged writes).
+    private func loadEntry(for key: Keys) -> State.Entry {
+        let generation = state.withLock { $0.generation }
+        var entry: State.Entry = .absent
+        do {
+            entry = try io.withBackendAllowingReentry { backend throws -> State.Entry in
+                if let stored = try backend.value(forKey: key.name) { return .stored(stored) }
+                return try Self.formerValue(key.formerNames, in: backend).map { .stored($0) } ?? .absent
+            }
+        } catch PrefsError.closed {
+            return .absent  // a closed store reads initial values
+        } catch {
+            report(Diagnostic(key: key.name, kind: .refreshFailed(error, during: nil), store: storage.description))
+            return .absent
+        }
+        state.withLock { state in
+            if state.generation == generation, !state.closed { state.cache(entry, for: key.name) }
+        }
+        return entry
+    }
+
+    /// The value stored under the first of `formerNames` that holds one (the list is read in order, so list the most
+    /// recent name first).
+    static func formerValue(_ formerNames: [String], in backend: any PrefsBackend) throws -> StoredValue? {
+        for former in formerNames {
+            if let value = try backend.value(forKey: former) { return value }
+        }
+        return nil
+    }
+}

@@ -14,12 +14,8 @@ struct ToolCommandTests {
             contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../CHANGELOG.md"),
             encoding: .utf8)
         // The first release heading below "Unreleased": `## [0.2.0] - 2026-12-02` or `## 0.2.0 - 2026-12-02`.
-        let released = changelog.split(separator: "\n").lazy
-            .filter { $0.hasPrefix("## ") && !$0.lowercased().contains("unreleased") }
-            .compactMap { $0.dropFirst(3).split(separator: " ").first?.trimmingCharacters(in: CharacterSet(charactersIn: "[]")) }
-            .first
-        let latest = try #require(released, "CHANGELOG.md records no release")
-        #expect(latest.split(separator: ".").count == 3 && latest.allSatisfy { $0.isNumber || $0 == "." }, "\(latest)")
+        let releases = changelog.split(separator: "\n").compactMap { $0.prefixMatch(of: #/## \[?(\d+\.\d+\.\d+)\]?/#)?.output.1 }
+        let latest = String(try #require(releases.first, "CHANGELOG.md records no release"))
         #expect(try await tool("--version").stdout == "prefs-tool \(latest)\n")
         #expect(Release.version == latest)
     }

@@ -383,6 +383,14 @@ extension PostgreSQLBackend {
         guard subscription != nil else { return nil }
         return waiters.makeWaiter()
     }
+
+    /// Whether the pool's listening connection listens for this store now: another instance's write from here on is
+    /// notified to it (until the connection breaks). Until then, such a write is seen at the next check: when the
+    /// staleness bound passes, or the one that starting to listen asks for.
+    var isListening: Bool {
+        guard let subscription, let listener = pool.listener else { return false }
+        return listener.isListening(subscription)
+    }
 }
 
 /// The waits of one backend's observers, each woken by a notification for its namespace.

@@ -111,9 +111,11 @@ struct PostgreSQLFreshnessTests {
         let url = try server().url
         let namespace = freshNamespace()
         let reader = try Prefs(.postgreSQL(url, namespace: namespace, options: PostgreSQLOptions(stalenessBound: .seconds(600))))
+        // The store listens from its opening on, on the pool's listening connection, once that has run its LISTEN. A
+        // read after that renews the bound (the first LISTEN expires it, for the writes it may have missed): only
+        // the notification can bring the write below.
+        try #require(await eventually(timeout: .seconds(60)) { reader.isListeningForChanges }, "the store listens")
         #expect(reader[.launchCount] == 0)
-        // The store listens from its opening on, on the pool's listening connection; give it the moment it takes.
-        try await Task.sleep(for: .milliseconds(200))
         let set = try await prefsTool(["--store", url, "--namespace", namespace, "set", "launchCount", "7", "--type", "int"])
         #expect(set.status == 0, "\(set.stderr)")
         #expect(await eventually(timeout: .seconds(120)) { reader[.launchCount] == 7 })

@@ -207,11 +207,9 @@ final class LineReader: Sendable {
 
     /// When `line` arrived, waiting up to `timeout` for it (without holding a thread of the shared pool).
     func wait(for line: String, timeout: Duration) async -> ContinuousClock.Instant? {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if let found = arrived.withLock({ $0.first(where: { $0.line == line })?.at }) { return found }
-            try? await Task.sleep(for: .milliseconds(1))
-        }
-        return arrived.withLock({ $0.first(where: { $0.line == line })?.at })  // once more: this task may have waited its turn long
+        let arrival = { self.arrived.withLock { $0.first(where: { $0.line == line })?.at } }
+        // The time is the reading thread's, taken as the line arrived: how soon this task looks does not change it.
+        _ = await eventually(timeout: timeout) { arrival() != nil }
+        return arrival()
     }
 }

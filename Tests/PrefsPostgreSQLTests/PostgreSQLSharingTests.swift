@@ -78,6 +78,8 @@ struct PostgreSQLSharingTests {
         }
         #expect(await eventually(timeout: .seconds(300)) { heard.withLock { $0 } == [0] })
         try quiet.prefs.set(7, for: .launchCount)
+        // Real time is the point: that nothing arrives shows only by waiting, here a window many times what a
+        // notification takes (milliseconds).
         try await Task.sleep(for: .seconds(2))
         #expect(heard.withLock { $0 } == [0], "a store that does not listen saw the write before its poll")
         second.cancel()
@@ -167,6 +169,8 @@ struct PostgreSQLSharingTests {
                 break
             }
             latencies.append(seen - started)
+            // Real time is the point: a real process's latency, each write past the last one's notification interval
+            // (5 ms, during which a notification waits for others to share it), so each is measured on its own.
             try await Task.sleep(for: .milliseconds(15))
         }
         latencies.sort()

@@ -78,7 +78,7 @@ package final class PostgreSQLBackend: PrefsBackend {
         pool = try PostgreSQLPool.shared(conninfo: conninfo, options: options)
         target = pool.target
         channel = PostgreSQLStore.notificationChannel(for: namespace)
-        freshness = BackendFreshness(bound: options.stalenessBound)
+        freshness = BackendFreshness(bound: options.stalenessBound, clock: options.clock)
         guard !namespace.isEmpty, namespace.utf8.count <= PostgreSQLStore.maximumNamespaceBytes, !namespace.utf8.contains(0) else {
             throw PostgreSQLError(
                 kind: .statementFailed, sqlState: PostgreSQLError.ClientCode.invalidParameter,
@@ -249,7 +249,7 @@ package final class PostgreSQLBackend: PrefsBackend {
     /// lists no transactions in progress.) Returns whether a cached key changed.
     @discardableResult
     func check() throws -> Bool {
-        let started = BackendFreshness.now
+        let started = options.clock.uptimeNanoseconds
         let result: PostgreSQLConnection.Result
         do {
             result = try withConnection(retrying: true, operation: "checking namespace \(Self.quoted(namespace)) for changes") { connection, deadline in
@@ -266,7 +266,7 @@ package final class PostgreSQLBackend: PrefsBackend {
         } catch {
             // Until the next check is due, reads serve what they have (the store reports the failure), rather than
             // each wait for a server that does not answer.
-            freshness?.renew(checkedAt: BackendFreshness.now)
+            freshness?.renew(checkedAt: options.clock.uptimeNanoseconds)
             throw error
         }
         guard let first = result.rows.first, let newSnapshot = first[0] else {
@@ -382,6 +382,14 @@ extension PostgreSQLBackend {
     package func makeChangeListener() -> (any BackendChangeListener)? {
         guard subscription != nil else { return nil }
         return waiters.makeWaiter()
+    }
+
+    /// Whether the pool's listening connection listens for this store now: another instance's write from here on is
+    /// notified to it (until the connection breaks). Until then, such a write is seen at the next check: when the
+    /// staleness bound passes, or the one that starting to listen asks for.
+    var isListening: Bool {
+        guard let subscription, let listener = pool.listener else { return false }
+        return listener.isListening(subscription)
     }
 }
 

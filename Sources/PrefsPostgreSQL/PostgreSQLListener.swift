@@ -43,6 +43,9 @@ final class PostgreSQLListener: @unchecked Sendable {
     private var handled: UInt64 = 0
     /// Set while ``flush(until:)`` waits: pending notifications go at once.
     private var flushing = false
+    /// The subscriptions the thread listens for now: their channels are listened to on its connection, and a
+    /// notification arriving on it reaches them (``isListening(_:)``).
+    private var listening: Set<UInt64> = []
     /// The least time between two sendings of notifications: the writes of that time share one `pg_notify` per
     /// namespace, so that a process writing in a loop does not double the server's work with notifications.
     static let notificationInterval: Duration = .milliseconds(5)
@@ -82,6 +85,13 @@ final class PostgreSQLListener: @unchecked Sendable {
     func unsubscribe(_ id: UInt64) {
         lock.withLock { _ = subscribers.removeValue(forKey: id) }
         poke()
+    }
+
+    /// Whether a notification sent from now on reaches subscription `id` (until the connection breaks): its channel is
+    /// listened to, and the thread knows it. For tests, which wait for it before a write elsewhere that only a
+    /// notification brings in time.
+    func isListening(_ id: UInt64) -> Bool {
+        lock.withLock { listening.contains(id) }
     }
 
     /// A write to `namespace` committed: tells the other stores of this process on that namespace now (all but the
@@ -152,14 +162,17 @@ final class PostgreSQLListener: @unchecked Sendable {
         var listened: Set<String> = []
         var pause: Duration = .milliseconds(50)
         var lastSent = ContinuousClock.now - Self.notificationInterval
+        var wantedIDs: Set<UInt64> = []
         defer { connection?.close() }
         while true {
             // Notifications wait for the interval since the last were sent, gathering the writes of that time.
             let due = lastSent + Self.notificationInterval
             let (wanted, toSend, taken, stop) = lock.withLock { () -> ([String: [Subscriber]], Set<String>, UInt64, Bool) in
+                wantedIDs = Set(subscribers.keys)
                 if stopped || (subscribers.isEmpty && pending.isEmpty) {
                     running = false
                     handled = requested
+                    listening = []
                     lock.broadcast()
                     return ([:], [], 0, true)
                 }
@@ -185,6 +198,7 @@ final class PostgreSQLListener: @unchecked Sendable {
                 connection?.close()
                 connection = nil
                 listened = []
+                lock.withLock { listening = [] }
                 guard let fresh = connect() else {
                     // The notifications to send are dropped: the stores of other processes see these writes at their
                     // next check.
@@ -229,7 +243,10 @@ final class PostgreSQLListener: @unchecked Sendable {
             done()
             guard let socket = current.socket else { continue }
             var descriptors = [pollfd(fd: socket, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
-            let waiting = lock.withLock { !pending.isEmpty }
+            let waiting = lock.withLock { () -> Bool in
+                listening = wantedIDs
+                return !pending.isEmpty
+            }
             let timeout = waiting ? max(1, Int32(clamping: (lastSent + Self.notificationInterval - .now).milliseconds + 1)) : 10_000
             _ = poll(&descriptors, 2, timeout)
             if descriptors[1].revents != 0 { drainWake() }

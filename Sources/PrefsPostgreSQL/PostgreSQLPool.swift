@@ -54,7 +54,8 @@ final class PostgreSQLPool: @unchecked Sendable {
 
     private static let registry = Locked<[Key: WeakPool]>([:])
 
-    /// The pool for `conninfo` and the options that shape a session (a store's staleness bound and read-only flag do not).
+    /// The pool for `conninfo` and the options that shape a session (a store's staleness bound, its clock and its
+    /// read-only flag do not).
     static func shared(conninfo: String, options: PostgreSQLOptions) throws(PostgreSQLError) -> PostgreSQLPool {
         let parsed: PostgreSQLConnectionString
         do {
@@ -67,6 +68,7 @@ final class PostgreSQLPool: @unchecked Sendable {
         var sessionOptions = options
         sessionOptions.stalenessBound = .zero
         sessionOptions.readOnly = false
+        sessionOptions.clock = .system
         let key = Key(conninfo: conninfo, options: sessionOptions)
         return registry.withLock { pools in
             if let pool = pools[key]?.pool { return pool }

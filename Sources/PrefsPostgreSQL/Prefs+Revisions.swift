@@ -137,6 +137,13 @@ extension Prefs {
         }
     }
 
+    /// Whether this PostgreSQL store listens for its namespace's notifications now: another instance's write from here
+    /// on is seen at once, whatever the staleness bound (false for another store, or while it is not listening yet).
+    /// For tests, which wait for it before a write that only a notification brings in time.
+    package var isListeningForChanges: Bool {
+        (try? withBackend("isListeningForChanges") { backend in ((backend as? PostgreSQLBackend)?.isListening ?? false, nil) }) ?? false
+    }
+
     private static func postgreSQLBackend(_ backend: any PrefsBackend, operation: String) throws -> PostgreSQLBackend {
         guard let postgreSQL = backend as? PostgreSQLBackend else {
             throw PostgreSQLError(

@@ -1,5 +1,6 @@
 import Foundation
 import Prefs
+import PrefsSupport
 
 /// How the PostgreSQL store connects, how long it waits, and how fresh its reads are.
 ///
@@ -43,6 +44,9 @@ public struct PostgreSQLOptions: Sendable, Hashable {
     /// `25006` without reaching the server. For a role that may only `SELECT`, a role with
     /// `default_transaction_read_only`, a hot standby, and tools that must change nothing. False by default.
     public var readOnly: Bool
+    /// The clock ``stalenessBound`` is measured by: the system's, or in tests one they advance by hand
+    /// (`StoreClock.Manual`), so that the bound passes without a sleep. Deadlines (``timeout``) keep real time.
+    package var clock: StoreClock = .system
 
     /// Options for a store; every argument has the default that its property documents.
     public init(

@@ -88,7 +88,7 @@ struct PostgreSQLFaultTests {
     }
 
     @Test("a full server (no connection slot left) is a typed error with the server's SQLSTATE 53300; the store connects once a slot is free")
-    func fullServer() throws {
+    func fullServer() async throws {
         let server = try TestPostgreSQLServer(settings: ["max_connections": "4", "superuser_reserved_connections": "0"])
         defer { server.stop() }
         var stores: [Prefs] = []
@@ -111,9 +111,9 @@ struct PostgreSQLFaultTests {
         try stores.removeLast().close()
         // The server frees the slot when its process for the closed connection has exited: soon, not at once.
         var opened: Prefs?
-        for _ in 0..<100 where opened == nil {
+        _ = await eventually(timeout: .seconds(30)) {
             opened = try? Prefs(.postgreSQL(server.url, namespace: "after", options: PostgreSQLOptions(applicationName: "after", listens: false)))
-            if opened == nil { usleep(20_000) }
+            return opened != nil
         }
         let store = try #require(opened, "a slot was freed")
         try store.set(1, for: .launchCount)

@@ -23,21 +23,26 @@ struct PostgreSQLFreshnessTests {
     func readsWithinTheBound() async throws {
         let url = try server().url
         let namespace = freshNamespace()
-        // Listening off: only the bound can bring the change (the notification path has a test of its own).
-        let reader = try Prefs(.postgreSQL(url, namespace: namespace, options: PostgreSQLOptions(stalenessBound: .milliseconds(200), listens: false)))
+        // Listening off: only the bound can bring the change (the notification path has a test of its own). The bound
+        // passes on the test's clock, which moves only when the test says.
+        let clock = TestClock()
+        var options = PostgreSQLOptions(stalenessBound: .milliseconds(200), listens: false)
+        options.clock = clock.store
+        let reader = try Prefs(.postgreSQL(url, namespace: namespace, options: options))
         #expect(reader[.launchCount] == 0)  // cached from here on
         let set = try await prefsTool(["--store", url, "--namespace", namespace, "set", "launchCount", "5", "--type", "int"])
         #expect(set.status == 0, "\(set.stderr)")
+        #expect(reader[.launchCount] == 0, "within the bound, the cache is served")
         // The bound counts from the reader's last check, which was before the write: once it has passed since the
         // write, every read checks first.
-        try await Task.sleep(for: .milliseconds(300))
+        clock.advance(by: .milliseconds(300))
         #expect(reader[.launchCount] == 5)
         #expect(reader.lookup(.launchCount).value == 5 && reader.isStored(.launchCount))
         #expect(reader.isStored(.name) == false)
-        try await Task.sleep(for: .milliseconds(300))
+        clock.advance(by: .milliseconds(300))
         let reset = try await prefsTool(["--store", url, "--namespace", namespace, "reset", "launchCount"])
         #expect(reset.status == 0, "\(reset.stderr)")
-        try await Task.sleep(for: .milliseconds(300))
+        clock.advance(by: .milliseconds(300))
         #expect(reader[.launchCount] == 0, "a removal is seen too")
         #expect(!reader.isStored(.launchCount))
     }
@@ -47,9 +52,11 @@ struct PostgreSQLFreshnessTests {
         let url = try server().url
         let namespace = freshNamespace()
         // Listening off, a short bound: the observer's next look at its key finds the bound passed, and another
-        // instance's write waiting. Reading that under the observer's lock refreshed, and the refresh's notification
-        // took the same lock again (a `swift test` run hung on it).
-        let options = PostgreSQLOptions(stalenessBound: .milliseconds(50), listens: false)
+        // instance's write waiting, to a key the app has read. Reading that under the observer's lock refreshed, and
+        // the refresh's notification took the same lock again (a `swift test` run hung on it).
+        let clock = TestClock()
+        var options = PostgreSQLOptions(stalenessBound: .milliseconds(50), listens: false)
+        options.clock = clock.store
         let app = try Prefs(.postgreSQL(url, namespace: namespace, options: options), pollInterval: .seconds(600))
         let other = try Prefs(.postgreSQL(url, namespace: namespace, options: options))
         let seen = Locked<[Int]>([])
@@ -57,8 +64,9 @@ struct PostgreSQLFreshnessTests {
         let watching = Task { for await value in stream { seen.withLock { $0.append(value) } } }
         defer { watching.cancel() }
         #expect(await eventually(timeout: .seconds(30)) { seen.withLock { $0 } == [0] })
+        #expect(app[.name] == "anonymous")  // cached: the check past the bound finds it changed, and tells the observers
         try other.set("1", for: .name)
-        try await Task.sleep(for: .milliseconds(100))  // the bound passes with the other write unseen
+        clock.advance(by: .milliseconds(100))  // the bound passes with the other write unseen
         // The app's own write notifies its observer, off this thread: a deadlock would leave it waiting for ever.
         let wrote = Locked<Result<Void, any Error>?>(nil)
         let writer = Thread {
@@ -78,17 +86,21 @@ struct PostgreSQLFreshnessTests {
         let namespace = freshNamespace()
         let writer = try Prefs(.postgreSQL(url, namespace: namespace))
         try writer.set("old", for: .name)
-        // Default options: a one-second bound, listening on.
-        let reader = try Prefs(.postgreSQL(url, namespace: namespace))
+        // Default options (a one-second bound, listening on), on the test's clock: the five seconds are its.
+        let clock = TestClock()
+        var options = PostgreSQLOptions()
+        options.clock = clock.store
+        let reader = try Prefs(.postgreSQL(url, namespace: namespace, options: options))
         #expect(reader[.name] == "old")
         let set = try await prefsTool(["--store", url, "--namespace", namespace, "set", "name", "new"])
         #expect(set.status == 0, "\(set.stderr)")
-        let written = ContinuousClock.now
+        var sinceWrite: Duration = .zero
         var stale = 0
         for _ in 0..<100 {
             let value = reader[.name]
-            if value == "old" && ContinuousClock.now - written > .seconds(1) { stale += 1 }
-            try await Task.sleep(for: .milliseconds(50))
+            if value == "old" && sinceWrite > .seconds(1) { stale += 1 }
+            clock.advance(by: .milliseconds(50))
+            sinceWrite += .milliseconds(50)
         }
         #expect(stale == 0, "\(stale) reads more than a second after the write returned the old value")
         #expect(reader[.name] == "new")
@@ -99,9 +111,11 @@ struct PostgreSQLFreshnessTests {
         let url = try server().url
         let namespace = freshNamespace()
         let reader = try Prefs(.postgreSQL(url, namespace: namespace, options: PostgreSQLOptions(stalenessBound: .seconds(600))))
+        // The store listens from its opening on, on the pool's listening connection, once that has run its LISTEN. A
+        // read after that renews the bound (the first LISTEN expires it, for the writes it may have missed): only
+        // the notification can bring the write below.
+        try #require(await eventually(timeout: .seconds(60)) { reader.isListeningForChanges }, "the store listens")
         #expect(reader[.launchCount] == 0)
-        // The store listens from its opening on, on the pool's listening connection; give it the moment it takes.
-        try await Task.sleep(for: .milliseconds(200))
         let set = try await prefsTool(["--store", url, "--namespace", namespace, "set", "launchCount", "7", "--type", "int"])
         #expect(set.status == 0, "\(set.stderr)")
         #expect(await eventually(timeout: .seconds(120)) { reader[.launchCount] == 7 })

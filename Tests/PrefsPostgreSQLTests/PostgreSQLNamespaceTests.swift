@@ -122,8 +122,8 @@ struct PostgreSQLNamespaceTests {
             .postgreSQL(
                 url, namespace: "pool-\(application)-7",
                 options: PostgreSQLOptions(stalenessBound: .seconds(600), applicationName: application, maximumConnections: 3)))
+        try #require(await eventually(timeout: .seconds(60)) { listening.isListeningForChanges }, "the new store listens")
         #expect(listening[.launchCount] == 8)
-        try await Task.sleep(for: .milliseconds(200))
         let set = try await prefsTool(["--store", url, "--namespace", "pool-\(application)-7", "set", "launchCount", "70", "--type", "int"])
         #expect(set.status == 0, "\(set.stderr)")
         #expect(await eventually(timeout: .seconds(60)) { listening[.launchCount] == 70 })
@@ -153,8 +153,9 @@ struct PostgreSQLNamespaceTests {
         let application = "pooled-\(UUID().uuidString.prefix(6))"
         let fixture = try PostgreSQLFixture(options: PostgreSQLOptions(applicationName: application, transactionPooling: true))
         let listener = try Prefs(.postgreSQL(fixture.url, namespace: fixture.namespace, options: PostgreSQLOptions(stalenessBound: .seconds(600))))
+        // Listening, then a read that renews the bound: only a notification brings the writes below in time.
+        try #require(await eventually(timeout: .seconds(60)) { listener.isListeningForChanges }, "the listening store listens")
         #expect(listener[.launchCount] == 0)
-        try await Task.sleep(for: .milliseconds(200))
         try fixture.prefs.set(1, for: .launchCount)
         try fixture.prefs.update(.launchCount) { $0 += 1 }
         try fixture.prefs.transaction { transaction in

@@ -78,6 +78,8 @@ struct PostgreSQLSharingTests {
         }
         #expect(await eventually(timeout: .seconds(300)) { heard.withLock { $0 } == [0] })
         try quiet.prefs.set(7, for: .launchCount)
+        // Real time is the point: that nothing arrives shows only by waiting, here a window many times what a
+        // notification takes (milliseconds).
         try await Task.sleep(for: .seconds(2))
         #expect(heard.withLock { $0 } == [0], "a store that does not listen saw the write before its poll")
         second.cancel()
@@ -167,6 +169,8 @@ struct PostgreSQLSharingTests {
                 break
             }
             latencies.append(seen - started)
+            // Real time is the point: a real process's latency, each write past the last one's notification interval
+            // (5 ms, during which a notification waits for others to share it), so each is measured on its own.
             try await Task.sleep(for: .milliseconds(15))
         }
         latencies.sort()
@@ -207,11 +211,9 @@ final class LineReader: Sendable {
 
     /// When `line` arrived, waiting up to `timeout` for it (without holding a thread of the shared pool).
     func wait(for line: String, timeout: Duration) async -> ContinuousClock.Instant? {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if let found = arrived.withLock({ $0.first(where: { $0.line == line })?.at }) { return found }
-            try? await Task.sleep(for: .milliseconds(1))
-        }
-        return arrived.withLock({ $0.first(where: { $0.line == line })?.at })  // once more: this task may have waited its turn long
+        let arrival = { self.arrived.withLock { $0.first(where: { $0.line == line })?.at } }
+        // The time is the reading thread's, taken as the line arrived: how soon this task looks does not change it.
+        _ = await eventually(timeout: timeout) { arrival() != nil }
+        return arrival()
     }
 }

@@ -55,7 +55,7 @@ struct PostgreSQLWriteTests {
         let fixture = try PostgreSQLFixture(options: PostgreSQLOptions(timeout: .seconds(30)))
         let first = fixture.prefs, second = try fixture.reopen()
         try first.set(0, for: .launchCount)
-        let inBody = Locked(false), secondWrote = Locked(false)
+        let inBody = Locked(false), secondWrote = DispatchSemaphore(value: 0)
         let done = DispatchSemaphore(value: 0)
         let failure = Locked<(any Error)?>(nil)
         Thread.detachNewThread {
@@ -64,9 +64,9 @@ struct PostgreSQLWriteTests {
                     transaction[.launchCount] += 1
                     inBody.withLock { $0 = true }
                     // The body waits for the other instance's write (at most a minute); before, that write waited
-                    // for this transaction's lock on the namespace, and both waited.
-                    let deadline = ContinuousClock.now + .seconds(60)
-                    while !secondWrote.withLock({ $0 }), ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.005) }
+                    // for this transaction's lock on the namespace, and both waited. The signal is passed on, should
+                    // the body run again.
+                    if secondWrote.wait(timeout: .now() + 60) == .success { secondWrote.signal() }
                 }
             } catch {
                 failure.withLock { $0 = error }
@@ -77,7 +77,7 @@ struct PostgreSQLWriteTests {
         let started = ContinuousClock.now
         try second.set("other key", for: .name)
         let waited = ContinuousClock.now - started
-        secondWrote.withLock { $0 = true }
+        secondWrote.signal()
         await ChildProcess.offPool { done.wait() }
         #expect(failure.withLock { $0 } == nil)
         #expect(waited < .seconds(60), "the write waited for the other transaction")

@@ -361,10 +361,9 @@ struct JSONJournalTests {
         async let first = ChildProcess.run("prefs-test-child", ["write", "json", url.path, "x", "300"], environment: environment)
         async let second = ChildProcess.run("prefs-test-child", ["write", "json", url.path, "y", "300"], environment: environment)
         let reader = try Prefs(.jsonFile(url))
-        let deadline = ContinuousClock.now + .seconds(120)
-        while try reader.snapshot().count < 601, ContinuousClock.now < deadline {
+        _ = try await eventually(timeout: .seconds(120)) {
             try reader.refresh()
-            try await Task.sleep(for: .milliseconds(2))
+            return try reader.snapshot().count >= 601
         }
         let results = try await [first, second]
         for result in results { #expect(result.status == 0, "\(result.stderr)") }

@@ -101,8 +101,7 @@ struct ReadmeExamples {
         withObservationTracking { _ = model.value } onChange: { changed.set() }
         prefs[.launchCount] = 5
         #expect(await values.next() == 5)
-        for _ in 0..<500 where !changed.value { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(changed.value)
+        #expect(await eventually(timeout: .seconds(5)) { changed.value })
         #expect(model.value == 5)
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 internal import PrefsJSON
+import PrefsSupport
 /// Where a ``Prefs`` store keeps its values: memory, a JSON file or an SQLite database.
 ///
 /// A backend is not thread-safe by itself: the store calls it under its own lock, from one thread at a time.
@@ -124,23 +125,24 @@ package struct BackendTransactionConflict: Error, Sendable {
 package final class BackendFreshness: Sendable {
     /// The longest a cached value is served without checking for changes.
     package let bound: Duration
-    /// Until when cached reads are fresh, in `DispatchTime` uptime nanoseconds; 0: check at the next read.
+    /// The clock the bound is measured by.
+    package let clock: StoreClock
+    /// Until when cached reads are fresh, in `clock`'s uptime nanoseconds; 0: check at the next read.
     private let validUntil = Atomic<UInt64>(0)
 
-    package init(bound: Duration) {
+    package init(bound: Duration, clock: StoreClock = .system) {
         self.bound = bound
+        self.clock = clock
     }
 
     /// Whether a check is due before the next cached read.
     @inline(__always)
     package var isExpired: Bool {
-        DispatchTime.now().uptimeNanoseconds >= validUntil.load(ordering: .acquiring)
+        clock.uptimeNanoseconds >= validUntil.load(ordering: .acquiring)
     }
 
-    /// The uptime, for ``renew(checkedAt:)``: take it before the check starts.
-    package static var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
-
-    /// Cached reads are fresh until `bound` after `start` (when the check that found the state began).
+    /// Cached reads are fresh until `bound` after `start` (when the check that found the state began, in `clock`'s
+    /// uptime: take it before the check starts).
     package func renew(checkedAt start: UInt64) {
         let nanoseconds = UInt64(bound.components.seconds) * 1_000_000_000 + UInt64(bound.components.attoseconds / 1_000_000_000)
         validUntil.store(start &+ nanoseconds, ordering: .releasing)

@@ -16,47 +16,47 @@ import Darwin
 /// ```
 /// A test that kills or restarts the server makes one of its own (``init()``) and stops it (``stop()``).
 /// When the server programs are missing, starting throws ``Missing`` with how to install them: tests fail, they do not skip.
-@_spi(Harness) public final class TestPostgreSQLServer: @unchecked Sendable {
+package final class TestPostgreSQLServer: @unchecked Sendable {
     /// The server programs are not installed.
-    public struct Missing: Error, CustomStringConvertible {
-        public var description: String
+    package struct Missing: Error, CustomStringConvertible {
+        package var description: String
     }
 
     /// A server program failed.
-    public struct Failed: Error, CustomStringConvertible {
-        public var description: String
+    package struct Failed: Error, CustomStringConvertible {
+        package var description: String
     }
 
     /// The directory holding `data/`, `socket/` and the server's log.
-    public let directory: String
-    public let dataDirectory: String
-    public let socketDirectory: String
-    public let port: Int
-    public let binDirectory: String
+    package let directory: String
+    package let dataDirectory: String
+    package let socketDirectory: String
+    package let port: Int
+    package let binDirectory: String
     /// How long `initdb` plus the first `pg_ctl start` took.
-    public private(set) var startDuration: Duration = .zero
+    package private(set) var startDuration: Duration = .zero
     /// Server settings beyond the defaults (`max_connections`: 5), passed as `-c NAME=VALUE` at every start.
-    public let settings: [String: String]
+    package let settings: [String: String]
     private let lock = NSLock()
     private var stopped = false
     /// Stops the server and removes its directory if this process dies without doing so (see ``startReaper()``).
     private var reaper: SpawnedProcess?
 
     /// The superuser, and the database the URLs name.
-    public static let user = "prefs"
-    public static let database = "postgres"
+    package static let user = "prefs"
+    package static let database = "postgres"
 
     /// A libpq URL for the Unix socket.
-    public var url: String { url(database: Self.database) }
+    package var url: String { url(database: Self.database) }
 
-    public func url(database: String) -> String {
+    package func url(database: String) -> String {
         let host = socketDirectory.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? socketDirectory
         return "postgresql://\(Self.user)@/\(database)?host=\(host)&port=\(port)"
     }
 
     /// A libpq URL over TCP to 127.0.0.1, with `password` in it (trust authentication ignores it; the tests check
     /// that it is never shown).
-    public func tcpURL(password: String? = nil, database: String = TestPostgreSQLServer.database) -> String {
+    package func tcpURL(password: String? = nil, database: String = TestPostgreSQLServer.database) -> String {
         let credentials = password.map { "\(Self.user):\($0)" } ?? Self.user
         return "postgresql://\(credentials)@127.0.0.1:\(port)/\(database)"
     }
@@ -67,7 +67,7 @@ import Darwin
     nonisolated(unsafe) private static var sharedServer: Result<TestPostgreSQLServer, any Error>?
 
     /// The server of this test process, started on first use and stopped when the process exits.
-    public static func shared() throws -> TestPostgreSQLServer {
+    package static func shared() throws -> TestPostgreSQLServer {
         sharedLock.lock()
         defer { sharedLock.unlock() }
         if let sharedServer { return try sharedServer.get() }
@@ -81,7 +81,7 @@ import Darwin
     /// Creates a cluster in a new temporary directory and starts it, with `settings` beyond the defaults. With
     /// `primary`, the cluster is a hot standby of that server instead: a copy made with `pg_basebackup -R` (which
     /// writes `standby.signal` and the connection to the primary), replaying its changes as they stream in.
-    public init(settings: [String: String] = [:], standbyOf primary: TestPostgreSQLServer? = nil) throws {
+    package init(settings: [String: String] = [:], standbyOf primary: TestPostgreSQLServer? = nil) throws {
         self.settings = settings
         let started = ContinuousClock.now
         binDirectory = try Self.findBinDirectory()
@@ -114,7 +114,7 @@ import Darwin
     deinit { stop() }
 
     /// Starts the server (again, after ``kill()``), waiting until it accepts connections.
-    public func start() throws {
+    package func start() throws {
         // fsync off (-F): a killed server loses nothing the operating system holds. synchronous_commit stays on: off,
         // a commit returns before its WAL is written, and a killed server loses acknowledged commits.
         let options =
@@ -125,7 +125,7 @@ import Darwin
     }
 
     /// The server's process id (from `postmaster.pid`), while it runs.
-    public var postmasterPID: pid_t? {
+    package var postmasterPID: pid_t? {
         guard let text = try? String(contentsOfFile: dataDirectory + "/postmaster.pid", encoding: .utf8),
             let first = text.split(separator: "\n").first, let pid = pid_t(first.trimmingCharacters(in: .whitespaces))
         else { return nil }
@@ -134,7 +134,7 @@ import Darwin
 
     /// Kills the server and every process it started with SIGKILL, as a crash or a power cut of its machine would
     /// (without losing what the operating system holds), and waits until they are gone.
-    public func kill() {
+    package func kill() {
         guard let pid = postmasterPID else { return }
         let children = Self.children(of: pid)
         _ = sendSignal(pid, SIGKILL)
@@ -148,7 +148,7 @@ import Darwin
     }
 
     /// Stops the server at once (`SIGQUIT`: immediate shutdown) and removes its directory. Idempotent.
-    public func stop() {
+    package func stop() {
         let alreadyStopped = lock.withLock { () -> Bool in
             defer { stopped = true }
             return stopped
@@ -189,13 +189,13 @@ import Darwin
     }
 
     /// The server's log so far (for a failing test's message).
-    public var log: String {
+    package var log: String {
         (try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? ""
     }
 
     /// Runs one SQL script through `psql` as the superuser; returns its output (unaligned, tuples only).
     @discardableResult
-    public func psql(_ sql: String, database: String = TestPostgreSQLServer.database) throws -> String {
+    package func psql(_ sql: String, database: String = TestPostgreSQLServer.database) throws -> String {
         let output = try capture(
             binDirectory + "/psql", ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", url(database: database), "-c", sql], asServerUser: false)
         return output.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -252,7 +252,7 @@ import Darwin
     }
 
     /// A TCP port on 127.0.0.1 nobody listens on now (bound a moment, then released, for a server to take).
-    public static func freePort() throws -> Int {
+    package static func freePort() throws -> Int {
         try ClosedPort().port
     }
 
@@ -278,7 +278,7 @@ import Darwin
 
     /// Whether process `pid` has ended: gone, or a zombie nobody has reaped yet (a server's postmaster, orphaned, waits
     /// for this machine's first process to reap it).
-    public static func hasEnded(_ pid: pid_t) -> Bool {
+    package static func hasEnded(_ pid: pid_t) -> Bool {
         sendSignal(pid, 0) != 0 || isZombie(pid)
     }
 

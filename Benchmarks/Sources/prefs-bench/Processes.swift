@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Harness) import PrefsTestSupport
+import PrefsTestSupport
 
 // Temporary directories for every store, and child processes of this same binary.
 

@@ -1,6 +1,6 @@
-@_spi(Tooling) import DialogGate
+import DialogGate
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 
 // Workload 7: DialogGate — one decision for a local dialog, and an explain over a 100-message feed
 // (MessageTargeting.explain: every targeting rule of every message, and the one selected).

@@ -1,8 +1,8 @@
 import BenchLibPQ
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 import PrefsPostgreSQL
-@_spi(Harness) import PrefsTestSupport
+import PrefsTestSupport
 
 // Workload 9: the PostgreSQL store against raw libpq on the same private server, in the same run: a set against a
 // plain autocommit upsert and against the store's own statement run raw; an update against a raw UPDATE … RETURNING; a

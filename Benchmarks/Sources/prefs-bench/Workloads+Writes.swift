@@ -1,6 +1,6 @@
 import CLMDB
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 
 // Workloads 2–4: durable single sets, batched sets, and the JSON backend in coalesced mode.
 

@@ -1,6 +1,6 @@
-@_spi(Tooling) import DialogGate
+import DialogGate
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 
 /// `demo`: the three seed flows, launch by launch, against a real SQLite store.
 enum DemoCommand {

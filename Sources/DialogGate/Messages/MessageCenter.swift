@@ -372,7 +372,8 @@ public final class MessageCenter {
     /// agree). If the store cannot be written, a per-process id is used and ``lastError`` says why.
     ///
     /// ```swift
-    /// let bucket = MessageTargeting.rolloutBucket(installationId: center.installationId(), messageId: 7)
+    /// let selection = MessageSelection(messages, context: center.context, now: Date(), lastMessageId: center.lastMessageId,
+    ///                                  installationId: center.installationId())
     /// ```
     public func installationId() -> String {
         do {

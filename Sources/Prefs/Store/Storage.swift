@@ -210,12 +210,6 @@ extension Prefs {
             FileSystem.resolvingLinksIfFinite(path)
         }
 
-        /// The line a JSON store's journal appends for a set of `value` under `key`, sequence number and checksum
-        /// included, for tools that measure what a durable set writes (prefs-bench's `write(2)` floor).
-        package static func jsonJournalRecord(sequence: Int, key: String, value: StoredValue) -> [UInt8] {
-            JSONJournal.recordBytes(seq: sequence, changes: Changeset(values: [key: .set(value)]))
-        }
-
         /// This storage with a JSON store's journal compacted past `bytes` (and 4 times the snapshot) instead of 64 KiB:
         /// tests and the torture harness lower it so that compactions happen, and crashes land inside them. Other
         /// storages are returned unchanged.

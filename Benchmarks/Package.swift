@@ -3,7 +3,8 @@ import PackageDescription
 
 // prefs-bench: every Prefs backend against its baselines (Foundation's UserDefaults, raw sqlite3, LMDB, a Dictionary,
 // JSONEncoder/JSONDecoder, raw libpq), as ratios measured in one run. A package of its own, so that the root package
-// builds and tests without the benchmark's baselines (LMDB: Debian's liblmdb-dev).
+// builds and tests without the benchmark's baselines (LMDB: Debian's liblmdb-dev). Another package, it sees the root
+// package's public API only, as an app does: what it measures is what an app can call.
 //
 //   cd Benchmarks && swift run -c release prefs-bench --quick
 let package = Package(

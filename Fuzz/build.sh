@@ -51,8 +51,8 @@ clang="$(dirname "$(command -v swiftc)")/clang"
 "$clang" -c -fsanitize=fuzzer-no-link,address -O2 -g -I "$root/Sources/CCurlShim/include" \
     "$root/Sources/CCurlShim/shim.c" -o "$out/CCurlShim.o"
 
-# -enable-testing: the Versions target reaches MessageFeed's internal version parsers with `@testable import`; the
-# tooling API (`@_spi(Tooling) import`) and `package` symbols (under -package-name) need no flag.
+# -enable-testing: the Versions target reaches MessageFeed's internal version parsers with `@testable import`;
+# `package` symbols (under -package-name) need no flag.
 build_module MessageFeed Sources/MessageFeed -enable-testing
 build_module MessageFeedFetching Sources/MessageFeedFetching
 build_module DialogGate Sources/DialogGate

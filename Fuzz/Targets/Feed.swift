@@ -5,9 +5,9 @@
 // issue for a rejected document and at least every decoder issue for an accepted one; issues point inside the
 // input; decoding is deterministic; a valid message is never also skipped; targeting any decoded message for
 // a plausible app never crashes.
-@_spi(Tooling) import MessageFeed
+import MessageFeed
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 
 private let contexts = [
     MessageContext(bundleIdentifier: "com.createchsol.AppAlertExample", appVersion: "1.0", osVersion: "17.2", localeIdentifier: "en_US"),

@@ -8,7 +8,7 @@
 // location must lie inside the input. `parse(_:keepingMembersOf:)`, which checks some values without building them,
 // must accept and reject exactly as strict `parse` does, and each value it keeps must parse to the one `parse` built.
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 import PrefsJSON
 
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -4,7 +4,7 @@
 // Any input must end in contents or a typed `PropertyListImport.Error`, never a crash; every value imported
 // must have a shape that fits its type and survive the JSON store's archive round trip.
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 import PrefsJSON
 import PrefsUserDefaults
 

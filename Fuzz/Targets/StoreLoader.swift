@@ -3,7 +3,7 @@
 // Any input must end in values or a typed `PrefsError`, never a crash; and what loads must survive a round
 // trip: encoding the values and loading them again gives the same values.
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func storeLoaderTestOneInput(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {

@@ -3,7 +3,7 @@
 // Each line of the input is tried as a `Version` (strict and lenient), a `VersionRequirement` and, all
 // together, a `VersionList`. What parses must print in a form that parses back equal; equality, order and
 // hashing must agree; a requirement and its reparsed description match the same versions.
-@_spi(Tooling) @testable import MessageFeed
+@testable import MessageFeed
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func versionsTestOneInput(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {

@@ -18,25 +18,25 @@ internal import PrefsJSON
 /// let feed = try FeedDecoder.decode(#"[{"id": 1, "bundleId": "com.a", "title": "T", "text": "x", "confirmLabel": "OK"}]"#)
 /// feed.messages.first?.id   // 1
 /// ```
-@_spi(Tooling) public enum FeedDecoder {
+package enum FeedDecoder {
     /// The longest title, in characters (grapheme clusters); a longer one skips the message.
     ///
     /// ```swift
     /// "é".count <= FeedDecoder.maximumTitleLength   // characters, not bytes
     /// ```
-    public static let maximumTitleLength = 200
+    package static let maximumTitleLength = 200
     /// The longest text, in characters; a longer one skips the message.
     ///
     /// ```swift
     /// message.text.count <= FeedDecoder.maximumTextLength   // always true for a decoded message
     /// ```
-    public static let maximumTextLength = 5_000
+    package static let maximumTextLength = 5_000
     /// The longest button label (`confirmLabel`, `link.title`), in characters; a longer one skips the message.
     ///
     /// ```swift
     /// message.confirmLabel.count <= FeedDecoder.maximumLabelLength   // always true for a decoded message
     /// ```
-    public static let maximumLabelLength = 100
+    package static let maximumLabelLength = 100
     /// How many out-of-range numbers one document may contain before it is refused as a whole.
     static let maximumOutOfRangeNumbers = 32
     /// The most issues a decoded feed (or a lint) lists: the first ones in document order, then one more
@@ -46,14 +46,14 @@ internal import PrefsJSON
     /// ```swift
     /// feed.issues.count <= FeedDecoder.maximumIssues + 1   // always true
     /// ```
-    public static let maximumIssues = 200
+    package static let maximumIssues = 200
 
     /// The keys a message object may have; any other key is ignored with a warning.
     ///
     /// ```swift
     /// FeedDecoder.messageKeys.contains("rolloutPercent")   // true
     /// ```
-    public static let messageKeys = [
+    package static let messageKeys = [
         "id", "bundleId", "title", "text", "confirmLabel", "appVersions", "osVersions", "link",
         "cancelled", "startsAt", "endsAt", "priority", "locales", "rolloutPercent",
     ]
@@ -62,7 +62,7 @@ internal import PrefsJSON
     /// ```swift
     /// FeedDecoder.linkKeys   // ["title", "url"]
     /// ```
-    public static let linkKeys = ["title", "url"]
+    package static let linkKeys = ["title", "url"]
 
     /// Decodes a feed document.
     ///
@@ -77,7 +77,7 @@ internal import PrefsJSON
     ///     print(error)   // 1:1: error: $: expected an array of messages, found object
     /// }
     /// ```
-    public static func decode(_ data: Data, options: FeedOptions = FeedOptions()) throws(FeedIssue) -> DecodedFeed {
+    package static func decode(_ data: Data, options: FeedOptions = FeedOptions()) throws(FeedIssue) -> DecodedFeed {
         try decodeDocument(data, options: options).get().feed
     }
 
@@ -86,7 +86,7 @@ internal import PrefsJSON
     /// ```swift
     /// let feed = try FeedDecoder.decode("[]")   // no messages, no issues
     /// ```
-    public static func decode(_ text: String, options: FeedOptions = FeedOptions()) throws(FeedIssue) -> DecodedFeed {
+    package static func decode(_ text: String, options: FeedOptions = FeedOptions()) throws(FeedIssue) -> DecodedFeed {
         try decode(Data(text.utf8), options: options)
     }
 

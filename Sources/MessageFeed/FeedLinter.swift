@@ -25,7 +25,7 @@ internal import PrefsJSON
 ///     print(issue)   // 4:5: warning: $[0].appVersion: unknown key "appVersion" is ignored; did you mean "appVersions"?
 /// }
 /// ```
-@_spi(Tooling) public enum FeedLinter {
+package enum FeedLinter {
     /// Lints a feed document.
     ///
     /// - Parameters:
@@ -37,7 +37,7 @@ internal import PrefsJSON
     /// let issues = FeedLinter.lint(data, now: Date())
     /// let hasErrors = issues.contains { $0.severity == .error }
     /// ```
-    public static func lint(_ data: Data, now: Date? = nil, options: FeedOptions = FeedOptions()) -> [FeedIssue] {
+    package static func lint(_ data: Data, now: Date? = nil, options: FeedOptions = FeedOptions()) -> [FeedIssue] {
         switch FeedDecoder.decodeDocument(data, options: options) {
         case .failure(let issue):
             return [issue]
@@ -56,7 +56,7 @@ internal import PrefsJSON
     /// ```swift
     /// FeedLinter.lint("{}").first?.description   // "1:1: error: $: expected an array of messages, found object"
     /// ```
-    public static func lint(_ text: String, now: Date? = nil, options: FeedOptions = FeedOptions()) -> [FeedIssue] {
+    package static func lint(_ text: String, now: Date? = nil, options: FeedOptions = FeedOptions()) -> [FeedIssue] {
         lint(Data(text.utf8), now: now, options: options)
     }
 

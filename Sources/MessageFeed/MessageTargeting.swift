@@ -17,14 +17,14 @@ internal import PrefsJSON
 /// report.selected?.id                                           // 3
 /// report.evaluations[0].check(.id)?.summary                     // "id > lastMessageId (3 > 2)"
 /// ```
-@_spi(Tooling) public enum MessageTargeting {
+package enum MessageTargeting {
     /// Checks every message and selects one.
     ///
     /// ```swift
     /// let report = MessageTargeting.explain(messages, context: context, now: now,
     ///                                       lastMessageId: 0, installationId: "A1B2…")
     /// ```
-    public static func explain(
+    package static func explain(
         _ messages: [RemoteMessage], context: MessageContext, now: Date, lastMessageId: Int, passedOver: Set<Int> = [],
         installationId: String
     ) -> TargetingReport {
@@ -40,7 +40,7 @@ internal import PrefsJSON
     /// ```swift
     /// let message = MessageTargeting.select(messages, context: context, now: now, lastMessageId: 0, installationId: id)
     /// ```
-    public static func select(
+    package static func select(
         _ messages: [RemoteMessage], context: MessageContext, now: Date, lastMessageId: Int, passedOver: Set<Int> = [],
         installationId: String
     ) -> RemoteMessage? {
@@ -53,7 +53,7 @@ internal import PrefsJSON
     /// let evaluation = MessageTargeting.evaluate(message, context: context, now: now, lastMessageId: 2, installationId: id)
     /// evaluation.failedChecks.map(\.summary)
     /// ```
-    public static func evaluate(
+    package static func evaluate(
         _ message: RemoteMessage, context: MessageContext, now: Date, lastMessageId: Int, passedOver: Set<Int> = [],
         installationId: String
     ) -> MessageEvaluation {
@@ -124,7 +124,7 @@ internal import PrefsJSON
     /// ```swift
     /// MessageTargeting.rolloutBucket(installationId: "A1B2C3", messageId: 7)   // always the same value
     /// ```
-    public static func rolloutBucket(installationId: String, messageId: Int) -> Int {
+    package static func rolloutBucket(installationId: String, messageId: Int) -> Int {
         let digest = SHA256.hash(Array("\(messageId):\(installationId)".utf8))
         let prefix = digest.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         return Int(prefix % 100)

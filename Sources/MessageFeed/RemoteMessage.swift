@@ -145,22 +145,22 @@ public struct RemoteMessage: Sendable, Hashable, Identifiable {
 /// feed.skippedIndexes              // [1]: $[1] was invalid
 /// feed.issues.map(\.summary)       // ["$[1].id: expected an integer, found string"]
 /// ```
-@_spi(Tooling) public struct DecodedFeed: Sendable, Hashable {
+package struct DecodedFeed: Sendable, Hashable {
     /// The valid messages, in feed order.
-    public var messages: [RemoteMessage]
+    package var messages: [RemoteMessage]
     /// Everything the decoder noticed, in document order: errors for skipped messages and invalid
     /// version entries, warnings for dropped links, unknown keys and control characters. At most
     /// ``FeedDecoder/maximumIssues``, then one at `$` counting the others.
-    public var issues: [FeedIssue]
+    package var issues: [FeedIssue]
     /// The positions in the feed array of the entries that were skipped.
-    public var skippedIndexes: [Int]
+    package var skippedIndexes: [Int]
 
     /// Creates a decoded feed.
     ///
     /// ```swift
     /// let empty = DecodedFeed(messages: [], issues: [], skippedIndexes: [])
     /// ```
-    public init(messages: [RemoteMessage], issues: [FeedIssue], skippedIndexes: [Int]) {
+    package init(messages: [RemoteMessage], issues: [FeedIssue], skippedIndexes: [Int]) {
         self.messages = messages
         self.issues = issues
         self.skippedIndexes = skippedIndexes

@@ -7,13 +7,13 @@ import Foundation
 /// check.summary       // "id > lastMessageId (3 > 2)"
 /// check.description   // "pass: id > lastMessageId (3 > 2)"
 /// ```
-@_spi(Tooling) public struct TargetingCheck: Sendable, Hashable, CustomStringConvertible {
+package struct TargetingCheck: Sendable, Hashable, CustomStringConvertible {
     /// The rules, in the order they are reported.
     ///
     /// ```swift
     /// TargetingCheck.Rule.id.rawValue   // "id > lastMessageId"
     /// ```
-    public enum Rule: String, Sendable, Hashable, CaseIterable {
+    package enum Rule: String, Sendable, Hashable, CaseIterable {
         /// The message is for this app.
         case bundleId
         /// The message is newer than the last one acknowledged.
@@ -35,28 +35,28 @@ import Foundation
     }
 
     /// The rule checked.
-    public var rule: Rule
+    package var rule: Rule
     /// Whether the message passes it.
-    public var passed: Bool
+    package var passed: Bool
     /// The values compared, e.g. `3 > 2`, `bucket 37 < 50`, `not set`.
-    public var detail: String
+    package var detail: String
 
     /// Creates a check.
     ///
     /// ```swift
     /// TargetingCheck(rule: .rolloutPercent, passed: true, detail: "bucket 37 < 50")
     /// ```
-    public init(rule: Rule, passed: Bool, detail: String) {
+    package init(rule: Rule, passed: Bool, detail: String) {
         self.rule = rule
         self.passed = passed
         self.detail = detail
     }
 
     /// `rule (detail)`, e.g. `rolloutPercent (bucket 37 < 50)`.
-    public var summary: String { "\(rule.rawValue) (\(detail))" }
+    package var summary: String { "\(rule.rawValue) (\(detail))" }
 
     /// `pass: summary` or `fail: summary`.
-    public var description: String { "\(passed ? "pass" : "fail"): \(summary)" }
+    package var description: String { "\(passed ? "pass" : "fail"): \(summary)" }
 }
 
 /// Every targeting check of one message.
@@ -66,39 +66,39 @@ import Foundation
 /// evaluation.isEligible                    // false
 /// evaluation.failedChecks.map(\.summary)   // ["appVersions (1.0 matches none of [\"0\"])"]
 /// ```
-@_spi(Tooling) public struct MessageEvaluation: Sendable, Hashable, CustomStringConvertible {
+package struct MessageEvaluation: Sendable, Hashable, CustomStringConvertible {
     /// The message evaluated.
-    public var message: RemoteMessage
+    package var message: RemoteMessage
     /// One check per ``TargetingCheck/Rule``, in rule order.
-    public var checks: [TargetingCheck]
+    package var checks: [TargetingCheck]
 
     /// Creates an evaluation.
     ///
     /// ```swift
     /// let evaluation = MessageEvaluation(message: message, checks: [])
     /// ```
-    public init(message: RemoteMessage, checks: [TargetingCheck]) {
+    package init(message: RemoteMessage, checks: [TargetingCheck]) {
         self.message = message
         self.checks = checks
     }
 
     /// Whether every check passed.
-    public var isEligible: Bool { checks.allSatisfy(\.passed) }
+    package var isEligible: Bool { checks.allSatisfy(\.passed) }
 
     /// The checks that failed.
-    public var failedChecks: [TargetingCheck] { checks.filter { !$0.passed } }
+    package var failedChecks: [TargetingCheck] { checks.filter { !$0.passed } }
 
     /// The check for `rule`, if it was made.
     ///
     /// ```swift
     /// evaluation.check(.rolloutPercent)?.detail   // "bucket 37 < 50"
     /// ```
-    public func check(_ rule: TargetingCheck.Rule) -> TargetingCheck? {
+    package func check(_ rule: TargetingCheck.Rule) -> TargetingCheck? {
         checks.first { $0.rule == rule }
     }
 
     /// A header line (`message 3 at $[0]: eligible`) followed by one indented line per check.
-    public var description: String {
+    package var description: String {
         let header = "message \(message.id) at $[\(message.feedIndex)]: \(isEligible ? "eligible" : "not eligible")"
         return ([header] + checks.map { "  \($0)" }).joined(separator: "\n")
     }
@@ -112,27 +112,27 @@ import Foundation
 /// print(report)            // every check of every message, then "selected: message 3"
 /// report.selected?.title
 /// ```
-@_spi(Tooling) public struct TargetingReport: Sendable, Hashable, CustomStringConvertible {
+package struct TargetingReport: Sendable, Hashable, CustomStringConvertible {
     /// One evaluation per message, in feed order.
-    public var evaluations: [MessageEvaluation]
+    package var evaluations: [MessageEvaluation]
     /// The message to show: among the eligible ones the highest priority, then the highest id.
-    public var selected: RemoteMessage?
+    package var selected: RemoteMessage?
 
     /// Creates a report.
     ///
     /// ```swift
     /// let empty = TargetingReport(evaluations: [], selected: nil)
     /// ```
-    public init(evaluations: [MessageEvaluation], selected: RemoteMessage?) {
+    package init(evaluations: [MessageEvaluation], selected: RemoteMessage?) {
         self.evaluations = evaluations
         self.selected = selected
     }
 
     /// The eligible messages, in feed order.
-    public var eligible: [RemoteMessage] { evaluations.filter(\.isEligible).map(\.message) }
+    package var eligible: [RemoteMessage] { evaluations.filter(\.isEligible).map(\.message) }
 
     /// Every evaluation, then `selected: message N at $[i]` or `selected: none`.
-    public var description: String {
+    package var description: String {
         let selection = selected.map { "selected: message \($0.id) at $[\($0.feedIndex)]" } ?? "selected: none"
         return (evaluations.map(\.description) + [selection]).joined(separator: "\n")
     }

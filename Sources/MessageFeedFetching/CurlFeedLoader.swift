@@ -3,8 +3,8 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@_spi(Tooling) import MessageFeed
-@_spi(Tooling) import Prefs
+import MessageFeed
+import Prefs
 import PrefsSupport
 
 /// The default ``FeedLoader`` where libcurl can be loaded (Linux): ``CurlFeedLoader`` when it is available, else
@@ -13,9 +13,9 @@ import PrefsSupport
 /// ```swift
 /// let loader = FeedLoaders.standard()
 /// ```
-@_spi(Tooling) public enum FeedLoaders {
+package enum FeedLoaders {
     /// A new default loader.
-    public static func standard() -> any FeedLoader {
+    package static func standard() -> any FeedLoader {
         CurlFeedLoader.isAvailable ? CurlFeedLoader() : URLSessionFeedLoader()
     }
 
@@ -26,7 +26,7 @@ import PrefsSupport
     /// ```swift
     /// let response = try await FeedLoaders.load(url, options: FeedOptions(timeout: .seconds(10)))
     /// ```
-    public static func load(_ url: URL, options: FeedOptions) async throws -> FeedResponse {
+    package static func load(_ url: URL, options: FeedOptions) async throws -> FeedResponse {
         var request = URLRequest(
             url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: max(1, options.timeout.timeInterval.rounded(.up)))
         request.setValue("application/json", forHTTPHeaderField: "Accept")

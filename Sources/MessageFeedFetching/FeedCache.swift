@@ -1,7 +1,7 @@
 import Foundation
 import PrefsSupport
-@_spi(Tooling) import MessageFeed
-@_spi(Tooling) import Prefs
+import MessageFeed
+import Prefs
 internal import PrefsJSON
 
 /// The last good feed of one URL, kept in the store with what is needed to revalidate it and to back off.
@@ -15,43 +15,43 @@ internal import PrefsJSON
 /// cache?.etag                  // "\"v7\""
 /// cache?.consecutiveFailures   // 0
 /// ```
-@_spi(Tooling) public struct FeedCache: Codable, Hashable, Sendable, PrefsStorable {
+package struct FeedCache: Codable, Hashable, Sendable, PrefsStorable {
     /// The feed URL, so that a hash collision between two URLs is noticed rather than mixing feeds.
-    public var url: String
+    package var url: String
     /// The last good body, as UTF-8 text; nil until a fetch succeeds.
-    public var body: String?
+    package var body: String?
     /// The `ETag` of the response that delivered or confirmed `body`, sent back as `If-None-Match`.
-    public var etag: String?
+    package var etag: String?
     /// The `Last-Modified` of that response, sent back as `If-Modified-Since`.
-    public var lastModified: String?
+    package var lastModified: String?
     /// When `body` was last fetched or confirmed by a 304.
-    public var fetchedAt: Date?
+    package var fetchedAt: Date?
     /// When the clock was first seen behind ``fetchedAt`` (set back since the fetch): while it stays behind, max-age and
     /// the maximum cache age run from here (see ``age(at:)``). nil while the clock is at or past ``fetchedAt``.
-    public var fetchedAtReanchoredAt: Date?
+    package var fetchedAtReanchoredAt: Date?
     /// The `Cache-Control: max-age` of that response, in seconds: no request is made before it runs out
     /// (unless a refresh is forced). 0 for `no-cache` or `no-store`.
-    public var maxAge: Int?
+    package var maxAge: Int?
     /// Failed fetches in a row; reset by a success.
-    public var consecutiveFailures: Int
+    package var consecutiveFailures: Int
     /// The server's 429 and 5xx answers in a row: each doubles the backoff. A failure that is not the server's answer
     /// (no connection, a timeout) leaves it as it is; any other answer resets it.
-    public var serverFailures: Int
+    package var serverFailures: Int
     /// No request is made before this date: the backoff after a 429 or a 5xx (see ``retryDate(at:maximumBackoff:)``).
-    public var nextRetryAt: Date?
+    package var nextRetryAt: Date?
     /// When the failure that set ``nextRetryAt`` happened: the backoff's start. nil in caches written before it was kept.
-    public var failedAt: Date?
+    package var failedAt: Date?
     /// When the clock was first seen behind ``failedAt``: while it stays behind, the backoff runs from here.
-    public var failedAtReanchoredAt: Date?
+    package var failedAtReanchoredAt: Date?
     /// What went wrong the last time, for diagnostics.
-    public var lastFailure: String?
+    package var lastFailure: String?
 
     /// Creates an empty cache for `url`.
     ///
     /// ```swift
     /// var cache = FeedCache(url: url)
     /// ```
-    public init(url: URL) {
+    package init(url: URL) {
         self.url = url.absoluteString
         consecutiveFailures = 0
         serverFailures = 0
@@ -62,14 +62,14 @@ internal import PrefsJSON
     /// ```swift
     /// let isFeedCache = name.hasPrefix(FeedCache.keyPrefix)   // "dialoggate.feed.bc6ff516b2dd8194"
     /// ```
-    public static let keyPrefix = "dialoggate.feed."
+    package static let keyPrefix = "dialoggate.feed."
 
     /// The key the cache of `url` is stored under: ``keyPrefix`` and 16 hex digits of FNV-1a 64 of the URL.
     ///
     /// ```swift
     /// FeedCache.key(for: URL(string: "https://example.com/messages.json")!).name   // "dialoggate.feed.bc6ff516b2dd8194"
     /// ```
-    public static func key(for url: URL) -> Prefs.Key<FeedCache?> {
+    package static func key(for url: URL) -> Prefs.Key<FeedCache?> {
         Prefs.Key<FeedCache?>(keyPrefix + StableHash.hex(url.absoluteString))
     }
 
@@ -81,7 +81,7 @@ internal import PrefsJSON
     /// ```swift
     /// cache.age(at: Date())   // e.g. 3600
     /// ```
-    public func age(at now: Date) -> TimeInterval? {
+    package func age(at now: Date) -> TimeInterval? {
         guard body != nil, let fetchedAt else { return nil }
         let start = now < fetchedAt ? ClockRule.anchor(fetchedAtReanchoredAt, behind: fetchedAt, now: now) ?? now : fetchedAt
         return now.timeIntervalSince(start)
@@ -92,7 +92,7 @@ internal import PrefsJSON
     /// ```swift
     /// cache.isUsable(at: Date(), maximumAge: 7 * 86_400)
     /// ```
-    public func isUsable(at now: Date, maximumAge: TimeInterval) -> Bool {
+    package func isUsable(at now: Date, maximumAge: TimeInterval) -> Bool {
         guard let age = age(at: now) else { return false }
         return age < maximumAge
     }
@@ -103,7 +103,7 @@ internal import PrefsJSON
     /// ```swift
     /// if cache.isFresh(at: Date(), maximumAge: 7 * 86_400) { /* no request */ }
     /// ```
-    public func isFresh(at now: Date, maximumAge: TimeInterval) -> Bool {
+    package func isFresh(at now: Date, maximumAge: TimeInterval) -> Bool {
         guard let maxAge, maxAge > 0, let age = age(at: now) else { return false }
         return age < min(TimeInterval(maxAge), maximumAge)
     }
@@ -116,7 +116,7 @@ internal import PrefsJSON
     /// ```swift
     /// if let retry = cache.retryDate(at: Date(), maximumBackoff: 3_600) { print("not before \(retry)") }
     /// ```
-    public func retryDate(at now: Date, maximumBackoff: TimeInterval) -> Date? {
+    package func retryDate(at now: Date, maximumBackoff: TimeInterval) -> Date? {
         guard let nextRetryAt else { return nil }
         let end: Date
         if let failedAt {
@@ -149,7 +149,7 @@ internal import PrefsJSON
     /// ```swift
     /// let cache = try JSONDecoder().decode(FeedCache.self, from: Data(#"{"url": "https://example.com/m.json"}"#.utf8))
     /// ```
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         url = try container.decode(String.self, forKey: .url)
         body = try container.decodeIfPresent(String.self, forKey: .body)
@@ -172,7 +172,7 @@ internal import PrefsJSON
     /// ```swift
     /// let json = try JSONEncoder().encode(cache)   // {"fetchedAt":"2026-03-01T12:00:00Z",…}
     /// ```
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(url, forKey: .url)
         try container.encodeIfPresent(body, forKey: .body)

@@ -1,6 +1,6 @@
 import Foundation
-@_spi(Tooling) import MessageFeed
-@_spi(Tooling) import Prefs
+import MessageFeed
+import Prefs
 internal import PrefsJSON
 
 /// Why a feed could not be fetched (or why no request was made). `MessageCenter` never throws; it

@@ -1,4 +1,4 @@
-@_spi(Tooling) import MessageFeed
+import MessageFeed
 import Foundation
 
 /// What ``FeedFetcher/fetch(force:)`` produced: the feed to use, where it came from, and what went wrong.
@@ -11,13 +11,13 @@ import Foundation
 /// case .none: print("no feed: \(result.error!)")
 /// }
 /// ```
-@_spi(Tooling) public struct FeedFetchResult: Sendable, Hashable {
+package struct FeedFetchResult: Sendable, Hashable {
     /// Where the feed came from.
     ///
     /// ```swift
     /// result.source == .notModified   // a 304 confirmed the stored body
     /// ```
-    public enum Source: String, Sendable, Hashable {
+    package enum Source: String, Sendable, Hashable {
         /// A 200 (or a `file://` read) delivered it just now.
         case network
         /// A 304 confirmed the stored body.
@@ -29,23 +29,23 @@ import Foundation
     }
 
     /// Where ``feed`` came from.
-    public var source: Source
+    package var source: Source
     /// The feed to use, or nil.
-    public var feed: DecodedFeed?
+    package var feed: DecodedFeed?
     /// When ``feed`` was fetched or last confirmed.
-    public var fetchedAt: Date?
+    package var fetchedAt: Date?
     /// What went wrong, if anything: a failed fetch (the last good feed may still be used), a backoff, a
     /// refused URL, a store write failure.
-    public var error: FeedFetchError?
+    package var error: FeedFetchError?
     /// Whether a request reached the network (always false for refused URLs and `file://`).
-    public var requestSent: Bool
+    package var requestSent: Bool
 
     /// Creates a result.
     ///
     /// ```swift
     /// FeedFetchResult(source: .none, feed: nil, fetchedAt: nil, error: .timedOut(after: .seconds(10)), requestSent: true)
     /// ```
-    public init(source: Source, feed: DecodedFeed?, fetchedAt: Date?, error: FeedFetchError?, requestSent: Bool) {
+    package init(source: Source, feed: DecodedFeed?, fetchedAt: Date?, error: FeedFetchError?, requestSent: Bool) {
         self.source = source
         self.feed = feed
         self.fetchedAt = fetchedAt

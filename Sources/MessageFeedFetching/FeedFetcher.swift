@@ -3,12 +3,12 @@ import PrefsSupport
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@_spi(Tooling) import MessageFeed
-@_spi(Tooling) import Prefs
+import MessageFeed
+import Prefs
 
 /// Fetches a messages feed and keeps the last good one in the store: what `MessageCenter` fetches with.
 ///
-/// Tooling API (`@_spi(Tooling) import MessageFeed`; `prefs-tool feed fetch` uses it); an app uses DialogGate's `MessageCenter`.
+/// Package API (`prefs-tool feed fetch` uses it); an app uses DialogGate's `MessageCenter`.
 ///
 /// - `https` only, except loopback hosts and `FeedOptions.allowInsecureHTTP`; `file://` URLs are read directly.
 ///   A refused URL never reaches the network.
@@ -35,13 +35,13 @@ import FoundationNetworking
 /// result.feed?.messages.count
 /// result.error?.description
 /// ```
-@_spi(Tooling) public actor FeedFetcher {
+package actor FeedFetcher {
     /// The feed URL.
-    public nonisolated let url: URL
+    package nonisolated let url: URL
     /// The options this fetcher was made with.
-    public nonisolated let options: FeedOptions
+    package nonisolated let options: FeedOptions
     /// The key of this feed's ``FeedCache`` in the store.
-    public nonisolated let cacheKey: Prefs.Key<FeedCache?>
+    package nonisolated let cacheKey: Prefs.Key<FeedCache?>
     let prefs: Prefs
     let loader: any FeedLoader
     let clock: @Sendable () -> Date
@@ -62,7 +62,7 @@ import FoundationNetworking
     /// ```swift
     /// let fetcher = FeedFetcher(url: url, prefs: prefs, clock: { testClock.now }, random: { 0.5 })
     /// ```
-    public init(
+    package init(
         url: URL,
         prefs: Prefs,
         options: FeedOptions = FeedOptions(),
@@ -84,7 +84,7 @@ import FoundationNetworking
     /// ```swift
     /// fetcher.cache?.nextRetryAt
     /// ```
-    public nonisolated var cache: FeedCache? {
+    package nonisolated var cache: FeedCache? {
         prefs[cacheKey].flatMap { $0.url == url.absoluteString ? $0 : nil }
     }
 
@@ -96,7 +96,7 @@ import FoundationNetworking
     /// let result = await fetcher.fetch(force: true)
     /// if result.source == .cache, let error = result.error { print("using the last good feed: \(error)") }
     /// ```
-    public func fetch(force: Bool = false) async -> FeedFetchResult {
+    package func fetch(force: Bool = false) async -> FeedFetchResult {
         if let inFlight { return await inFlight.value }
         let task = Task { await self.performFetch(force: force) }
         inFlight = task

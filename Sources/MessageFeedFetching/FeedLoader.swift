@@ -1,6 +1,6 @@
 import Foundation
-@_spi(Tooling) import MessageFeed
-@_spi(Tooling) import Prefs
+import MessageFeed
+import Prefs
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -12,20 +12,20 @@ import PrefsSupport
 /// let response = FeedResponse(statusCode: 200, headers: ["ETag": "\"v1\""], body: Data("[]".utf8))
 /// response.header("etag")   // "\"v1\""
 /// ```
-@_spi(Tooling) public struct FeedResponse: Sendable, Hashable {
+package struct FeedResponse: Sendable, Hashable {
     /// The HTTP status code.
-    public var statusCode: Int
+    package var statusCode: Int
     /// Header fields keyed by lowercased name.
-    public var headers: [String: String]
+    package var headers: [String: String]
     /// The body.
-    public var body: Data
+    package var body: Data
 
     /// Creates a response; header names are lowercased.
     ///
     /// ```swift
     /// FeedResponse(statusCode: 304, headers: ["Cache-Control": "max-age=60"], body: Data())
     /// ```
-    public init(statusCode: Int, headers: [String: String] = [:], body: Data = Data()) {
+    package init(statusCode: Int, headers: [String: String] = [:], body: Data = Data()) {
         self.statusCode = statusCode
         self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { _, last in last })
         self.body = body
@@ -36,7 +36,7 @@ import PrefsSupport
     /// ```swift
     /// response.header("Last-Modified")
     /// ```
-    public func header(_ name: String) -> String? {
+    package func header(_ name: String) -> String? {
         headers[name.lowercased()]
     }
 }
@@ -57,7 +57,7 @@ import PrefsSupport
 ///     }
 /// }
 /// ```
-@_spi(Tooling) public protocol FeedLoader: Sendable {
+package protocol FeedLoader: Sendable {
     /// Sends `request` and returns the response with its whole body, enforcing `options`' `FeedOptions.maximumBytes`
     /// and `FeedOptions.allowInsecureHTTP` (for redirects).
     func load(_ request: URLRequest, options: FeedOptions) async throws -> FeedResponse
@@ -70,13 +70,13 @@ import PrefsSupport
 /// FeedURLPolicy.refusal(for: URL(string: "http://example.com/m.json")!, allowInsecureHTTP: false)   // .insecureURL
 /// FeedURLPolicy.isLoopback(host: "127.0.0.1")                                                      // true
 /// ```
-@_spi(Tooling) public enum FeedURLPolicy {
+package enum FeedURLPolicy {
     /// Why `url` may not be fetched, or nil when it may.
     ///
     /// ```swift
     /// FeedURLPolicy.refusal(for: URL(string: "https://example.com/m.json")!, allowInsecureHTTP: false)   // nil
     /// ```
-    public static func refusal(for url: URL, allowInsecureHTTP: Bool, allowFile: Bool = true) -> FeedFetchError? {
+    package static func refusal(for url: URL, allowInsecureHTTP: Bool, allowFile: Bool = true) -> FeedFetchError? {
         switch url.scheme?.lowercased() {
         case "https":
             return nil
@@ -99,7 +99,7 @@ import PrefsSupport
     /// FeedURLPolicy.redirectRefusal(from: URL(string: "https://example.com/m.json")!,
     ///                               to: URL(string: "http://127.0.0.1:8080/admin")!, allowInsecureHTTP: false)   // .insecureRedirect
     /// ```
-    public static func redirectRefusal(from original: URL, to target: URL, allowInsecureHTTP: Bool) -> FeedFetchError? {
+    package static func redirectRefusal(from original: URL, to target: URL, allowInsecureHTTP: Bool) -> FeedFetchError? {
         if refusal(for: target, allowInsecureHTTP: allowInsecureHTTP, allowFile: false) != nil
             || (isLocalHost(target.host ?? "") && !isLocalHost(original.host ?? ""))
         {
@@ -115,7 +115,7 @@ import PrefsSupport
     /// FeedURLPolicy.isLoopback(host: "127.8.9.10")   // true
     /// FeedURLPolicy.isLoopback(host: "127.example")  // false
     /// ```
-    public static func isLoopback(host: String) -> Bool {
+    package static func isLoopback(host: String) -> Bool {
         var name = host.lowercased()
         if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
         if name.hasSuffix("."), !name.hasSuffix("..") { name.removeLast() }
@@ -176,7 +176,7 @@ package final class URLSessionFeedLoader: FeedLoader {
     /// ```swift
     /// let fetcher = FeedFetcher(url: url, prefs: prefs, loader: URLSessionFeedLoader())
     /// ```
-    public init() {
+    package init() {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -196,7 +196,7 @@ package final class URLSessionFeedLoader: FeedLoader {
     /// let response = try await URLSessionFeedLoader().load(URLRequest(url: url), options: FeedOptions())
     /// response.statusCode   // 200
     /// ```
-    public func load(_ request: URLRequest, options limits: FeedOptions) async throws -> FeedResponse {
+    package func load(_ request: URLRequest, options limits: FeedOptions) async throws -> FeedResponse {
         var request = request
         request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         let task = session.dataTask(with: request)

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 
 /// A PostgreSQL database's namespaces, to manage: list them, delete one, delete those not written for a while, keep a
 /// history for watches from a revision, and prune what retention no longer needs.

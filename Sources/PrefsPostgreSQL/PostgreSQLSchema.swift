@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 
 /// The store's tables, format 2: created on first use, or migrated from an older format, under an advisory lock (so
 /// instances starting together agree); versioned in `prefs_meta`; checked on every new connection.

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 
 /// Runs an executable built by this package (found beside the test bundle) and collects its output.
 ///
@@ -7,17 +7,17 @@ import Foundation
 /// Waiting is `async` and happens on a thread of its own (``offPool(_:)``): Swift concurrency has one
 /// pool thread per core, and a test blocked in `waitUntilExit()` on one of them stalls every other test
 /// (under ThreadSanitizer, where a child takes seconds to start, for over a minute).
-@_spi(Harness) public struct ChildProcess: Sendable {
-    public struct Result: Sendable {
-        public var status: Int32
-        public var stdout: String
-        public var stderr: String
+package struct ChildProcess: Sendable {
+    package struct Result: Sendable {
+        package var status: Int32
+        package var stdout: String
+        package var stderr: String
         /// True when the process was ended by a signal (`status` is then the signal number).
-        public var signaled: Bool
+        package var signaled: Bool
     }
 
     /// The directory holding the package's built products (`.build/debug`), derived from the running test bundle.
-    public static var productsDirectory: URL {
+    package static var productsDirectory: URL {
         var url = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         #if os(macOS)
         for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
@@ -37,12 +37,12 @@ import Foundation
     }
 
     /// The path of the product `name`.
-    public static func executable(_ name: String) -> URL {
+    package static func executable(_ name: String) -> URL {
         productsDirectory.appendingPathComponent(name)
     }
 
     /// Starts `name` with `arguments`; returns the running process and its pipes.
-    public static func start(
+    package static func start(
         _ name: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil
     ) throws -> (SpawnedProcess, Pipe, Pipe) {
         var merged = ProcessInfo.processInfo.environment
@@ -70,10 +70,10 @@ import Foundation
 
     /// How long a test waits for a child before killing it: generous (a child under ThreadSanitizer takes seconds to
     /// start), so that only a hang reaches it, and a hang then fails its test instead of stalling the suite.
-    public static let defaultTimeout: Duration = .seconds(120)
+    package static let defaultTimeout: Duration = .seconds(120)
 
     /// Runs `name` to completion; throws ``TimedOut`` (after killing it) if it runs longer than `timeout`.
-    public static func run(
+    package static func run(
         _ name: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil,
         timeout: Duration = defaultTimeout
     ) async throws -> Result {
@@ -85,7 +85,7 @@ import Foundation
     ///
     /// A process still running after `timeout` is killed with SIGKILL and ``TimedOut`` is thrown, carrying what it
     /// printed: a test awaiting a child that hangs fails with that error instead of hanging the suite.
-    public static func finish(_ process: SpawnedProcess, _ out: Pipe, _ err: Pipe, timeout: Duration = defaultTimeout) async throws -> Result {
+    package static func finish(_ process: SpawnedProcess, _ out: Pipe, _ err: Pipe, timeout: Duration = defaultTimeout) async throws -> Result {
         let parts = UncheckedSendable((process, out, err))
         let watchdog = Watchdog(process, timeout: timeout)
         let result = await offPool { finishBlocking(parts.value.0, parts.value.1, parts.value.2) }
@@ -99,7 +99,7 @@ import Foundation
 
     /// Reads one line from `pipe` (a running child's output), without the newline; nil at the end of output.
     /// Reads a byte at a time, so what follows the line stays in the pipe for ``finish(_:_:_:)``.
-    public static func readLine(_ pipe: Pipe) async -> String? {
+    package static func readLine(_ pipe: Pipe) async -> String? {
         let descriptor = pipe.fileHandleForReading.fileDescriptor
         return await offPool {
             var bytes: [UInt8] = []
@@ -113,7 +113,7 @@ import Foundation
     }
 
     /// Runs blocking `body` (a wait, a pipe read) on a new thread and awaits its result.
-    public static func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    package static func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
             let thread = Thread { continuation.resume(returning: body()) }
             thread.start()
@@ -156,9 +156,9 @@ extension ChildProcess {
 
 /// Carries a value that is used by one thread at a time across an isolation boundary.
 // @unchecked Sendable: `Pipe`s are handed from the test to the waiting thread and not used by both at once.
-@_spi(Harness) public struct UncheckedSendable<Value>: @unchecked Sendable {
-    public let value: Value
-    public init(_ value: Value) { self.value = value }
+package struct UncheckedSendable<Value>: @unchecked Sendable {
+    package let value: Value
+    package init(_ value: Value) { self.value = value }
 }
 
 /// `read(2)` of one byte, outside `ChildProcess`, whose own `read(_:untilLine:)` hides the system call's name there.

@@ -13,12 +13,12 @@ import Darwin
 /// let refused = try ClosedPort()
 /// let url = URL(string: "http://127.0.0.1:\(refused.port)/messages.json")!   // ECONNREFUSED, every time
 /// ```
-@_spi(Harness) public final class ClosedPort: Sendable {
+package final class ClosedPort: Sendable {
     /// The port; connecting to it is refused.
-    public let port: Int
+    package let port: Int
     private let descriptor: Int32
 
-    public init() throws {
+    package init() throws {
         #if canImport(Glibc)
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else

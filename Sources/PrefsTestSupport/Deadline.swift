@@ -1,4 +1,4 @@
-@_spi(Tooling) import Prefs
+import Prefs
 import PrefsSupport
 
 /// An awaited event that did not happen within its generous limit (a hang guard, not a timing assert).

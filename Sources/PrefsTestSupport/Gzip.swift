@@ -6,12 +6,12 @@ import Foundation
 /// let bomb = Gzip.zeros(count: 1 << 30)        // about 1 MB on the wire, 1 GiB decoded
 /// let body = Gzip.stored(Data("[]".utf8))     // any bytes, not compressed
 /// ```
-@_spi(Harness) public enum Gzip {
+package enum Gzip {
     /// `count` zero bytes, built in a few milliseconds rather than by compressing: one dynamic-Huffman deflate
     /// block (RFC 1951) with a 1-bit code for "copy 258 bytes" and a 1-bit code for distance 1, so each 258 decoded
     /// bytes cost 2 bits (about 1,030:1, as `gzip -9` does on zeros). The trailer's CRC-32 and size are right, so
     /// any decoder accepts it to the end.
-    public static func zeros(count: Int) -> Data {
+    package static func zeros(count: Int) -> Data {
         precondition(count >= 1)
         var bits = BitWriter()
         // Header: magic, deflate, no flags, no time, no extra flags, OS unknown.
@@ -48,7 +48,7 @@ import Foundation
     }
 
     /// `content` in stored (uncompressed) deflate blocks.
-    public static func stored(_ content: Data) -> Data {
+    package static func stored(_ content: Data) -> Data {
         var data = Data([0x1F, 0x8B, 0x08, 0x00, 0, 0, 0, 0, 0x00, 0xFF])
         let bytes = [UInt8](content)
         var offset = 0

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 
 /// Another user's process that swaps what is at one name in a shared directory, in a tight loop, while a test runs
 /// the operations it races against: the attacker of the race tests. It is a real process of ``OtherUser``'s, a small C
@@ -16,9 +16,9 @@ import Foundation
 /// renamed over the name, or with `exchange`, swapped with what is at the name (`RENAME_EXCHANGE`, so the name is
 /// never missing). A swap the kernel refuses (the test's own file now at the name, in a sticky directory) is skipped;
 /// the test removes its file to let the game go on. The loop ends at `stop()`, or after `seconds`.
-@_spi(Harness) public struct LinkSwapper: Sendable {
+package struct LinkSwapper: Sendable {
     /// What the swapper puts at the name.
-    public enum Entry: Sendable {
+    package enum Entry: Sendable {
         /// An empty regular file of the other user's, mode 0666.
         case file
         /// A symbolic link to `target`.
@@ -42,7 +42,7 @@ import Foundation
     private let stopFile: String
 
     /// Compiles the swapper into `directory` (as root's file, mode 0755), starts it as `user` and returns once it runs.
-    public static func start(
+    package static func start(
         as user: OtherUser, in directory: URL, name: String, entries: [Entry], exchange: Bool = false, seconds: Double = 20
     ) async throws -> LinkSwapper {
         let marker = directory.appendingPathComponent(".swapper-\(UUID().uuidString)").path
@@ -64,7 +64,7 @@ import Foundation
 
     /// Ends the loop and returns how many swaps it made.
     @discardableResult
-    public func stop() async throws -> Int {
+    package func stop() async throws -> Int {
         _ = FileManager.default.createFile(atPath: stopFile, contents: nil)
         let (process, out, err) = process.value
         let result = try await ChildProcess.finish(process, out, err)
@@ -75,10 +75,10 @@ import Foundation
     }
 
     /// The swapper ended badly (its output says why), or could not be compiled.
-    public struct SwapperFailed: Error, CustomStringConvertible {
-        public var status: Int32
-        public var output: String
-        public var description: String { "the link swapper exited with \(status): \(output)" }
+    package struct SwapperFailed: Error, CustomStringConvertible {
+        package var status: Int32
+        package var output: String
+        package var description: String { "the link swapper exited with \(status): \(output)" }
     }
 
     /// Compiles ``source`` to `path` with the first `clang` (else `cc`) on the `PATH`.

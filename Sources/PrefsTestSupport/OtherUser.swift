@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 import PrefsSupport
 
 /// A second local account, `prefs-mallory`, for tests of what another user on the same machine can do to a store
@@ -10,13 +10,13 @@ import PrefsSupport
 /// let shared = try OtherUser.sharedDirectory()           // mode 1777, like /tmp
 /// _ = try await mallory.shell("ln -s /etc/passwd '\(shared.file("qa.json").path)'")
 /// ```
-@_spi(Harness) public struct OtherUser: Sendable {
-    public static let name = "prefs-mallory"
-    public let uid: uid_t
-    public let gid: gid_t
+package struct OtherUser: Sendable {
+    package static let name = "prefs-mallory"
+    package let uid: uid_t
+    package let gid: gid_t
 
     /// Whether this process can create the account and act as it: it runs as root, on Linux (`useradd`, `setpriv`).
-    public static var canRun: Bool {
+    package static var canRun: Bool {
         #if os(Linux)
         geteuid() == 0
         #else
@@ -28,7 +28,7 @@ import PrefsSupport
 
     /// The account, created when missing with `useradd --system --no-create-home` (idempotent; a concurrent
     /// creation by another test process is waited for).
-    public static func ensure() throws -> OtherUser {
+    package static func ensure() throws -> OtherUser {
         try creation.withLock { cached in
             if let cached { return cached }
             for _ in 0..<20 {
@@ -47,14 +47,14 @@ import PrefsSupport
     }
 
     /// A new directory like /tmp (mode 1777, owned by root), removed when released.
-    public static func sharedDirectory() throws -> TemporaryDirectory {
+    package static func sharedDirectory() throws -> TemporaryDirectory {
         try reachableDirectory(prefix: "prefs-shared", mode: 0o1777)
     }
 
     /// A new directory this user can enter (`mode`, owned by root), removed when released: under the system's
     /// temporary directory when every folder above it lets others in, else under `/tmp` (a `TMPDIR` inside a private
     /// home is no place to share).
-    public static func reachableDirectory(prefix: String = "prefs-reachable", mode: mode_t = 0o755) throws -> TemporaryDirectory {
+    package static func reachableDirectory(prefix: String = "prefs-reachable", mode: mode_t = 0o755) throws -> TemporaryDirectory {
         let directory = try TemporaryDirectory(prefix: prefix, in: reachableParent)
         guard chmod(directory.url.path, mode) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         return directory
@@ -64,7 +64,7 @@ import PrefsSupport
     /// alive while the copy runs). The build folder lies in the clone, which may be private (a home of mode 700, a
     /// `mktemp -d`): another user cannot even reach what is there. The executable needs nothing else from the build
     /// folder (its libraries are the toolchain's and the system's).
-    public static func reachableExecutable(_ name: String) throws -> (directory: TemporaryDirectory, path: String) {
+    package static func reachableExecutable(_ name: String) throws -> (directory: TemporaryDirectory, path: String) {
         let directory = try reachableDirectory(prefix: "prefs-bin")
         let copy = directory.file(name)
         try FileManager.default.copyItem(at: ChildProcess.executable(name), to: copy)
@@ -86,7 +86,7 @@ import PrefsSupport
     }
 
     /// Runs `script` with `/bin/bash -c` as this user (`setpriv --reuid --regid --clear-groups`), in a child process.
-    public func shell(_ script: String) async throws -> ChildProcess.Result {
+    package func shell(_ script: String) async throws -> ChildProcess.Result {
         try await ChildProcess.runSystem(
             "/usr/bin/setpriv",
             [
@@ -96,7 +96,7 @@ import PrefsSupport
 
     /// Starts `script` as this user and returns the running process with its pipes, for work that must overlap
     /// with the test's own (``ChildProcess/finish(_:_:_:)`` collects it).
-    public func start(_ script: String) throws -> (SpawnedProcess, Pipe, Pipe) {
+    package func start(_ script: String) throws -> (SpawnedProcess, Pipe, Pipe) {
         try ChildProcess.launch(
             "/usr/bin/setpriv",
             [
@@ -106,7 +106,7 @@ import PrefsSupport
 }
 
 /// The owner and permission bits of a file, not following a final link; nil when there is nothing at `path`.
-@_spi(Harness) public func fileOwnerAndMode(_ path: String) -> (uid: uid_t, mode: mode_t)? {
+package func fileOwnerAndMode(_ path: String) -> (uid: uid_t, mode: mode_t)? {
     var info = stat()
     guard lstat(path, &info) == 0 else { return nil }
     return (info.st_uid, info.st_mode & 0o7777)

@@ -7,8 +7,8 @@ import Darwin
 /// Whether this process runs under ThreadSanitizer or AddressSanitizer (`swift test --sanitize=…`), whose runtimes
 /// map shadow memory before `main`: a child built in the same run carries the same runtime, so a memory bound on it
 /// must leave room for that.
-@_spi(Harness) public enum Sanitizer {
-    public static let isActive: Bool = {
+package enum Sanitizer {
+    package static let isActive: Bool = {
         let program = dlopen(nil, RTLD_NOW)
         let runtimes: [String] = ["__tsan_init", "__asan_init"]
         return runtimes.contains { dlsym(program, $0) != nil }

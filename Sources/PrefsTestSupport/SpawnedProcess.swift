@@ -15,9 +15,9 @@ import PrefsSupport
 ///
 /// Reaping happens under a lock, and ``signal(_:)`` takes the same lock, so a signal never reaches a process id the
 /// system has reused for someone else.
-@_spi(Harness) public final class SpawnedProcess: Sendable {
+package final class SpawnedProcess: Sendable {
     /// Where one of the child's standard streams goes.
-    public enum Stream {
+    package enum Stream {
         /// The parent's own stream.
         case inherit
         /// `/dev/null`.
@@ -30,9 +30,9 @@ import PrefsSupport
         case standardOutput
     }
 
-    public let processIdentifier: pid_t
-    public let executable: String
-    public let arguments: [String]
+    package let processIdentifier: pid_t
+    package let executable: String
+    package let arguments: [String]
     /// The raw `wait` status and resource usage, once reaped.
     private let reaped = Locked<Reaped?>(nil)
 
@@ -48,7 +48,7 @@ import PrefsSupport
     }
 
     /// Starts `executable` (an absolute path) with `arguments`. `environment` nil inherits the parent's.
-    public static func spawn(
+    package static func spawn(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
         stdin: Stream = .null, stdout: Stream = .inherit, stderr: Stream = .inherit
     ) throws -> SpawnedProcess {
@@ -95,7 +95,7 @@ import PrefsSupport
     }
 
     /// Runs `executable` to completion with the given streams; returns its exit status (128 + N after signal N).
-    public static func run(
+    package static func run(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
         stdin: Stream = .null, stdout: Stream = .null, stderr: Stream = .null
     ) throws -> Int32 {
@@ -106,7 +106,7 @@ import PrefsSupport
 
     /// Runs `executable` to completion and returns what it printed on standard output (standard error discarded),
     /// or nil when it could not start or exited with a status other than 0.
-    public static func output(_ executable: String, _ arguments: [String]) -> String? {
+    package static func output(_ executable: String, _ arguments: [String]) -> String? {
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else { return nil }
         let reading = FileHandle(fileDescriptor: ends[0], closeOnDealloc: true)
@@ -125,7 +125,7 @@ import PrefsSupport
     }
 
     /// True until the process has exited (reaping it when it has).
-    public var isRunning: Bool {
+    package var isRunning: Bool {
         reaped.withLock { status in
             if status != nil { return false }
             return !Self.reapIfExited(processIdentifier, into: &status)
@@ -133,7 +133,7 @@ import PrefsSupport
     }
 
     /// Blocks the calling thread until the process has exited, and reaps it.
-    public func waitUntilExit() {
+    package func waitUntilExit() {
         while true {
             // Wait without reaping: the process stays a zombie (its id not reusable) until reaped under the lock.
             var info = siginfo_t()
@@ -148,28 +148,28 @@ import PrefsSupport
 
     /// Sends `signal` unless the process has been reaped; true when it was sent.
     @discardableResult
-    public func signal(_ signal: Int32) -> Bool {
+    package func signal(_ signal: Int32) -> Bool {
         reaped.withLock { status in status == nil && kill(processIdentifier, signal) == 0 }
     }
 
     /// Sends SIGTERM.
-    public func terminate() { signal(SIGTERM) }
+    package func terminate() { signal(SIGTERM) }
 
     /// The exit status, or the signal number when ``wasSignaled``; -1 while running.
-    public var terminationStatus: Int32 {
+    package var terminationStatus: Int32 {
         guard let status = reaped.withLock({ $0?.status }) else { return -1 }
         // WIFSIGNALED / WTERMSIG / WEXITSTATUS, which Swift does not import.
         return status & 0x7F != 0 ? status & 0x7F : (status >> 8) & 0xFF
     }
 
     /// True when the process was ended by a signal.
-    public var wasSignaled: Bool {
+    package var wasSignaled: Bool {
         guard let status = reaped.withLock({ $0?.status }) else { return false }
         return status & 0x7F != 0
     }
 
     /// The child's peak resident set size in bytes (`wait4`'s `ru_maxrss`); 0 while running.
-    public var peakResidentBytes: Int {
+    package var peakResidentBytes: Int {
         guard let usage = reaped.withLock({ $0?.usage }) else { return 0 }
         #if canImport(Darwin)
         return Int(usage.ru_maxrss)
@@ -203,8 +203,8 @@ import PrefsSupport
 }
 
 /// `posix_spawn` refused to start a program.
-@_spi(Harness) public struct SpawnFailed: Error, CustomStringConvertible {
-    public var executable: String
-    public var code: Int32
-    public var description: String { "cannot start \(executable): \(String(cString: strerror(code))) (errno \(code))" }
+package struct SpawnFailed: Error, CustomStringConvertible {
+    package var executable: String
+    package var code: Int32
+    package var description: String { "cannot start \(executable): \(String(cString: strerror(code))) (errno \(code))" }
 }

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 
 /// Serializes tests that set ``Prefs/standard``, the one global of the library, across every suite and test target in
 /// the process: Swift Testing runs suites in parallel.

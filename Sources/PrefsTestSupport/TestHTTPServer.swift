@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 import PrefsSupport
 
 /// A real HTTP/1.1 server on 127.0.0.1, for tests of code that fetches over the network.
@@ -24,13 +24,13 @@ import PrefsSupport
 /// let (data, _) = try await session.data(from: server.url("/messages.json"))
 /// server.requests.map(\.path)   // ["/messages.json"]
 /// ```
-@_spi(Harness) public final class TestHTTPServer: Sendable {
+package final class TestHTTPServer: Sendable {
     /// Computes the response to a request; called on the connection's thread.
     ///
     /// ```swift
     /// let handler: TestHTTPServer.Handler = { _ in .ok("hello") }
     /// ```
-    public typealias Handler = @Sendable (Request) -> Response
+    package typealias Handler = @Sendable (Request) -> Response
 
     /// Why the server could not start: the socket call that failed and its `errno`.
     ///
@@ -38,14 +38,14 @@ import PrefsSupport
     /// do { _ = try TestHTTPServer { _ in .ok("") } }
     /// catch { print(error) }   // e.g. bind 127.0.0.1:0 failed: Address already in use (errno 98)
     /// ```
-    public struct StartError: Error, Sendable, Hashable, CustomStringConvertible {
+    package struct StartError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The call that failed, such as `bind 127.0.0.1:0`.
-        public let operation: String
+        package let operation: String
         /// The `errno` value it set.
-        public let code: Int32
+        package let code: Int32
 
         /// `<operation> failed: <strerror text> (errno <code>)`.
-        public var description: String {
+        package var description: String {
             "\(operation) failed: \(LoopbackSocket.message(for: code)) (errno \(code))"
         }
     }
@@ -55,14 +55,14 @@ import PrefsSupport
     /// ```swift
     /// server.port   // e.g. 40213
     /// ```
-    public let port: UInt16
+    package let port: UInt16
 
     /// `http://127.0.0.1:PORT`, without a trailing slash.
     ///
     /// ```swift
     /// server.baseURL.absoluteString   // "http://127.0.0.1:40213"
     /// ```
-    public let baseURL: URL
+    package let baseURL: URL
 
     private let core: ServerCore
 
@@ -73,7 +73,7 @@ import PrefsSupport
     /// let server = try TestHTTPServer { _ in .ok("hello") }
     /// ```
     /// - Throws: ``StartError`` when a socket call fails.
-    public init(handler: @escaping Handler) throws(StartError) {
+    package init(handler: @escaping Handler) throws(StartError) {
         let listener = try LoopbackSocket.openListener()
         guard let url = URL(string: "http://127.0.0.1:\(listener.port)") else {
             LoopbackSocket.closeDescriptor(listener.descriptor)
@@ -97,7 +97,7 @@ import PrefsSupport
     /// ```swift
     /// server.url("/messages.json?lang=en")   // http://127.0.0.1:PORT/messages.json?lang=en
     /// ```
-    public func url(_ path: String) -> URL {
+    package func url(_ path: String) -> URL {
         let absolutePath = path.hasPrefix("/") ? path : "/" + path
         if let url = URL(string: baseURL.absoluteString + absolutePath) { return url }
         var components = URLComponents()
@@ -116,7 +116,7 @@ import PrefsSupport
     /// ```swift
     /// server.requests.map(\.path)   // ["/messages.json", "/messages.json"]
     /// ```
-    public var requests: [Request] {
+    package var requests: [Request] {
         core.state.withLock { $0.requests }
     }
 
@@ -126,7 +126,7 @@ import PrefsSupport
     /// ```swift
     /// await server.accepted(1)
     /// ```
-    public func accepted(_ count: Int) async {
+    package func accepted(_ count: Int) async {
         await withCheckedContinuation { continuation in
             core.state.withLock { state in
                 if state.accepted >= count { continuation.resume() } else { state.acceptWaiters.append((count, continuation)) }
@@ -142,7 +142,7 @@ import PrefsSupport
     /// ```swift
     /// server.stop()
     /// ```
-    public func stop() {
+    package func stop() {
         core.stop()
     }
 }

@@ -9,7 +9,7 @@ extension TestPostgreSQLServer {
     /// Stops the server and every process it started with `SIGSTOP`, as a server that hangs (swapping, a stalled
     /// disk, a debugger): connections stay open and nothing answers. ``thaw()`` resumes them. Returns the processes.
     @discardableResult
-    public func freeze() -> [pid_t] {
+    package func freeze() -> [pid_t] {
         guard let pid = postmasterPID else { return [] }
         let processes = [pid] + Self.children(of: pid)
         for process in processes { signalProcess(process, SIGSTOP) }
@@ -17,25 +17,25 @@ extension TestPostgreSQLServer {
     }
 
     /// Resumes what ``freeze()`` stopped (`SIGCONT`).
-    public func thaw() {
+    package func thaw() {
         guard let pid = postmasterPID else { return }
         for process in [pid] + Self.children(of: pid) { signalProcess(process, SIGCONT) }
     }
 
     /// A `psql` session of its own that stays open, for holding a lock or a transaction while a test runs.
-    public func session(database: String = TestPostgreSQLServer.database, user: String = TestPostgreSQLServer.user) throws -> PsqlSession {
+    package func session(database: String = TestPostgreSQLServer.database, user: String = TestPostgreSQLServer.user) throws -> PsqlSession {
         try PsqlSession(psql: binDirectory + "/psql", url: url(database: database, user: user))
     }
 
     /// A libpq URL for the Unix socket, as `user`.
-    public func url(database: String, user: String) -> String {
+    package func url(database: String, user: String) -> String {
         let host = socketDirectory.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? socketDirectory
         return "postgresql://\(user)@/\(database)?host=\(host)&port=\(port)"
     }
 
     /// Waits until a standby has replayed everything its primary has written so far (`pg_current_wal_lsn` of the
     /// primary reached by `pg_last_wal_replay_lsn` here); false after `timeout`.
-    public func catchUp(with primary: TestPostgreSQLServer, timeout: Duration = .seconds(60)) throws -> Bool {
+    package func catchUp(with primary: TestPostgreSQLServer, timeout: Duration = .seconds(60)) throws -> Bool {
         let target = try primary.psql("SELECT pg_current_wal_lsn()")
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
@@ -53,7 +53,7 @@ private func signalProcess(_ pid: pid_t, _ signal: Int32) {
 
 /// A `psql` process that runs what it is given, one statement at a time, in one session (one connection), until
 /// closed: a transaction it opens stays open, with its locks, between calls.
-@_spi(Harness) public final class PsqlSession: @unchecked Sendable {
+package final class PsqlSession: @unchecked Sendable {
     private let process: SpawnedProcess
     private let input: FileHandle
     private let output: FileHandle
@@ -77,7 +77,7 @@ private func signalProcess(_ pid: pid_t, _ signal: Int32) {
     /// Runs `sql` (one statement or several, the last `;` optional) and returns what it printed (errors included), once
     /// it has run.
     @discardableResult
-    public func run(_ sql: String) throws -> String {
+    package func run(_ sql: String) throws -> String {
         counter += 1
         let marker = "--done-\(counter)--"
         let terminated = sql.trimmingCharacters(in: .whitespacesAndNewlines).hasSuffix(";") ? sql : sql + ";"
@@ -97,7 +97,7 @@ private func signalProcess(_ pid: pid_t, _ signal: Int32) {
     }
 
     /// Ends the session (a transaction still open is rolled back by the server). Idempotent.
-    public func close() {
+    package func close() {
         try? input.close()
         process.waitUntilExit()
         try? output.close()

@@ -1,62 +1,107 @@
 import Foundation
 import Prefs
+import PrefsSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
 
-/// A private PostgreSQL server for a test run: `initdb` into a fresh temporary directory, `pg_ctl start` listening on
-/// a Unix socket there and on 127.0.0.1 at a free port, trust authentication for the superuser `prefs`, `fsync` off.
-/// As root, the server programs run as the `postgres` user (`runuser`), which owns the directory.
+/// A private PostgreSQL server on this machine for your tests of a PostgreSQL store: `initdb` into a fresh temporary
+/// directory, then `pg_ctl start`, listening on a Unix socket in that directory and on 127.0.0.1 at a free port, with
+/// trust authentication for the superuser `prefs` and `fsync` off (a test loses nothing the operating system holds).
+/// As root, the server programs run as the `postgres` user (`runuser`), which owns the directory. The server is
+/// stopped and its directory removed by ``stop()``, when the test process exits, or, should the process be killed, by
+/// a small watcher process started with it.
 ///
 /// ```swift
-/// let server = try TestPostgreSQLServer.shared()   // started once per test process, stopped at exit
-/// let prefs = try Prefs(.postgreSQL(server.url, namespace: "test-\(UUID())"))
+/// import PrefsPostgreSQL
+/// import PrefsTestSupport
+///
+/// @Test func aWriteReachesAnotherInstance() throws {
+///     let server = try TestPostgreSQLServer.shared()   // started once per test process, stopped at exit
+///     let namespace = "test-\(UUID())"                  // a namespace per test: tests run in parallel
+///     let phone = try Prefs(.postgreSQL(server.url, namespace: namespace))
+///     let laptop = try Prefs(.postgreSQL(server.url, namespace: namespace))
+///     try phone.update(.launchCount) { $0 += 1 }
+///     try laptop.refresh()
+///     #expect(laptop[.launchCount] == 1)
+/// }
 /// ```
-/// A test that kills or restarts the server makes one of its own (``init()``) and stops it (``stop()``).
-/// When the server programs are missing, starting throws ``Missing`` with how to install them: tests fail, they do not skip.
-@_spi(Harness) public final class TestPostgreSQLServer: @unchecked Sendable {
-    /// The server programs are not installed.
+///
+/// It needs PostgreSQL's server programs (Debian: `apt-get install postgresql`); without them, starting one throws
+/// ``Missing``, whose description says how to install them.
+public final class TestPostgreSQLServer: Sendable {
+    /// The server programs (`initdb`, `pg_ctl`) are not installed, or, as root, there is no `postgres` user to run
+    /// them. The description says how to install them.
+    ///
+    /// ```swift
+    /// do {
+    ///     server = try TestPostgreSQLServer()
+    /// } catch let missing as TestPostgreSQLServer.Missing {
+    ///     print(missing)   // "PostgreSQL's server programs (initdb, pg_ctl) were not found (…). Install them: …"
+    /// }
+    /// ```
     public struct Missing: Error, CustomStringConvertible {
+        /// What is missing and how to install it.
+        ///
+        /// ```swift
+        /// missing.description   // "… Install them: apt-get install postgresql libpq-dev"
+        /// ```
         public var description: String
     }
 
-    /// A server program failed.
+    /// A server program failed: `initdb` or `pg_ctl` exited with an error, or a port was taken meanwhile.
+    ///
+    /// ```swift
+    /// do { _ = try TestPostgreSQLServer() } catch let failed as TestPostgreSQLServer.Failed { print(failed) }
+    /// ```
     public struct Failed: Error, CustomStringConvertible {
+        /// The program, its arguments, its exit status and output, and the end of the server's log.
+        ///
+        /// ```swift
+        /// failed.description   // "pg_ctl -D … start failed with status 1: …"
+        /// ```
         public var description: String
     }
 
     /// The directory holding `data/`, `socket/` and the server's log.
-    public let directory: String
-    public let dataDirectory: String
-    public let socketDirectory: String
-    public let port: Int
-    public let binDirectory: String
+    package let directory: String
+    package let dataDirectory: String
+    package let socketDirectory: String
+    package let port: Int
+    package let binDirectory: String
     /// How long `initdb` plus the first `pg_ctl start` took.
-    public private(set) var startDuration: Duration = .zero
-    /// Server settings beyond the defaults (`max_connections`: 5), passed as `-c NAME=VALUE` at every start.
-    public let settings: [String: String]
-    private let lock = NSLock()
-    private var stopped = false
-    /// Stops the server and removes its directory if this process dies without doing so (see ``startReaper()``).
-    private var reaper: SpawnedProcess?
+    package var startDuration: Duration { startTime.withLock { $0 } }
+    private let startTime = Locked(Duration.zero)
+    /// Server settings beyond the defaults, passed as `-c NAME=VALUE` at every start.
+    package let settings: [String: String]
+    /// Whether ``stop()`` ran since the last start.
+    private let stopped = Locked(false)
+    /// Stops the server and removes its directory if this process dies without doing so (see ``startReaper(directory:)``).
+    private let reaper: SpawnedProcess?
 
     /// The superuser, and the database the URLs name.
-    public static let user = "prefs"
-    public static let database = "postgres"
+    package static let user = "prefs"
+    package static let database = "postgres"
 
-    /// A libpq URL for the Unix socket.
+    /// A libpq connection URL for the server's Unix socket, as the superuser, to the database `postgres`: what a
+    /// PostgreSQL store opens.
+    ///
+    /// ```swift
+    /// let prefs = try Prefs(.postgreSQL(server.url, namespace: "test-\(UUID())"))
+    /// server.url   // "postgresql://prefs@/postgres?host=%2Ftmp%2Fprefs-pg-1A2B3C4D%2Fsocket&port=41234"
+    /// ```
     public var url: String { url(database: Self.database) }
 
-    public func url(database: String) -> String {
+    package func url(database: String) -> String {
         let host = socketDirectory.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? socketDirectory
         return "postgresql://\(Self.user)@/\(database)?host=\(host)&port=\(port)"
     }
 
     /// A libpq URL over TCP to 127.0.0.1, with `password` in it (trust authentication ignores it; the tests check
     /// that it is never shown).
-    public func tcpURL(password: String? = nil, database: String = TestPostgreSQLServer.database) -> String {
+    package func tcpURL(password: String? = nil, database: String = TestPostgreSQLServer.database) -> String {
         let credentials = password.map { "\(Self.user):\($0)" } ?? Self.user
         return "postgresql://\(credentials)@127.0.0.1:\(port)/\(database)"
     }
@@ -66,7 +111,13 @@ import Darwin
     private static let sharedLock = NSLock()
     nonisolated(unsafe) private static var sharedServer: Result<TestPostgreSQLServer, any Error>?
 
-    /// The server of this test process, started on first use and stopped when the process exits.
+    /// The server of this test process, started on first use and stopped when the process exits: one server for
+    /// every test, each test in a namespace of its own. A failure to start is remembered: every later call throws it.
+    ///
+    /// ```swift
+    /// let server = try TestPostgreSQLServer.shared()
+    /// let prefs = try Prefs(.postgreSQL(server.url, namespace: "test-\(UUID())"))
+    /// ```
     public static func shared() throws -> TestPostgreSQLServer {
         sharedLock.lock()
         defer { sharedLock.unlock() }
@@ -78,10 +129,28 @@ import Darwin
 
     // MARK: - Starting and stopping
 
-    /// Creates a cluster in a new temporary directory and starts it, with `settings` beyond the defaults. With
-    /// `primary`, the cluster is a hot standby of that server instead: a copy made with `pg_basebackup -R` (which
-    /// writes `standby.signal` and the connection to the primary), replaying its changes as they stream in.
-    public init(settings: [String: String] = [:], standbyOf primary: TestPostgreSQLServer? = nil) throws {
+    /// Starts a server of your test's own, in a new temporary directory, with `settings` beyond the defaults
+    /// (`-c NAME=VALUE` of `postgres`), waiting until it accepts connections: for a test that needs a server no other
+    /// test uses. Stop it with ``stop()``; otherwise it runs until the test process exits.
+    ///
+    /// ```swift
+    /// let server = try TestPostgreSQLServer(settings: ["log_statement": "all"])
+    /// defer { server.stop() }
+    /// ```
+    ///
+    /// - Throws: ``Missing`` without the server programs; ``Failed`` when one of them fails.
+    public convenience init(settings: [String: String] = [:]) throws {
+        try self.init(settings: settings, primary: nil)
+    }
+
+    /// Creates a hot standby of `primary` in a new temporary directory and starts it: a copy made with
+    /// `pg_basebackup -R` (which writes `standby.signal` and the connection to the primary), replaying its changes as
+    /// they stream in.
+    package convenience init(settings: [String: String] = [:], standbyOf primary: TestPostgreSQLServer) throws {
+        try self.init(settings: settings, primary: primary)
+    }
+
+    private init(settings: [String: String], primary: TestPostgreSQLServer?) throws {
         self.settings = settings
         let started = ContinuousClock.now
         binDirectory = try Self.findBinDirectory()
@@ -99,8 +168,8 @@ import Darwin
             }
             for path in [directory, socketDirectory] { chown(path, owner.pointee.pw_uid, owner.pointee.pw_gid) }
         }
-        Self.registerForExit(self)
         reaper = Self.startReaper(directory: directory)
+        Self.registerForExit(self)
         if let primary {
             try run("pg_basebackup", ["-d", primary.url, "-D", dataDirectory, "-R", "-X", "stream", "--no-sync"])
             chmod(dataDirectory, 0o700)
@@ -108,24 +177,24 @@ import Darwin
             try run("initdb", ["-D", dataDirectory, "-A", "trust", "-U", Self.user, "-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions"])
         }
         try start()
-        startDuration = ContinuousClock.now - started
+        startTime.withLock { $0 = ContinuousClock.now - started }
     }
 
     deinit { stop() }
 
     /// Starts the server (again, after ``kill()``), waiting until it accepts connections.
-    public func start() throws {
+    package func start() throws {
         // fsync off (-F): a killed server loses nothing the operating system holds. synchronous_commit stays on: off,
         // a commit returns before its WAL is written, and a killed server loses acknowledged commits.
         let options =
             "-F -k \(socketDirectory) -p \(port) -c listen_addresses=127.0.0.1 -c unix_socket_permissions=0777 -c max_connections=200 -c full_page_writes=off"
             + settings.sorted { $0.key < $1.key }.map { " -c \($0.key)=\($0.value)" }.joined()
         try run("pg_ctl", ["-D", dataDirectory, "-l", directory + "/server.log", "-w", "-t", "60", "-o", options, "start"])
-        lock.withLock { stopped = false }
+        stopped.withLock { $0 = false }
     }
 
     /// The server's process id (from `postmaster.pid`), while it runs.
-    public var postmasterPID: pid_t? {
+    package var postmasterPID: pid_t? {
         guard let text = try? String(contentsOfFile: dataDirectory + "/postmaster.pid", encoding: .utf8),
             let first = text.split(separator: "\n").first, let pid = pid_t(first.trimmingCharacters(in: .whitespaces))
         else { return nil }
@@ -134,7 +203,7 @@ import Darwin
 
     /// Kills the server and every process it started with SIGKILL, as a crash or a power cut of its machine would
     /// (without losing what the operating system holds), and waits until they are gone.
-    public func kill() {
+    package func kill() {
         guard let pid = postmasterPID else { return }
         let children = Self.children(of: pid)
         _ = sendSignal(pid, SIGKILL)
@@ -147,9 +216,15 @@ import Darwin
         unlink(socketDirectory + "/.s.PGSQL.\(port)")
     }
 
-    /// Stops the server at once (`SIGQUIT`: immediate shutdown) and removes its directory. Idempotent.
+    /// Stops the server at once (`SIGQUIT`: immediate shutdown) and removes its directory. Calling it again does
+    /// nothing.
+    ///
+    /// ```swift
+    /// let server = try TestPostgreSQLServer()
+    /// defer { server.stop() }
+    /// ```
     public func stop() {
-        let alreadyStopped = lock.withLock { () -> Bool in
+        let alreadyStopped = stopped.withLock { stopped in
             defer { stopped = true }
             return stopped
         }
@@ -188,14 +263,18 @@ import Darwin
         return try? SpawnedProcess.spawn(argv[0], Array(argv.dropFirst()), stdin: .null, stdout: .null, stderr: .null)
     }
 
-    /// The server's log so far (for a failing test's message).
+    /// The server's log so far, for a failing test's message.
+    ///
+    /// ```swift
+    /// #expect(laptop[.launchCount] == 1, "\(server.log.suffix(2_000))")
+    /// ```
     public var log: String {
         (try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? ""
     }
 
     /// Runs one SQL script through `psql` as the superuser; returns its output (unaligned, tuples only).
     @discardableResult
-    public func psql(_ sql: String, database: String = TestPostgreSQLServer.database) throws -> String {
+    package func psql(_ sql: String, database: String = TestPostgreSQLServer.database) throws -> String {
         let output = try capture(
             binDirectory + "/psql", ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", url(database: database), "-c", sql], asServerUser: false)
         return output.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -247,12 +326,12 @@ import Darwin
         throw Missing(
             description: """
                 PostgreSQL's server programs (initdb, pg_ctl) were not found (looked in: \(candidates.isEmpty ? "pg_config --bindir, /usr/lib/postgresql/*/bin" : candidates.joined(separator: ", "))). \
-                Install them: apt-get install postgresql libpq-dev (.ci/run does)
+                Install them: apt-get install postgresql libpq-dev
                 """)
     }
 
     /// A TCP port on 127.0.0.1 nobody listens on now (bound a moment, then released, for a server to take).
-    public static func freePort() throws -> Int {
+    package static func freePort() throws -> Int {
         try ClosedPort().port
     }
 
@@ -278,7 +357,7 @@ import Darwin
 
     /// Whether process `pid` has ended: gone, or a zombie nobody has reaped yet (a server's postmaster, orphaned, waits
     /// for this machine's first process to reap it).
-    public static func hasEnded(_ pid: pid_t) -> Bool {
+    package static func hasEnded(_ pid: pid_t) -> Bool {
         sendSignal(pid, 0) != 0 || isZombie(pid)
     }
 

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 import PrefsSupport
 
 /// The diagnostics a store reported, collected from its `onDiagnostic` handler on any thread.

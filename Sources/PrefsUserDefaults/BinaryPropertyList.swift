@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 
 /// A bounds-checked reader for binary property lists (`bplist00`): just the object kinds an `NSKeyedArchiver`
 /// archive of a URL uses.

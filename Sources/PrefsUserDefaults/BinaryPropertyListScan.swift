@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 
 /// A check of a binary property list's object table, made before Foundation parses it.
 ///

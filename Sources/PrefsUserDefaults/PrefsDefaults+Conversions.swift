@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 internal import PrefsJSON
 
 /// The getters, converting as UserDefaults documents. Each reads the stored value, else the registered one.

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 
 /// UserDefaults' domains. The persistent domain of a name is the Prefs store at the default location for that name
 /// (`Storage.default(identifier:)`): this instance's own store for its ``PrefsDefaults/domainName``. Volatile

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 
 extension PrefsDefaults {
     /// What ``importPropertyList(at:replacingExisting:)`` did.

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 
 /// Reads a UserDefaults property list (XML or binary) as values a `Prefs` store can hold.
 ///

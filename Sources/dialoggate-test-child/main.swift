@@ -15,9 +15,9 @@
 //   dialoggate-test-child hold json|sqlite PATH KEY - RELEASE -
 //       sets KEY = 1 inside a transaction, prints "holding", and holds the store's write lock until the file RELEASE
 //       exists; then commits and prints "released".
-@_spi(Tooling) import DialogGate
+import DialogGate
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("dialoggate-test-child: \(message)\n".utf8))

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 import PrefsPostgreSQL
 
 /// The PostgreSQL store of the modes that take `json|sqlite PATH`: given as kind `postgresql:NAMESPACE` with the

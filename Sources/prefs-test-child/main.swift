@@ -46,14 +46,14 @@
 //                                                            or fails with the error. Memory is capped at 1 GiB, so a read
 //                                                            that never ends fails instead of filling the machine.
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
 import PrefsJSON
-@_spi(Harness) import PrefsTestSupport
+import PrefsTestSupport
 import PrefsUserDefaults
 
 func fail(_ message: String) -> Never {

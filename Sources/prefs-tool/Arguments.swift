@@ -1,4 +1,4 @@
-@_spi(Tooling) import Prefs
+import Prefs
 
 /// What one command accepts: named options with values, flags, and positional arguments.
 struct CommandSpec: Sendable {

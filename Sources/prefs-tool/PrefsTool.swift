@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 import PrefsJSON
 
 /// What every command gets: the environment and the store it works on.

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 
 /// The stores in a folder: those in the default location by bundle identifier (as `defaults domains` lists
 /// domains), and those beside a path that holds none, for the "no store" error.

@@ -1,4 +1,4 @@
-@_spi(Tooling) import Prefs
+import Prefs
 
 /// An error that ends a command, with its exit code (sysexits.h numbering).
 struct ToolError: Error, CustomStringConvertible {

@@ -1,8 +1,8 @@
-@_spi(Tooling) @testable import DialogGate
+@testable import DialogGate
 import Foundation
 import TestFixtures
-@_spi(Tooling) import Prefs
-@_spi(Harness) import PrefsTestSupport
+import Prefs
+import PrefsTestSupport
 import Testing
 
 /// One clock rule for every wait (`ClockRule`): while the clock is behind the recorded time (set back), the wait runs its

@@ -1,8 +1,8 @@
-@_spi(Tooling) @testable import DialogGate
+@testable import DialogGate
 import Foundation
 import TestFixtures
-@_spi(Tooling) import Prefs
-@_spi(Harness) import PrefsTestSupport
+import Prefs
+import PrefsTestSupport
 import Testing
 
 /// A session is the process, on one store: gates made without a session share "OK" and once-per-session with every gate

@@ -1,11 +1,11 @@
 import DialogGate
 import Foundation
-@_spi(Harness) import PrefsTestSupport
+import PrefsTestSupport
 import PrefsUserDefaults
 import TestFixtures
 import Testing
 
-@_spi(Tooling) import Prefs
+import Prefs
 
 /// A never-remind key named as older code named it for UserDefaults, with any string UserDefaults accepted: white
 /// space at either end (`"Intro tip "`), a tab, a line break, the empty string.

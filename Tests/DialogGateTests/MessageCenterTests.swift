@@ -1,10 +1,10 @@
-@_spi(Tooling) @testable import DialogGate
-@_spi(Tooling) @testable import MessageFeed
-@_spi(Tooling) @testable import MessageFeedFetching
+@testable import DialogGate
+@testable import MessageFeed
+@testable import MessageFeedFetching
 import Foundation
 import TestFixtures
-@_spi(Tooling) import Prefs
-@_spi(Harness) import PrefsTestSupport
+import Prefs
+import PrefsTestSupport
 import Testing
 import PrefsJSON
 

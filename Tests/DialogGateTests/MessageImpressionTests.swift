@@ -1,8 +1,8 @@
-@_spi(Tooling) @testable import DialogGate
+@testable import DialogGate
 import Foundation
 import TestFixtures
-@_spi(Tooling) import Prefs
-@_spi(Harness) import PrefsTestSupport
+import Prefs
+import PrefsTestSupport
 import Testing
 
 /// A message dismissed without acknowledging: shown again, but no more often than the app's impression policy allows.

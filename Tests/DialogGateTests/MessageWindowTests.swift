@@ -1,8 +1,8 @@
-@_spi(Tooling) @testable import DialogGate
+@testable import DialogGate
 import Foundation
 import TestFixtures
-@_spi(Tooling) import Prefs
-@_spi(Harness) import PrefsTestSupport
+import Prefs
+import PrefsTestSupport
 import Testing
 
 /// Two windows, each with its `MessageCenter` (the per-view pattern the docs show), and an app with its extension (two

@@ -1,10 +1,10 @@
-@_spi(Tooling) import DialogGate
-@_spi(Tooling) import MessageFeedFetching
+import DialogGate
+import MessageFeedFetching
 import Foundation
 import TestFixtures
-@_spi(Tooling) import Prefs
+import Prefs
 import PrefsJSON
-@_spi(Harness) import PrefsTestSupport
+import PrefsTestSupport
 import Testing
 
 /// Stores that releases wrote with their own code, committed in `Tests/Releases/VERSION/` by that folder's

@@ -1,9 +1,9 @@
-@_spi(Tooling) @testable import DialogGate
-@_spi(Tooling) @testable import MessageFeed
+@testable import DialogGate
+@testable import MessageFeed
 import Foundation
 import TestFixtures
-@_spi(Tooling) import Prefs
-@_spi(Harness) import PrefsTestSupport
+import Prefs
+import PrefsTestSupport
 import Testing
 import PrefsUserDefaults
 

@@ -1,12 +1,12 @@
-@_spi(Tooling) @testable import MessageFeed
-@_spi(Tooling) @testable import MessageFeedFetching
+@testable import MessageFeed
+@testable import MessageFeedFetching
 import Foundation
 import TestFixtures
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@_spi(Tooling) import Prefs
-@_spi(Harness) import PrefsTestSupport
+import Prefs
+import PrefsTestSupport
 import Testing
 import PrefsJSON
 import PrefsSupport

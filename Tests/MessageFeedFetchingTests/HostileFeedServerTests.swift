@@ -1,12 +1,12 @@
-@_spi(Tooling) @testable import MessageFeed
-@_spi(Tooling) @testable import MessageFeedFetching
+@testable import MessageFeed
+@testable import MessageFeedFetching
 import Foundation
 import TestFixtures
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@_spi(Tooling) import Prefs
-@_spi(Harness) import PrefsTestSupport
+import Prefs
+import PrefsTestSupport
 import Testing
 
 /// A feed host under an attacker's control, on loopback: encoded bodies, redirects to this machine, odd validators.

@@ -1,4 +1,4 @@
-@_spi(Tooling) @testable import MessageFeed
+@testable import MessageFeed
 import Foundation
 import TestFixtures
 import Testing

@@ -1,7 +1,7 @@
-@_spi(Tooling) @testable import MessageFeed
+@testable import MessageFeed
 import Foundation
 import TestFixtures
-@_spi(Harness) import PrefsTestSupport
+import PrefsTestSupport
 import Testing
 
 /// Rollout buckets of one installation for different messages are independent: two rollouts overlap in the share

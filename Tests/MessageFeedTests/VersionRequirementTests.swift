@@ -1,5 +1,5 @@
 import Testing
-@_spi(Tooling) @testable import MessageFeed
+@testable import MessageFeed
 import PrefsJSON
 
 @Suite("VersionRequirement")

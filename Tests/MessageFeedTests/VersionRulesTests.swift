@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@_spi(Tooling) @testable import MessageFeed
+@testable import MessageFeed
 import TestFixtures
 
 /// The version rules of feed targeting: a running version's pre-release and build, build tokens in a feed, and the bare

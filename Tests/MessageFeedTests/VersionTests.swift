@@ -1,6 +1,6 @@
 import Testing
-@_spi(Tooling) @testable import MessageFeed
-@_spi(Harness) import PrefsTestSupport
+@testable import MessageFeed
+import PrefsTestSupport
 import PrefsJSON
 
 @Suite("Version")

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Harness) import PrefsTestSupport
+import PrefsTestSupport
 import PrefsJSON
 import Testing
 

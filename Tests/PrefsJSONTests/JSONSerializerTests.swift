@@ -1,6 +1,6 @@
 import Foundation
-@_spi(Tooling) import Prefs
-@_spi(Harness) import PrefsTestSupport
+import Prefs
+import PrefsTestSupport
 import Testing
 import PrefsJSON
 

@@ -1,6 +1,6 @@
 import Foundation
 import PrefsSupport
-@_spi(Harness) import PrefsTestSupport
+import PrefsTestSupport
 
 #if canImport(Glibc)
 import Glibc

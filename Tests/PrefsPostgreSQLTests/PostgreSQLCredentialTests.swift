@@ -1,10 +1,10 @@
 import Foundation
 import TestFixtures
-@_spi(Tooling) import Prefs
+import Prefs
 import PrefsJSON
 import PrefsSupport
 import PrefsPostgreSQL
-@_spi(Harness) import PrefsTestSupport
+import PrefsTestSupport
 import Testing
 
 /// Issue 28, item 5: connection strings parsed as libpq parses them (the user part of a URL ending at its last `@`),

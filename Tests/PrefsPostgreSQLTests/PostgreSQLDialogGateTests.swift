@@ -1,11 +1,11 @@
 import DialogGate
 import Foundation
 import TestFixtures
-@_spi(Tooling) import Prefs
+import Prefs
 import PrefsJSON
 import PrefsSupport
 import PrefsPostgreSQL
-@_spi(Harness) import PrefsTestSupport
+import PrefsTestSupport
 import Testing
 
 /// A server deciding dialogs and remote messages for many users from one database: one namespace per user.

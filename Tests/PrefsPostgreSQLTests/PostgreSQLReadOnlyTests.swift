@@ -1,10 +1,10 @@
 import Foundation
 import TestFixtures
-@_spi(Tooling) import Prefs
+import Prefs
 import PrefsJSON
 import PrefsSupport
 import PrefsPostgreSQL
-@_spi(Harness) import PrefsTestSupport
+import PrefsTestSupport
 import Testing
 
 /// Issue 31, finding 4: opening writes nothing, so a role that may only `SELECT`, a role with

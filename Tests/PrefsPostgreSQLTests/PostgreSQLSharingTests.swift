@@ -1,10 +1,10 @@
 import Foundation
 import TestFixtures
-@_spi(Tooling) import Prefs
+import Prefs
 import PrefsJSON
 import PrefsSupport
 import PrefsPostgreSQL
-@_spi(Harness) import PrefsTestSupport
+import PrefsTestSupport
 import Testing
 
 /// Many instances on one namespace: visibility, observation, contention, across threads, connections and processes.

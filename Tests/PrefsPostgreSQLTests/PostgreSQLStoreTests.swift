@@ -1,10 +1,10 @@
 import Foundation
 import TestFixtures
-@_spi(Tooling) import Prefs
+import Prefs
 import PrefsJSON
 import PrefsSupport
 import PrefsPostgreSQL
-@_spi(Harness) import PrefsTestSupport
+import PrefsTestSupport
 import Testing
 
 /// What is particular to the PostgreSQL store, on a real server. The promises every store keeps run here too, through

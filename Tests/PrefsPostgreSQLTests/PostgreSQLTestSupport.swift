@@ -1,10 +1,10 @@
 import Foundation
 import TestFixtures
-@_spi(Tooling) import Prefs
+import Prefs
 import PrefsJSON
 import PrefsSupport
 import PrefsPostgreSQL
-@_spi(Harness) import PrefsTestSupport
+import PrefsTestSupport
 import Testing
 
 /// The test process's server (started once, stopped at exit). A failure to start fails the test with the reason

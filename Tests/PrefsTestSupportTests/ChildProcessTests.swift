@@ -1,6 +1,6 @@
 import Foundation
-@_spi(Tooling) import Prefs
-@_spi(Harness) import PrefsTestSupport
+import Prefs
+import PrefsTestSupport
 import Testing
 
 /// The test support's waits on child processes end: a hang fails its test instead of stalling the suite.

@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@_spi(Harness) import PrefsTestSupport
+import PrefsTestSupport
 import Testing
 
 @Suite("TestHTTPServer")

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) @testable import Prefs
+@testable import Prefs
 import Testing
 
 /// The store's cache table against a `Dictionary` doing the same: random insertions, updates and removals, with names

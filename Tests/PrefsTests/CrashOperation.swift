@@ -1,4 +1,4 @@
-@_spi(Tooling) import Prefs
+import Prefs
 
 /// An operation `prefs-test-child repeat` runs until it is killed, and what a store must hold after the kill,
 /// given the last operation acknowledged ("ack i" printed after it returned).

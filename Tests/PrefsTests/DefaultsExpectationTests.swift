@@ -1,12 +1,12 @@
 import Foundation
 import Observation
-@_spi(Harness) import PrefsTestSupport
+import PrefsTestSupport
 import PrefsUserDefaults
 import Synchronization
 import TestFixtures
 import Testing
 
-@_spi(Tooling) @testable import Prefs
+@testable import Prefs
 
 extension Prefs.Keys {
     fileprivate static let nickname = Key<String?>("nickname", initial: "Ada")

@@ -1,8 +1,8 @@
 import Foundation
 import TestFixtures
-@_spi(Tooling) @testable import Prefs
+@testable import Prefs
 import PrefsJSON
-@_spi(Harness) import PrefsTestSupport
+import PrefsTestSupport
 import Testing
 
 #if canImport(Glibc)

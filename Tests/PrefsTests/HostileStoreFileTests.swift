@@ -1,8 +1,8 @@
 import Foundation
 import TestFixtures
-@_spi(Harness) import PrefsTestSupport
+import PrefsTestSupport
 import Testing
-@_spi(Tooling) @testable import Prefs
+@testable import Prefs
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,8 +1,8 @@
 import Foundation
 import TestFixtures
-@_spi(Tooling) @testable import Prefs
+@testable import Prefs
 import PrefsJSON
-@_spi(Harness) import PrefsTestSupport
+import PrefsTestSupport
 import Testing
 
 /// Opening a JSON store checks its whole file but decodes a value or a declaration only when it is read

@@ -1,7 +1,7 @@
 import Foundation
 import TestFixtures
-@_spi(Tooling) import Prefs
-@_spi(Harness) import PrefsTestSupport
+import Prefs
+import PrefsTestSupport
 import Testing
 
 /// Swift compares strings by canonical equivalence, so `"\u{E9}"` (NFC) and `"e\u{301}"` (NFD) are one key; SQLite

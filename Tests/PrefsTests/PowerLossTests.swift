@@ -1,8 +1,8 @@
 import CSQLiteCrashVFS
 import Foundation
 import TestFixtures
-@_spi(Tooling) import Prefs
-@_spi(Harness) import PrefsTestSupport
+import Prefs
+import PrefsTestSupport
 import Testing
 import PrefsSupport
 

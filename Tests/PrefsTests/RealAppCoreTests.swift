@@ -1,8 +1,8 @@
 import Foundation
 import TestFixtures
 import Observation
-@_spi(Tooling) @testable import Prefs
-@_spi(Harness) import PrefsTestSupport
+@testable import Prefs
+import PrefsTestSupport
 import Testing
 import PrefsJSON
 import PrefsUserDefaults

@@ -1,8 +1,8 @@
 import Foundation
 import TestFixtures
-@_spi(Tooling) @testable import Prefs
+@testable import Prefs
 import PrefsSQLite
-@_spi(Harness) import PrefsTestSupport
+import PrefsTestSupport
 import Testing
 
 /// The SQLite store's schema migrations (`SQLiteMigrations`): versioned in `user_version`, all pending ones in one

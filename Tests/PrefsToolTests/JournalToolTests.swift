@@ -1,7 +1,7 @@
 import Foundation
 import TestFixtures
-@_spi(Tooling) import Prefs
-@_spi(Harness) import PrefsTestSupport
+import Prefs
+import PrefsTestSupport
 import Testing
 
 /// prefs-tool on a JSON store whose latest writes are in its journal (`FILE.journal`), not yet in the snapshot.

@@ -1,7 +1,7 @@
 import Foundation
 import TestFixtures
-@_spi(Tooling) import Prefs
-@_spi(Harness) import PrefsTestSupport
+import Prefs
+import PrefsTestSupport
 import Testing
 
 /// A store another user can read but not write (QA inspecting an app's store): prefs-tool, run as that user, lists,

@@ -1,7 +1,7 @@
 import Foundation
 import TestFixtures
-@_spi(Tooling) import Prefs
-@_spi(Harness) import PrefsTestSupport
+import Prefs
+import PrefsTestSupport
 import Testing
 
 /// The documented QA session (the prefs-tool article of the Prefs DocC catalog), run for real: every `$ ` line through a

@@ -1,7 +1,7 @@
 import Foundation
 import TestFixtures
-@_spi(Tooling) import Prefs
-@_spi(Harness) import PrefsTestSupport
+import Prefs
+import PrefsTestSupport
 import Testing
 
 /// Issue 19, items 1 and 2: `set` keeps types and text; typos do not create things silently.

@@ -1,7 +1,7 @@
 import Foundation
 import TestFixtures
-@_spi(Tooling) import Prefs
-@_spi(Harness) import PrefsTestSupport
+import Prefs
+import PrefsTestSupport
 import Testing
 
 /// Issue 19, items 3, 7 and 8: finding the app's store, hints in `defaults`' words, consistent exits and options.

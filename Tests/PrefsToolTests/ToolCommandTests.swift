@@ -1,8 +1,8 @@
-@_spi(Tooling) import DialogGate
+import DialogGate
 import Foundation
 import TestFixtures
-@_spi(Tooling) import Prefs
-@_spi(Harness) import PrefsTestSupport
+import Prefs
+import PrefsTestSupport
 import Testing
 import PrefsJSON
 

@@ -1,11 +1,11 @@
 import Foundation
 import PrefsJSON
-@_spi(Harness) import PrefsTestSupport
+import PrefsTestSupport
 import PrefsUserDefaults
 import TestFixtures
 import Testing
 
-@_spi(Tooling) import Prefs
+import Prefs
 
 extension Prefs.Keys {
     fileprivate static let quality = Key<Double>("quality", initial: 0.8)

@@ -1,6 +1,6 @@
 import Foundation
 import TestFixtures
-@_spi(Tooling) import Prefs
+import Prefs
 import Testing
 import PrefsUserDefaults
 

@@ -10,6 +10,7 @@ import Observation
 import Observation  // for withObservationTracking; SwiftUI tracks `model.value` by itself
 import Prefs
 import PrefsPostgreSQL
+import PrefsTestSupport
 import PrefsUserDefaults
 
 extension Prefs.Keys {
@@ -232,6 +233,13 @@ final class ArticleViewController {
     func postgreSQLSetup(userID: Int) throws -> Prefs {
         let url = "postgresql://prefs_app@db.internal:5432/prefs?sslmode=verify-full&sslrootcert=/etc/ssl/db-ca.pem"
         let prefs = try Prefs(.postgreSQL(url, namespace: "user-\(userID)"), pollInterval: .milliseconds(100))
+        return prefs
+    }
+
+    /// PostgreSQLSetup.md, an app's test on the test server: compiled here, run in ReadmeTests.
+    func postgreSQLTestServer() throws -> Prefs {
+        let server = try TestPostgreSQLServer.shared()
+        let prefs = try Prefs(.postgreSQL(server.url, namespace: "test-\(UUID())"))
         return prefs
     }
 

@@ -2,7 +2,7 @@ import DialogGate
 import Foundation
 import Observation
 import Prefs
-@_spi(Harness) import PrefsTestSupport
+import PrefsTestSupport
 import PrefsUserDefaults
 import Synchronization
 import Testing

@@ -1,7 +1,7 @@
 import DialogGate
 import Foundation
 import Prefs
-@_spi(Harness) import PrefsTestSupport
+import PrefsTestSupport
 import PrefsUserDefaults
 import Testing
 

@@ -1,7 +1,7 @@
 import Foundation
 import Prefs
 import PrefsPostgreSQL
-@_spi(Harness) import PrefsTestSupport
+import PrefsTestSupport
 import Testing
 
 // The examples of the PrefsPostgreSQL articles (`ReadmeSource` checks every line is here, in order). They name a
@@ -51,6 +51,14 @@ func postgreSQLFleetNamespacesAsWritten() throws {
 
 @Suite("PostgreSQL articles")
 struct PostgreSQLArticleTests {
+    @Test("the setup article's test server, as an app's own test uses it")
+    func setupArticleTestServer() throws {
+        let server = try TestPostgreSQLServer.shared()
+        let prefs = try Prefs(.postgreSQL(server.url, namespace: "test-\(UUID())"))
+        try prefs.update(.launchCount) { $0 += 1 }
+        #expect(prefs[.launchCount] == 1)  // a namespace of its own: no other test wrote there
+    }
+
     @Test("the articles' calls, on the test server: a namespace per user, an atomic update")
     func articlesRun() throws {
         let server = try TestPostgreSQLServer.shared()

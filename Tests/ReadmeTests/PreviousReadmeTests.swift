@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Harness) import PrefsTestSupport
+import PrefsTestSupport
 import Testing
 
 /// An app written from a previous release's README still builds against this one: each release's examples

@@ -3,7 +3,7 @@ import DialogGate
 import Foundation
 import Observation
 import Prefs
-@_spi(Harness) import PrefsTestSupport
+import PrefsTestSupport
 import Testing
 import PrefsJSON
 import PrefsUserDefaults

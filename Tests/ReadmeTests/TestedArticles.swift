@@ -2,7 +2,7 @@ import DialogGate
 import Foundation
 import Observation   // for withObservationTracking; SwiftUI tracks `model.value` by itself
 import Prefs
-@_spi(Harness) import PrefsTestSupport
+import PrefsTestSupport
 import Testing
 import PrefsJSON
 import PrefsUserDefaults

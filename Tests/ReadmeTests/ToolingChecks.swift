@@ -1,4 +1,4 @@
-@_spi(Tooling) import Prefs
+import Prefs
 
 /// What the examples' checks read through the tools' API (the examples themselves use the app's API only).
 enum ToolingChecks {

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 import PrefsSupport
 
 /// A backend written outside the Prefs module, on the package's seam (`PrefsBackend`, `Prefs.Storage.backend`), to

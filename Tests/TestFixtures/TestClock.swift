@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 import PrefsSupport
 
 /// A clock the test moves by hand, with the two faces a machine's clock has: the wall clock DialogGate decides by

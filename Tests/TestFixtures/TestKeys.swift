@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 
 package enum Theme: String, PrefsStorable, Codable { case light, dark }
 

@@ -1,7 +1,7 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 import PrefsJSON
-@_spi(Harness) import PrefsTestSupport
+import PrefsTestSupport
 
 // MARK: - Child: write until killed
 

@@ -1,5 +1,5 @@
-@_spi(Tooling) import Prefs
-@_spi(Harness) import PrefsTestSupport
+import Prefs
+import PrefsTestSupport
 
 /// What a crash-injection child does, operation by operation. The sequence follows from (seed, round) alone,
 /// so the parent regenerates it and knows what every acknowledgement stands for and what was in flight.

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 
 /// The other processes of the fault checks: `--child unlink|replace|rewrite|hold …`; each prints `done` at the end.
 enum FaultChild {

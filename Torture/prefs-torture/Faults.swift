@@ -1,7 +1,7 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 import PrefsJSON
-@_spi(Harness) import PrefsTestSupport
+import PrefsTestSupport
 
 /// Fault injection: each fault must end in a clear typed ``PrefsError`` (or be handled as documented),
 /// with every acknowledged write still there afterwards.

@@ -1,7 +1,7 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 import PrefsJSON
-@_spi(Harness) import PrefsTestSupport
+import PrefsTestSupport
 
 #if canImport(Glibc)
 import Glibc

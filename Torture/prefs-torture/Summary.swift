@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 import PrefsJSON
 
 /// The figures of a run: printed as a table, written as JSON with `--json-out`.

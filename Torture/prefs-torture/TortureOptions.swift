@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 import PrefsJSON
 
 /// The command line: `prefs-torture [--quick | --long] [--seed N] [--json-out PATH] [--only PARTS] [--keep] [--verbose]`.

@@ -6,7 +6,7 @@
 //
 // The same binary is its own child process: `--child KIND …` (see CrashChild, ContentionChild, FaultChild).
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 
 // The Prefs backends under test and how a workload opens and fills one.
 

@@ -1,6 +1,6 @@
 import CLMDB
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 
 // LMDB: the fast peer a user would pick for speed (a B-tree in a memory-mapped file, copy-on-write transactions).
 // A baseline of prefs-bench only (the CLMDB system library); no Prefs library links it.

@@ -1,5 +1,8 @@
 import Foundation
-@_spi(Harness) import PrefsTestSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 // Temporary directories for every store, and child processes of this same binary.
 
@@ -51,31 +54,61 @@ struct ChildResult {
 }
 
 /// Runs `prefs-bench ARGUMENTS` and waits for it. Its stdout is returned; its stderr passes through.
-/// Through ``SpawnedProcess`` (posix_spawn and waitpid): Foundation's `Process.waitUntilExit` polls in 50 ms steps on Linux.
 func runChild(_ arguments: [String]) throws -> ChildResult {
     if getenv("PREFS_BENCH_TMPDIR") == nil { setenv("PREFS_BENCH_TMPDIR", Scratch.root, 1) }  // a child's directories go inside the run's
     var pipeEnds: [Int32] = [0, 0]
     guard pipe(&pipeEnds) == 0 else { throw BenchError("pipe: errno \(errno)") }
+    // Close-on-exec: a child gets the write end only as its standard output (spawnSelf's dup2), so the pipe reaches
+    // its end when this child exits.
+    for end in pipeEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
     let reader = FileHandle(fileDescriptor: pipeEnds[0], closeOnDealloc: true)
     let start = clock.now
-    let process: SpawnedProcess
+    let child: pid_t
     do {
-        process = try SpawnedProcess.spawn(selfExecutable, arguments, stdin: .inherit, stdout: .descriptor(pipeEnds[1]))
+        child = try spawnSelf(arguments, output: pipeEnds[1])
     } catch {
         close(pipeEnds[1])
-        throw BenchError("\(error)")
+        throw error
     }
     close(pipeEnds[1])
     let data = reader.readDataToEndOfFile()
-    process.waitUntilExit()
+    let exit = try waitForExit(child)
     let elapsed = clock.now - start
     let output = String(decoding: data, as: UTF8.self)
-    guard !process.wasSignaled, process.terminationStatus == 0 else {
+    guard !exit.signaled, exit.status == 0 else {
         throw BenchError(
-            "child \(arguments.joined(separator: " ")) \(process.wasSignaled ? "killed by signal" : "exited with status") \(process.terminationStatus): \(output)"
-        )
+            "child \(arguments.joined(separator: " ")) \(exit.signaled ? "killed by signal" : "exited with status") \(exit.status): \(output)")
     }
     return ChildResult(output: output, elapsed: elapsed)
+}
+
+/// Starts this binary with `arguments` through `posix_spawn`, its standard output on `output` (a pipe's write end),
+/// its standard input and error this process's own, and returns its process id.
+///
+/// Not Foundation's `Process`: on Linux its `waitUntilExit` polls in 50 ms steps, which would land in the time of
+/// every child this benchmark times spawn to exit (cold start, app launch); ``waitForExit(_:)`` blocks in `waitpid`.
+private func spawnSelf(_ arguments: [String], output: Int32) throws -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_adddup2(&actions, output, 1)
+    let argv = ([selfExecutable] + arguments).map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var child: pid_t = 0
+    let code = posix_spawn(&child, selfExecutable, &actions, nil, argv, environ)
+    guard code == 0 else { throw BenchError("cannot start \(selfExecutable): \(String(cString: strerror(code))) (errno \(code))") }
+    return child
+}
+
+/// Waits for `child` to end (`waitpid`, again after a signal interrupts it) and reaps it: its exit status, or the number
+/// of the signal that ended it.
+private func waitForExit(_ child: pid_t) throws -> (status: Int32, signaled: Bool) {
+    var status: Int32 = 0
+    while waitpid(child, &status, 0) < 0 {
+        guard errno == EINTR else { throw BenchError("waitpid \(child): errno \(errno)") }
+    }
+    // WIFSIGNALED, WTERMSIG and WEXITSTATUS, which Swift does not import.
+    return status & 0x7F != 0 ? (status & 0x7F, true) : ((status >> 8) & 0xFF, false)
 }
 
 /// A `name=value` field of a child's output.

@@ -1,6 +1,6 @@
 import BenchSQLite
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 
 // The two value types every workload runs with, and the keys and values of one data set.
 

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 
 // Workload 11: Codable values. A Codable set costs what JSONEncoder costs plus what the store costs to keep the encoded
 // text; a first read (the store opened anew) costs the store's read of that text plus JSONDecoder. The baselines do

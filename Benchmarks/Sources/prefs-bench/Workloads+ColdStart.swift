@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 
 // Workload 5: cold start. A fresh process of this binary opens a store of N keys and reads one key; the parent
 // times the whole process, the child times its open plus read and prints it.

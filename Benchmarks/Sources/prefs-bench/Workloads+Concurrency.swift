@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 import Synchronization
 
 // Workload 6: two threads reading and one writing at once, for a fixed time; throughput of each.

@@ -1,6 +1,6 @@
 import BenchSQLite
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 
 // Workload 10: app launch. A fresh process opens a store as an app leaves it (200 or 1,000 keys of mixed types: Bool,
 // Int, Double, String, Date, small arrays, one Codable struct) and reads the 20 keys its first screen needs, as typed

@@ -1,6 +1,6 @@
 import BenchHeap
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 
 // Peak memory: one child process per contender fills a store of N Int keys and reads every key, then reports
 // VmHWM from /proc/self/status, and the heap still in use (malloc's count of the bytes it handed out), from which the

@@ -1,8 +1,8 @@
 import BenchLibPQ
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 import PrefsPostgreSQL
-@_spi(Harness) import PrefsTestSupport
+import PrefsTestSupport
 
 // Workload 9: the PostgreSQL store against raw libpq on the same private server, in the same run: a set against a
 // plain autocommit upsert and against the store's own statement run raw; an update against a raw UPDATE … RETURNING; a
@@ -11,6 +11,7 @@ import PrefsPostgreSQL
 extension Bench {
     func postgreSQL(n requested: Int) throws {
         let server: TestPostgreSQLServer
+        let starting = clock.now
         do {
             server = try TestPostgreSQLServer()
         } catch let missing as TestPostgreSQLServer.Missing {
@@ -19,7 +20,7 @@ extension Bench {
             return
         }
         defer { server.stop() }
-        progress("9. private PostgreSQL server started in \(Format.time(server.startDuration.nanoseconds))")
+        progress("9. private PostgreSQL server started in \(Format.time((clock.now - starting).nanoseconds))")
         let n = min(requested, 1_000)  // every operation is a round trip: a thousand keys are plenty
         let data = try data(n, Int.self)
         let url = server.url

@@ -1,8 +1,8 @@
 import BenchLibPQ
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 import PrefsPostgreSQL
-@_spi(Harness) import PrefsTestSupport
+import PrefsTestSupport
 import Synchronization
 
 // Workload 9, continued: a fleet's view. Eight clients (each with its own connection, as eight instances) setting at

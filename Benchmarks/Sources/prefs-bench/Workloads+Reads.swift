@@ -1,6 +1,6 @@
 import CLMDB
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 
 // Workload 1: typed get of a stored key (cache hit) and of a key never written (initial value);
 // and, for the record, the first read of a stored key in a freshly opened store.

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 internal import PrefsJSON
 
 /// A local dialog an app may show: a stable id and the policy that decides when.

@@ -1,7 +1,7 @@
 import Foundation
 import PrefsSupport
-@_spi(Tooling) import MessageFeed
-@_spi(Tooling) import Prefs
+import MessageFeed
+import Prefs
 internal import PrefsJSON
 
 /// Whether to present a dialog now, with every reason that decided it.

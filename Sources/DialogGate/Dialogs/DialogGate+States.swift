@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 
 extension DialogGate {
     // MARK: - Declaring
@@ -34,7 +34,7 @@ extension DialogGate {
     /// a valid key name is listed under its key's name (`h.` and a hash; see ``DialogRecord/storeKeyName(for:)``),
     /// with its id in ``DialogState/dialogID``. A record that names a never-remind key written by older code
     /// carries that key's stored value (``DialogState/legacyValue``).
-    @_spi(Tooling) public func states() throws -> [DialogState] {
+    package func states() throws -> [DialogState] {
         prefs.refreshReportingErrors()
         let values = try prefs.snapshot()  // one read: each record beside the key it names
         return values.compactMap { name, stored -> DialogState? in
@@ -92,20 +92,20 @@ extension DialogGate {
     }
 }
 
-/// A dialog's stored state, for listing (`prefs-tool dialogs`). Tooling API (`@_spi(Tooling) import DialogGate`).
-@_spi(Tooling) public struct DialogState: Sendable, Hashable {
+/// A dialog's stored state, for listing (`prefs-tool dialogs`). Package API.
+package struct DialogState: Sendable, Hashable {
     /// The name the state is stored under, after `dialogs.`: the dialog id, or `h.` and 16 hex digits for an
     /// id that is not a valid key name. ``DialogGate/reset(_:)-([String])`` accepts it.
-    public var id: String
+    package var id: String
     /// nil when the stored record cannot be read (see `problem`).
-    public var record: DialogRecord?
-    public var suppressedForSession: Bool
-    public var problem: String?
+    package var record: DialogRecord?
+    package var suppressedForSession: Bool
+    package var problem: String?
     /// The value stored under the record's ``DialogRecord/neverRemindKey`` (by older code, or by DialogGate
     /// alongside its own record), or nil.
-    public var legacyValue: StoredValue?
+    package var legacyValue: StoredValue?
 
-    public init(id: String, record: DialogRecord?, suppressedForSession: Bool, problem: String? = nil, legacyValue: StoredValue? = nil) {
+    package init(id: String, record: DialogRecord?, suppressedForSession: Bool, problem: String? = nil, legacyValue: StoredValue? = nil) {
         self.id = id
         self.record = record
         self.suppressedForSession = suppressedForSession
@@ -114,12 +114,12 @@ extension DialogGate {
     }
 
     /// Whether the never-remind key reads as true, as `UserDefaults.bool(forKey:)` reads it (`true`, `"YES"`, `1`…).
-    public var legacyNeverRemind: Bool {
+    package var legacyNeverRemind: Bool {
         legacyValue?.isTruthy == true
     }
 
     /// The dialog's id: the one its record keeps (for a hashed key), else ``id``.
-    public var dialogID: String {
+    package var dialogID: String {
         guard let recorded = record?.id, DialogRecord.storeKeyName(for: recorded) == DialogRecord.keyPrefix + id else { return id }
         return recorded
     }

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 import PrefsSupport
 
 /// Decides whether to present local dialogs, and records what happened, in a `Prefs` store.

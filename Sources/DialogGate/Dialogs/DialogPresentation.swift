@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 import PrefsSupport
 
 /// What ``DialogGate/claim(_:)`` answered: a presentation to show, or the decision that declined it.

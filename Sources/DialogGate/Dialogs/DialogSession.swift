@@ -1,4 +1,4 @@
-@_spi(Tooling) import Prefs
+import Prefs
 import PrefsSupport
 
 /// The scope of an "OK" answer (``DialogResponse/hideForSession``) and of ``DisplayFrequency/oncePerSession-type.property``:

@@ -1,8 +1,8 @@
 import Foundation
 import Observation
-@_spi(Tooling) import MessageFeed
-@_spi(Tooling) import MessageFeedFetching
-@_spi(Tooling) import Prefs
+import MessageFeed
+import MessageFeedFetching
+import Prefs
 
 /// The app-facing service: fetches the feed, decides which message to show, and remembers which one
 /// the user acknowledged: each message shown once, when its id exceeds `lastMessageId`, made safe.
@@ -80,12 +80,11 @@ public final class MessageCenter {
     public internal(set) var lastError: FeedFetchError?
     /// The feed's issues from the last refresh: skipped messages, dropped links, unknown keys.
     public private(set) var diagnostics: [FeedIssue] = []
-    /// Every targeting check of the last decision (what `prefs-tool feed explain` prints). Tooling API.
-    @_spi(Tooling) public var lastReport: TargetingReport? { report }
-    /// The outcome of the last fetch. Tooling API.
-    @_spi(Tooling) public var lastFetch: FeedFetchResult? { fetch }
-    /// The storage of ``lastReport`` and ``lastFetch``, observed like the public state (an observed property cannot be
-    /// `@_spi` itself).
+    /// Every targeting check of the last decision (what `prefs-tool feed explain` prints). Package API.
+    package var lastReport: TargetingReport? { report }
+    /// The outcome of the last fetch. Package API.
+    package var lastFetch: FeedFetchResult? { fetch }
+    /// The storage of ``lastReport`` and ``lastFetch``, observed like the public state.
     private var report: TargetingReport?
     private var fetch: FeedFetchResult?
     /// Whether a refresh is running.
@@ -121,8 +120,8 @@ public final class MessageCenter {
     /// center.onEvent = { event in analytics.log("\(event)") }   // "impression 7", "acknowledged 7 (confirm)"
     /// ```
     @ObservationIgnored public var onEvent: (@MainActor (DialogEvent) -> Void)?
-    /// The fetcher, for inspecting its cache. Tooling API.
-    @_spi(Tooling) public let fetcher: FeedFetcher
+    /// The fetcher, for inspecting its cache. Package API.
+    package let fetcher: FeedFetcher
     private let clock: @Sendable () -> Date
     @ObservationIgnored private var generation = 0
     /// Whether the first refresh recorded the `lastMessageId` declaration.
@@ -167,8 +166,8 @@ public final class MessageCenter {
     }
 
     /// Creates a message center whose requests `loader` performs (nil for the standard loader): tests, and tools
-    /// with their own networking. Tooling API.
-    @_spi(Tooling) public init(
+    /// with their own networking. Package API.
+    package init(
         feedURL: URL,
         prefs: Prefs,
         context: MessageContext,
@@ -373,7 +372,8 @@ public final class MessageCenter {
     /// agree). If the store cannot be written, a per-process id is used and ``lastError`` says why.
     ///
     /// ```swift
-    /// let bucket = MessageTargeting.rolloutBucket(installationId: center.installationId(), messageId: 7)
+    /// let selection = MessageSelection(messages, context: center.context, now: Date(), lastMessageId: center.lastMessageId,
+    ///                                  installationId: center.installationId())
     /// ```
     public func installationId() -> String {
         do {
@@ -422,12 +422,12 @@ public final class MessageCenter {
     /// number: nothing stored is 0; an integer; a double or a string of a whole number (`3.0`, `"3"`,
     /// `" 3 "`, `"3.0"`); a Boolean, 1 or 0. Anything else (`3.5`, `"three"`, a date…) is a failure: code on
     /// UserDefaults would have read something, but not necessarily the id it meant, so the caller fails closed.
-    /// Tooling API, so that tools reading a store (`prefs-tool feed explain`) decide as the app does.
+    /// Package API, so that tools reading a store (`prefs-tool feed explain`) decide as the app does.
     ///
     /// ```swift
     /// MessageCenter.lastMessageId(from: try prefs.storedValue(forKey: "lastMessageId"))   // .success(3) for "3"
     /// ```
-    @_spi(Tooling) public nonisolated static func lastMessageId(from stored: StoredValue?, key: String = "lastMessageId") -> Result<Int, FeedFetchError> {
+    package nonisolated static func lastMessageId(from stored: StoredValue?, key: String = "lastMessageId") -> Result<Int, FeedFetchError> {
         func whole(_ value: Double) -> Int? {
             guard value.isFinite, value == value.rounded(.towardZero) else { return nil }
             return Int(exactly: value)

@@ -1,7 +1,7 @@
 import Foundation
 import PrefsSupport
-@_spi(Tooling) import MessageFeed
-@_spi(Tooling) import Prefs
+import MessageFeed
+import Prefs
 internal import PrefsJSON
 
 /// How often a message the user has not acknowledged may be shown again. The default shows it at every refresh

@@ -1,7 +1,7 @@
 import Foundation
 import PrefsSupport
-@_spi(Tooling) import MessageFeed
-@_spi(Tooling) import Prefs
+import MessageFeed
+import Prefs
 internal import PrefsJSON
 
 /// The message on screen now, as local dialogs keep theirs (``DialogRecord/Claim``): which message and which center

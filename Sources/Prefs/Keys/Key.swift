@@ -1,5 +1,5 @@
 import Foundation
-public import PrefsJSON
+package import PrefsJSON
 import Synchronization
 
 extension Prefs {
@@ -33,7 +33,7 @@ extension Prefs {
         /// The type and initial value, as recorded in the store for tools in other processes. Made at its first use
         /// (a key's first write, a `declare`, a comparison), not when the key is: encoding an initial value (a Codable's
         /// goes through `JSONEncoder`) is no cost of a launch that only reads.
-        @_spi(Tooling) public var declaration: KeyDeclaration {
+        package var declaration: KeyDeclaration {
             if let made = madeDeclaration.load(ordering: .acquiring) { return made.takeUnretainedValue().declaration }
             let box = Unmanaged.passRetained(DeclarationBox(makeDeclaration()))
             let (stored, current) = madeDeclaration.compareExchange(expected: nil, desired: box, ordering: .acquiringAndReleasing)
@@ -152,22 +152,22 @@ extension Prefs.Key where Value: ExpressibleByNilLiteral {
 }
 
 /// What a store records about a declared key, so `prefs-tool` in another process can list it.
-@_spi(Tooling) public struct KeyDeclaration: Sendable, Hashable {
-    public var type: ValueType
+package struct KeyDeclaration: Sendable, Hashable {
+    package var type: ValueType
     /// The initial value's JSON form; nil for an optional key whose initial value is nil, and for a key whose initial
     /// value is computed at each read.
-    public var initial: JSON?
+    package var initial: JSON?
     /// The names the key had before (``Prefs/Keys/formerNames``), so tools read and reset a renamed value as the app does.
-    public var formerNames: [String]
+    package var formerNames: [String]
 
-    public init(type: ValueType, initial: JSON?, formerNames: [String] = []) {
+    package init(type: ValueType, initial: JSON?, formerNames: [String] = []) {
         self.type = type
         self.initial = initial
         self.formerNames = formerNames
     }
 
     /// The initial value as a ``StoredValue``, if there is one.
-    public var initialValue: StoredValue? { initial.map { StoredValue(type: type, json: $0) } }
+    package var initialValue: StoredValue? { initial.map { StoredValue(type: type, json: $0) } }
 
     /// Why `value` cannot be read as this key's type, as a typed key of that type reads it (the app then reads
     /// the initial value), or nil when it can. Tools check what they write or import with it.
@@ -180,7 +180,7 @@ extension Prefs.Key where Value: ExpressibleByNilLiteral {
     ///
     /// An explicit `nil` (a JSON `null`, written by ``Prefs/storeNil(for:)``) fits every declaration: the
     /// declaration does not say whether the key is optional, and a key that is not reads its initial value.
-    public func mismatch(with value: StoredValue) -> ValueMismatch? {
+    package func mismatch(with value: StoredValue) -> ValueMismatch? {
         if value.isNil { return nil }
         guard type.canDecode(from: value.type) else {
             return ValueMismatch(stored: value, expected: type, reason: "a \(value.type) is never read as \(type)")

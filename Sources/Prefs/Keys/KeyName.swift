@@ -6,12 +6,12 @@ import Foundation
 /// A name is 1 to ``maximumLength`` UTF-8 bytes of printable text, measured in Unicode NFC (the form Prefs stores and
 /// compares names in, so that both spellings of `é` are one key with one limit): no control characters
 /// (U+0000–U+001F, U+007F–U+009F), no line or paragraph separators, no leading or trailing white space.
-@_spi(Tooling) public enum KeyName {
+package enum KeyName {
     /// The longest name, in UTF-8 bytes.
-    public static let maximumLength = 256
+    package static let maximumLength = 256
 
     /// Returns nil when `name` is valid, else the reason it is not.
-    public static func problem(with name: String) -> String? {
+    package static func problem(with name: String) -> String? {
         if name.isEmpty { return "a key name cannot be empty" }
         let length = name.utf8.allSatisfy({ $0 < 0x80 }) ? name.utf8.count : name.precomposedStringWithCanonicalMapping.utf8.count
         if length > maximumLength { return "a key name is at most \(maximumLength) bytes; this one is \(length)" }
@@ -29,12 +29,12 @@ import Foundation
     }
 
     /// Throws ``PrefsError/invalidKeyName(_:reason:)`` for an invalid name.
-    public static func validate(_ name: String) throws(PrefsError) {
+    package static func validate(_ name: String) throws(PrefsError) {
         if let problem = problem(with: name) { throw .invalidKeyName(name, reason: problem) }
     }
 
     /// The longest legacy name (``legacyProblem(with:)``), in UTF-8 bytes: as much as a value may hold.
-    public static let maximumLegacyLength = 1 << 20
+    package static let maximumLegacyLength = 1 << 20
 
     /// Returns nil when `name` may name a stored value written by other code (UserDefaults, a hand edit), else the
     /// reason it may not. Such names are read and written by name (``PrefsDefaults``, a dialog's `neverRemindKey`, raw
@@ -42,7 +42,7 @@ import Foundation
     /// (`"Intro tip "`), control characters, the empty string. Only U+0000, which no store holds the same way (a
     /// PostgreSQL text cannot), and more than ``maximumLegacyLength`` bytes are refused. A typed key's own name follows
     /// the stricter ``problem(with:)``.
-    public static func legacyProblem(with name: String) -> String? {
+    package static func legacyProblem(with name: String) -> String? {
         if name.unicodeScalars.contains("\u{0}") { return "a key name cannot contain the character U+0000" }
         let length = name.utf8.count
         if length > maximumLegacyLength { return "a key name is at most \(maximumLegacyLength) bytes; this one is \(length)" }
@@ -50,7 +50,7 @@ import Foundation
     }
 
     /// Throws ``PrefsError/invalidKeyName(_:reason:)`` for a name ``legacyProblem(with:)`` refuses.
-    public static func validateLegacy(_ name: String) throws(PrefsError) {
+    package static func validateLegacy(_ name: String) throws(PrefsError) {
         if let problem = legacyProblem(with: name) { throw .invalidKeyName(name, reason: problem) }
     }
 }

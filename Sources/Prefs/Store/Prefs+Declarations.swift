@@ -35,14 +35,14 @@ extension Prefs {
     }
 
     /// Records declarations as they are (for tools copying a store).
-    @_spi(Tooling) public func recordDeclarations(_ declarations: [String: KeyDeclaration]) throws {
+    package func recordDeclarations(_ declarations: [String: KeyDeclaration]) throws {
         for name in declarations.keys { try KeyName.validate(name) }
         try commit(Changeset(declarations: declarations))
     }
 
     /// Forgets recorded declarations (for tools removing what they recorded by mistake). A key this process uses
     /// is recorded again by its next use.
-    @_spi(Tooling) public func removeDeclarations(_ names: [String]) throws {
+    package func removeDeclarations(_ names: [String]) throws {
         state.withLock { state in
             state.declarationEpoch &+= 1
             for name in names {
@@ -54,7 +54,7 @@ extension Prefs {
     }
 
     /// Every declaration recorded in the store, by any process, read fresh from the backend.
-    @_spi(Tooling) public func declaredKeys() throws -> [String: KeyDeclaration] {
+    package func declaredKeys() throws -> [String: KeyDeclaration] {
         try io.withBackend { backend in try backend.declarations() }
     }
 

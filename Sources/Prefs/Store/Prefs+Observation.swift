@@ -309,14 +309,14 @@ extension Prefs {
     /// A way to wait for another process's change to this store, when its backend signals changes (PostgreSQL's
     /// `LISTEN`/`NOTIFY`); nil when changes can only be polled (the file stores). `prefs-tool watch` waits on it between
     /// two checks, so it sees a change when it is made instead of at its next interval.
-    @_spi(Tooling) public func makeChangeSignal() -> ChangeSignal? {
+    package func makeChangeSignal() -> ChangeSignal? {
         ((try? io.withBackendAllowingReentry { backend in backend.makeChangeListener() }) ?? nil).map(ChangeSignal.init)
     }
 
     /// Signals of another process's change to one store (see ``Prefs/makeChangeSignal()``), on a connection of its own.
     /// Used by one thread at a time.
     // @unchecked Sendable: handed between the threads that take turns waiting on it, never used by two at once.
-    @_spi(Tooling) public final class ChangeSignal: @unchecked Sendable {
+    package final class ChangeSignal: @unchecked Sendable {
         private let listener: any BackendChangeListener
         private let closed = Locked(false)
 

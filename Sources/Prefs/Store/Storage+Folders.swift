@@ -18,21 +18,21 @@ extension Prefs.Storage {
     ///
     /// Throws ``PrefsError/untrustedFolder(path:owner:mode:)``, ``PrefsError/untrustedLink(path:owner:)`` for the first
     /// folder or link the rule refuses, ``PrefsError/io(path:operation:errno:)`` for a folder that cannot be created.
-    @_spi(Tooling) public static func createFolders(of path: String) throws(PrefsError) {
+    package static func createFolders(of path: String) throws(PrefsError) {
         _ = try Directory.resolve(file: path, creatingFolders: true)
     }
 
     /// Checks the folders of the file at `path` that exist, and the links at `path`, by the trust rule, creating
     /// nothing: throws what opening a store there would throw for them. For tools that note a new store's files before
     /// opening it, to remove them again by name (which is safe only on folders no other user can change).
-    @_spi(Tooling) public static func checkFolders(of path: String) throws(PrefsError) {
+    package static func checkFolders(of path: String) throws(PrefsError) {
         _ = try Directory.resolveIfFoldersExist(file: path)
     }
 
     /// Creates a new folder that only this user can enter (mode 0700) in the folder at `parent`, named `prefix` and
     /// random characters, as `mkdtemp` does, after checking `parent` and the folders above it by the trust rule (the
     /// temporary directory may be shared, as /tmp, but not another user's); returns its path.
-    @_spi(Tooling) public static func makePrivateFolder(in parent: String, prefix: String) throws(PrefsError) -> String {
+    package static func makePrivateFolder(in parent: String, prefix: String) throws(PrefsError) -> String {
         let folder = try Directory.resolve(folder: parent)
         let characters = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
         for _ in 0..<100 {

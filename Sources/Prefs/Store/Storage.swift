@@ -201,19 +201,13 @@ extension Prefs {
 
         /// The endings of the files a file store keeps beside its file (SQLite's `-wal`, `-shm`, `-journal`; the JSON
         /// store's `.lock` and `.journal`), for tools that must not treat them as anything else.
-        @_spi(Tooling) public static let sidecarSuffixes = SQLiteBackend.sidecarSuffixes + JSONFileBackend.sidecarSuffixes
+        package static let sidecarSuffixes = SQLiteBackend.sidecarSuffixes + JSONFileBackend.sidecarSuffixes
 
         /// `path` with its symbolic links followed, as a file store follows them to find its file and put its sidecar
         /// files beside it, for tools that compare a path with a store's files; nil for a cycle or a chain of more than
         /// 32 links.
-        @_spi(Tooling) public static func resolvingLinks(_ path: String) -> String? {
+        package static func resolvingLinks(_ path: String) -> String? {
             FileSystem.resolvingLinksIfFinite(path)
-        }
-
-        /// The line a JSON store's journal appends for a set of `value` under `key`, sequence number and checksum
-        /// included, for tools that measure what a durable set writes (prefs-bench's `write(2)` floor).
-        @_spi(Tooling) public static func jsonJournalRecord(sequence: Int, key: String, value: StoredValue) -> [UInt8] {
-            JSONJournal.recordBytes(seq: sequence, changes: Changeset(values: [key: .set(value)]))
         }
 
         /// This storage with a JSON store's journal compacted past `bytes` (and 4 times the snapshot) instead of 64 KiB:

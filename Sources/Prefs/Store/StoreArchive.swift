@@ -13,19 +13,19 @@ internal import PrefsJSON
 /// let archive = try StoreArchive.contents(of: data, source: "backup.json")   // validated: names, types, shapes
 /// try other.importArchive(archive)
 /// ```
-@_spi(Tooling) public struct StoreArchive: Sendable, Hashable {
+package struct StoreArchive: Sendable, Hashable {
     /// The archive's values, by key.
-    public var values: [String: StoredValue]
+    package var values: [String: StoredValue]
     /// The archive's key declarations, by key.
-    public var declarations: [String: KeyDeclaration]
+    package var declarations: [String: KeyDeclaration]
 
-    public init(values: [String: StoredValue] = [:], declarations: [String: KeyDeclaration] = [:]) {
+    package init(values: [String: StoredValue] = [:], declarations: [String: KeyDeclaration] = [:]) {
         self.values = values
         self.declarations = declarations
     }
 
     /// The archive of `values` and `declarations` (pretty, sorted keys, trailing newline).
-    public static func encode(_ values: [String: StoredValue], declarations: [String: KeyDeclaration] = [:]) -> Data {
+    package static func encode(_ values: [String: StoredValue], declarations: [String: KeyDeclaration] = [:]) -> Data {
         var document = JSONStoreDocument()
         document.values = JSONStoreDocument.Values(values)
         document.declarations = JSONStoreDocument.Declarations(declarations)
@@ -37,20 +37,20 @@ internal import PrefsJSON
 
     /// The archive of every value and declaration in `prefs`. Throws, writing nothing, when a value could not be
     /// read back by ``decode(_:source:)`` (see ``validate(_:source:)``): an export is only as good as its import.
-    public static func export(_ prefs: Prefs) throws -> Data {
+    package static func export(_ prefs: Prefs) throws -> Data {
         let values = try prefs.snapshot()
         try validate(values, source: prefs.storage.path ?? prefs.storage.description)
         return encode(values, declarations: try prefs.declaredKeys())
     }
 
     /// Reads an archive's values and checks every entry (``validate(_:source:)``).
-    public static func decode(_ data: Data, source: String) throws(PrefsError) -> [String: StoredValue] {
+    package static func decode(_ data: Data, source: String) throws(PrefsError) -> [String: StoredValue] {
         try contents(of: data, source: source).values
     }
 
     /// Reads an archive's values and declarations, checking every value (``validate(_:source:)``) and every
     /// declared key's name.
-    public static func contents(of data: Data, source: String) throws(PrefsError) -> StoreArchive {
+    package static func contents(of data: Data, source: String) throws(PrefsError) -> StoreArchive {
         let document = try JSONStoreDocument(data: data, path: source)
         let (values, declarations) = (document.values.decoded(), document.declarations.decoded())
         try validate(values, source: source)
@@ -64,7 +64,7 @@ internal import PrefsJSON
 
     /// Checks every entry: a valid key name, a known type, a value of that type's shape. Throws
     /// ``PrefsError/corruptStore(path:reason:)`` naming `source`, the entry's JSON path and the first problem.
-    public static func validate(_ values: [String: StoredValue], source: String) throws(PrefsError) {
+    package static func validate(_ values: [String: StoredValue], source: String) throws(PrefsError) {
         for key in values.keys.sorted() {
             guard let value = values[key] else { continue }
             if let problem = KeyName.legacyProblem(with: key) {
@@ -84,7 +84,7 @@ internal import PrefsJSON
     /// The contents of the regular file at `path`, an archive to read; nil when there is none. Only a regular file
     /// is read: a FIFO or a device is refused with ``PrefsError/corruptStore(path:reason:)`` rather than waited on or
     /// read for ever; a directory throws ``PrefsError/io(path:operation:errno:)`` with `EISDIR`.
-    public static func read(contentsOf path: String) throws(PrefsError) -> Data? {
+    package static func read(contentsOf path: String) throws(PrefsError) -> Data? {
         try FileSystem.contents(of: path)?.0
     }
 
@@ -103,7 +103,7 @@ internal import PrefsJSON
     /// instead, as a shell's `>` writes it: it is opened once and written only when the opened descriptor is one. Any
     /// other file that is not a regular file (a socket, a block device) is neither written nor replaced:
     /// ``PrefsError/io(path:operation:errno:)`` with `EPERM`.
-    public static func write(_ data: Data, to path: String) throws(PrefsError) {
+    package static func write(_ data: Data, to path: String) throws(PrefsError) {
         try Directory.write(data, toDestination: path)
     }
 }
@@ -116,7 +116,7 @@ extension Prefs {
     /// `checkingDeclarations` is false (to reproduce a store whose app reads such a value as its initial value). With
     /// `replacing`, every other stored value and declaration is removed, so the store then holds exactly the
     /// archive; otherwise the archive's keys replace the store's and other keys stay.
-    @_spi(Tooling) public func importArchive(_ archive: StoreArchive, replacing: Bool = false, checkingDeclarations: Bool = true) throws {
+    package func importArchive(_ archive: StoreArchive, replacing: Bool = false, checkingDeclarations: Bool = true) throws {
         for (name, value) in archive.values {
             try KeyName.validateLegacy(name)
             try Self.checkLimits(value, key: name)

@@ -1,5 +1,5 @@
 import Foundation
-public import PrefsJSON
+package import PrefsJSON
 
 /// A value as a backend stores it: its ``ValueType`` and its JSON form (``jsonText``).
 ///
@@ -28,7 +28,7 @@ public struct StoredValue: Sendable, Hashable, CustomStringConvertible {
 
     /// The JSON form. A value held as text is parsed on each access (tools and the JSON file store ask; typed reads
     /// of `Codable` values decode the text directly).
-    @_spi(Tooling) public var json: JSON {
+    package var json: JSON {
         get {
             switch form {
             case .tree(let json): json
@@ -40,7 +40,7 @@ public struct StoredValue: Sendable, Hashable, CustomStringConvertible {
 
     /// A value from its type and JSON form, as a store or an archive holds it (not checked against each other:
     /// see ``shapeProblem()``).
-    @_spi(Tooling) public init(type: ValueType, json: JSON) {
+    package init(type: ValueType, json: JSON) {
         self.type = type
         form = .tree(json)
     }
@@ -215,7 +215,7 @@ extension StoredValue {
     }
 
     /// Why the JSON form does not fit the type, or nil when it does (used by integrity checks).
-    @_spi(Tooling) public func shapeProblem() -> String? {
+    package func shapeProblem() -> String? {
         Self.shapeProblem(of: json, as: type)
     }
 

@@ -1,6 +1,6 @@
-@_spi(Tooling) import DialogGate
+import DialogGate
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 
 /// `demo`: session and persistent suppression, a caller-chosen Don't Remind key and a remote message shown once,
 /// launch by launch, against a real SQLite store.

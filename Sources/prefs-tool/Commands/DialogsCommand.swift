@@ -1,6 +1,6 @@
-@_spi(Tooling) import DialogGate
+import DialogGate
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 import PrefsJSON
 
 /// `dialogs [list] [--json]`, `dialogs reset ID…|--all`: DialogGate's state per dialog id.

@@ -1,8 +1,8 @@
-@_spi(Tooling) import DialogGate
-@_spi(Tooling) import MessageFeed
-@_spi(Tooling) import MessageFeedFetching
+import DialogGate
+import MessageFeed
+import MessageFeedFetching
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 import PrefsJSON
 #if canImport(FoundationNetworking)
 import FoundationNetworking

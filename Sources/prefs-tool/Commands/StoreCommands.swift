@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 import PrefsJSON
 
 /// `list`, `get`, `set`, `reset`: the store's keys and values.

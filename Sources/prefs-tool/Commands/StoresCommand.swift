@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tooling) import Prefs
+import Prefs
 
 /// `stores`: the stores in the default location, by bundle identifier, as `defaults domains` lists domains.
 enum StoresCommand {

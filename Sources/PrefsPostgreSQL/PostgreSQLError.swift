@@ -6,7 +6,7 @@ import Prefs
 ///
 /// ``PostgreSQLDatabase``'s calls throw it as it is. A `Prefs` store's calls throw every error as a `PrefsError`:
 /// this one as `PrefsError.database(_:)`, whose `DatabaseError` has the SQLSTATE as `codeName`, the operation as
-/// `statement`, the target as `path`, and this error as `underlying` (``Prefs/PrefsError/postgreSQLError``).
+/// `statement`, the target as `path`, and this error as `underlying` (`PrefsError.postgreSQLError`).
 ///
 /// ```swift
 /// do {

@@ -80,7 +80,7 @@ extension Prefs {
     /// PostgreSQL store only): the revision to resume from is the last one received, as with etcd's watch from a
     /// revision. Every change is delivered, removals included (`Revisioned.isStored` false), while the namespace's
     /// history holds them (``PostgreSQLDatabase/setHistoryRetention(_:for:)``); otherwise the stream ends with a
-    /// `PrefsError` whose ``Prefs/PrefsError/postgreSQLError`` is ``PostgreSQLError/Kind/revisionCompacted``, and
+    /// `PrefsError` whose `PrefsError.postgreSQLError` is ``PostgreSQLError/Kind/revisionCompacted``, and
     /// nothing is skipped silently. Every error that ends the stream is a `PrefsError`. New changes are seen when their
     /// notification arrives, and at least every staleness bound. The stream ends when cancelled, or when the store is
     /// closed or released.

@@ -39,9 +39,6 @@ public enum FeedFetchError: Error, Sendable, Hashable, CustomStringConvertible {
     case unreadableFile(path: String, reason: String)
     /// No request was made: an earlier failure set a retry date that has not come yet.
     case backingOff(until: Date, failures: Int)
-    /// Reading or writing the cache or the message state in the store failed; the store's error (a `PrefsError` in
-    /// practice) is kept.
-    case storeFailed(any Error)
     /// The stored value of `key` (`lastMessageId`) is not a whole number: no message is shown, and none is
     /// acknowledged, until it is reset (`prefs-tool reset lastMessageId`) or fixed.
     case unreadableState(key: String, reason: String)
@@ -104,8 +101,6 @@ public enum FeedFetchError: Error, Sendable, Hashable, CustomStringConvertible {
             "cannot read \(path): \(reason)"
         case .backingOff(let until, let failures):
             "not fetching before \(ISO8601.format(until)) after \(failures) failure\(failures == 1 ? "" : "s") in a row"
-        case .storeFailed(let error):
-            "could not use the store: \(error)"
         case .unreadableState(let key, let reason):
             "the stored \(key) cannot be read: \(reason); no message is shown until it is reset"
         }
@@ -134,8 +129,7 @@ public enum FeedFetchError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-// Hashable by hand: `storeFailed` keeps the store's error as `any Error`, which has no equality of its own; two such
-// errors are equal when they describe themselves alike. Every other case compares its payload.
+// Hashable by hand, each case comparing its payload.
 extension FeedFetchError {
     public static func == (lhs: Self, rhs: Self) -> Bool {
         switch (lhs, rhs) {
@@ -153,13 +147,12 @@ extension FeedFetchError {
             (.unreadableState(let a, let reason), .unreadableState(let b, let other)):
             a == b && reason == other
         case (.backingOff(let a, let failures), .backingOff(let b, let other)): a == b && failures == other
-        case (.storeFailed(let a), .storeFailed(let b)): "\(a)" == "\(b)"
         default: false
         }
     }
 
     public func hash(into hasher: inout Hasher) {
-        // The description covers every payload (a store error by its own description), so equal values hash alike.
+        // The description covers every payload, so equal values hash alike.
         hasher.combine(description)
     }
 }

@@ -1,5 +1,6 @@
 import MessageFeed
 import Foundation
+import Prefs
 
 /// What ``FeedFetcher/fetch(force:)`` produced: the feed to use, where it came from, and what went wrong.
 ///
@@ -34,9 +35,11 @@ package struct FeedFetchResult: Sendable, Hashable {
     package var feed: DecodedFeed?
     /// When ``feed`` was fetched or last confirmed.
     package var fetchedAt: Date?
-    /// What went wrong, if anything: a failed fetch (the last good feed may still be used), a backoff, a
-    /// refused URL, a store write failure.
+    /// What went wrong with the feed, if anything: a failed fetch (the last good feed may still be used), a backoff,
+    /// a refused URL.
     package var error: FeedFetchError?
+    /// The store's failure to write the feed cache, if any: not the feed's fault, so not in ``error``.
+    package var storeError: PrefsError?
     /// Whether a request reached the network (always false for refused URLs and `file://`).
     package var requestSent: Bool
 
@@ -45,11 +48,12 @@ package struct FeedFetchResult: Sendable, Hashable {
     /// ```swift
     /// FeedFetchResult(source: .none, feed: nil, fetchedAt: nil, error: .timedOut(after: .seconds(10)), requestSent: true)
     /// ```
-    package init(source: Source, feed: DecodedFeed?, fetchedAt: Date?, error: FeedFetchError?, requestSent: Bool) {
+    package init(source: Source, feed: DecodedFeed?, fetchedAt: Date?, error: FeedFetchError?, requestSent: Bool, storeError: PrefsError? = nil) {
         self.source = source
         self.feed = feed
         self.fetchedAt = fetchedAt
         self.error = error
         self.requestSent = requestSent
+        self.storeError = storeError
     }
 }

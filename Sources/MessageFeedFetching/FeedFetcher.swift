@@ -180,7 +180,7 @@ package actor FeedFetcher {
             cache.maxAge = maxAge
             cache.answered()
         }
-        return FeedFetchResult(source: .network, feed: feed, fetchedAt: now, error: storeError, requestSent: requestSent)
+        return FeedFetchResult(source: .network, feed: feed, fetchedAt: now, error: nil, requestSent: requestSent, storeError: storeError)
     }
 
     /// A 304: the stored body is still current; refresh its date and validators.
@@ -199,7 +199,8 @@ package actor FeedFetcher {
         var refreshed = stored
         refreshed.fetchedAt = now
         refreshed.fetchedAtReanchoredAt = nil
-        var result = fallback(refreshed, now: now, error: storeError, requestSent: true)
+        var result = fallback(refreshed, now: now, error: nil, requestSent: true)
+        result.storeError = storeError
         if result.feed != nil { result.source = .notModified }
         return result
     }
@@ -264,7 +265,7 @@ package actor FeedFetcher {
             }
         }
         var result = fallback(cache, now: now, error: failure, requestSent: requestSent)
-        if storeError != nil, result.error == nil { result.error = storeError }
+        result.storeError = storeError
         return result
     }
 
@@ -292,7 +293,7 @@ package actor FeedFetcher {
     }
 
     /// Read-modify-writes the cache atomically; returns the store error, if any.
-    private func write(_ change: (inout FeedCache) -> Void) -> FeedFetchError? {
+    private func write(_ change: (inout FeedCache) -> Void) -> PrefsError? {
         let url = url
         do {
             try prefs.update(cacheKey) { value in
@@ -302,7 +303,7 @@ package actor FeedFetcher {
             }
             return nil
         } catch {
-            return .storeFailed(error)
+            return PrefsError(error)  // `update`'s own: the closure throws nothing
         }
     }
 

@@ -17,7 +17,8 @@ public enum PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The file was written by a newer release of Prefs (or a store was asked to write a format this release does not
     /// know): `found` is its format version, `supported` the newest this release reads. Nothing was changed.
     case unsupportedFormatVersion(path: String, found: Int, supported: Int)
-    /// A database engine's call failed (SQLite): its result code, message and statement.
+    /// A database engine's call failed (SQLite, or a PostgreSQL server): its result code (a SQLSTATE for PostgreSQL),
+    /// message and statement.
     case database(DatabaseError)
     /// A file-system call failed.
     case io(path: String, operation: String, errno: Int32)
@@ -122,24 +123,27 @@ public enum PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A failed call into the database engine under a store: the engine's own result code and message, the statement
-/// (never its bound values, so secrets kept as preference values cannot leak into logs) and the file.
+/// (never its bound values, so secrets kept as preference values cannot leak into logs) and the file or server.
 ///
 /// ```swift
 /// catch PrefsError.database(let error) where error.isBusy { /* another writer held the lock; retry later */ }
+/// catch PrefsError.database(let error) where error.codeName == "53300" { /* PostgreSQL: too many connections */ }
 /// ```
 public struct DatabaseError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The engine: `"SQLite"`.
+    /// The engine: `"SQLite"` or `"PostgreSQL"`.
     public var engine: String
     /// The engine's result code: for SQLite the extended result code (https://www.sqlite.org/rescode.html), e.g. 5
-    /// (`SQLITE_BUSY`) or 2067 (`SQLITE_CONSTRAINT_UNIQUE`).
+    /// (`SQLITE_BUSY`) or 2067 (`SQLITE_CONSTRAINT_UNIQUE`); 0 for PostgreSQL, whose code is a SQLSTATE (``codeName``).
     public var code: Int32
-    /// The code's symbolic name, e.g. `SQLITE_BUSY`.
+    /// The code's symbolic name, e.g. `SQLITE_BUSY`; for PostgreSQL the five-character SQLSTATE, e.g. `57014`
+    /// (https://www.postgresql.org/docs/current/errcodes-appendix.html).
     public var codeName: String
     /// The engine's message.
     public var message: String
-    /// The statement that failed, without bound values.
+    /// The statement that failed, without bound values; for PostgreSQL what the store was doing ("reading key
+    /// \"theme\"", "committing a transaction").
     public var statement: String?
-    /// The database file.
+    /// The database file; for PostgreSQL the database, with any password replaced by `***`.
     public var path: String?
     /// Whether another connection held a lock longer than the store waits (SQLite's `SQLITE_BUSY`, `SQLITE_LOCKED`).
     public var isBusy: Bool
@@ -147,6 +151,46 @@ public struct DatabaseError: Error, Sendable, Hashable, CustomStringConvertible 
     public var isDamage: Bool
     /// One line: engine, code and name, message, file and statement.
     public var description: String
+    /// The engine's own error, for what the fields above do not say: PrefsPostgreSQL's `PostgreSQLError`, with its
+    /// kind (read it as `PrefsError.postgreSQLError`). Nil for SQLite.
+    public var underlying: (any Error & Hashable & Sendable)?
+
+    /// Makes an error (the stores make their own; this is for a backend's module reporting in the same form).
+    package init(
+        engine: String, code: Int32, codeName: String, message: String, statement: String?, path: String?, isBusy: Bool = false,
+        isDamage: Bool = false, description: String, underlying: (any Error & Hashable & Sendable)? = nil
+    ) {
+        self.engine = engine
+        self.code = code
+        self.codeName = codeName
+        self.message = message
+        self.statement = statement
+        self.path = path
+        self.isBusy = isBusy
+        self.isDamage = isDamage
+        self.description = description
+        self.underlying = underlying
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.engine == rhs.engine && lhs.code == rhs.code && lhs.codeName == rhs.codeName && lhs.message == rhs.message
+            && lhs.statement == rhs.statement && lhs.path == rhs.path && lhs.isBusy == rhs.isBusy && lhs.isDamage == rhs.isDamage
+            && lhs.description == rhs.description && lhs.underlyingHashable == rhs.underlyingHashable
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(engine)
+        hasher.combine(code)
+        hasher.combine(codeName)
+        hasher.combine(message)
+        hasher.combine(statement)
+        hasher.combine(path)
+        hasher.combine(underlyingHashable)
+    }
+
+    private var underlyingHashable: AnyHashable? {
+        underlying.map { AnyHashable($0) }
+    }
 }
 
 extension DatabaseError {
@@ -158,6 +202,41 @@ extension DatabaseError {
             isDamage: SQLiteError.corrupt ~= error || SQLiteError.notADatabase ~= error,
             description: error.description
         )
+    }
+}
+
+// MARK: - One error type for every store call
+
+/// An error a backend's module says as a ``PrefsError`` (PrefsPostgreSQL's `PostgreSQLError` as
+/// ``PrefsError/database(_:)``), so that a store call throws `PrefsError` whatever the backend.
+package protocol PrefsErrorConvertible: Error {
+    var prefsError: PrefsError { get }
+}
+
+extension PrefsError {
+    /// `error` as a `PrefsError`: itself, a backend module's error as it says itself (``PrefsErrorConvertible``), a
+    /// SQLite error as ``database(_:)``, or any other error a backend threw as ``database(_:)`` of the engine its type
+    /// names, with its description as the message.
+    package init(_ error: any Error) {
+        switch error {
+        case let error as PrefsError: self = error
+        case let error as any PrefsErrorConvertible: self = error.prefsError
+        case let error as SQLiteError: self = .database(DatabaseError(error))
+        default:
+            let engine = String(describing: type(of: error))
+            self = .database(
+                DatabaseError(engine: engine, code: 0, codeName: "", message: "\(error)", statement: nil, path: nil, description: "\(engine): \(error)"))
+        }
+    }
+
+    /// Runs `body` (a call into a backend, whose requirements throw untyped), throwing its error as a `PrefsError`.
+    /// Never around an app's closure, whose errors a store call passes on unchanged.
+    package static func converting<Result>(_ body: () throws -> Result) throws(PrefsError) -> Result {
+        do {
+            return try body()
+        } catch {
+            throw PrefsError(error)
+        }
     }
 }
 

@@ -49,7 +49,7 @@ public struct PostgreSQLDatabase: Sendable {
     public var description: String { PostgreSQLRedaction.redact(conninfo) }
 
     /// Every namespace that is registered or holds a row, by name.
-    public func namespaces() throws -> [Namespace] {
+    public func namespaces() throws(PostgreSQLError) -> [Namespace] {
         let rows = try run("listing the namespaces") { connection, deadline in
             try connection.execute(
                 """
@@ -72,13 +72,13 @@ public struct PostgreSQLDatabase: Sendable {
     /// Deletes a namespace: its values, declarations, history and registration, in one transaction. Returns whether
     /// it held anything.
     @discardableResult
-    public func deleteNamespace(_ name: String) throws -> Bool {
+    public func deleteNamespace(_ name: String) throws(PostgreSQLError) -> Bool {
         try delete([name]) > 0
     }
 
     /// Deletes every namespace not written for `age` (retention by age), each wholly; returns their names.
     @discardableResult
-    public func deleteNamespaces(inactiveFor age: Duration) throws -> [String] {
+    public func deleteNamespaces(inactiveFor age: Duration) throws(PostgreSQLError) -> [String] {
         let operation = "finding the namespaces not written for \(age)"
         let names = try run(operation) { connection, deadline in
             try connection.execute(
@@ -97,7 +97,7 @@ public struct PostgreSQLDatabase: Sendable {
     }
 
     @discardableResult
-    private func delete(_ names: [String]) throws -> Int {
+    private func delete(_ names: [String]) throws(PostgreSQLError) -> Int {
         let operation = "deleting namespace\(names.count == 1 ? " \(PostgreSQLBackend.quoted(names[0]))" : "s")"
         return try run(operation) { connection, deadline in
             // One statement: the rows go, and the stores listening on these namespaces are told at its commit.
@@ -123,7 +123,7 @@ public struct PostgreSQLDatabase: Sendable {
     /// staleness bound of a read), else within a second of its next write. A watch from a revision older than the
     /// history ends with ``PostgreSQLError/Kind/revisionCompacted``: each entry names the revision it replaced, so a gap
     /// always shows.
-    public func setHistoryRetention(_ retention: Duration?, for namespace: String) throws {
+    public func setHistoryRetention(_ retention: Duration?, for namespace: String) throws(PostgreSQLError) {
         let operation = "setting the history retention of namespace \(PostgreSQLBackend.quoted(namespace))"
         _ = try run(operation) { connection, deadline in
             // Stores listening on the namespace learn of it at once (the others at their next check).
@@ -147,7 +147,7 @@ public struct PostgreSQLDatabase: Sendable {
     /// of removed values older than `age` (a store that has not checked for changes since then reads its namespace
     /// again). Run it from a periodic job.
     @discardableResult
-    public func prune(tombstonesOlderThan age: Duration = .seconds(30 * 86_400)) throws -> PruneReport {
+    public func prune(tombstonesOlderThan age: Duration = .seconds(30 * 86_400)) throws(PostgreSQLError) -> PruneReport {
         let operation = "pruning"
         return try run(operation) { connection, deadline in
             let history = try connection.execute(
@@ -170,9 +170,20 @@ public struct PostgreSQLDatabase: Sendable {
     }
 
     /// Runs `body` on a connection of this database's pool, with the deadline of one call.
-    private func run<Result>(_ operation: String, _ body: (PostgreSQLConnection, ContinuousClock.Instant) throws -> Result) throws -> Result {
+    private func run<Result>(
+        _ operation: String, _ body: (PostgreSQLConnection, ContinuousClock.Instant) throws -> Result
+    ) throws(PostgreSQLError) -> Result {
         let pool = try PostgreSQLPool.shared(conninfo: conninfo, options: options)
         let deadline = ContinuousClock.now + options.timeout
-        return try pool.withConnection(deadline: deadline, readOnly: options.readOnly, operation: operation) { try body($0, deadline) }
+        do {
+            return try pool.withConnection(deadline: deadline, readOnly: options.readOnly, operation: operation) { try body($0, deadline) }
+        } catch let error as PostgreSQLError {
+            throw error
+        } catch {
+            // `body` (a connection's calls) and the pool throw only this type: not reached.
+            throw PostgreSQLError(
+                kind: .statementFailed, sqlState: PostgreSQLError.ClientCode.unexpectedAnswer, message: "\(error)", operation: operation,
+                target: description)
+        }
     }
 }

@@ -1,14 +1,19 @@
 import Foundation
+import Prefs
 
 /// A failure of the PostgreSQL store: what was being done, where (with the password redacted), what the server or
 /// libpq said, and its SQLSTATE.
 ///
+/// ``PostgreSQLDatabase``'s calls throw it as it is. A `Prefs` store's calls throw every error as a `PrefsError`:
+/// this one as `PrefsError.database(_:)`, whose `DatabaseError` has the SQLSTATE as `codeName`, the operation as
+/// `statement`, the target as `path`, and this error as `underlying` (`PrefsError.postgreSQLError`).
+///
 /// ```swift
 /// do {
-///     try prefs.update(.launchCount) { $0 += 1 }
-/// } catch let error as PostgreSQLError where error.kind == .timedOut {
+///     try prefs.set(3, for: .launchCount)
+/// } catch where error.postgreSQLError?.kind == .timedOut {
 ///     // the deadline (PostgreSQLOptions.timeout) passed: nothing was applied
-/// } catch let error as PostgreSQLError where error.sqlState == "53300" {
+/// } catch PrefsError.database(let error) where error.codeName == "53300" {
 ///     // too many connections, as opposed to a server that is down ("08001")
 /// }
 /// ```
@@ -118,5 +123,30 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
     /// deadline passed while it was on its way.
     public var isTimeout: Bool {
         kind == .timedOut || (kind == .commitOutcomeUnknown && sqlState.map(Self.timeoutCodes.contains) == true)
+    }
+}
+
+// MARK: - As a store call throws it
+
+extension PostgreSQLError: PrefsErrorConvertible {
+    /// `PrefsError.database(_:)`: engine `PostgreSQL`, the SQLSTATE as code name, the operation as statement, the
+    /// target as path, the same description, and this error as `underlying`.
+    package var prefsError: PrefsError {
+        .database(
+            DatabaseError(
+                engine: "PostgreSQL", code: 0, codeName: sqlState ?? "", message: message, statement: operation, path: target,
+                description: description, underlying: self))
+    }
+}
+
+extension PrefsError {
+    /// The PostgreSQL store's failure this error reports, with its ``PostgreSQLError/kind``; nil for any other error.
+    ///
+    /// ```swift
+    /// catch where error.postgreSQLError?.kind == .commitOutcomeUnknown { /* read the key to know */ }
+    /// ```
+    public var postgreSQLError: PostgreSQLError? {
+        guard case .database(let error) = self else { return nil }
+        return error.underlying as? PostgreSQLError
     }
 }

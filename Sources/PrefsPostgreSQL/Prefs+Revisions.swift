@@ -42,10 +42,12 @@ extension Prefs {
     /// let quota = try prefs.revisioned(.quota)             // value 10, revision 4711
     /// try prefs.set(quota.value - 1, for: .quota, ifRevision: quota.revision)
     /// ```
-    public func revisioned<Value>(_ key: Key<Value>) throws -> Revisioned<Value> {
-        try withBackend("revisioned(_:)") { backend in
-            let read = try Self.postgreSQLBackend(backend, operation: "revisioned(_:)").revisioned(key.name, formerNames: key.formerNames)
-            return (Self.revisioned(read.stored, revision: read.revision, key: key, reportingTo: self), nil)
+    public func revisioned<Value>(_ key: Key<Value>) throws(PrefsError) -> Revisioned<Value> {
+        try PrefsError.converting {
+            try withBackend("revisioned(_:)") { backend in
+                let read = try Self.postgreSQLBackend(backend, operation: "revisioned(_:)").revisioned(key.name, formerNames: key.formerNames)
+                return (Self.revisioned(read.stored, revision: read.revision, key: key, reportingTo: self), nil)
+            }
         }
     }
 
@@ -55,15 +57,20 @@ extension Prefs {
     /// revision of 0 writes only a key that was never written. The write removes values under the key's former names,
     /// as `set(_:for:)` does; `nil` for an optional key removes the value (a removal has a
     /// revision too). Unlike a plain set, it records no declaration of the key.
+    ///
+    /// Throws `PrefsError` for a failure (the server's among them), or `RevisionConflict<Value>`: untyped, since a
+    /// conflict is an answer to decide again from, not a failure, and carries the key's current value.
     @discardableResult
     public func set<Value>(_ value: Value, for key: Key<Value>, ifRevision revision: Int64) throws -> Int64 {
         var changes = Changeset()
         changes.values[key.name] = try Self.change(for: value, key: key.name)
         for former in key.formerNames { changes.values[former] = .remove }
-        let written: Int64? = try withBackend("set(_:for:ifRevision:)", invalidating: Array(changes.values.keys)) { backend in
-            let backend = try Self.postgreSQLBackend(backend, operation: "set(_:for:ifRevision:)")
-            guard let written = try backend.write(changes, ifRevisionOf: key.name, is: revision) else { return (nil, nil) }
-            return (written, changes)
+        let written: Int64? = try PrefsError.converting {
+            try withBackend("set(_:for:ifRevision:)", invalidating: Array(changes.values.keys)) { backend in
+                let backend = try Self.postgreSQLBackend(backend, operation: "set(_:for:ifRevision:)")
+                guard let written = try backend.write(changes, ifRevisionOf: key.name, is: revision) else { return (nil, nil) }
+                return (written, changes)
+            }
         }
         guard let written else { throw RevisionConflict(key: key.name, expected: revision, current: try revisioned(key)) }
         return written
@@ -72,8 +79,9 @@ extension Prefs {
     /// Every change of `key` after `revision`, oldest first, then each new one as it is made, by any instance (a
     /// PostgreSQL store only): the revision to resume from is the last one received, as with etcd's watch from a
     /// revision. Every change is delivered, removals included (`Revisioned.isStored` false), while the namespace's
-    /// history holds them (``PostgreSQLDatabase/setHistoryRetention(_:for:)``); otherwise the stream ends with
-    /// ``PostgreSQLError/Kind/revisionCompacted``, and nothing is skipped silently. New changes are seen when their
+    /// history holds them (``PostgreSQLDatabase/setHistoryRetention(_:for:)``); otherwise the stream ends with a
+    /// `PrefsError` whose `PrefsError.postgreSQLError` is ``PostgreSQLError/Kind/revisionCompacted``, and
+    /// nothing is skipped silently. Every error that ends the stream is a `PrefsError`. New changes are seen when their
     /// notification arrives, and at least every staleness bound. The stream ends when cancelled, or when the store is
     /// closed or released.
     ///
@@ -90,7 +98,7 @@ extension Prefs {
                 (try Self.postgreSQLBackend(backend, operation: "changes(of:after:)").historyReader(), nil)
             }
         } catch {
-            continuation.finish(throwing: error)
+            continuation.finish(throwing: PrefsError(error))
             return stream
         }
         let ended = Locked(false)
@@ -111,7 +119,7 @@ extension Prefs {
                     }
                     if changes.count == 1000 { continue }  // more to read at once
                 } catch {
-                    continuation.finish(throwing: error)
+                    continuation.finish(throwing: PrefsError(error))
                     return
                 }
                 guard let self, !self.isClosed else {

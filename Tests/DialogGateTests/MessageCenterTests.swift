@@ -309,6 +309,19 @@ struct MessageCenterTests {
         #expect(center.lastReport?.evaluations.first?.check(.id)?.summary == "id > lastMessageId (1 is not > 1)")
     }
 
+    @Test("a store that cannot be used is lastStoreError, not a feed error")
+    func storeFailureIsNotAFeedError() async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.file("messages.json")
+        try Data(Feeds.of([Feeds.message(id: 3)]).utf8).write(to: file)
+        let prefs = try Prefs(.memory)
+        try prefs.close()
+        let center = center(file, prefs: prefs)
+        await center.refresh()
+        #expect(center.lastError == nil, "\(String(describing: center.lastError))")
+        #expect(center.lastStoreError == .closed(store: prefs.storage.description), "\(String(describing: center.lastStoreError))")
+    }
+
     @Test(
         "a lastMessageId that is not a whole number fails closed: nothing shown, nothing written, lastError says why",
         arguments: [

@@ -84,7 +84,8 @@ struct PostgreSQLCredentialTests {
             do {
                 _ = try Prefs(storage)
                 Issue.record("connected to a port nobody listens on")
-            } catch let error as PostgreSQLError {
+            } catch let thrown {
+                let error = try #require(postgreSQLError(thrown), "\(thrown)")
                 // The host is 127.0.0.1 whatever the password holds: libpq never took a piece of it for a host name.
                 #expect(error.sqlState == "08001", "\(error)")
                 #expect("\(error)".contains("127.0.0.1"), "\(error)")
@@ -120,7 +121,8 @@ struct PostgreSQLCredentialTests {
             do {
                 _ = try Prefs(.postgreSQL(wrong, namespace: "n", options: PostgreSQLOptions(applicationName: "wrong-\(index)")))
                 Issue.record("a wrong password connected")
-            } catch let error as PostgreSQLError {
+            } catch let thrown {
+                let error = try #require(postgreSQLError(thrown), "\(thrown)")
                 #expect(error.sqlState == "28P01", "\(error)")
                 #expect(Self.leaks("\(error)", password) == nil, "\(error)")
             }

@@ -43,20 +43,20 @@ struct PostgreSQLDeadlineTests {
         // deadline under a second; before deadlines, each waited for the thaw.
         let set = await outcome { try prefs.set(2, for: .launchCount) }
         let setError = try #require(set.map { result -> (any Error)? in if case .failure(let error) = result { error } else { nil } } ?? nil)
-        let setFailure = try #require(setError as? PostgreSQLError, "\(setError)")
+        let setFailure = try #require(postgreSQLError(setError), "\(setError)")
         // The write was sent: its outcome is unknown, and it is a timeout.
         #expect(setFailure.kind == .commitOutcomeUnknown && setFailure.isTimeout, "\(setFailure)")
         #expect(setFailure.sqlState == "57014", "\(setFailure)")
 
         let refresh = await outcome { try prefs.refresh() }
-        guard case .failure(let refreshError as PostgreSQLError)? = refresh else {
+        guard case .failure(let failure)? = refresh, let refreshError = postgreSQLError(failure) else {
             Issue.record("refresh() did not fail by its deadline: \(String(describing: refresh))")
             return
         }
         #expect(refreshError.kind == .timedOut && refreshError.isTimeout, "\(refreshError)")
 
         let update = await outcome { try prefs.update(.launchCount) { $0 += 1 } }
-        guard case .failure(let updateError as PostgreSQLError)? = update else {
+        guard case .failure(let failure)? = update, let updateError = postgreSQLError(failure) else {
             Issue.record("update did not fail by its deadline: \(String(describing: update))")
             return
         }
@@ -72,7 +72,7 @@ struct PostgreSQLDeadlineTests {
                     server.url, namespace: namespace,
                     options: PostgreSQLOptions(connectTimeout: .milliseconds(700), timeout: .milliseconds(700), applicationName: "late")))
         }
-        guard case .failure(let openError as PostgreSQLError)? = open else {
+        guard case .failure(let failure)? = open, let openError = postgreSQLError(failure) else {
             Issue.record("opening did not fail by its deadline: \(String(describing: open))")
             return
         }
@@ -102,7 +102,7 @@ struct PostgreSQLDeadlineTests {
             try fixture.prefs.set(2, for: .launchCount)
         } throws: { error in
             // The server's answer (not the client's one-minute deadline), so the outcome is known: not applied.
-            (error as? PostgreSQLError).map { $0.kind == .timedOut && ["55P03", "57014"].contains($0.sqlState ?? "") } ?? false
+            postgreSQLError(error).map { $0.kind == .timedOut && ["55P03", "57014"].contains($0.sqlState ?? "") } ?? false
         }
         try holder.run("ROLLBACK")
         try fixture.prefs.refresh()
@@ -118,7 +118,7 @@ struct PostgreSQLDeadlineTests {
         try holder.run("BEGIN; SELECT 1 FROM prefs_values WHERE namespace = '\(fixture.namespace)' AND key = 'launchCount' FOR UPDATE")
         let prefs = fixture.prefs
         let update = await outcome { try prefs.update(.launchCount) { $0 += 1 } }
-        guard case .failure(let error as PostgreSQLError)? = update else {
+        guard case .failure(let failure)? = update, let error = postgreSQLError(failure) else {
             Issue.record("the update did not end by its deadline: \(String(describing: update))")
             return
         }

@@ -19,7 +19,7 @@ struct PostgreSQLErrorCodeTests {
         #expect {
             try Prefs(.postgreSQL("postgresql://prefs@127.0.0.1:\(port)/postgres", namespace: "n"))
         } throws: { error in
-            guard let error = error as? PostgreSQLError else { return false }
+            guard let error = postgreSQLError(error) else { return false }
             return error.kind == .connectionFailed && error.sqlState == "08001" && error.isConnectionFailure
         }
     }
@@ -30,7 +30,8 @@ struct PostgreSQLErrorCodeTests {
         do {
             _ = try Prefs(.postgreSQL(url, namespace: "n"))
             Issue.record("opened a database that does not exist")
-        } catch let error as PostgreSQLError {
+        } catch let thrown {
+            let error = try #require(postgreSQLError(thrown), "\(thrown)")
             #expect(error.kind == .connectionFailed, "\(error)")
             #expect(error.sqlState == "3D000", "\(error)")
             #expect(error.message.contains("does not exist"), "\(error.message)")
@@ -50,7 +51,7 @@ struct PostgreSQLErrorCodeTests {
         #expect {
             try Prefs(.postgreSQL(server.url(database: TestPostgreSQLServer.database, user: role), namespace: "n"))
         } throws: { error in
-            guard let error = error as? PostgreSQLError else { return false }
+            guard let error = postgreSQLError(error) else { return false }
             return error.kind == .connectionFailed && error.sqlState == "28000"
         }
     }
@@ -61,7 +62,7 @@ struct PostgreSQLErrorCodeTests {
         #expect {
             try Prefs(.postgreSQL(url, namespace: ""))
         } throws: { error in
-            (error as? PostgreSQLError)?.sqlState == "22023"
+            postgreSQLError(error)?.sqlState == "22023"
         }
         let writer = try PostgreSQLFixture()
         try writer.prefs.set(1, for: .launchCount)
@@ -70,8 +71,32 @@ struct PostgreSQLErrorCodeTests {
         #expect {
             try reader.set(2, for: .launchCount)
         } throws: { error in
-            guard let error = error as? PostgreSQLError else { return false }
+            guard let error = postgreSQLError(error) else { return false }
             return error.sqlState == "25006" && error.kind == .statementFailed
+        }
+    }
+
+    @Test("a server's failure through a store call is a PrefsError with its SQLSTATE, message, statement and database")
+    func serverFailureIsPrefsError() throws {
+        let server = try server()
+        let database = "typed_\(UUID().uuidString.prefix(8).lowercased())"
+        try server.psql("CREATE DATABASE \(database)")
+        let prefs = try Prefs(.postgreSQL(server.tcpURL(password: "hunter2-secret", database: database), namespace: "n"))
+        try server.psql("DROP TABLE prefs_values", database: database)
+        #expect(throws: PrefsError.self) { try prefs.set(1, for: .launchCount) }
+        do {
+            try prefs.set(1, for: .launchCount)
+            Issue.record("a write to a dropped table succeeded")
+        } catch PrefsError.database(let error) {
+            #expect(error.engine == "PostgreSQL")
+            #expect(error.codeName == "42P01", "\(error)")  // undefined_table, the server's own
+            #expect(error.message.contains("prefs_values"), "\(error.message)")
+            #expect(error.statement?.isEmpty == false, "\(error)")
+            #expect(error.path == "postgresql://prefs:***@127.0.0.1:\(server.port)/\(database)", "\(error)")
+            #expect((error.underlying as? PostgreSQLError)?.kind == .statementFailed, "\(error)")
+            #expect(PrefsError.database(error).description == error.description)
+        } catch {
+            Issue.record("not a server failure: \(error)")
         }
     }
 }

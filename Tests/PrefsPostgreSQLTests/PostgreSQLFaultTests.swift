@@ -19,7 +19,8 @@ struct PostgreSQLFaultTests {
         do {
             _ = try Prefs(.postgreSQL(url, namespace: "n", options: PostgreSQLOptions(connectTimeout: .seconds(2))))
             Issue.record("connected to a port nobody listens on")
-        } catch let error as PostgreSQLError {
+        } catch let thrown {
+            let error = try #require(postgreSQLError(thrown), "\(thrown)")
             #expect(error.kind == .connectionFailed)
             #expect(error.isConnectionFailure)
             #expect(error.target == "postgresql://prefs:***@127.0.0.1:\(port)/postgres")
@@ -54,7 +55,7 @@ struct PostgreSQLFaultTests {
         } catch {
             #expect(!"\(error)".contains("hunter2"), "\(error)")
             #expect("\(error)".contains("prefs:***@127.0.0.1"), "\(error)")
-            #expect((error as? PostgreSQLError)?.sqlState == "42P01", "\(error)")
+            #expect(postgreSQLError(error)?.sqlState == "42P01", "\(error)")
         }
         _ = broken[.name]  // a failing read is a diagnostic
         #expect(!log.all.isEmpty)
@@ -74,7 +75,8 @@ struct PostgreSQLFaultTests {
         do {
             try fixture.prefs.update(.launchCount) { $0 += 1 }
             Issue.record("the update did not time out")
-        } catch let error as PostgreSQLError {
+        } catch let thrown {
+            let error = try #require(postgreSQLError(thrown), "\(thrown)")
             // lock_timeout (55P03) or statement_timeout (57014): the server's limit, reported as a timeout.
             #expect(["55P03", "57014"].contains(error.sqlState ?? ""), "\(error)")
             #expect(error.kind == .timedOut && error.isTimeout, "\(error)")
@@ -98,7 +100,8 @@ struct PostgreSQLFaultTests {
                 // An application name each: a pool each, as separate processes have (a process's stores share one).
                 let options = PostgreSQLOptions(applicationName: "client-\(index)", listens: false)
                 stores.append(try Prefs(.postgreSQL(server.url, namespace: "n\(index)", options: options)))
-            } catch let error as PostgreSQLError {
+            } catch let thrown {
+                let error = try #require(postgreSQLError(thrown), "\(thrown)")
                 refusal = error
                 break
             }
@@ -143,11 +146,12 @@ struct PostgreSQLFaultTests {
                 server.kill()
             }
             Issue.record("a transaction whose server was killed committed")
-        } catch let error as PostgreSQLError {
+        } catch let thrown {
+            let error = try #require(postgreSQLError(thrown), "\(thrown)")
             #expect(error.isConnectionFailure, "\(error)")
         }
         // While the server is down, calls fail with connection errors, and the store keeps serving its cache.
-        #expect(throws: PostgreSQLError.self) { try prefs.set(5, for: .launchCount) }
+        #expect { try prefs.set(5, for: .launchCount) } throws: { postgreSQLError($0)?.isConnectionFailure == true }
         try server.start()
         let other = try fixture.reopen()
         for (index, key) in keys.enumerated() { #expect(other[key] == index, "acknowledged writes survive; the killed transaction left nothing") }

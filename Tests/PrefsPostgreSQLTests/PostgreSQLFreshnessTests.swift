@@ -147,7 +147,8 @@ struct PostgreSQLFreshnessTests {
         do {
             try prefs.set(6, for: .launchCount)
             Issue.record("the write whose answer was dropped succeeded")
-        } catch let error as PostgreSQLError {
+        } catch let thrown {
+            let error = try #require(postgreSQLError(thrown), "\(thrown)")
             #expect(error.kind == .commitOutcomeUnknown, "\(error)")
             #expect(error.sqlState == "08007", "\(error)")
         }

@@ -57,7 +57,8 @@ struct PostgreSQLMigrationTests {
         do {
             _ = try Prefs(.postgreSQL(url, namespace: "user-1", options: PostgreSQLOptions(readOnly: true)))
             Issue.record("a read-only store opened a format-1 database")
-        } catch let error as PostgreSQLError {
+        } catch let thrown {
+            let error = try #require(postgreSQLError(thrown), "\(thrown)")
             #expect(error.kind == .unexpectedSchema && error.sqlState == "55000", "\(error)")
             #expect(error.message.contains("format 1"), "\(error.message)")
         }

@@ -62,7 +62,7 @@ struct PostgreSQLReadOnlyTests {
         #expect {
             try reader.set(5, for: .launchCount)
         } throws: { error in
-            (error as? PostgreSQLError).map { $0.sqlState == "42501" && $0.kind == .statementFailed } ?? false
+            postgreSQLError(error).map { $0.sqlState == "42501" && $0.kind == .statementFailed } ?? false
         }
         try await toolReads(setup.readerURL, setup.namespace, writer: try Prefs(.postgreSQL(setup.url, namespace: setup.namespace)))
         // Nothing was registered or written by the reader.
@@ -80,7 +80,7 @@ struct PostgreSQLReadOnlyTests {
         #expect {
             try reader.set(5, for: .launchCount)
         } throws: { error in
-            (error as? PostgreSQLError).map { $0.sqlState == "25006" } ?? false
+            postgreSQLError(error).map { $0.sqlState == "25006" } ?? false
         }
         try await toolReads(setup.readerURL, setup.namespace, writer: try Prefs(.postgreSQL(setup.url, namespace: setup.namespace)))
     }
@@ -112,7 +112,7 @@ struct PostgreSQLReadOnlyTests {
         #expect {
             try reader.set(5, for: .launchCount)
         } throws: { error in
-            (error as? PostgreSQLError).map { $0.sqlState == "25006" } ?? false
+            postgreSQLError(error).map { $0.sqlState == "25006" } ?? false
         }
         try await toolReads(standby.url, namespace, writer: writer)
     }
@@ -125,7 +125,8 @@ struct PostgreSQLReadOnlyTests {
         do {
             _ = try Prefs(.postgreSQL(server.url(database: database), namespace: "n", options: PostgreSQLOptions(readOnly: true)))
             Issue.record("a read-only store opened a database without its tables")
-        } catch let error as PostgreSQLError {
+        } catch let thrown {
+            let error = try #require(postgreSQLError(thrown), "\(thrown)")
             #expect(error.kind == .unexpectedSchema && error.sqlState == "42P01", "\(error)")
         }
         #expect(try server.psql("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'prefs%'", database: database) == "0")

@@ -79,7 +79,7 @@ struct PostgreSQLStoreTests {
         do {
             _ = try Prefs(.postgreSQL(url, namespace: "n"))
             Issue.record("a newer format was opened")
-        } catch let error as PrefsError {
+        } catch {
             guard case .unsupportedFormatVersion(_, let found, let supported) = error else {
                 Issue.record("unexpected \(error)")
                 return

@@ -13,6 +13,12 @@ func server() throws -> TestPostgreSQLServer {
     try TestPostgreSQLServer.shared()
 }
 
+/// The PostgreSQL failure a store call threw (as a `PrefsError`), or nil for any other error. A function of
+/// `any Error`, so that it reads the same after a typed call (`set`) and an untyped one (`update`, `transaction`).
+func postgreSQLError(_ error: any Error) -> PostgreSQLError? {
+    (error as? PrefsError)?.postgreSQLError
+}
+
 /// A namespace no other test uses.
 func freshNamespace(_ label: String = #function) -> String {
     "test-\(label.prefix(while: { $0 != "(" }))-\(UUID().uuidString.prefix(8))"

@@ -98,7 +98,7 @@ struct PostgreSQLWriteTests {
             try transaction.set(["x"], for: .tags)
             try transaction.set("c", for: .name)
         }
-        #expect(throws: PostgreSQLError.self) { try fixture.prefs.set(2, for: .launchCount) }
+        #expect { try fixture.prefs.set(2, for: .launchCount) } throws: { postgreSQLError($0) != nil }
         try holder.run("ROLLBACK")
         try fixture.prefs.update(.launchCount) { $0 += 10 }
         let other = try fixture.reopen()

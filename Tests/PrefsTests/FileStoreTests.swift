@@ -106,7 +106,7 @@ struct FileStoreTests {
         do {
             _ = try Prefs(.jsonFile(url))
             Issue.record("opening succeeded")
-        } catch let error as PrefsError {
+        } catch {
             guard case .corruptStore(let path, let reason) = error else {
                 Issue.record("unexpected \(error)")
                 return

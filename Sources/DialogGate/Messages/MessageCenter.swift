@@ -75,9 +75,16 @@ public final class MessageCenter {
     /// center.presentedElsewhere   // 7: another window shows message 7
     /// ```
     public private(set) var presentedElsewhere: Int?
-    /// What went wrong during the last refresh or acknowledgement, or nil. The last good feed may still
+    /// What went wrong with the feed during the last refresh or acknowledgement, or nil. The last good feed may still
     /// have been used.
     public internal(set) var lastError: FeedFetchError?
+    /// What went wrong with the store during the last refresh, acknowledgement or ``installationId()``, or nil: the
+    /// feed cache or the message state could not be read or written (a read-only store, a lock held too long).
+    ///
+    /// ```swift
+    /// if let error = center.lastStoreError { log("messages: \(error)") }   // the feed itself may be fine
+    /// ```
+    public internal(set) var lastStoreError: PrefsError?
     /// The feed's issues from the last refresh: skipped messages, dropped links, unknown keys.
     public private(set) var diagnostics: [FeedIssue] = []
     /// Every targeting check of the last decision (what `prefs-tool feed explain` prints). Package API.
@@ -207,6 +214,7 @@ public final class MessageCenter {
         guard current == generation else { return }
         fetch = result
         lastError = result.error
+        lastStoreError = result.storeError
         diagnostics = result.feed?.issues ?? []
         guard let feed = result.feed else {
             isRefreshing = false
@@ -228,6 +236,7 @@ public final class MessageCenter {
         knownLastMessageId = outcome.lastMessageId
         presentedElsewhere = outcome.presentedElsewhere
         if let error = outcome.error { lastError = error }
+        if let error = outcome.storeError { lastStoreError = error }
         // An acknowledgement or a dismissal while the decision ran ended what it would show: it stays ended.
         let stillHeld = outcome.pending.map { $0.token == nil ? holder.snapshot.ends == outcome.ends : holder.held?.token == $0.token }
         guard stillHeld != false else { return }
@@ -282,9 +291,9 @@ public final class MessageCenter {
     /// (`Int.max` when it is not a whole number: it is left alone, it might be higher), or what went wrong.
     private nonisolated static func recordAcknowledgement(
         of id: Int, lower: [Int], ending ended: MessageClaimHolder.Held?, prefs: Prefs, keys: StoreKeys
-    ) -> Result<Int, FeedFetchError> {
+    ) -> Result<Int, AcknowledgementFailure> {
         do {
-            return try prefs.transaction { transaction -> Result<Int, FeedFetchError> in
+            return try prefs.transaction { transaction -> Result<Int, AcknowledgementFailure> in
                 if let ended, try transaction.value(for: keys.presenting)?.claim.token == ended.token { transaction.reset(keys.presenting) }
                 switch lastMessageId(from: try transaction.storedValue(forKey: keys.lastMessageId.name), key: keys.lastMessageId.name) {
                 case .success(let current):
@@ -303,22 +312,29 @@ public final class MessageCenter {
                     }
                     return .success(max(current, id))
                 case .failure(let error):
-                    return .failure(error)
+                    return .failure(.feed(error))
                 }
             }
         } catch {
-            return .failure(.storeFailed(error))
+            return .failure(.store(PrefsError(error)))  // the transaction's own: the body throws only through it
         }
     }
 
+    /// Why an acknowledgement was not stored: the stored state (`unreadableState`), or the store.
+    enum AcknowledgementFailure: Error {
+        case feed(FeedFetchError)
+        case store(PrefsError)
+    }
+
     /// An acknowledgement's write finished (on the main actor again).
-    private func acknowledgementWritten(_ written: Result<Int, FeedFetchError>) {
+    private func acknowledgementWritten(_ written: Result<Int, AcknowledgementFailure>) {
         switch written {
         case .success(let stored): knownLastMessageId = stored
-        case .failure(.unreadableState(let key, let reason)):
+        case .failure(.feed(.unreadableState(let key, let reason))):
             knownLastMessageId = .max
             lastError = .unreadableState(key: key, reason: reason)
-        case .failure(let error): lastError = error
+        case .failure(.feed(let error)): lastError = error
+        case .failure(.store(let error)): lastStoreError = error
         }
         if let inFlight = acknowledgedInFlight { acknowledgedInFlight = inFlight.writes > 1 ? (inFlight.id, inFlight.writes - 1) : nil }
     }
@@ -369,7 +385,7 @@ public final class MessageCenter {
     }
 
     /// The installation id used for rollouts, created once in the store (atomically, so two processes
-    /// agree). If the store cannot be written, a per-process id is used and ``lastError`` says why.
+    /// agree). If the store cannot be written, a per-process id is used and ``lastStoreError`` says why.
     ///
     /// ```swift
     /// let selection = MessageSelection(messages, context: center.context, now: Date(), lastMessageId: center.lastMessageId,
@@ -379,7 +395,7 @@ public final class MessageCenter {
         do {
             return try Self.storedInstallationId(prefs)
         } catch {
-            lastError = .storeFailed(error)
+            lastStoreError = PrefsError(error)
             return fallbackInstallationId()
         }
     }

@@ -121,8 +121,10 @@ struct MessageDecision: Sendable {
         var pending: (message: RemoteMessage, token: String?)?
         /// The message another center or process presents, when that is why none is pending here.
         var presentedElsewhere: Int?
-        /// What went wrong with the store, if anything.
+        /// What went wrong with the stored state (`unreadableState`), if anything.
         var error: FeedFetchError?
+        /// What went wrong with the store, if anything.
+        var storeError: PrefsError?
         /// The `lastMessageId` the decision read (`Int.max` when it is not a whole number).
         var lastMessageId: Int
         /// The holder's count of ends when the decision began: an unclaimed outcome applies only if none happened since.
@@ -136,7 +138,7 @@ struct MessageDecision: Sendable {
     }
 
     func run() -> Outcome {
-        var error: FeedFetchError?
+        var storeError: PrefsError?
         if declaresLastMessageId {
             // Reads go through the stored value (to read "3" as UserDefaults would), and a read never writes: the
             // first refresh records the key, so `prefs-tool list` shows it and `reset lastMessageId` finds it before
@@ -147,7 +149,7 @@ struct MessageDecision: Sendable {
         do {
             installationId = try MessageCenter.storedInstallationId(prefs)
         } catch let failure {
-            error = .storeFailed(failure)
+            storeError = PrefsError(failure)
             installationId = fallbackInstallationId
         }
         let (held, ends) = holder.snapshot
@@ -160,7 +162,8 @@ struct MessageDecision: Sendable {
             DialogPresentation.activeTokens.withLock { _ = $0.remove(token) }
             return unclaimed(failure, installationId: installationId, ends: ends)
         }
-        var outcome = Outcome(report: decided.report, error: decided.error ?? error, lastMessageId: decided.lastMessageId, ends: ends)
+        var outcome = Outcome(
+            report: decided.report, error: decided.error, storeError: storeError, lastMessageId: decided.lastMessageId, ends: ends)
         switch decided.choice {
         case .keep(let kept, let message):
             DialogPresentation.activeTokens.withLock { _ = $0.remove(token) }
@@ -235,7 +238,7 @@ struct MessageDecision: Sendable {
         let report = MessageTargeting.explain(
             messages, context: context, now: now, lastMessageId: lastMessageId, passedOver: Set(prefs[keys.passedOver]),
             installationId: installationId)
-        var outcome = Outcome(report: report, error: .storeFailed(failure), lastMessageId: lastMessageId, ends: ends)
+        var outcome = Outcome(report: report, storeError: PrefsError(failure), lastMessageId: lastMessageId, ends: ends)
         if !impressionPolicy.limits, let selected = report.selected { outcome.pending = (selected, nil) }
         return outcome
     }

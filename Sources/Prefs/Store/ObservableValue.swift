@@ -61,23 +61,23 @@ public final class ObservableValue<Value: PrefsStorable>: Observable, Sendable {
     }
 
     /// Writes `newValue`, throwing what ``value``'s setter reports (see ``Prefs/set(_:for:)-(_,Prefs.Key<Value>)``).
-    public func set(_ newValue: Value) throws {
+    public func set(_ newValue: Value) throws(PrefsError) {
         try prefs.set(newValue, for: key)
     }
 
     /// Writes `newValue` off the caller's thread or actor; see ``Prefs/write(_:for:)``.
-    public func write(_ newValue: Value) async throws {
+    public func write(_ newValue: Value) async throws(PrefsError) {
         try await prefs.write(newValue, for: key)
     }
 
-    /// Changes the value atomically; see ``Prefs/update(_:_:)``.
+    /// Changes the value atomically; see ``Prefs/update(_:_:)``, which throws as this does.
     @discardableResult
     public func update<Result>(_ body: (inout Value) throws -> Result) throws -> Result {
         try prefs.update(key, body)
     }
 
     /// Removes the stored value, so the key reads its initial value.
-    public func reset() throws {
+    public func reset() throws(PrefsError) {
         try prefs.reset(key)
     }
 }

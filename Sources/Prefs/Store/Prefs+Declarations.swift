@@ -8,12 +8,12 @@ extension Prefs {
     /// try prefs.declare(.launchCount, .username)
     /// try prefs.declare(AppKey.self)   // every case of a PrefsKeyEnum
     /// ```
-    public func declare(_ keys: Keys...) throws {
+    public func declare(_ keys: Keys...) throws(PrefsError) {
         try declare(keys)
     }
 
     /// Records `keys`; see ``declare(_:)-(Prefs.Keys...)``.
-    public func declare(_ keys: [Keys]) throws {
+    public func declare(_ keys: [Keys]) throws(PrefsError) {
         var changes = Changeset()
         for key in keys where try recordedDeclaration(for: key.name) != key.declaration {
             changes.declarations[key.name] = key.declaration
@@ -30,7 +30,7 @@ extension Prefs {
     }
 
     /// Records every case of a key enum.
-    public func declare<Keys: PrefsKeyEnum>(_: Keys.Type) throws {
+    public func declare<Keys: PrefsKeyEnum>(_: Keys.Type) throws(PrefsError) {
         try declare(Keys.allCases.map(\.anyKey))
     }
 
@@ -86,8 +86,8 @@ extension Prefs {
     }
 
     /// The declaration the store holds for `name`.
-    func recordedDeclaration(for name: String) throws -> KeyDeclaration? {
-        try io.withBackend { backend in try backend.declaration(forKey: name) }
+    func recordedDeclaration(for name: String) throws(PrefsError) -> KeyDeclaration? {
+        try PrefsError.converting { try io.withBackend { backend in try backend.declaration(forKey: name) } }
     }
 }
 
@@ -190,9 +190,9 @@ extension Prefs {
 
     /// Writes an enum key. A value of another type is converted to the case's type when its stored form reads as
     /// one (`1` for a `Double` case); otherwise this throws ``PrefsError/encodingFailed(key:reason:)`` and writes nothing.
-    public func set<Key: PrefsKeyEnum, Value: PrefsStorable>(_ value: Value, for key: Key) throws {
+    public func set<Key: PrefsKeyEnum, Value: PrefsStorable>(_ value: Value, for key: Key) throws(PrefsError) {
         if key.initialValue is Value { return try set(value, for: key.key(as: Value.self)) }
-        func write<Stored: PrefsStorable>(_ initial: Stored) throws {
+        func write<Stored: PrefsStorable>(_ initial: Stored) throws(PrefsError) {
             let converted: Stored
             do {
                 converted = try Stored(storedJSON: value.storedJSON())
@@ -211,7 +211,7 @@ extension Prefs {
     }
 
     /// Removes the stored values of enum keys.
-    public func reset<Key: PrefsKeyEnum>(_ keys: Key...) throws {
+    public func reset<Key: PrefsKeyEnum>(_ keys: Key...) throws(PrefsError) {
         try reset(keys.map(\.anyKey))
     }
 }

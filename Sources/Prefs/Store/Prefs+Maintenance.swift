@@ -4,25 +4,27 @@ internal import PrefsJSON
 
 extension Prefs {
     /// Looks for other processes' writes now. A store that something observes does this by itself every `pollInterval`.
-    public func refresh() throws {
-        let changed = try io.withBackend { backend throws -> Bool in
-            let changed = try backend.refresh()
-            if changed {
-                invalidateCache()
-                deliverInOrder(nil)
+    public func refresh() throws(PrefsError) {
+        let changed = try PrefsError.converting {
+            try io.withBackend { backend throws -> Bool in
+                let changed = try backend.refresh()
+                if changed {
+                    invalidateCache()
+                    deliverInOrder(nil)
+                }
+                return changed
             }
-            return changed
         }
         if changed { notifyObservers(of: nil) }
     }
 
     /// Writes pending coalesced changes now. A no-op for stores whose writes are durable on return.
-    public func flush() throws {
-        try io.withBackend { backend in try backend.flush() }
+    public func flush() throws(PrefsError) {
+        try PrefsError.converting { try io.withBackend { backend in try backend.flush() } }
     }
 
     /// Flushes and releases the backend. Later calls throw ``PrefsError/closed(store:)``; reads return initial values.
-    public func close() throws {
+    public func close() throws(PrefsError) {
         try flush()
         state.withLock { state in
             state.closed = true
@@ -31,20 +33,20 @@ extension Prefs {
             state.cache.removeAll()
         }
         finishObservers()
-        try io.close { backend in try backend.flush() }
+        try PrefsError.converting { try io.close { backend in try backend.flush() } }
     }
 
     /// Problems an integrity check of the store finds (SQLite `integrity_check`, the JSON document's shape,
     /// every value against its type); empty when the store is sound.
-    public func integrityProblems() throws -> [String] {
-        try io.withBackend { backend in try backend.integrityProblems() }
+    public func integrityProblems() throws(PrefsError) -> [String] {
+        try PrefsError.converting { try io.withBackend { backend in try backend.integrityProblems() } }
     }
 
     /// Problems a quick check of the store's structure finds (SQLite `quick_check`, which finds a damaged page
     /// anywhere in the file; a JSON store's document), without checking values against their types. Tools run it
     /// before writing, so that a damaged store is refused rather than written to. Empty when the store is sound.
-    public func quickCheckProblems() throws -> [String] {
-        try io.withBackend { backend in try backend.quickCheckProblems() }
+    public func quickCheckProblems() throws(PrefsError) -> [String] {
+        try PrefsError.converting { try io.withBackend { backend in try backend.quickCheckProblems() } }
     }
 
     func scheduleFlush(after interval: Duration) {
@@ -115,34 +117,36 @@ extension Prefs {
 
 extension Prefs {
     /// Every stored value, read fresh from the backend.
-    public func snapshot() throws -> [String: StoredValue] {
-        try io.withBackend { backend in try backend.allValues() }
+    public func snapshot() throws(PrefsError) -> [String: StoredValue] {
+        try PrefsError.converting { try io.withBackend { backend in try backend.allValues() } }
     }
 
     /// The stored value under `name`, read fresh from the backend (a store that other machines write, PostgreSQL, answers
     /// as fresh as its staleness bound: call ``refresh()`` first for a strict read). While `name` holds none, the value
     /// under the first of its declared former names that holds one (its declaration's `formerNames`): what the app
     /// reads for the key.
-    public func storedValue(forKey name: String) throws -> StoredValue? {
-        try io.withBackendAllowingReentry { backend in
-            if let value = try backend.value(forKey: name) { return value }
-            return try Self.formerValue(backend.declaration(forKey: name)?.formerNames ?? [], in: backend)
+    public func storedValue(forKey name: String) throws(PrefsError) -> StoredValue? {
+        try PrefsError.converting {
+            try io.withBackendAllowingReentry { backend in
+                if let value = try backend.value(forKey: name) { return value }
+                return try Self.formerValue(backend.declaration(forKey: name)?.formerNames ?? [], in: backend)
+            }
         }
     }
 
     /// Writes a raw value under `name` (`nil` removes it). The name is validated.
-    public func setStoredValue(_ value: StoredValue?, forKey name: String) throws {
+    public func setStoredValue(_ value: StoredValue?, forKey name: String) throws(PrefsError) {
         try setStoredValues([name: value])
     }
 
     /// Writes raw values in one transaction (`nil` removes). Names are validated first; nothing is written if one is invalid.
     /// A write or removal of a key declared with former names removes their values too, as the app's own writes do.
-    public func setStoredValues(_ values: [String: StoredValue?]) throws {
+    public func setStoredValues(_ values: [String: StoredValue?]) throws(PrefsError) {
         var changes = Changeset()
         for (name, value) in values {
             try changes.stageRaw(value, forKey: name)
         }
-        let declarations = try declaredKeys()
+        let declarations = try PrefsError.converting { try declaredKeys() }
         for name in values.keys {
             for former in declarations[name]?.formerNames ?? [] where values[former] == nil {
                 changes.values[former] = .remove

@@ -83,10 +83,12 @@ extension Prefs {
     ///     prefs.withoutNotifyingObservers { prefs[.volume] = min(volume, 1) }   // no echo of the clamp
     /// }
     /// ```
-    public func withoutNotifyingObservers<Result>(_ body: () throws -> Result) rethrows -> Result {
+    public func withoutNotifyingObservers<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
         var silenced = Self.silencedStores
         silenced.insert(ObjectIdentifier(self))
-        return try Self.$silencedStores.withValue(silenced) { try body() }
+        // `withValue` rethrows untyped: carry the body's typed error out in a `Result`.
+        let outcome = Self.$silencedStores.withValue(silenced) { Swift.Result { () throws(Failure) in try body() } }
+        return try outcome.get()
     }
 
     /// The stores whose observers the running code's writes do not notify (``withoutNotifyingObservers(_:)``).

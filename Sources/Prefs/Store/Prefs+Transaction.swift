@@ -22,7 +22,7 @@ extension Prefs {
         let reportMismatch: (ValueMismatch, String) -> Void
         var changes = Changeset()
         /// The first error met by a subscript; the transaction throws it instead of committing.
-        var failure: (any Error)?
+        var failure: PrefsError?
 
         /// The value of `key` as this transaction sees it; setting stages a write. A stored value of
         /// another type reads as the initial value (and is reported); a read or encoding error makes the
@@ -43,8 +43,11 @@ extension Prefs {
 
         /// The value of `key` as this transaction sees it (under a former name when its own name holds none),
         /// or the initial value (a mismatch is reported).
-        public func value<Value>(for key: Key<Value>) throws -> Value {
-            guard let stored = try storedValue(forKey: key.name) ?? formerValue(of: key) else { return key.initial }
+        public func value<Value>(for key: Key<Value>) throws(PrefsError) -> Value {
+            // Not `??`, whose autoclosure would throw untyped.
+            var found = try storedValue(forKey: key.name)
+            if found == nil { found = try formerValue(of: key) }
+            guard let stored = found else { return key.initial }
             do {
                 return try stored.decode(Value.self)
             } catch {
@@ -54,7 +57,7 @@ extension Prefs {
         }
 
         /// The value stored under the first of `key`'s former names that holds one, staged writes included.
-        func formerValue(of key: Keys) throws -> StoredValue? {
+        func formerValue(of key: Keys) throws(PrefsError) -> StoredValue? {
             for former in key.formerNames {
                 if let value = try storedValue(forKey: former) { return value }
             }
@@ -62,7 +65,7 @@ extension Prefs {
         }
 
         /// Stages a write of `value` for `key` (`nil` removes), and the removal of its former names' values.
-        public mutating func set<Value>(_ value: Value, for key: Key<Value>) throws {
+        public mutating func set<Value>(_ value: Value, for key: Key<Value>) throws(PrefsError) {
             changes.values[key.name] = try Prefs.change(for: value, key: key.name)
             for former in key.formerNames { changes.values[former] = .remove }
         }
@@ -81,22 +84,22 @@ extension Prefs {
         }
 
         /// The raw stored value under `name`, including this transaction's staged writes.
-        public func storedValue(forKey name: String) throws -> StoredValue? {
+        public func storedValue(forKey name: String) throws(PrefsError) -> StoredValue? {
             switch changes.values[name] {
             case .set(let value)?: return value
             case .remove?: return nil
-            case nil: return try backend.value(forKey: name)
+            case nil: return try PrefsError.converting { try backend.value(forKey: name) }
             }
         }
 
         /// Stages a raw write (`nil` removes).
-        public mutating func setStoredValue(_ value: StoredValue?, forKey name: String) throws {
+        public mutating func setStoredValue(_ value: StoredValue?, forKey name: String) throws(PrefsError) {
             try changes.stageRaw(value, forKey: name)
         }
 
         /// The names of every stored value, including this transaction's staged writes.
-        public func storedKeys() throws -> [String] {
-            var names = Set(try backend.allValues().keys)
+        public func storedKeys() throws(PrefsError) -> [String] {
+            var names = Set(try PrefsError.converting { try backend.allValues() }.keys)
             for (name, change) in changes.values {
                 switch change {
                 case .set: names.insert(name)
@@ -108,6 +111,10 @@ extension Prefs {
     }
 
     /// Runs `body` as one atomic transaction; see ``Transaction``.
+    ///
+    /// Throws ``PrefsError`` for the store's own failures (a server's among them), and what `body` throws, unchanged.
+    /// Untyped for that reason: a typed `throws` would have to wrap one of the two in an enum every caller unwraps, and
+    /// a body that throws only through the transaction (`t.set`, `t.value`) throws ``PrefsError`` anyway.
     @discardableResult
     public func transaction<Result>(_ body: (inout Transaction) throws -> Result) throws -> Result {
         try runTransaction(operation: "transaction(_:)", body)
@@ -121,14 +128,14 @@ extension Prefs {
         let (result, changed, silenced) = try io.withBackend(operation) { backend throws -> (Result, Changeset?, Changeset?) in
             let validates = backend.validatesTransactionsAtCommit
             while true {
-                let external = validates ? false : try backend.refresh()
-                try backend.beginTransaction()
+                let external = validates ? false : try PrefsError.converting { try backend.refresh() }
+                try PrefsError.converting { try backend.beginTransaction() }
                 var transaction = Transaction(backend: backend, reportMismatch: { [self] in reportMismatch($0, key: $1) })
                 let result: Result
                 do {
                     result = try body(&transaction)
                     if let failure = transaction.failure { throw failure }
-                    try backend.commitTransaction(transaction.changes)
+                    try Self.commitTransaction(transaction.changes, through: backend)
                 } catch is BackendTransactionConflict {
                     backend.rollbackTransaction()
                     invalidateCache()
@@ -156,8 +163,23 @@ extension Prefs {
         return result
     }
 
+    /// Commits a transaction's changes, throwing the backend's failures as ``PrefsError`` and its conflict (the body
+    /// runs again) as it is.
+    private static func commitTransaction(_ changes: Changeset, through backend: any PrefsBackend) throws {
+        do {
+            try backend.commitTransaction(changes)
+        } catch let conflict as BackendTransactionConflict {
+            throw conflict
+        } catch {
+            throw PrefsError(error)
+        }
+    }
+
     /// Reads, changes and writes one key atomically: `try prefs.update(.launchCount) { $0 += 1 }`.
     /// Across threads, and across processes for file stores (except a JSON store's coalesced mode, where it is atomic within the process).
+    ///
+    /// Throws ``PrefsError`` for the store's own failures, and what `body` throws, unchanged (so untyped, as
+    /// ``transaction(_:)``).
     @discardableResult
     public func update<Value, Result>(_ key: Key<Value>, _ body: (inout Value) throws -> Result) throws -> Result {
         try runTransaction(operation: "update(_:_:)") { transaction in
@@ -168,7 +190,8 @@ extension Prefs {
         }
     }
 
-    /// Writes many values in one transaction (SQLite) or one file replace (JSON). Same as ``transaction(_:)``.
+    /// Writes many values in one transaction (SQLite) or one file replace (JSON). Same as ``transaction(_:)``, and
+    /// throws as it does.
     public func batch(_ body: (inout Transaction) throws -> Void) throws {
         try runTransaction(operation: "batch(_:)", body)
     }

@@ -11,7 +11,7 @@ extension Prefs {
     ///
     /// Setting `nil` for an optional key removes the value, so the key reads its initial value again (as Defaults does);
     /// ``storeNil(for:)`` stores `nil` itself (as `@AppStorage` does), for a key whose initial value is not `nil`.
-    public func set<Value>(_ value: Value, for key: Key<Value>) throws {
+    public func set<Value>(_ value: Value, for key: Key<Value>) throws(PrefsError) {
         try commitWrite(Self.change(for: value, key: key.name), for: key, operation: "set(_:for:)")
     }
 
@@ -28,13 +28,13 @@ extension Prefs {
     /// ```
     ///
     /// The stored form is a JSON `null` of type `json`, which earlier releases read as `nil` too.
-    public func storeNil<Wrapped>(for key: Key<Wrapped?>) throws {
+    public func storeNil<Wrapped>(for key: Key<Wrapped?>) throws(PrefsError) {
         try commitWrite(.set(.explicitNil), for: key, operation: "storeNil(for:)")
     }
 
     /// Writes `change` under `key`'s name, removing its former names' values and recording its declaration in the
     /// same step when this process has not yet. `operation` names the public call.
-    private func commitWrite(_ change: Changeset.Change, for key: Keys, operation: String) throws {
+    private func commitWrite(_ change: Changeset.Change, for key: Keys, operation: String) throws(PrefsError) {
         var changes = Changeset()
         changes.values[key.name] = change
         for former in key.formerNames { changes.values[former] = .remove }
@@ -53,12 +53,12 @@ extension Prefs {
     }
 
     /// Removes the stored values of `keys` (and of their former names), so they read their initial values.
-    public func reset(_ keys: Keys...) throws {
+    public func reset(_ keys: Keys...) throws(PrefsError) {
         try reset(keys)
     }
 
     /// Removes the stored values of `keys` (and of their former names).
-    public func reset(_ keys: [Keys]) throws {
+    public func reset(_ keys: [Keys]) throws(PrefsError) {
         var changes = Changeset()
         for key in keys {
             changes.values[key.name] = .remove
@@ -69,20 +69,23 @@ extension Prefs {
 
     /// Removes every stored value except those of `kept`: every key reads its initial value again.
     /// A kept key whose value is still stored under a former name keeps it, moved to the key's name.
-    public func resetAll(keeping kept: [Keys] = []) throws {
+    public func resetAll(keeping kept: [Keys] = []) throws(PrefsError) {
         let keep = Set(kept.map(\.name))
-        try transaction { transaction in
-            for key in kept where try transaction.storedValue(forKey: key.name) == nil {
-                if let former = try transaction.formerValue(of: key) { transaction.changes.values[key.name] = .set(former) }
-            }
-            for name in try transaction.storedKeys() where !keep.contains(name) {
-                transaction.changes.values[name] = .remove
+        // The body throws only the transaction's own errors: nothing of an app's passes through here.
+        try PrefsError.converting {
+            try transaction { transaction in
+                for key in kept where try transaction.storedValue(forKey: key.name) == nil {
+                    if let former = try transaction.formerValue(of: key) { transaction.changes.values[key.name] = .set(former) }
+                }
+                for name in try transaction.storedKeys() where !keep.contains(name) {
+                    transaction.changes.values[name] = .remove
+                }
             }
         }
     }
 
     /// The change that writes `value`: a set, or a removal for `nil`. Checks the size limit.
-    package static func change<Value: PrefsStorable>(for value: Value, key: String) throws -> Changeset.Change {
+    package static func change<Value: PrefsStorable>(for value: Value, key: String) throws(PrefsError) -> Changeset.Change {
         var stored: StoredValue
         do {
             stored = try value.storedValue()
@@ -127,24 +130,26 @@ extension Prefs {
     /// Applies `changes` through the backend, then updates the cache and tells observers.
     /// `operation` names the public call, for the error when it is made from inside a transaction body.
     /// `declaring`: a key whose declaration is recorded once this commits, and the declaration epoch it was checked at.
-    func commit(_ changes: Changeset, declaring: (name: CacheName, epoch: UInt64)? = nil, operation: String = #function) throws {
+    func commit(_ changes: Changeset, declaring: (name: CacheName, epoch: UInt64)? = nil, operation: String = #function) throws(PrefsError) {
         guard !changes.isEmpty else { return }
-        let (flushInterval, silenced) = try io.withBackend(operation) { backend throws -> (Duration?, Changeset?) in
-            do {
-                try backend.apply(changes)
-            } catch {
-                // The write may have been applied (a server's commit whose answer was lost): the next read of
-                // these keys asks the backend instead of serving what the cache held before.
-                invalidateCachedValues(forKeys: changes.values.keys)
-                throw error
+        let (flushInterval, silenced) = try PrefsError.converting {
+            try io.withBackend(operation) { backend throws -> (Duration?, Changeset?) in
+                do {
+                    try backend.apply(changes)
+                } catch {
+                    // The write may have been applied (a server's commit whose answer was lost): the next read of
+                    // these keys asks the backend instead of serving what the cache held before.
+                    invalidateCachedValues(forKeys: changes.values.keys)
+                    throw error
+                }
+                let observed = state.withLock { state in
+                    state.cacheCommitted(changes, declaring: declaring)
+                    return !state.observers.isEmpty
+                }
+                let silenced = observed && !notifiesObservers ? changes : nil
+                if observed { deliverInOrder(changes, silencing: silenced) }
+                return (backend.flushInterval, silenced)
             }
-            let observed = state.withLock { state in
-                state.cacheCommitted(changes, declaring: declaring)
-                return !state.observers.isEmpty
-            }
-            let silenced = observed && !notifiesObservers ? changes : nil
-            if observed { deliverInOrder(changes, silencing: silenced) }
-            return (backend.flushInterval, silenced)
         }
         if let flushInterval { scheduleFlush(after: flushInterval) }
         notifyObservers(of: changes, silencing: silenced)

@@ -53,11 +53,11 @@ public final class Prefs: Sendable {
         _ storage: Storage,
         pollInterval: Duration = .milliseconds(250),
         onDiagnostic: (@Sendable (Diagnostic) -> Void)? = nil
-    ) throws {
+    ) throws(PrefsError) {
         self.storage = storage
         self.pollInterval = pollInterval
         self.onDiagnostic = onDiagnostic
-        let backend = try storage.makeBackend()
+        let backend = try PrefsError.converting { try storage.makeBackend() }
         freshness = backend.freshness
         io = BackendLock(backend, storage: storage)
         state = Locked(State())

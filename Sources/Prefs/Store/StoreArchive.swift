@@ -37,10 +37,10 @@ package struct StoreArchive: Sendable, Hashable {
 
     /// The archive of every value and declaration in `prefs`. Throws, writing nothing, when a value could not be
     /// read back by ``decode(_:source:)`` (see ``validate(_:source:)``): an export is only as good as its import.
-    package static func export(_ prefs: Prefs) throws -> Data {
+    package static func export(_ prefs: Prefs) throws(PrefsError) -> Data {
         let values = try prefs.snapshot()
         try validate(values, source: prefs.storage.path ?? prefs.storage.description)
-        return encode(values, declarations: try prefs.declaredKeys())
+        return encode(values, declarations: try PrefsError.converting { try prefs.declaredKeys() })
     }
 
     /// Reads an archive's values and checks every entry (``validate(_:source:)``).

@@ -244,6 +244,7 @@ extension Demo {
         let center = MessageCenter(feedURL: feed, prefs: try launch(), context: context)
         await center.refresh()
         if let error = center.lastError { throw ToolError.io("the feed could not be read: \(error)") }
+        if let error = center.lastStoreError { throw ToolError.io("the store could not be used: \(error)") }
         guard let message = center.pendingMessage else {
             let ours = center.lastReport?.evaluations.filter { $0.message.bundleId == Self.bundleIdentifier } ?? []
             let reasons = ours.map { "message \($0.message.id): " + $0.failedChecks.map(\.summary).joined(separator: "; ") }

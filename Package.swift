@@ -8,7 +8,6 @@ let package = Package(
         .library(name: "Prefs", targets: ["Prefs"]),
         .library(name: "PrefsUserDefaults", targets: ["PrefsUserDefaults"]),
         .library(name: "DialogGate", targets: ["DialogGate"]),
-        .library(name: "MessageFeed", targets: ["MessageFeed"]),
         .library(name: "PrefsPostgreSQL", targets: ["PrefsPostgreSQL"]),
         .library(name: "PrefsTestSupport", targets: ["PrefsTestSupport"]),
         .executable(name: "prefs-tool", targets: ["prefs-tool"]),

@@ -148,7 +148,7 @@ private final class LockedData: Sendable {
 
 extension ChildProcess {
     /// Runs a system program by absolute path (for example `/usr/bin/sqlite3`) to completion.
-    public static func runSystem(_ path: String, _ arguments: [String], stdin: Data? = nil) async throws -> Result {
+    package static func runSystem(_ path: String, _ arguments: [String], stdin: Data? = nil) async throws -> Result {
         let (process, out, err) = try launch(path, arguments, environment: nil, stdin: stdin)
         return try await finish(process, out, err)
     }
@@ -169,10 +169,10 @@ private func readOneByte(_ descriptor: Int32, _ byte: inout UInt8) -> Int {
 #if os(Linux)
 extension ChildProcess {
     /// A finished child with its peak resident memory.
-    public struct MeasuredResult: Sendable {
-        public var result: Result
+    package struct MeasuredResult: Sendable {
+        package var result: Result
         /// The child's peak resident set size in bytes (`wait4`'s `ru_maxrss`).
-        public var peakResidentBytes: Int
+        package var peakResidentBytes: Int
     }
 
     /// Runs the product `name` to completion, as ``run(_:_:environment:stdin:timeout:)`` does, and reports its peak
@@ -182,7 +182,7 @@ extension ChildProcess {
     /// memory until the child's `exec`, and Linux then records that memory's high-water mark as the child's, so a child
     /// of a test process that once held 1 GiB reported 1 GiB whatever it used. Started by the small helper, the figure
     /// is the child's own, or the helper's few MiB.
-    public static func runMeasured(_ name: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> MeasuredResult {
+    package static func runMeasured(_ name: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> MeasuredResult {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("prefs-measured-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: output) }
         let (process, out, err) = try start("prefs-test-child", ["measure", output, executable(name).path] + arguments, environment: environment)
@@ -194,10 +194,10 @@ extension ChildProcess {
     }
 
     /// `prefs-test-child measure` wrote no peak for `program` (it could not start it); its error output says why.
-    public struct MeasurementMissing: Error, CustomStringConvertible {
-        public var program: String
-        public var stderr: String
-        public var description: String { "no peak memory measured for \(program): \(stderr)" }
+    package struct MeasurementMissing: Error, CustomStringConvertible {
+        package var program: String
+        package var stderr: String
+        package var description: String { "no peak memory measured for \(program): \(stderr)" }
     }
 }
 #endif

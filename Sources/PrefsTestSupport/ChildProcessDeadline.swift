@@ -4,27 +4,27 @@ import PrefsSupport
 
 extension ChildProcess {
     /// A child process that was still running at its deadline; it was killed with SIGKILL.
-    public struct TimedOut: Error, CustomStringConvertible {
-        public var executable: String
-        public var arguments: [String]
-        public var timeout: Duration
+    package struct TimedOut: Error, CustomStringConvertible {
+        package var executable: String
+        package var arguments: [String]
+        package var timeout: Duration
         /// What the process printed before it was killed.
-        public var output: Result
+        package var output: Result
 
-        public var description: String {
+        package var description: String {
             "\(([executable] + arguments).joined(separator: " ")) still running after \(timeout): killed"
                 + "\nstdout: \(output.stdout)\nstderr: \(output.stderr)"
         }
     }
 
     /// A pipe or file descriptor that ended before the awaited line was read.
-    public struct LineNotSeen: Error, CustomStringConvertible {
+    package struct LineNotSeen: Error, CustomStringConvertible {
         /// Everything that was read.
-        public var read: String
+        package var read: String
         /// Why reading stopped: the end of the output, or the deadline.
-        public var reason: String
+        package var reason: String
 
-        public var description: String { "the awaited line was not printed (\(reason)); read so far: \(read.debugDescription)" }
+        package var description: String { "the awaited line was not printed (\(reason)); read so far: \(read.debugDescription)" }
     }
 
     /// Reads `handle` until a complete line satisfying `matches` has been read, without holding a pool thread.
@@ -32,7 +32,7 @@ extension ChildProcess {
     /// Returns every byte read (they are gone from the pipe, so keep them: the output is that plus what a later
     /// ``finish(_:_:_:timeout:)`` reads). Throws ``LineNotSeen`` when the output ends or `timeout` passes first:
     /// a child that never prints what a test waits for fails the test instead of hanging it.
-    public static func read(
+    package static func read(
         _ handle: FileHandle, untilLine matches: @escaping @Sendable (Substring) -> Bool, timeout: Duration = defaultTimeout
     ) async throws -> String {
         let descriptor = handle.fileDescriptor

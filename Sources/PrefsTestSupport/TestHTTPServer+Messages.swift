@@ -8,24 +8,24 @@ extension TestHTTPServer {
     ///     request.headers["if-none-match"] == #""v1""# ? .status(304) : .ok("hello")
     /// }
     /// ```
-    public struct Request: Sendable, Hashable {
+    package struct Request: Sendable, Hashable {
         /// The method as sent: `GET`, `HEAD`, `POST`…
-        public var method: String
+        package var method: String
         /// The path of the request target as sent (percent-encoding kept), without the query: `/messages.json`.
-        public var path: String
+        package var path: String
         /// The query of the request target without the `?`, or nil when there is none: `lang=en`.
-        public var query: String?
+        package var query: String?
         /// The header fields, keyed by **lowercased** name; repeated fields are joined with `", "`.
-        public var headers: [String: String]
+        package var headers: [String: String]
         /// The body (`Content-Length` bytes), empty when there is none.
-        public var body: Data
+        package var body: Data
 
         /// Makes a request, for calling a handler directly in a unit test.
         ///
         /// ```swift
         /// let response = handler(.init(method: "GET", path: "/feed.json"))
         /// ```
-        public init(method: String, path: String, query: String? = nil, headers: [String: String] = [:], body: Data = Data()) {
+        package init(method: String, path: String, query: String? = nil, headers: [String: String] = [:], body: Data = Data()) {
             self.method = method
             self.path = path
             self.query = query
@@ -38,7 +38,7 @@ extension TestHTTPServer {
         /// ```swift
         /// request.header("If-None-Match")   // same as request.headers["if-none-match"]
         /// ```
-        public func header(_ name: String) -> String? {
+        package func header(_ name: String) -> String? {
             headers[name.lowercased()]
         }
     }
@@ -55,23 +55,23 @@ extension TestHTTPServer {
     /// .status(304)
     /// .status(503, body: "try later").delayed(by: .seconds(2))
     /// ```
-    public struct Response: Sendable {
+    package struct Response: Sendable {
         /// The status code, such as 200 or 404.
-        public var status: Int
+        package var status: Int
         /// Header fields in the order they are sent; names may repeat.
-        public var headers: [(name: String, value: String)]
+        package var headers: [(name: String, value: String)]
         /// The body.
-        public var body: Data
+        package var body: Data
         /// How long to wait before sending anything, to test client timeouts. It does not hold up other
         /// connections, and ``TestHTTPServer/stop()`` cuts it short.
-        public var delay: Duration
+        package var delay: Duration
 
         /// Makes a response.
         ///
         /// ```swift
         /// TestHTTPServer.Response(status: 201, headers: [("Location", "/items/1")], body: Data())
         /// ```
-        public init(status: Int, headers: [(name: String, value: String)] = [], body: Data = Data(), delay: Duration = .zero) {
+        package init(status: Int, headers: [(name: String, value: String)] = [], body: Data = Data(), delay: Duration = .zero) {
             self.status = status
             self.headers = headers
             self.body = body
@@ -83,7 +83,7 @@ extension TestHTTPServer {
         /// ```swift
         /// .ok("hello", headers: ["ETag": #""v1""#])
         /// ```
-        public static func ok(_ body: String, headers: KeyValuePairs<String, String> = [:]) -> Response {
+        package static func ok(_ body: String, headers: KeyValuePairs<String, String> = [:]) -> Response {
             ok(Data(body.utf8), headers: headers)
         }
 
@@ -92,7 +92,7 @@ extension TestHTTPServer {
         /// ```swift
         /// .ok(Data([0xFF]), headers: ["Content-Type": "application/octet-stream"])
         /// ```
-        public static func ok(_ body: Data, headers: KeyValuePairs<String, String> = [:]) -> Response {
+        package static func ok(_ body: Data, headers: KeyValuePairs<String, String> = [:]) -> Response {
             Response(status: 200, headers: headers.map { (name: $0.key, value: $0.value) }, body: body)
         }
 
@@ -102,7 +102,7 @@ extension TestHTTPServer {
         /// .status(404)
         /// .status(304, headers: ["ETag": #""v1""#])
         /// ```
-        public static func status(_ code: Int, body: String = "", headers: KeyValuePairs<String, String> = [:]) -> Response {
+        package static func status(_ code: Int, body: String = "", headers: KeyValuePairs<String, String> = [:]) -> Response {
             Response(status: code, headers: headers.map { (name: $0.key, value: $0.value) }, body: Data(body.utf8))
         }
 
@@ -111,7 +111,7 @@ extension TestHTTPServer {
         /// ```swift
         /// .ok("slow").delayed(by: .seconds(3))
         /// ```
-        public func delayed(by delay: Duration) -> Response {
+        package func delayed(by delay: Duration) -> Response {
             var copy = self
             copy.delay = delay
             return copy

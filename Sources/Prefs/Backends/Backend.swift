@@ -33,7 +33,7 @@ extension Prefs {
     /// outside change, ``close()`` does nothing. A backend shared between processes or machines adopts
     /// ``TransactionalBackend`` too, so that a transaction's read-modify-write holds a writer lock they share.
     /// Errors a backend throws reach the app as ``PrefsError/backend(_:reason:)``, saying which backend failed and
-    /// during which call, unless they are ``PrefsError`` values already.
+    /// during which call, unless they are ``PrefsError`` values already. See <doc:WritingABackend>.
     public protocol Backend: AnyObject, SendableMetatype {
         /// The backend in call-site form, e.g. `.keychain(service: "com.example.app")`: error messages, diagnostics
         /// and ``Prefs/storage`` name the store by it. The same text for every instance on the same storage.

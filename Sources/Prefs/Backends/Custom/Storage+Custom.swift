@@ -1,5 +1,5 @@
 extension Prefs.Storage {
-    /// A backend of your own (see ``Prefs/Backend``): `make` is called each time a store
+    /// A backend of your own (see ``Prefs/Backend`` and <doc:WritingABackend>): `make` is called each time a store
     /// opens on this storage, on the opening thread, and its errors are thrown by `Prefs(_:)` (as
     /// ``PrefsError/backend(_:reason:)`` unless they are ``PrefsError`` values).
     ///

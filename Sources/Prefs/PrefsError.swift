@@ -56,6 +56,14 @@ public enum PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A write to a store this user can read but not write (file mode, directory permissions, a read-only mount).
     /// The store opened read-only: reads, exports and checks work.
     case readOnlyStore(path: String, reason: String)
+    /// A backend of the app's own (``Prefs/Storage/custom(_:)``) threw an error that is not a `PrefsError`: the
+    /// backend in call-site form (its ``Prefs/Backend/description``), and the call that failed with that error.
+    ///
+    /// ```swift
+    /// catch PrefsError.backend(let backend, let reason) { print("\(backend): \(reason)") }
+    /// // .keychain(service: "com.example.app"): commit(_:) failed: the keychain is locked
+    /// ```
+    case backend(String, reason: String)
 
     public var description: String {
         switch self {
@@ -102,6 +110,8 @@ public enum PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
             "store identifier \(Self.quoted(identifier)): \(reason)"
         case .readOnlyStore(let path, let reason):
             "\(path): the store is read-only here (\(reason)); it can be read, exported and checked, not written"
+        case .backend(let backend, let reason):
+            "\(backend): \(reason)"
         }
     }
 

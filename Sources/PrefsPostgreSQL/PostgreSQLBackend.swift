@@ -342,7 +342,7 @@ package final class PostgreSQLBackend: PrefsBackend {
 
     static func storedValue(type typeName: String, text: String) -> StoredValue {
         let type = ValueType(typeName) ?? .other(typeName)
-        if type == .json { return StoredValue(type: type, jsonText: text) }  // a Codable's text, decoded once when read
+        if type == .json { return StoredValue(type: type, uncheckedJSONText: text) }  // a Codable's text, decoded once when read
         // Unparseable text is kept as a string, and reading it reports a mismatch (as the SQLite store does).
         let json = (try? JSON.parse(text)) ?? .string(text)
         return StoredValue(type: type, json: json)

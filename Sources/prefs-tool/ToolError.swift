@@ -40,7 +40,8 @@ struct ToolError: Error, CustomStringConvertible {
                 self.init(code: .data, message: error.description)
             case .database where error.isDamagedStore:
                 self.init(code: .data, message: error.description)
-            case .database, .io, .untrustedLink, .untrustedFolder, .untrustedFile, .lockTimeout, .closed, .reentrantCall, .readOnlyStore:
+            case .database, .io, .untrustedLink, .untrustedFolder, .untrustedFile, .lockTimeout, .closed, .reentrantCall, .readOnlyStore,
+                .backend:
                 self.init(code: .io, message: error.description)
             }
         default:

@@ -54,10 +54,11 @@ public final class Prefs: Sendable {
         pollInterval: Duration = .milliseconds(250),
         onDiagnostic: (@Sendable (Diagnostic) -> Void)? = nil
     ) throws(PrefsError) {
-        self.storage = storage
         self.pollInterval = pollInterval
         self.onDiagnostic = onDiagnostic
         let backend = try PrefsError.converting { try storage.makeBackend() }
+        let storage = storage.named(by: backend)  // a custom backend names its storage (`Storage.custom`)
+        self.storage = storage
         freshness = backend.freshness
         io = BackendLock(backend, storage: storage)
         state = Locked(State())

@@ -44,6 +44,8 @@ extension Prefs {
             case custom(String, @Sendable () throws -> any PrefsBackend)
         }
         let kind: Kind
+        /// Whether an open store names this storage by its backend's description (``custom(_:)``).
+        var namedByBackend = false
 
         /// Values in memory only, gone when the store is released.
         public static var memory: Storage { .memory([:]) }

@@ -262,7 +262,7 @@ extension PrefsStorable where Self: Codable {
     public static var valueType: ValueType { .json }
     /// The value encoded once, by `JSONEncoder` (sorted keys, exact ISO-8601 dates), and kept as that text.
     public func storedValue() throws -> StoredValue {
-        StoredValue(type: Self.valueType, jsonText: String(decoding: try CodableStorage.encoder.encode(self), as: UTF8.self))
+        StoredValue(type: Self.valueType, uncheckedJSONText: String(decoding: try CodableStorage.encoder.encode(self), as: UTF8.self))
     }
     /// Reads the JSON document, or one that UserDefaults code stored as JSON text (Defaults' Codable bridge) or as
     /// JSON data (`@AppStorage` and swift-sharing's `.appStorage` of a Codable, `set(try JSONEncoder().encode(value),

@@ -45,8 +45,9 @@ public struct StoredValue: Sendable, Hashable, CustomStringConvertible {
         form = .tree(json)
     }
 
-    /// A value from its type and compact JSON text, kept as text (see ``Form/text(_:)``).
-    package init(type: ValueType, jsonText text: String) {
+    /// A value from its type and compact JSON text, kept as text (see ``Form/text(_:)``) and not checked (see
+    /// ``init(type:jsonText:)`` for a backend's text).
+    package init(type: ValueType, uncheckedJSONText text: String) {
         self.type = type
         form = .text(text)
     }

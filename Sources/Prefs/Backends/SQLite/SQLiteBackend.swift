@@ -373,7 +373,7 @@ final class SQLiteBackend: PrefsBackend {
         case .text(let text):
             switch type {
             case .string, .date, .url, .double, .data, .uint: json = .string(text)
-            case .json: return StoredValue(type: type, jsonText: text)  // a Codable's text, decoded once when read
+            case .json: return StoredValue(type: type, uncheckedJSONText: text)  // a Codable's text, decoded once when read
             default: json = (try? JSON.parse(text)) ?? .string(text)  // unparseable: kept as text, and reading it reports a mismatch
             }
         }

@@ -23,7 +23,7 @@ import PrefsSupport
 /// Faults: every call has a deadline (``PostgreSQLOptions/timeout``); a broken connection is dropped and a read, or a
 /// write that was not sent, is repeated once on another. A write that was sent is never repeated: its outcome is
 /// unknown when its answer is lost, and its keys are read from the server next time.
-package final class PostgreSQLBackend: PrefsBackend {
+package final class PostgreSQLBackend: StoreBackend {
     let namespace: String
     let options: PostgreSQLOptions
     /// The database with the password hidden.

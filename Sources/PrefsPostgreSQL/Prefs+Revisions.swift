@@ -152,7 +152,7 @@ extension Prefs {
         (try? withBackend("isListeningForChanges") { backend in ((backend as? PostgreSQLBackend)?.isListening ?? false, nil) }) ?? false
     }
 
-    private static func postgreSQLBackend(_ backend: any PrefsBackend, operation: String) throws -> PostgreSQLBackend {
+    private static func postgreSQLBackend(_ backend: any StoreBackend, operation: String) throws -> PostgreSQLBackend {
         guard let postgreSQL = backend as? PostgreSQLBackend else {
             throw PostgreSQLError(
                 kind: .statementFailed, sqlState: "0A000", message: "revisions are kept by the PostgreSQL store only", operation: operation,

@@ -2,11 +2,11 @@ import Foundation
 import Prefs
 import PrefsSupport
 
-/// A backend written outside the Prefs module, on the package's seam (`PrefsBackend`, `Prefs.Storage.backend`), to
+/// A backend written outside the Prefs module, on the package's seam (`StoreBackend`, `Prefs.Storage.backend`), to
 /// show a new backend needs nothing else: values live in a dictionary shared by every store opened on the same name in
 /// this process, so a reopened store is a second client of one shared state, as a database server's clients are.
 /// The conformance suites run it beside memory, JSON and SQLite (`Backend.shared`).
-package final class SharedDictionaryBackend: PrefsBackend {
+package final class SharedDictionaryBackend: StoreBackend {
     /// The state every store on one name shares. `writer` is held from `beginTransaction` to its commit or rollback;
     /// `state` guards the values.
     package final class Shared: Sendable {

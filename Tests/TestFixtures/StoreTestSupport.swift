@@ -9,7 +9,7 @@ import PrefsPostgreSQL
 /// private PostgreSQL server (``TestPostgreSQLServer``), a namespace per test.
 ///
 /// `shared` is ``SharedDictionaryBackend``, a backend written in the tests on the package's seam: it proves a backend
-/// outside the Prefs module needs only `PrefsBackend` and `Prefs.Storage.backend`.
+/// outside the Prefs module needs only `StoreBackend` and `Prefs.Storage.backend`.
 package enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case memory, json, sqlite, shared, postgres
 

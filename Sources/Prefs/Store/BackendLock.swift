@@ -11,7 +11,7 @@ import PrefsSupport
 
 /// The store's backend behind a lock: one thread at a time uses it.
 ///
-/// Not a `Locked<any PrefsBackend>`: a transaction hands the backend to the caller's closure and returns
+/// Not a `Locked<any StoreBackend>`: a transaction hands the backend to the caller's closure and returns
 /// the closure's (possibly non-`Sendable`) result, which `Mutex.withLock`'s `sending` rules reject.
 ///
 /// The lock knows which thread holds it, so a call into the store from inside a transaction body (or from a
@@ -21,12 +21,12 @@ import PrefsSupport
 /// the lock is released.
 ///
 /// After every call that held it, the lock hands what the backend noticed to the store (``reportDiagnostics(_:)``)
-/// and schedules the backend's idle work (``PrefsBackend/idleWorkDelay``): one place, whatever the call.
+/// and schedules the backend's idle work (``StoreBackend/idleWorkDelay``): one place, whatever the call.
 // @unchecked Sendable: `backend`, `report` and `idleWorkScheduled` are read and written only by the thread holding
 // `lock` (the thread recorded in `owner`); `owner` is behind a lock of its own.
 final class BackendLock: @unchecked Sendable {
     private let lock = NSLock()
-    private var backend: (any PrefsBackend)?
+    private var backend: (any StoreBackend)?
     private let storage: Prefs.Storage
     /// Where the backend's reports go (the store's diagnostics); set once, by the store.
     private var report: (@Sendable ([Prefs.Diagnostic.Kind]) -> Void)?
@@ -36,7 +36,7 @@ final class BackendLock: @unchecked Sendable {
     /// own identity knows it holds the lock.
     private let owner = Locked<UInt?>(nil)
 
-    init(_ backend: any PrefsBackend, storage: Prefs.Storage) {
+    init(_ backend: any StoreBackend, storage: Prefs.Storage) {
         self.backend = backend
         self.storage = storage
     }
@@ -48,7 +48,7 @@ final class BackendLock: @unchecked Sendable {
         self.report = report
     }
 
-    /// Runs the backend's idle work (see ``PrefsBackend/doIdleWork()``), and schedules the next run it asks for.
+    /// Runs the backend's idle work (see ``StoreBackend/doIdleWork()``), and schedules the next run it asks for.
     func runIdleWork() {
         let again =
             (try? locked { backend -> Duration? in
@@ -72,7 +72,7 @@ final class BackendLock: @unchecked Sendable {
     func withBackend<Result>(
         _ operation: String = #function,
         waitingAtMost timeout: Duration? = nil,
-        _ body: (any PrefsBackend) throws -> Result
+        _ body: (any StoreBackend) throws -> Result
     ) throws -> Result {
         if isHeldByCurrentThread { throw PrefsError.reentrantCall(store: storage.description, operation: operation) }
         return try locked(timeout: timeout) { backend in try body(backend) }
@@ -80,7 +80,7 @@ final class BackendLock: @unchecked Sendable {
 
     /// Runs `body` with the open backend; from a thread that already holds the lock, with the backend it holds
     /// (for reads that are safe in the middle of that thread's transaction).
-    func withBackendAllowingReentry<Result>(_ body: (any PrefsBackend) throws -> Result) throws -> Result {
+    func withBackendAllowingReentry<Result>(_ body: (any StoreBackend) throws -> Result) throws -> Result {
         if isHeldByCurrentThread {
             guard let backend else { throw PrefsError.closed(store: storage.description) }
             return try body(backend)
@@ -89,7 +89,7 @@ final class BackendLock: @unchecked Sendable {
     }
 
     /// Runs `body` with the backend, then releases it; later calls throw ``PrefsError/closed(store:)``.
-    func close(_ operation: String = #function, _ body: (any PrefsBackend) throws -> Void) throws {
+    func close(_ operation: String = #function, _ body: (any StoreBackend) throws -> Void) throws {
         if isHeldByCurrentThread { throw PrefsError.reentrantCall(store: storage.description, operation: operation) }
         try UserCallbacks.deferring {
             lock.lock()
@@ -104,7 +104,7 @@ final class BackendLock: @unchecked Sendable {
         }
     }
 
-    private func locked<Result>(timeout: Duration? = nil, _ body: (any PrefsBackend) throws -> Result) throws -> Result {
+    private func locked<Result>(timeout: Duration? = nil, _ body: (any StoreBackend) throws -> Result) throws -> Result {
         try UserCallbacks.deferring {
             if let timeout {
                 guard lock.lock(before: Date(timeIntervalSinceNow: timeout.timeInterval)) else {

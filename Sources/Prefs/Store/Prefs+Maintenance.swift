@@ -181,7 +181,7 @@ extension Prefs {
     /// ``PrefsError/reentrantCall(store:operation:)``; after ``close()``, ``PrefsError/closed(store:)``.
     package func withBackend<Result>(
         _ operation: String = #function, invalidating keys: [String] = [],
-        _ body: (any PrefsBackend) throws -> (result: Result, committed: Changeset?)
+        _ body: (any StoreBackend) throws -> (result: Result, committed: Changeset?)
     ) throws -> Result {
         let (result, committed) = try io.withBackend(operation) { backend throws -> (Result, Changeset?) in
             let outcome: (result: Result, committed: Changeset?)

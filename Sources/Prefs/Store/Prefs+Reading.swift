@@ -110,7 +110,7 @@ extension Prefs {
 
     /// The value stored under the first of `formerNames` that holds one (the list is read in order, so list the most
     /// recent name first).
-    static func formerValue(_ formerNames: [String], in backend: any PrefsBackend) throws -> StoredValue? {
+    static func formerValue(_ formerNames: [String], in backend: any StoreBackend) throws -> StoredValue? {
         for former in formerNames {
             if let value = try backend.value(forKey: former) { return value }
         }

@@ -18,7 +18,7 @@ extension Prefs {
     /// A key with `formerNames` reads the value stored under a former name while its own name holds none, and a
     /// write or reset of the key removes the former names' values in the same commit.
     public struct Transaction: ~Copyable {
-        let backend: any PrefsBackend
+        let backend: any StoreBackend
         let reportMismatch: (ValueMismatch, String) -> Void
         var changes = Changeset()
         /// The first error met by a subscript; the transaction throws it instead of committing.
@@ -165,7 +165,7 @@ extension Prefs {
 
     /// Commits a transaction's changes, throwing the backend's failures as ``PrefsError`` and its conflict (the body
     /// runs again) as it is.
-    private static func commitTransaction(_ changes: Changeset, through backend: any PrefsBackend) throws {
+    private static func commitTransaction(_ changes: Changeset, through backend: any StoreBackend) throws {
         do {
             try backend.commitTransaction(changes)
         } catch let conflict as BackendTransactionConflict {

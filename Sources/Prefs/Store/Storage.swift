@@ -41,7 +41,7 @@ extension Prefs {
             case memory([String: StoredValue])
             case json(path: String, JSONFileBackend.Options)
             case sqlite(path: String, SQLiteBackend.Options)
-            case custom(String, @Sendable () throws -> any PrefsBackend)
+            case custom(String, @Sendable () throws -> any StoreBackend)
         }
         let kind: Kind
         /// Whether an open store names this storage by its backend's description (``custom(_:)``).
@@ -187,7 +187,7 @@ extension Prefs {
         }
 
         /// A backend defined outside this module (another target of the package, or the tests).
-        package static func backend(_ description: String, _ make: @escaping @Sendable () throws -> any PrefsBackend) -> Storage {
+        package static func backend(_ description: String, _ make: @escaping @Sendable () throws -> any StoreBackend) -> Storage {
             Storage(kind: .custom(description, make))
         }
 
@@ -265,7 +265,7 @@ extension Prefs {
             }
         }
 
-        func makeBackend() throws -> any PrefsBackend {
+        func makeBackend() throws -> any StoreBackend {
             switch kind {
             case .memory(let snapshot): MemoryBackend(snapshot: snapshot)
             case .json(let path, let options): try JSONFileBackend(path: path, options: options)

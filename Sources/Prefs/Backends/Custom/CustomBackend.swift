@@ -1,12 +1,12 @@
 /// The engine's side of a ``Prefs/Backend`` of the app's own (``Prefs/Storage/custom(_:)``): it offers the small public
-/// backend as the store's internal ``PrefsBackend``.
+/// backend as the store's internal ``StoreBackend``.
 ///
 /// What the public protocol leaves out is kept or answered here: key declarations live in this adapter's memory (for
 /// this store's life, as a memory store keeps them), integrity checks find nothing to check, writes are durable on
 /// return (no flush). A ``Prefs/TransactionalBackend`` is discovered once, when the store opens; without one, a
 /// transaction's writes are one ``Prefs/Backend/commit(_:)`` under the store's lock. Errors the backend throws that
 /// are not ``PrefsError`` values become ``PrefsError/backend(_:reason:)``, naming the call.
-final class CustomBackend: PrefsBackend {
+final class CustomBackend: StoreBackend {
     private let base: any Prefs.Backend
     /// `base` as a ``Prefs/TransactionalBackend``, when it is one.
     private let transactional: (any Prefs.TransactionalBackend)?

@@ -23,7 +23,7 @@ extension Prefs.Storage {
 
     /// This storage as the store that opened `backend` names it: a ``custom(_:)`` storage by the backend's
     /// description, any other as it is.
-    func named(by backend: any PrefsBackend) -> Self {
+    func named(by backend: any StoreBackend) -> Self {
         guard namedByBackend, case .custom(_, let make) = kind else { return self }
         return Self(kind: .custom(backend.description, make))
     }

@@ -19,7 +19,7 @@ import Darwin
 /// A store in format 1 (release 0.1's, see ``JSONStoreDocument``) has no journal: each write replaces the whole
 /// file, under `flock` as well as the mutex, so that 0.1's writers are excluded too. It stays in format 1 unless
 /// the store is opened with `formatVersion: 2`; a new store is created in format 2.
-final class JSONFileBackend: PrefsBackend {
+final class JSONFileBackend: StoreBackend {
     /// The lock file beside the store: `store.json.lock`.
     static let lockSuffix = ".lock"
 

@@ -1,5 +1,5 @@
 /// Keeps values in memory only: for tests and previews. Can start from a snapshot.
-final class MemoryBackend: PrefsBackend {
+final class MemoryBackend: StoreBackend {
     private var values: [String: StoredValue]
     private var recorded: [String: KeyDeclaration] = [:]
 

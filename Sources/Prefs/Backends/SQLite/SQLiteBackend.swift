@@ -14,7 +14,7 @@ import PrefsSQLite
 /// `PRAGMA application_id` 0x50726673 ("Prfs") and `PRAGMA user_version`, the schema's version (see
 /// ``SQLiteMigrations``: 1 so far).
 /// Reads go to the database one key at a time: opening a large store loads nothing.
-final class SQLiteBackend: PrefsBackend {
+final class SQLiteBackend: StoreBackend {
     /// The files SQLite keeps beside a database: its write-ahead log, its index, a rollback journal.
     static let sidecarSuffixes = ["-wal", "-shm", "-journal"]
 

@@ -2,11 +2,14 @@ import Foundation
 import Synchronization
 internal import PrefsJSON
 import PrefsSupport
-/// Where a ``Prefs`` store keeps its values: memory, a JSON file or an SQLite database.
+/// The whole interface the store drives: where a ``Prefs`` store keeps its values (memory, a JSON file, SQLite,
+/// PostgreSQL) with every ability the built-in storages have (transactions, declarations, coalescing, integrity
+/// checks, reports, idle work, change listeners, freshness). An app's own storage implements the small public
+/// ``Prefs/Backend`` instead, which `CustomBackend` adapts to this.
 ///
 /// A backend is not thread-safe by itself: the store calls it under its own lock, from one thread at a time.
 /// Coordination with other processes (file locks, SQLite transactions) is the backend's job.
-package protocol PrefsBackend: AnyObject {
+package protocol StoreBackend: AnyObject {
     /// The backend in call-site form, e.g. `.sqlite("/path/prefs.sqlite")`.
     var description: String { get }
 
@@ -75,7 +78,7 @@ package protocol PrefsBackend: AnyObject {
     var validatesTransactionsAtCommit: Bool { get }
 }
 
-extension PrefsBackend {
+extension StoreBackend {
     package func apply(_ changes: Changeset) throws {
         try applyInTransaction(changes)
     }
@@ -108,7 +111,7 @@ extension PrefsBackend {
     package var validatesTransactionsAtCommit: Bool { false }
 }
 
-/// Thrown by ``PrefsBackend/commitTransaction(_:)`` of a backend that ``PrefsBackend/validatesTransactionsAtCommit``
+/// Thrown by ``StoreBackend/commitTransaction(_:)`` of a backend that ``StoreBackend/validatesTransactionsAtCommit``
 /// when something the transaction read changed before it committed: nothing was written, and the store runs the
 /// transaction again with fresh reads. The backend bounds how often (it throws its own error once it gives up).
 package struct BackendTransactionConflict: Error, Sendable {
@@ -120,7 +123,7 @@ package struct BackendTransactionConflict: Error, Sendable {
     }
 }
 
-/// How long a backend's cached reads stay fresh (see ``PrefsBackend/freshness``): a deadline the backend renews after
+/// How long a backend's cached reads stay fresh (see ``StoreBackend/freshness``): a deadline the backend renews after
 /// each check for other machines' changes and clears when it learns of one. Read lock-free on every cached read.
 package final class BackendFreshness: Sendable {
     /// The longest a cached value is served without checking for changes.
@@ -154,7 +157,7 @@ package final class BackendFreshness: Sendable {
     }
 }
 
-/// Waits for a sign that another process changed a store (see ``PrefsBackend/makeChangeListener()``). Used by one
+/// Waits for a sign that another process changed a store (see ``StoreBackend/makeChangeListener()``). Used by one
 /// thread at a time, apart from the store's lock, so it keeps a connection of its own.
 package protocol BackendChangeListener: AnyObject {
     /// Blocks up to `timeout`; true as soon as a change was signalled, false when the time passed without one (or the

@@ -32,8 +32,8 @@ package struct OtherUser: Sendable {
         try creation.withLock { cached in
             if let cached { return cached }
             for _ in 0..<20 {
-                if let entry = getpwnam(name) {
-                    let user = OtherUser(uid: entry.pointee.pw_uid, gid: entry.pointee.pw_gid)
+                if let entry = accountIDs(named: name) {
+                    let user = OtherUser(uid: entry.uid, gid: entry.gid)
                     cached = user
                     return user
                 }

@@ -160,13 +160,15 @@ public final class TestPostgreSQLServer: Sendable {
         socketDirectory = directory + "/socket"
         try FileManager.default.createDirectory(atPath: socketDirectory, withIntermediateDirectories: true)
         if getuid() == 0 {
-            guard let owner = getpwnam("postgres") else {
+            guard let owner = accountIDs(named: "postgres") else {
                 throw Missing(
                     description:
                         "running as root, PostgreSQL's server must run as the user 'postgres', which does not exist; install postgresql (apt-get install postgresql)"
                 )
             }
-            for path in [directory, socketDirectory] { chown(path, owner.pointee.pw_uid, owner.pointee.pw_gid) }
+            for path in [directory, socketDirectory] where chown(path, owner.uid, owner.gid) != 0 {
+                throw Failed(description: "chown \(path) to postgres (uid \(owner.uid)) failed: errno \(errno)")
+            }
         }
         reaper = Self.startReaper(directory: directory)
         Self.registerForExit(self)

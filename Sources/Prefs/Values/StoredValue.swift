@@ -57,7 +57,12 @@ public struct StoredValue: Sendable, Hashable, CustomStringConvertible {
         (try? JSON.parse(text)) ?? .string(text)  // not JSON: kept as text, and reading it as a type reports a mismatch
     }
 
-    /// Encodes a typed value. Throws ``PrefsError/encodingFailed(key:reason:)`` for a `Codable` that cannot be encoded.
+    /// Encodes a typed value. Throws what the value's own encoding throws (a `Codable`'s `EncodingError`); a store's
+    /// `set` reports that as ``PrefsError/encodingFailed(key:reason:)``, naming the key.
+    ///
+    /// ```swift
+    /// let stored = try StoredValue(42)   // type int, jsonText "42"
+    /// ```
     public init<Value: PrefsStorable>(_ value: Value) throws {
         self = try value.storedValue()
         let type = Value.valueType

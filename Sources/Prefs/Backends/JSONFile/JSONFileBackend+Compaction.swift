@@ -63,7 +63,7 @@ extension JSONFileBackend {
 
     // MARK: - Idle compaction
 
-    /// How long until ``compactIfIdle()`` has work: while this backend appended records no compaction folded since.
+    /// How long until ``doIdleWork()`` has work: while this backend appended records no compaction folded since.
     var idleWorkDelay: Duration? {
         guard let delay = options.idleCompactionDelay, let unfoldedSince else { return nil }
         return max(.zero, delay - (.now - unfoldedSince))

@@ -9,7 +9,7 @@ let package = Package(
         .library(name: "PrefsUserDefaults", targets: ["PrefsUserDefaults"]),
         .library(name: "DialogGate", targets: ["DialogGate"]),
         .library(name: "PrefsPostgreSQL", targets: ["PrefsPostgreSQL"]),
-        .library(name: "PrefsTestSupport", targets: ["PrefsTestSupport"]),
+        .library(name: "PrefsTesting", targets: ["PrefsTesting"]),
         .executable(name: "prefs-tool", targets: ["prefs-tool"]),
     ],
     targets: [
@@ -43,39 +43,42 @@ let package = Package(
         .target(name: "MessageFeedFetching", dependencies: ["MessageFeed", "Prefs", "PrefsJSON", "PrefsSupport", "CCurlShim"]),
         // Local dialogs and remote messages for apps; re-exports MessageFeed and MessageFeedFetching.
         .target(name: "DialogGate", dependencies: ["Prefs", "PrefsJSON", "PrefsSupport", "MessageFeed", "MessageFeedFetching"]),
-        .target(name: "PrefsTestSupport", dependencies: ["Prefs", "PrefsJSON", "PrefsSupport"]),
+        // What an app's tests use (a product); this project's own harness (child processes, another user, a loopback
+        // HTTP server, the server's faults) is the test-only target below.
+        .target(name: "PrefsTesting", dependencies: ["Prefs", "PrefsJSON", "PrefsSupport"]),
+        .target(name: "PrefsTestHarness", dependencies: ["PrefsTesting", "Prefs", "PrefsJSON", "PrefsSupport"], path: "Tests/TestHarness"),
         // Test support in C: a pass-through SQLite VFS reporting syncs, for the simulated power cuts.
         .target(name: "CSQLiteCrashVFS", dependencies: ["CSQLite"]),
         .executableTarget(name: "prefs-tool", dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "MessageFeed", "MessageFeedFetching", "PrefsJSON", "PrefsPostgreSQL"]),
-        .executableTarget(name: "prefs-test-child", dependencies: ["Prefs", "PrefsJSON", "PrefsUserDefaults", "PrefsPostgreSQL", "PrefsTestSupport"]),
+        .executableTarget(name: "prefs-test-child", dependencies: ["Prefs", "PrefsJSON", "PrefsUserDefaults", "PrefsPostgreSQL", "PrefsTesting", "PrefsTestHarness"]),
         .executableTarget(name: "dialoggate-test-child", dependencies: ["Prefs", "PrefsJSON", "DialogGate", "MessageFeed", "MessageFeedFetching"]),
-        .executableTarget(name: "prefs-torture", dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "DialogGate", "MessageFeed", "MessageFeedFetching", "PrefsTestSupport", "PrefsSupport"], path: "Torture/prefs-torture"),
+        .executableTarget(name: "prefs-torture", dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "DialogGate", "MessageFeed", "MessageFeedFetching", "PrefsTesting", "PrefsTestHarness", "PrefsSupport"], path: "Torture/prefs-torture"),
         // Fixtures shared by the test targets (keys, the backends the conformance suites run over, canned feeds, a clock).
         .target(
             name: "TestFixtures",
-            dependencies: ["Prefs", "PrefsJSON", "PrefsSupport", "PrefsPostgreSQL", "PrefsTestSupport", "DialogGate", "MessageFeed", "MessageFeedFetching"],
+            dependencies: ["Prefs", "PrefsJSON", "PrefsSupport", "PrefsPostgreSQL", "PrefsTesting", "PrefsTestHarness", "DialogGate", "MessageFeed", "MessageFeedFetching"],
             path: "Tests/TestFixtures"
         ),
         // One test target per library module, plus the tool, the test support and the README's examples.
-        .testTarget(name: "PrefsJSONTests", dependencies: ["PrefsJSON", "Prefs", "PrefsTestSupport"]),
+        .testTarget(name: "PrefsJSONTests", dependencies: ["PrefsJSON", "Prefs", "PrefsTesting", "PrefsTestHarness"]),
         .testTarget(name: "PrefsSQLiteTests", dependencies: ["PrefsSQLite"]),
-        .testTarget(name: "PrefsTests", dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "PrefsSupport", "PrefsTestSupport", "TestFixtures", "prefs-test-child", "CSQLiteCrashVFS", "PrefsUserDefaults"]),
-        .testTarget(name: "PrefsUserDefaultsTests", dependencies: ["PrefsUserDefaults", "Prefs", "PrefsJSON", "PrefsSupport", "PrefsTestSupport", "TestFixtures"]),
-        .testTarget(name: "MessageFeedTests", dependencies: ["MessageFeed", "PrefsJSON", "PrefsSupport", "PrefsTestSupport", "TestFixtures"]),
-        .testTarget(name: "MessageFeedFetchingTests", dependencies: ["MessageFeedFetching", "MessageFeed", "Prefs", "PrefsJSON", "PrefsSupport", "PrefsTestSupport", "TestFixtures"]),
-        .testTarget(name: "DialogGateTests", dependencies: ["DialogGate", "MessageFeed", "MessageFeedFetching", "Prefs", "PrefsJSON", "PrefsSupport", "PrefsUserDefaults", "PrefsTestSupport", "TestFixtures", "dialoggate-test-child", "prefs-tool"]),
+        .testTarget(name: "PrefsTests", dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "PrefsSupport", "PrefsTesting", "PrefsTestHarness", "TestFixtures", "prefs-test-child", "CSQLiteCrashVFS", "PrefsUserDefaults"]),
+        .testTarget(name: "PrefsUserDefaultsTests", dependencies: ["PrefsUserDefaults", "Prefs", "PrefsJSON", "PrefsSupport", "PrefsTesting", "PrefsTestHarness", "TestFixtures"]),
+        .testTarget(name: "MessageFeedTests", dependencies: ["MessageFeed", "PrefsJSON", "PrefsSupport", "PrefsTesting", "PrefsTestHarness", "TestFixtures"]),
+        .testTarget(name: "MessageFeedFetchingTests", dependencies: ["MessageFeedFetching", "MessageFeed", "Prefs", "PrefsJSON", "PrefsSupport", "PrefsTesting", "PrefsTestHarness", "TestFixtures"]),
+        .testTarget(name: "DialogGateTests", dependencies: ["DialogGate", "MessageFeed", "MessageFeedFetching", "Prefs", "PrefsJSON", "PrefsSupport", "PrefsUserDefaults", "PrefsTesting", "PrefsTestHarness", "TestFixtures", "dialoggate-test-child", "prefs-tool"]),
         .testTarget(
             name: "PrefsPostgreSQLTests",
-            dependencies: ["PrefsPostgreSQL", "Prefs", "PrefsJSON", "PrefsSupport", "DialogGate", "PrefsTestSupport", "TestFixtures", "prefs-test-child", "prefs-tool"],
+            dependencies: ["PrefsPostgreSQL", "Prefs", "PrefsJSON", "PrefsSupport", "DialogGate", "PrefsTesting", "PrefsTestHarness", "TestFixtures", "prefs-test-child", "prefs-tool"],
             exclude: ["Fixtures"]),
-        .testTarget(name: "PrefsToolTests", dependencies: ["Prefs", "PrefsJSON", "PrefsUserDefaults", "DialogGate", "MessageFeed", "MessageFeedFetching", "PrefsTestSupport", "TestFixtures", "prefs-tool", "prefs-test-child", "PrefsSupport"]),
-        .testTarget(name: "PrefsTestSupportTests", dependencies: ["PrefsTestSupport", "Prefs", "prefs-test-child"]),
-        .testTarget(name: "ReadmeTests", dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "PrefsTestSupport", "PrefsPostgreSQL", "PrefsSupport", "PrefsJSON"]),
+        .testTarget(name: "PrefsToolTests", dependencies: ["Prefs", "PrefsJSON", "PrefsUserDefaults", "DialogGate", "MessageFeed", "MessageFeedFetching", "PrefsTesting", "PrefsTestHarness", "TestFixtures", "prefs-tool", "prefs-test-child", "PrefsSupport"]),
+        .testTarget(name: "PrefsTestingTests", dependencies: ["PrefsTesting", "PrefsTestHarness", "Prefs", "prefs-test-child"]),
+        .testTarget(name: "ReadmeTests", dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "PrefsTesting", "PrefsTestHarness", "PrefsPostgreSQL", "PrefsSupport", "PrefsJSON"]),
         // The same examples pasted into @MainActor view controllers, in a target whose code is main-actor isolated by
         // default (as an app target in Xcode 26 is), and the seeds' flows run from there.
         .testTarget(
             name: "ReadmeMainActorTests",
-            dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "PrefsTestSupport", "PrefsPostgreSQL"],
+            dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "PrefsTesting", "PrefsPostgreSQL"],
             swiftSettings: [.unsafeFlags(["-default-isolation", "MainActor"])]
         ),
     ]

@@ -24,7 +24,7 @@ let package = Package(
                 .product(name: "Prefs", package: "Prefs"),
                 .product(name: "DialogGate", package: "Prefs"),
                 .product(name: "PrefsPostgreSQL", package: "Prefs"),
-                .product(name: "PrefsTestSupport", package: "Prefs"),
+                .product(name: "PrefsTesting", package: "Prefs"),
                 "BenchSQLite", "BenchLibPQ", "CLMDB", "BenchHeap",
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]

@@ -16,7 +16,7 @@ let package = Package(
         .target(name: "OneFileStorage", dependencies: [.product(name: "Prefs", package: "Prefs")]),
         .testTarget(
             name: "OneFileStorageTests",
-            dependencies: ["OneFileStorage", .product(name: "Prefs", package: "Prefs"), .product(name: "PrefsTestSupport", package: "Prefs")]
+            dependencies: ["OneFileStorage", .product(name: "Prefs", package: "Prefs"), .product(name: "PrefsTesting", package: "Prefs")]
         ),
     ],
     swiftLanguageModes: [.v6]

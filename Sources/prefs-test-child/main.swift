@@ -53,7 +53,8 @@ import Glibc
 import Darwin
 #endif
 import PrefsJSON
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import PrefsUserDefaults
 
 func fail(_ message: String) -> Never {

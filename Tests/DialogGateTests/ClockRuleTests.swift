@@ -2,7 +2,8 @@
 import Foundation
 import TestFixtures
 import Prefs
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import Testing
 
 /// One clock rule for every wait (`ClockRule`): while the clock is behind the recorded time (set back), the wait runs its

@@ -3,7 +3,8 @@
 import Foundation
 import TestFixtures
 import Prefs
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import Testing
 
 /// An app and its extension on one store, with QA resetting state from a terminal: real processes

@@ -2,7 +2,8 @@
 import Foundation
 import TestFixtures
 import Prefs
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import Testing
 
 /// A session is the process, on one store: gates made without a session share "OK" and once-per-session with every gate

@@ -1,6 +1,7 @@
 import DialogGate
 import Foundation
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import PrefsUserDefaults
 import TestFixtures
 import Testing

@@ -2,7 +2,8 @@
 import Foundation
 import TestFixtures
 import Prefs
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import Testing
 
 /// A message dismissed without acknowledging: shown again, but no more often than the app's impression policy allows.

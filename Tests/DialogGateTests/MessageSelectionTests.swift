@@ -1,7 +1,8 @@
 import DialogGate
 import Foundation
 import Prefs
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import Testing
 
 /// `MessageSelection` through the public API only (no `@testable import`), as an app's own tests use it.

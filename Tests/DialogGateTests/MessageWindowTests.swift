@@ -2,7 +2,8 @@
 import Foundation
 import TestFixtures
 import Prefs
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import Testing
 
 /// Two windows, each with its `MessageCenter` (the per-view pattern the docs show), and an app with its extension (two

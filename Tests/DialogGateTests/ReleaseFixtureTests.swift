@@ -4,7 +4,8 @@ import Foundation
 import TestFixtures
 import Prefs
 import PrefsJSON
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import Testing
 
 /// Stores that releases wrote with their own code, committed in `Tests/Releases/VERSION/` by that folder's

@@ -6,7 +6,8 @@ import TestFixtures
 import FoundationNetworking
 #endif
 import Prefs
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import Testing
 import PrefsJSON
 import PrefsSupport

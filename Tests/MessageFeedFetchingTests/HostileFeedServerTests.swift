@@ -6,7 +6,8 @@ import TestFixtures
 import FoundationNetworking
 #endif
 import Prefs
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import Testing
 
 /// A feed host under an attacker's control, on loopback: encoded bodies, redirects to this machine, odd validators.

@@ -1,7 +1,8 @@
 @testable import MessageFeed
 import Foundation
 import TestFixtures
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import Testing
 
 /// Rollout buckets of one installation for different messages are independent: two rollouts overlap in the share

@@ -1,6 +1,7 @@
 import Testing
 @testable import MessageFeed
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import PrefsJSON
 
 @Suite("Version")

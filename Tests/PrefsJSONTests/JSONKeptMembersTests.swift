@@ -1,5 +1,6 @@
 import Foundation
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import PrefsJSON
 import Testing
 

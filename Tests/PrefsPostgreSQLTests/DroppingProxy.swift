@@ -1,6 +1,7 @@
 import Foundation
 import PrefsSupport
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 
 #if canImport(Glibc)
 import Glibc

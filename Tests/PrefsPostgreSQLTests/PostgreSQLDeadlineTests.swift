@@ -4,7 +4,8 @@ import Prefs
 import PrefsJSON
 import PrefsSupport
 import PrefsPostgreSQL
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import Testing
 
 /// Runs `body` on a thread of its own and returns its outcome, or nil when it has not returned within `limit` (a hang

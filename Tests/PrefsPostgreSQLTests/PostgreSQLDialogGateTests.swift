@@ -5,7 +5,8 @@ import Prefs
 import PrefsJSON
 import PrefsSupport
 import PrefsPostgreSQL
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import Testing
 
 /// A server deciding dialogs and remote messages for many users from one database: one namespace per user.

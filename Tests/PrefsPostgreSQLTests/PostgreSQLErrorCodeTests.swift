@@ -4,7 +4,8 @@ import Prefs
 import PrefsJSON
 import PrefsSupport
 import PrefsPostgreSQL
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import Testing
 
 /// Issue 31, finding 3: every error carries a SQLSTATE, connection-time ones included, so that an app can tell "too

@@ -4,7 +4,8 @@ import Prefs
 import PrefsJSON
 import PrefsSupport
 import PrefsPostgreSQL
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import Testing
 
 /// Issue 27 (the PostgreSQL part): the schema is versioned and migrated in one transaction under an advisory lock,

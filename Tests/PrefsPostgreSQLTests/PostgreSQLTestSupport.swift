@@ -4,7 +4,8 @@ import Prefs
 import PrefsJSON
 import PrefsSupport
 import PrefsPostgreSQL
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import Testing
 
 /// The test process's server (started once, stopped at exit). A failure to start fails the test with the reason

@@ -4,7 +4,8 @@ import Prefs
 import PrefsJSON
 import PrefsSupport
 import PrefsPostgreSQL
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import Testing
 
 /// Issue 31, finding 5: one statement per set, update and batch, and writers of different keys of one namespace never

@@ -2,7 +2,8 @@ import Foundation
 import TestFixtures
 import Observation
 @testable import Prefs
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import Testing
 import PrefsSupport
 

@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
 import Prefs
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import TestFixtures
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import Observation
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import PrefsUserDefaults
 import Synchronization
 import TestFixtures

@@ -1,6 +1,7 @@
 import Foundation
 import TestFixtures
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import Testing
 @testable import Prefs
 #if canImport(Glibc)

@@ -2,7 +2,8 @@ import Foundation
 import TestFixtures
 @testable import Prefs
 import PrefsJSON
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import Testing
 
 #if canImport(Glibc)

@@ -2,7 +2,8 @@ import Foundation
 import TestFixtures
 @testable import Prefs
 import PrefsJSON
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import Testing
 
 /// Opening a JSON store checks its whole file but decodes a value or a declaration only when it is read

@@ -1,7 +1,8 @@
 import Foundation
 import TestFixtures
 import Prefs
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import Testing
 
 /// Swift compares strings by canonical equivalence, so `"\u{E9}"` (NFC) and `"e\u{301}"` (NFD) are one key; SQLite

@@ -2,7 +2,8 @@ import Foundation
 import TestFixtures
 @testable import Prefs
 import PrefsSQLite
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import Testing
 
 /// The SQLite store's schema migrations (`SQLiteMigrations`): versioned in `user_version`, all pending ones in one

@@ -2,7 +2,8 @@ import DialogGate
 import Foundation
 import TestFixtures
 import Prefs
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import Testing
 import PrefsJSON
 import PrefsSupport

@@ -1,7 +1,8 @@
 import Foundation
 import TestFixtures
 import Prefs
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import Testing
 
 /// prefs-tool on a JSON store whose latest writes are in its journal (`FILE.journal`), not yet in the snapshot.

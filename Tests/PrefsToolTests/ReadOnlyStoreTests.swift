@@ -1,7 +1,8 @@
 import Foundation
 import TestFixtures
 import Prefs
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import Testing
 
 /// A store another user can read but not write (QA inspecting an app's store): prefs-tool, run as that user, lists,

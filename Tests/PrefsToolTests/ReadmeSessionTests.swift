@@ -1,7 +1,8 @@
 import Foundation
 import TestFixtures
 import Prefs
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import Testing
 
 /// The documented QA session (the prefs-tool article of the Prefs DocC catalog), run for real: every `$ ` line through a

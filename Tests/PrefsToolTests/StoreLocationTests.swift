@@ -1,7 +1,8 @@
 import Foundation
 import TestFixtures
 import Prefs
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import Testing
 
 /// Issue 19, items 3, 7 and 8: finding the app's store, hints in `defaults`' words, consistent exits and options.

@@ -1,7 +1,8 @@
 import Foundation
 import TestFixtures
 import Prefs
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import Testing
 
 /// Every value type an app stores goes through prefs-tool export and import exactly, between both file backends.

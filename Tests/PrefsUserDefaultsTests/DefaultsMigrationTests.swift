@@ -1,6 +1,7 @@
 import Foundation
 import PrefsJSON
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import PrefsUserDefaults
 import TestFixtures
 import Testing

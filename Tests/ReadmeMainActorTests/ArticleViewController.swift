@@ -10,7 +10,7 @@ import Observation
 import Observation  // for withObservationTracking; SwiftUI tracks `model.value` by itself
 import Prefs
 import PrefsPostgreSQL
-import PrefsTestSupport
+import PrefsTesting
 import PrefsUserDefaults
 
 extension Prefs.Keys {

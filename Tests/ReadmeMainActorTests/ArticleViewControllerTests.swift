@@ -1,7 +1,7 @@
 import DialogGate
 import Foundation
 import Prefs
-import PrefsTestSupport
+import PrefsTesting
 import PrefsUserDefaults
 import Testing
 

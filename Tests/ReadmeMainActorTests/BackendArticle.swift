@@ -4,7 +4,7 @@
 // declared as an app target declares them, and their store is opened from the view controller.
 import Foundation
 import Prefs
-import PrefsTestSupport
+import PrefsTesting
 import Testing
 
 final class DictionaryBackend: Prefs.Backend {

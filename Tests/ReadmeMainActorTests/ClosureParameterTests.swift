@@ -2,7 +2,7 @@ import DialogGate
 import Foundation
 import Observation
 import Prefs
-import PrefsTestSupport
+import PrefsTesting
 import PrefsUserDefaults
 import Synchronization
 import Testing

@@ -1,6 +1,6 @@
 import Foundation
 import Prefs
-import PrefsTestSupport
+import PrefsTesting
 import Testing
 
 // WritingABackend.md's examples, line for line (`ReadmeSource` checks them), and run: the article's backends pass the

@@ -1,7 +1,7 @@
 import Foundation
 import Prefs
 import PrefsPostgreSQL
-import PrefsTestSupport
+import PrefsTesting
 import Testing
 
 // The examples of the PrefsPostgreSQL articles (`ReadmeSource` checks every line is here, in order). They name a

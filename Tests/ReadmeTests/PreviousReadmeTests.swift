@@ -1,5 +1,6 @@
 import Foundation
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import Testing
 
 /// An app written from a previous release's README still builds against this one: each release's examples

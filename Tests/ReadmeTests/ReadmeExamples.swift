@@ -3,7 +3,7 @@ import DialogGate
 import Foundation
 import Observation
 import Prefs
-import PrefsTestSupport
+import PrefsTesting
 import Testing
 import PrefsJSON
 import PrefsUserDefaults

@@ -2,7 +2,7 @@ import DialogGate
 import Foundation
 import Observation   // for withObservationTracking; SwiftUI tracks `model.value` by itself
 import Prefs
-import PrefsTestSupport
+import PrefsTesting
 import Testing
 import PrefsJSON
 import PrefsUserDefaults

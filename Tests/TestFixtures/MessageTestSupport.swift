@@ -6,7 +6,8 @@ import Foundation
 import FoundationNetworking
 #endif
 import Prefs
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import PrefsJSON
 import PrefsSupport
 

@@ -1,6 +1,7 @@
 import Foundation
 import Prefs
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import Testing
 import PrefsSupport
 import PrefsPostgreSQL

@@ -1,6 +1,7 @@
 import Foundation
 import Prefs
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import PrefsSupport
 
 /// The keys contending processes share and own.

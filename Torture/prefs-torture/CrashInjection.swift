@@ -1,7 +1,8 @@
 import Foundation
 import Prefs
 import PrefsJSON
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 
 // MARK: - Child: write until killed
 

@@ -1,5 +1,6 @@
 import Prefs
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 
 /// What a crash-injection child does, operation by operation. The sequence follows from (seed, round) alone,
 /// so the parent regenerates it and knows what every acknowledgement stands for and what was in flight.

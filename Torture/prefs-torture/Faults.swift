@@ -1,7 +1,8 @@
 import Foundation
 import Prefs
 import PrefsJSON
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 
 /// Fault injection: each fault must end in a clear typed ``PrefsError`` (or be handled as documented),
 /// with every acknowledged write still there afterwards.

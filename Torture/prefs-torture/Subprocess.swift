@@ -1,5 +1,6 @@
 import Foundation
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 
 #if canImport(Glibc)
 import Glibc

@@ -2,7 +2,7 @@ import BenchLibPQ
 import Foundation
 import Prefs
 import PrefsPostgreSQL
-import PrefsTestSupport
+import PrefsTesting
 
 // Workload 9: the PostgreSQL store against raw libpq on the same private server, in the same run: a set against a
 // plain autocommit upsert and against the store's own statement run raw; an update against a raw UPDATE … RETURNING; a

@@ -2,7 +2,7 @@ import BenchLibPQ
 import Foundation
 import Prefs
 import PrefsPostgreSQL
-import PrefsTestSupport
+import PrefsTesting
 import Synchronization
 
 // Workload 9, continued: a fleet's view. Eight clients (each with its own connection, as eight instances) setting at

@@ -1,7 +1,7 @@
 import Foundation
 import OneFileStorage
 import Prefs
-import PrefsTestSupport
+import PrefsTesting
 import Testing
 
 extension Prefs.Keys {

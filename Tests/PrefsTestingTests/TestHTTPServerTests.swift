@@ -2,7 +2,8 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import Testing
 
 @Suite("TestHTTPServer")

@@ -1,4 +1,5 @@
 import Foundation
+import PrefsTesting
 
 /// gzip members (RFC 1952) made in the test, for servers that encode their bodies.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import PrefsTesting
 import Prefs
 
 /// Runs an executable built by this package (found beside the test bundle) and collects its output.

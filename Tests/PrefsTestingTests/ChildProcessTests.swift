@@ -1,6 +1,7 @@
 import Foundation
 import Prefs
-import PrefsTestSupport
+import PrefsTestHarness
+import PrefsTesting
 import Testing
 
 /// The test support's waits on child processes end: a hang fails its test instead of stalling the suite.

@@ -1,4 +1,5 @@
 import Foundation
+import PrefsTesting
 import Prefs
 import PrefsSupport
 

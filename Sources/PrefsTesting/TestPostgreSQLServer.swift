@@ -16,7 +16,7 @@ import Darwin
 ///
 /// ```swift
 /// import PrefsPostgreSQL
-/// import PrefsTestSupport
+/// import PrefsTesting
 ///
 /// @Test func aWriteReachesAnotherInstance() throws {
 ///     let server = try TestPostgreSQLServer.shared()   // started once per test process, stopped at exit

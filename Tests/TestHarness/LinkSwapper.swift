@@ -1,4 +1,5 @@
 import Foundation
+import PrefsTesting
 import Prefs
 
 /// Another user's process that swaps what is at one name in a shared directory, in a tight loop, while a test runs

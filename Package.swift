@@ -72,7 +72,7 @@ let package = Package(
             dependencies: ["PrefsPostgreSQL", "Prefs", "PrefsJSON", "PrefsSupport", "DialogGate", "PrefsTesting", "PrefsTestHarness", "TestFixtures", "prefs-test-child", "prefs-tool"],
             exclude: ["Fixtures"]),
         .testTarget(name: "PrefsToolTests", dependencies: ["Prefs", "PrefsJSON", "PrefsUserDefaults", "DialogGate", "MessageFeed", "MessageFeedFetching", "PrefsTesting", "PrefsTestHarness", "TestFixtures", "prefs-tool", "prefs-test-child", "PrefsSupport"]),
-        .testTarget(name: "PrefsTestingTests", dependencies: ["PrefsTesting", "PrefsTestHarness", "Prefs", "prefs-test-child"]),
+        .testTarget(name: "PrefsTestingTests", dependencies: ["PrefsTesting", "PrefsTestHarness", "Prefs", "DialogGate", "MessageFeed", "prefs-test-child"]),
         .testTarget(name: "ReadmeTests", dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "PrefsTesting", "PrefsTestHarness", "PrefsPostgreSQL", "PrefsSupport", "PrefsJSON"]),
         // The same examples pasted into @MainActor view controllers, in a target whose code is main-actor isolated by
         // default (as an app target in Xcode 26 is), and the seeds' flows run from there.

@@ -1,3 +1,4 @@
+import DialogGate
 import Prefs
 
 /// An error that ends a command, with its exit code (sysexits.h numbering).
@@ -30,6 +31,10 @@ struct ToolError: Error, CustomStringConvertible {
     init(_ error: any Error) {
         if let error = error as? ToolError {
             self = error
+            return
+        }
+        if case .store(let error) = error as? DialogGateError {
+            self.init(error)
             return
         }
         switch error {

@@ -14,7 +14,11 @@ extension DialogGate {
     /// ```swift
     /// try gate.declare([Dialog("intro", policy: DialogPolicy(neverRemindKey: "UserHasSeenMsg")), Dialog("rate-app")])
     /// ```
-    public func declare(_ dialogs: [Dialog]) throws {
+    public func declare(_ dialogs: [Dialog]) throws(DialogGateError) {
+        try DialogGateError.converting { try declareInStore(dialogs) }
+    }
+
+    private func declareInStore(_ dialogs: [Dialog]) throws {
         let entries = try dialogs.map { dialog in (dialog, try DialogRecord.storeKey(for: dialog.id)) }
         try prefs.transaction { transaction in
             for (dialog, key) in entries {
@@ -55,20 +59,22 @@ extension DialogGate {
     /// Forgets everything about the dialogs `ids` (stored state, the never-remind key its record names, and "OK"
     /// in this session), in one transaction. An id may also be the name `prefs-tool dialogs` lists (`h.` and a hash
     /// for an id that is not a valid key name). No ids, no change (use ``resetAll()`` to forget every dialog).
-    public func reset(_ ids: [String]) throws {
-        try reset(ids, legacyKeys: [])
+    public func reset(_ ids: [String]) throws(DialogGateError) {
+        try DialogGateError.converting { try reset(ids, legacyKeys: []) }
     }
 
     /// Forgets everything about `dialogs`, including never-remind keys written by older code before any record existed.
-    public func reset(_ dialogs: [Dialog]) throws {
-        try reset(dialogs.map(\.id), legacyKeys: dialogs.compactMap(\.policy.neverRemindKey))
+    public func reset(_ dialogs: [Dialog]) throws(DialogGateError) {
+        try DialogGateError.converting { try reset(dialogs.map(\.id), legacyKeys: dialogs.compactMap(\.policy.neverRemindKey)) }
     }
 
     /// Forgets every dialog's state, when any dialog was last presented (``DisplayFrequency``), and every "OK" of
     /// the session.
-    public func resetAll() throws {
-        try reset(try states().map(\.id), legacyKeys: [])
-        try prefs.reset(Self.lastPresentationKey, Self.lastPresentationReanchoredKey)
+    public func resetAll() throws(DialogGateError) {
+        try DialogGateError.converting {
+            try reset(try states().map(\.id), legacyKeys: [])
+            try prefs.reset(Self.lastPresentationKey, Self.lastPresentationReanchoredKey)
+        }
         session.clear()
     }
 

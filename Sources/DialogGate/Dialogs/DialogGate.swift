@@ -111,7 +111,11 @@ public final class DialogGate: Sendable {
     ///     print(decision)   // "welcome: not presented: already being presented"
     /// }
     /// ```
-    public func claim(_ dialog: Dialog) throws -> DialogClaim {
+    public func claim(_ dialog: Dialog) throws(DialogGateError) -> DialogClaim {
+        try DialogGateError.converting { try claimInStore(dialog) }
+    }
+
+    private func claimInStore(_ dialog: Dialog) throws -> DialogClaim {
         let key = try DialogRecord.storeKey(for: dialog.id)
         let legacyName = try dialog.policy.neverRemindKey.map {
             try KeyName.validateLegacy($0); return $0
@@ -208,7 +212,11 @@ public final class DialogGate: Sendable {
     ///
     /// - Throws: ``DialogGateError/notPresentable(_:)`` when another gate, thread or process presented or
     ///   answered since the decision (the limit is never exceeded), or a store error.
-    public func recordPresentation(of dialog: Dialog) throws {
+    public func recordPresentation(of dialog: Dialog) throws(DialogGateError) {
+        try DialogGateError.converting { try recordPresentationInStore(of: dialog) }
+    }
+
+    private func recordPresentationInStore(of dialog: Dialog) throws {
         let key = try DialogRecord.storeKey(for: dialog.id)
         let now = clock()
         let overrides = overrides
@@ -227,8 +235,8 @@ public final class DialogGate: Sendable {
 
     /// Records the user's answer to `dialog` outside a presentation (a settings screen's "never remind me");
     /// to answer a presentation, use ``DialogPresentation/finish(_:)``, which also counts it.
-    public func record(_ response: DialogResponse, for dialog: Dialog) throws {
-        try record(response, for: dialog, ending: nil)
+    public func record(_ response: DialogResponse, for dialog: Dialog) throws(DialogGateError) {
+        try DialogGateError.converting { try record(response, for: dialog, ending: nil) }
     }
 
     /// Records `response`; when it ends `presentation`, counts it and releases its claim, in the same transaction.

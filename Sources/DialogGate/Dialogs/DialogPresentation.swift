@@ -79,7 +79,7 @@ public final class DialogPresentation: Sendable {
     ///
     /// - Throws: ``DialogGateError/presentationEnded(dialogID:)`` if it was ended already; a store error (the
     ///   presentation then stays open, and may be finished again).
-    public func finish(_ response: DialogResponse) throws {
+    public func finish(_ response: DialogResponse) throws(DialogGateError) {
         try end { try gate.record(response, for: dialog, ending: self) }
     }
 
@@ -87,7 +87,7 @@ public final class DialogPresentation: Sendable {
     /// all (another modal took over).
     ///
     /// - Throws: ``DialogGateError/presentationEnded(dialogID:)`` if it was ended already, or a store error.
-    public func cancel() throws {
+    public func cancel() throws(DialogGateError) {
         try end { try gate.release(self) }
     }
 
@@ -96,13 +96,15 @@ public final class DialogPresentation: Sendable {
         phase.withLock { $0 == .ended }
     }
 
-    private func end(_ write: () throws -> Void) throws {
-        try phase.withLock { phase in
-            guard phase == .open else { throw DialogGateError.presentationEnded(dialogID: dialog.id) }
+    private func end(_ write: () throws -> Void) throws(DialogGateError) {
+        let wasOpen = phase.withLock { phase in
+            guard phase == .open else { return false }
             phase = .ending
+            return true
         }
+        guard wasOpen else { throw .presentationEnded(dialogID: dialog.id) }
         do {
-            try write()
+            try DialogGateError.converting(write)
         } catch {
             phase.withLock { $0 = .open }
             throw error
@@ -112,10 +114,18 @@ public final class DialogPresentation: Sendable {
     }
 }
 
-/// Why a DialogGate call did nothing.
+/// Why a DialogGate call did nothing: the rules, the presentation's state, or the store under it.
 ///
 /// ```swift
-/// do { try gate.recordPresentation(of: tips) } catch DialogGateError.notPresentable(let decision) { print(decision) }
+/// do {
+///     try gate.recordPresentation(of: tips)
+/// } catch .notPresentable(let decision) {
+///     print(decision)   // "tips: not presented: snoozed until …"
+/// } catch .store(let error) {
+///     print(error.path ?? "", error)   // where the store failed, and why
+/// } catch {
+///     print(error)
+/// }
 /// ```
 public enum DialogGateError: Error, Sendable, Hashable, CustomStringConvertible {
     /// ``DialogGate/recordPresentation(of:)`` found that the rules no longer allow presenting: another gate,
@@ -123,11 +133,26 @@ public enum DialogGateError: Error, Sendable, Hashable, CustomStringConvertible 
     case notPresentable(DialogDecision)
     /// ``DialogPresentation/finish(_:)`` or ``DialogPresentation/cancel()`` on a presentation already ended.
     case presentationEnded(dialogID: String)
+    /// The store failed (a lock timeout, a full disk, a file another user owns, a server's SQLSTATE), or a dialog's id
+    /// or never-remind key is not a name the store accepts: the store's own error, which says what and where.
+    case store(PrefsError)
 
     public var description: String {
         switch self {
         case .notPresentable(let decision): "not recorded: \(decision)"
         case .presentationEnded(let id): "the presentation of \(id) has ended already"
+        case .store(let error): "\(error)"
+        }
+    }
+
+    /// Runs `body` (store calls and DialogGate's own checks), throwing what it throws as a `DialogGateError`.
+    static func converting<Result>(_ body: () throws -> Result) throws(DialogGateError) -> Result {
+        do {
+            return try body()
+        } catch let error as DialogGateError {
+            throw error
+        } catch {
+            throw .store(PrefsError(error))
         }
     }
 }

@@ -147,12 +147,6 @@ extension Prefs.TransactionalBackend {
     /// A transaction of its own: ``beginTransaction()``, then ``commitTransaction(_:)``, or
     /// ``rollbackTransaction()`` when that throws.
     public func commit(_ changes: Prefs.Changes) throws {
-        try beginTransaction()
-        do {
-            try commitTransaction(changes)
-        } catch {
-            rollbackTransaction()
-            throw error
-        }
+        try committingInTransaction(begin: beginTransaction, commit: { try commitTransaction(changes) }, rollback: rollbackTransaction)
     }
 }

@@ -85,13 +85,7 @@ extension StoreBackend {
 
     /// Applies `changes` between ``beginTransaction()`` and ``commitTransaction(_:)``, rolling back on failure.
     package func applyInTransaction(_ changes: Changeset) throws {
-        try beginTransaction()
-        do {
-            try commitTransaction(changes)
-        } catch {
-            rollbackTransaction()
-            throw error
-        }
+        try committingInTransaction(begin: beginTransaction, commit: { try commitTransaction(changes) }, rollback: rollbackTransaction)
     }
     package func declaration(forKey key: String) throws -> KeyDeclaration? {
         try declarations()[key]
@@ -109,6 +103,18 @@ extension StoreBackend {
     package func makeChangeListener() -> (any BackendChangeListener)? { nil }
     package var freshness: BackendFreshness? { nil }
     package var validatesTransactionsAtCommit: Bool { false }
+}
+
+/// One write in a transaction of its own: `begin`, then `commit`, or `rollback` when `commit` throws. The shape of both
+/// backend protocols' one-shot commit (``StoreBackend/applyInTransaction(_:)``, `Prefs.TransactionalBackend.commit`).
+package func committingInTransaction(begin: () throws -> Void, commit: () throws -> Void, rollback: () -> Void) throws {
+    try begin()
+    do {
+        try commit()
+    } catch {
+        rollback()
+        throw error
+    }
 }
 
 /// Thrown by ``StoreBackend/commitTransaction(_:)`` of a backend that ``StoreBackend/validatesTransactionsAtCommit``

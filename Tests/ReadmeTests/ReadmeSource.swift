@@ -238,9 +238,9 @@ struct ReadmeLinkTests {
             })
     }
 
-    @Test("every relative link of README.md and CHANGELOG.md names a file of the repository, and its #anchor a heading")
+    @Test("every relative link of README.md, CHANGELOG.md and CONTRIBUTING.md names a file of the repository, and its #anchor a heading")
     func linksResolve() throws {
-        for document in ["README.md", "CHANGELOG.md"] {
+        for document in ["README.md", "CHANGELOG.md", "CONTRIBUTING.md"] {
             let text = try String(contentsOf: ReadmeSource.root.appendingPathComponent(document), encoding: .utf8)
             let links = Self.relativeLinks(in: text)
             if document == "README.md" { #expect(links.contains("CHANGELOG.md")) }

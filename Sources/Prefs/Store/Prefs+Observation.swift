@@ -102,7 +102,7 @@ extension Prefs {
     func decodeForObserver<Value>(_ stored: StoredValue?, key: Key<Value>) -> Value {
         guard let stored else { return key.initial }
         do {
-            return try stored.decode(Value.self)
+            return try key.decode(stored)
         } catch {
             reportMismatch(error, key: key.name)
             return key.initial

@@ -3,7 +3,8 @@ internal import PrefsJSON
 import PrefsSupport
 
 extension Prefs {
-    /// The value for `key`: the stored value, or the initial value when nothing readable is stored.
+    /// The value for `key`: the stored value (read through the key's migration when it is in an older shape), or the
+    /// initial value when nothing readable is stored.
     /// Setting writes through the backend; a failure is reported as a ``Diagnostic`` (use ``set(_:for:)-(_,Prefs.Key<Value>)`` to catch it).
     public subscript<Value>(key: Key<Value>) -> Value {
         get {
@@ -55,7 +56,7 @@ extension Prefs {
         guard let stored = entry.stored else { return .initial(key.initial) }
         if entry.holdsDecoded(Value.self) { return .stored(entry.decodedValue(as: Value.self)) }
         do {
-            let value = try stored.decode(Value.self)
+            let value = try key.decode(stored)
             let inline = State.Slot.holdsInline(Value.self)
             let decodedEntry = inline ? entry : State.Entry(stored, decoded: value)
             state.withLock { state in

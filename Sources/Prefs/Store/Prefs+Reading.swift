@@ -8,6 +8,7 @@ extension Prefs {
     /// Setting writes through the backend; a failure is reported as a ``Diagnostic`` (use ``set(_:for:)-(_,Prefs.Key<Value>)`` to catch it).
     public subscript<Value>(key: Key<Value>) -> Value {
         get {
+            if io.isSuspended { resumeForRead() }
             if let freshness, freshness.isExpired { refreshIfStale() }
             switch state.withLock({ $0.hit(CacheName(key)) }) {  // the hot path: one lock, no hashing
             case .bits(let bits, let type)?:
@@ -40,6 +41,7 @@ extension Prefs {
     /// Reads `key`, telling a stored value apart from the initial value.
     public func lookup<Value>(_ key: Key<Value>) -> Lookup<Value> {
         // The hot path: one lock, no hashing (the key's name's hash is kept), one reference copied out.
+        if io.isSuspended { resumeForRead() }
         if let freshness, freshness.isExpired { refreshIfStale() }
         switch state.withLock({ $0.hit(CacheName(key)) }) {
         case .bits(let bits, let type)? where type == ObjectIdentifier(Value.self):
@@ -80,6 +82,7 @@ extension Prefs {
 
     /// The entry for a key from the cache, or loaded (moving a value found under a former name).
     func cachedEntry(for key: Keys) -> State.Entry {
+        if io.isSuspended { resumeForRead() }
         if let freshness, freshness.isExpired { refreshIfStale() }
         if let hit = state.withLock({ $0.cache[CacheName(key)]?.entry }) { return hit }
         return loadEntry(for: key)

@@ -41,6 +41,7 @@ public protocol PrefsKeyEnum: RawRepresentable, CaseIterable, Sendable where Raw
 
 extension PrefsKeyEnum {
     public var formerNames: [String] { [] }
+    /// No migration: a stored value that does not decode as the case's type reads its initial value.
     public func migratedValue(from stored: StoredValue) throws -> (any PrefsStorable)? { nil }
 
     /// The typed key for this case, with its initial value, former names and migration.

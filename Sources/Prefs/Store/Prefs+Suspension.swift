@@ -1,10 +1,6 @@
 import Foundation
 import PrefsSupport
 
-#if canImport(UIKit)
-import UIKit
-#endif
-
 extension Prefs {
     /// Releases every lock the store holds on its files, until the next call on it, which resumes it by itself: for
     /// an app about to be suspended, whose store lives in a container it shares with its extensions (an App Group).
@@ -85,10 +81,12 @@ extension Prefs {
 final class BackgroundSuspension: @unchecked Sendable {
     private var token: (any NSObjectProtocol)?
 
+    /// `UIApplication.didEnterBackgroundNotification`'s name, spelled out: the constant is isolated to the main actor
+    /// in Swift 6, which a store made on any thread cannot reach synchronously (swiftlang/swift#59484).
+    static let didEnterBackground = Notification.Name("UIApplicationDidEnterBackgroundNotification")
+
     func start(_ suspend: @escaping @Sendable () -> Void) {
-        token = NotificationCenter.default.addObserver(forName: UIApplication.didEnterBackgroundNotification, object: nil, queue: nil) { _ in
-            suspend()
-        }
+        token = NotificationCenter.default.addObserver(forName: Self.didEnterBackground, object: nil, queue: nil) { _ in suspend() }
     }
 
     deinit {

@@ -138,7 +138,7 @@ extension Prefs {
     private static func revisioned<Value>(_ stored: StoredValue?, revision: Int64, key: Key<Value>, reportingTo prefs: Prefs?) -> Revisioned<Value> {
         guard let stored else { return Revisioned(value: key.initial, isStored: false, revision: revision) }
         do {
-            return Revisioned(value: try stored.decode(Value.self), isStored: true, revision: revision)
+            return Revisioned(value: try key.decode(stored), isStored: true, revision: revision)
         } catch {
             prefs?.reportMismatch(error, key: key.name)
             return Revisioned(value: key.initial, isStored: true, revision: revision)

@@ -62,6 +62,15 @@ extension Prefs.Keys {
     static let imported = Key<Bool>("importedUserDefaults", initial: false)
 }
 
+struct Profile: Codable, PrefsStorable { var fullName: String; var fontSize: Int }   // this release
+struct ProfileV1: Codable, PrefsStorable { var name: String }                        // what release 1 stored
+
+extension Prefs.Keys {
+    static let profile = Key<Profile>("profile", initial: Profile(fullName: "", fontSize: 12), migrating: { stored in
+        Profile(fullName: try stored.decode(ProfileV1.self).name, fontSize: 12)   // nil or a throw: the initial value
+    })
+}
+
 /// A view controller holding every example: its methods are the articles' code, run on the main actor. The alert it
 /// "presents" is answered by `answer`, as a user's tap would be, and recorded in `shownAlerts`.
 @MainActor
@@ -212,6 +221,12 @@ final class ArticleViewController {
         let byName = try Prefs(.file(url))  // .json → JSON, .sqlite/.sqlite3/.db → SQLite, else by content
         let standard = try Prefs(.default(identifier: "com.example.app"))  // see below
         _ = (test, readable, fast, database, byName, standard)
+    }
+
+    /// Storage.md, suspended apps and shared containers: run by ArticleViewControllerTests.
+    func suspension() {
+        prefs.suspend()              // the app is about to be suspended: no file lock held
+        print(prefs[.launchCount])   // the next call opens the file again, and reads what the widget wrote meanwhile
     }
 
     /// Storage.md, formats and releases: compiled, and run by ArticleViewControllerTests.

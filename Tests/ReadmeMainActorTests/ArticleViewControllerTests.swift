@@ -20,6 +20,10 @@ struct ArticleViewControllerTests {
         #expect(try controller.keysAndValues() == true, "read after localDialogs() answered Never remind")
         #expect(prefs[AppKey.lastMessageId] as Int == 3)
         #expect(prefs[.theme] == .dark && prefs[.frame].height == 2)
+        try prefs.setStoredValue(StoredValue(type: .json, jsonText: #"{"name":"Ada"}"#), forKey: "profile")
+        #expect(prefs[.profile].fullName == "Ada", "KeysAndValues.md's changed shapes")
+        controller.suspension()
+        #expect(prefs[.launchCount] == 0)
 
         let directory = try TemporaryDirectory()
         #expect(try controller.overview(url: directory.file("p.sqlite"))[.launchCount] == 1)

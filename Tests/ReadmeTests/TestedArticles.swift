@@ -86,6 +86,22 @@ func storageAsWritten(url: URL) throws {
     _ = (test, readable, fast, database, byName, standard)
 }
 
+/// Storage.md, suspended apps and shared containers.
+func suspensionAsWritten(prefs: Prefs) {
+    prefs.suspend()              // the app is about to be suspended: no file lock held
+    print(prefs[.launchCount])   // the next call opens the file again, and reads what the widget wrote meanwhile
+}
+
+/// KeysAndValues.md, changed shapes.
+struct Profile: Codable, PrefsStorable { var fullName: String; var fontSize: Int }   // this release
+struct ProfileV1: Codable, PrefsStorable { var name: String }                        // what release 1 stored
+
+extension Prefs.Keys {
+    static let profile = Key<Profile>("profile", initial: Profile(fullName: "", fontSize: 12), migrating: { stored in
+        Profile(fullName: try stored.decode(ProfileV1.self).name, fontSize: 12)   // nil or a throw: the initial value
+    })
+}
+
 /// Storage.md, formats and releases: the two ends of a store's life beside release 0.1.
 func formatsAsWritten(url: URL) throws -> (Prefs, Prefs) {
     let shared = try Prefs(.jsonFile(url, formatVersion: 1))     // an app extension on release 0.1 writes it too
@@ -152,6 +168,28 @@ struct TestedArticles {
         #expect(try String(contentsOf: url, encoding: .utf8).contains(#""formatVersion": 1,"#))
         try upgraded.set(2, for: .launchCount)
         #expect(try String(contentsOf: url, encoding: .utf8).contains(#""formatVersion": 2,"#))
+    }
+
+    @Test("suspension as the storage article shows it: the next call reads what another store wrote meanwhile")
+    func suspension() throws {
+        let directory = try TemporaryDirectory()
+        let prefs = try Prefs(.sqlite(directory.file("p.sqlite")))
+        #expect(prefs[.launchCount] == 0)
+        try Prefs(.sqlite(directory.file("p.sqlite"))).set(4, for: .launchCount)   // the widget
+        suspensionAsWritten(prefs: prefs)
+        #expect(prefs[.launchCount] == 4)
+    }
+
+    @Test("changed shapes as the keys article shows them: release 1's profile reads migrated, and is kept until written")
+    func changedShapes() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("p.json")
+        try Prefs(.jsonFile(url)).setStoredValue(StoredValue(type: .json, jsonText: #"{"name":"Ada"}"#), forKey: "profile")
+        let prefs = try Prefs(.jsonFile(url))
+        #expect(prefs[.profile].fullName == "Ada" && prefs[.profile].fontSize == 12)
+        #expect(try prefs.storedValue(forKey: "profile")?.jsonText == #"{"name":"Ada"}"#)
+        try prefs.update(.profile) { $0.fontSize = 14 }
+        #expect(try prefs.storedValue(forKey: "profile")?.jsonText == #"{"fontSize":14,"fullName":"Ada"}"#)
     }
 
     @Test("observation as the article shows it: the loop ends when the store is closed")

@@ -46,6 +46,11 @@ package protocol StoreBackend: AnyObject {
     func quickCheckProblems() throws -> [String]
     /// Releases files and handles. Pending writes are flushed first by the store.
     func close()
+    /// Releases every lock the backend holds on its files between calls (an SQLite connection's read locks), for
+    /// ``Prefs/suspend()``; the backend's next call takes again what it needs, and its next ``refresh()`` returns true
+    /// when it reopened anything. Called between calls, with pending writes flushed. Nothing by default (a backend that
+    /// holds no lock while idle: memory, a JSON file, a server).
+    func suspend()
 
     /// What opening found and dealt with (a file moved aside by ``Prefs/Recovery/moveAsideAndStartEmpty``, a torn
     /// journal record left unapplied); the store reports each once as a ``Prefs/Diagnostic``. Empty by default.
@@ -95,6 +100,7 @@ extension StoreBackend {
         try integrityProblems()
     }
     package func flush() throws {}
+    package func suspend() {}
     package var openingReport: [Prefs.Diagnostic.Kind] { [] }
     package func takeReports() -> [Prefs.Diagnostic.Kind] { [] }
     package var idleWorkDelay: Duration? { nil }

@@ -89,6 +89,8 @@ extension Prefs {
         /// Returns the initial value: the declared one, or the closure's. A closure either way, so that a read of a key
         /// with a fixed initial value costs one call, not a generic enum's metadata lookup and projection.
         private let makeInitial: @Sendable () -> Value
+        /// Reads a stored value that does not decode as `Value` (an older shape), or returns nil; nil without a migration.
+        private let migration: (@Sendable (StoredValue) throws -> Value?)?
 
         /// Declares a key. An invalid name (empty, longer than 256 bytes, with control
         /// characters) is a programming error and stops the program here, at the declaration, with the reason.
@@ -121,6 +123,63 @@ extension Prefs {
             }
         }
 
+        /// Declares a key whose stored values may be in a shape an earlier version of the app wrote: a value that
+        /// does not decode as `Value` is handed to `migrate` before the key falls back to its initial value.
+        ///
+        /// ```swift
+        /// struct Settings: Codable, PrefsStorable { var fullName: String; var fontSize: Int }
+        /// struct SettingsV1: Codable, PrefsStorable { var name: String }   // what version 1 stored
+        ///
+        /// extension Prefs.Keys {
+        ///     static let settings = Key<Settings>("settings", initial: Settings(fullName: "", fontSize: 12), migrating: { stored in
+        ///         Settings(fullName: try stored.decode(SettingsV1.self).name, fontSize: 12)
+        ///     })
+        /// }
+        /// prefs[.settings].fullName   // version 1's `name`
+        /// ```
+        ///
+        /// `migrate` gets the stored value as it is (``StoredValue/jsonText`` is its JSON; ``StoredValue/decode(_:)``
+        /// reads it as an old type with the store's own decoding: dates, data, JSON kept as text). It returns the value
+        /// in the current shape, or nil (or throws) when the value is no shape it knows: the key then reads its initial
+        /// value and reports a ``ValueMismatch`` diagnostic, as without a migration. Try several old shapes in turn,
+        /// newest first.
+        ///
+        /// A read never writes: the migrated value is what reads return (and cache), while the store keeps the old
+        /// bytes until the key's next write stores the current shape. `migrate` runs on the reading thread, once per
+        /// value read from the store; it must not call the store.
+        public convenience init(
+            _ name: String, initial: Value, formerNames: [String] = [], migrating migrate: @escaping @Sendable (StoredValue) throws -> Value?
+        ) {
+            do {
+                try self.init(validating: name, makeInitial: { initial }, fixed: initial, formerNames: formerNames, migration: migrate)
+            } catch {
+                preconditionFailure("Prefs.Key: \(error)")
+            }
+        }
+
+        /// Decodes `stored` as `Value`; when it does not decode, as the key's migration reads it. Throws the decoding's
+        /// mismatch (with the migration's error, when it threw one) when neither reads it. An explicit `nil` is never
+        /// migrated.
+        package func decode(_ stored: StoredValue) throws(ValueMismatch) -> Value {
+            do {
+                return try stored.decode(Value.self)
+            } catch {
+                guard let migration, !stored.isNil else { throw error }
+                do {
+                    if let migrated = try migration(stored) { return migrated }
+                } catch let failure {
+                    var mismatch = error
+                    if let old = failure as? ValueMismatch {  // an old shape's decoding: which shape, and why
+                        mismatch.reason += "; the migration, reading \(old.swiftType ?? old.expected.description): \(old.reason)"
+                    } else {
+                        mismatch.reason += "; the migration: \(DecodeFailure.reason(of: failure))"
+                    }
+                    throw mismatch
+                }
+                throw error
+            }
+        }
+
         override func initialStoredValue() -> StoredValue? {
             guard let stored = try? StoredValue(initial), stored.json != .null else { return nil }
             return stored
@@ -132,10 +191,14 @@ extension Prefs {
         }
 
         /// `fixed`: the initial value when it is not computed at each read, for the declaration.
-        private init(validating name: String, makeInitial: @escaping @Sendable () -> Value, fixed: Value?, formerNames: [String]) throws(PrefsError) {
+        init(
+            validating name: String, makeInitial: @escaping @Sendable () -> Value, fixed: Value?, formerNames: [String],
+            migration: (@Sendable (StoredValue) throws -> Value?)? = nil
+        ) throws(PrefsError) {
             try KeyName.validate(name)
             for former in formerNames { try KeyName.validateLegacy(former) }  // old code's names, as UserDefaults took them
             self.makeInitial = makeInitial
+            self.migration = migration
             super.init(name: name, formerNames: formerNames) {
                 let initialJSON = try? fixed?.storedJSON()  // a Codable initial that cannot encode is recorded as unknown
                 return KeyDeclaration(type: Value.valueType, initial: initialJSON == .null ? nil : initialJSON, formerNames: formerNames)

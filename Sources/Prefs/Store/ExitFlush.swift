@@ -51,7 +51,8 @@ extension Prefs {
     /// Writes pending coalesced changes at process exit; see ``ExitFlush``.
     func flushAtExit() {
         do {
-            try io.withBackend("exit", waitingAtMost: .seconds(2)) { backend in try backend.flush() }
+            // A suspended store has nothing pending (``suspend()`` wrote it): not reopened at exit.
+            _ = try io.withBackendUnlessSuspended("exit", waitingAtMost: .seconds(2)) { backend in try backend.flush() }
         } catch PrefsError.closed {
             return  // closed: flushed then
         } catch {

@@ -126,7 +126,7 @@ extension Prefs {
     /// mismatch when it cannot be converted (reported once; the value is then the fallback).
     private func convertedRead<Key: PrefsKeyEnum, Value: PrefsStorable>(_ key: Key) -> (value: Value, isStored: Bool, mismatch: ValueMismatch?) {
         func read<Stored: PrefsStorable>(_ initial: Stored) -> (Value, Bool, ValueMismatch?) {
-            let lookup = self.lookup(Prefs.Key(key.rawValue, initial: initial, formerNames: key.formerNames))
+            let lookup = self.lookup(key.typedKey(initial: initial))
             let reason = "the enum case \(Key.self).\(key) holds \(Stored.self) values"
             var mismatch: ValueMismatch?
             do {
@@ -167,7 +167,7 @@ extension Prefs {
         cases.compactMap { key -> String? in
             if key.initialValue is Value { return nil }
             func check<Stored: PrefsStorable>(_ initial: Stored) -> String? {
-                let stored = self[Prefs.Key(key.rawValue, initial: initial, formerNames: key.formerNames)]
+                let stored = self[key.typedKey(initial: initial)]
                 do {
                     _ = try Value(storedJSON: stored.storedJSON())
                     return nil
@@ -200,7 +200,7 @@ extension Prefs {
                 throw PrefsError.encodingFailed(
                     key: key.rawValue, reason: "\(Key.self).\(key) holds \(Stored.self) values, and \(Value.self) \(value) is not one (\(error))")
             }
-            try set(converted, for: Prefs.Key(key.rawValue, initial: initial, formerNames: key.formerNames))
+            try set(converted, for: key.typedKey(initial: initial))
         }
         try write(key.initialValue)
     }

@@ -25,7 +25,7 @@ extension Prefs {
 
     /// Flushes and releases the backend. Later calls throw ``PrefsError/closed(store:)``; reads return initial values.
     public func close() throws(PrefsError) {
-        try flush()
+        if !io.isSuspended { try flush() }  // a suspended store has nothing pending: not reopened only to be closed
         state.withLock { state in
             state.closed = true
             state.polling = nil
@@ -66,7 +66,8 @@ extension Prefs {
                 })
             else { return }
             do {
-                try self.flush()
+                // A suspended store wrote what was pending when it was suspended: nothing to flush, and nothing resumes it.
+                try self.io.withBackendUnlessSuspended("flush()") { backend in try backend.flush() }
             } catch {
                 self.report(Diagnostic(key: nil, kind: .writeFailed(error, during: "background flush"), store: self.storage.description))
                 self.scheduleFlush(after: interval)
@@ -81,6 +82,12 @@ extension Prefs {
         refreshReportingErrors(onlyIfStale: false)
     }
 
+    /// A poll tick: ``refreshReportingErrors()``, unless the store is suspended (``suspend()``), whose backend a poll
+    /// leaves alone.
+    func poll() {
+        refreshReportingErrors(onlyIfStale: false, resuming: false)
+    }
+
     /// Before a cached read of a store whose ``freshness`` has expired: refreshes (once, however many threads read at
     /// that moment), so that no read serves a value older than the backend's bound. A failure is reported as a
     /// diagnostic and the cache is served (the backend renews its bound either way, so reads do not all wait on a
@@ -90,14 +97,15 @@ extension Prefs {
         refreshReportingErrors(onlyIfStale: true)
     }
 
-    private func refreshReportingErrors(onlyIfStale: Bool) {
+    private func refreshReportingErrors(onlyIfStale: Bool, resuming: Bool = true) {
         do {
-            let changed = try io.withBackend("refresh()") { backend throws -> Bool in
-                if onlyIfStale, !(freshness?.isExpired ?? false) { return false }
+            let body = { (backend: any StoreBackend) throws -> Bool in
+                if onlyIfStale, !(self.freshness?.isExpired ?? false) { return false }
                 let changed = try backend.refresh()
-                if changed { invalidateCache() }
+                if changed { self.invalidateCache() }
                 return changed
             }
+            let changed = try resuming ? io.withBackend("refresh()", body) : io.withBackendUnlessSuspended("refresh()", body) ?? false
             if changed { notifyObservers(of: nil) }
             state.withLock { $0.lastPollFailure = nil }
         } catch PrefsError.closed where onlyIfStale {

@@ -102,7 +102,7 @@ extension Prefs {
     func decodeForObserver<Value>(_ stored: StoredValue?, key: Key<Value>) -> Value {
         guard let stored else { return key.initial }
         do {
-            return try stored.decode(Value.self)
+            return try key.decode(stored)
         } catch {
             reportMismatch(error, key: key.name)
             return key.initial
@@ -155,7 +155,7 @@ extension Prefs {
             while true {
                 _ = box.listener.wait(upTo: pollInterval)
                 guard let self, self.state.withLock({ $0.polling == generation }) else { return }
-                self.refreshReportingErrors()
+                self.poll()
                 self.state.withLock { $0.pollTicks += 1 }
             }
         }
@@ -167,7 +167,7 @@ extension Prefs {
     private func schedulePoll(generation: UInt64) {
         Background.after(pollInterval) { [weak self] in
             guard let self, self.state.withLock({ $0.polling == generation }) else { return }
-            self.refreshReportingErrors()
+            self.poll()
             self.state.withLock { $0.pollTicks += 1 }
             self.schedulePoll(generation: generation)
         }

@@ -3,10 +3,12 @@ internal import PrefsJSON
 import PrefsSupport
 
 extension Prefs {
-    /// The value for `key`: the stored value, or the initial value when nothing readable is stored.
+    /// The value for `key`: the stored value (read through the key's migration when it is in an older shape), or the
+    /// initial value when nothing readable is stored.
     /// Setting writes through the backend; a failure is reported as a ``Diagnostic`` (use ``set(_:for:)-(_,Prefs.Key<Value>)`` to catch it).
     public subscript<Value>(key: Key<Value>) -> Value {
         get {
+            if io.isSuspended { resumeForRead() }
             if let freshness, freshness.isExpired { refreshIfStale() }
             switch state.withLock({ $0.hit(CacheName(key)) }) {  // the hot path: one lock, no hashing
             case .bits(let bits, let type)?:
@@ -39,6 +41,7 @@ extension Prefs {
     /// Reads `key`, telling a stored value apart from the initial value.
     public func lookup<Value>(_ key: Key<Value>) -> Lookup<Value> {
         // The hot path: one lock, no hashing (the key's name's hash is kept), one reference copied out.
+        if io.isSuspended { resumeForRead() }
         if let freshness, freshness.isExpired { refreshIfStale() }
         switch state.withLock({ $0.hit(CacheName(key)) }) {
         case .bits(let bits, let type)? where type == ObjectIdentifier(Value.self):
@@ -55,7 +58,7 @@ extension Prefs {
         guard let stored = entry.stored else { return .initial(key.initial) }
         if entry.holdsDecoded(Value.self) { return .stored(entry.decodedValue(as: Value.self)) }
         do {
-            let value = try stored.decode(Value.self)
+            let value = try key.decode(stored)
             let inline = State.Slot.holdsInline(Value.self)
             let decodedEntry = inline ? entry : State.Entry(stored, decoded: value)
             state.withLock { state in
@@ -79,6 +82,7 @@ extension Prefs {
 
     /// The entry for a key from the cache, or loaded (moving a value found under a former name).
     func cachedEntry(for key: Keys) -> State.Entry {
+        if io.isSuspended { resumeForRead() }
         if let freshness, freshness.isExpired { refreshIfStale() }
         if let hit = state.withLock({ $0.cache[CacheName(key)]?.entry }) { return hit }
         return loadEntry(for: key)

@@ -49,7 +49,7 @@ extension Prefs {
             if found == nil { found = try formerValue(of: key) }
             guard let stored = found else { return key.initial }
             do {
-                return try stored.decode(Value.self)
+                return try key.decode(stored)
             } catch {
                 reportMismatch(error, key.name)
                 return key.initial

@@ -16,7 +16,8 @@ import PrefsSupport
 ///
 /// Reads are served from an in-memory cache; writes go through the backend before they return
 /// (except in a JSON store's coalesced mode). Other processes' writes are seen on ``refresh()``, and by
-/// themselves every `pollInterval` while anything observes the store.
+/// themselves every `pollInterval` while anything observes the store. ``suspend()`` releases the store's file locks
+/// until the next call.
 public final class Prefs: Sendable {
     /// The largest JSON form a single value may have, in bytes (1 MiB). Preferences are small; larger data belongs in files.
     public static let maximumValueBytes = 1 << 20
@@ -42,6 +43,10 @@ public final class Prefs: Sendable {
     /// Where the ``ObservableValue``s not made on the main actor notify: one queue for the store, so that one
     /// `withObservationTracking` reading several of them gets its one `onChange` without two racing.
     let observationQueue = DispatchQueue(label: "Prefs.ObservableValue")
+    #if canImport(UIKit)
+    /// Suspends the store when the app moves to the background (see ``suspend()``).
+    let backgroundSuspension = BackgroundSuspension()
+    #endif
 
     /// Opens a store.
     ///
@@ -69,6 +74,7 @@ public final class Prefs: Sendable {
         io.reportDiagnostics { [weak self] kinds in
             for kind in kinds { self?.report(Diagnostic(key: nil, kind: kind, store: description)) }
         }
+        prepareSuspension()
     }
 
     deinit {

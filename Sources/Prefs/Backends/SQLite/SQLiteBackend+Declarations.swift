@@ -7,7 +7,8 @@ import PrefsSQLite
 // stores without renames, have none).
 extension SQLiteBackend {
     func declarations() throws -> [String: KeyDeclaration] {
-        try sqlite { () throws(SQLiteError) in
+        try openIfClosed()
+        return try sqlite { () throws(SQLiteError) in
             let rows = try connection.rows("SELECT key, type, initial FROM prefs_declared")
             var result: [String: KeyDeclaration] = [:]
             result.reserveCapacity(rows.count)
@@ -27,7 +28,8 @@ extension SQLiteBackend {
     }
 
     func declaration(forKey key: String) throws -> KeyDeclaration? {
-        try sqlite { () throws(SQLiteError) -> KeyDeclaration? in
+        try openIfClosed()
+        return try sqlite { () throws(SQLiteError) -> KeyDeclaration? in
             let name = Self.canonicalName(key)
             let statement = try connection.statement("SELECT type, initial FROM prefs_declared WHERE key = ?1")
             defer { statement.reset() }

@@ -105,6 +105,7 @@ final class SQLiteBackend: StoreBackend {
     // MARK: - Reading
 
     func value(forKey key: String) throws -> StoredValue? {
+        try openIfClosed()
         let name = Self.canonicalName(key)
         return try sqlite { () throws(SQLiteError) -> StoredValue? in
             let statement = try connection.statement("SELECT type, value FROM prefs WHERE key = ?1")
@@ -121,7 +122,8 @@ final class SQLiteBackend: StoreBackend {
     }
 
     func allValues() throws -> [String: StoredValue] {
-        try sqlite { () throws(SQLiteError) in
+        try openIfClosed()
+        return try sqlite { () throws(SQLiteError) in
             var result: [String: StoredValue] = [:]
             var others: [(name: String, spelling: String, value: StoredValue)] = []
             for row in try connection.rows("SELECT key, type, value FROM prefs") {
@@ -192,6 +194,13 @@ final class SQLiteBackend: StoreBackend {
     /// Throws ``PrefsError/readOnlyStore(path:reason:)`` for a store opened read-only.
     private func requireWritable() throws(PrefsError) {
         if connection.isReadOnly, let reason = PrefsError.readOnlyReason(path: path) { throw .readOnlyStore(path: path, reason: reason) }
+    }
+
+    /// Opens the database again when its connection is closed: by ``suspend()``, or by a reopen that failed (whose
+    /// error was thrown then). One comparison while it is open.
+    @inline(__always)
+    func openIfClosed() throws(PrefsError) {
+        if connection.isClosed { try reopenIfMoved() }
     }
 
     /// Another process deleted the file or renamed another over it: the open connection would write to an
@@ -383,6 +392,7 @@ final class SQLiteBackend: StoreBackend {
     // MARK: - Checking and closing
 
     func integrityProblems() throws -> [String] {
+        try openIfClosed()
         var problems = try sqlite { () throws(SQLiteError) in try connection.integrityCheck() }
         for (key, value) in try allValues().sorted(by: { $0.key < $1.key }) {
             if let problem = value.typeProblem ?? value.shapeProblem() { problems.append("key \(JSON.string(key).serialized()): \(problem)") }
@@ -403,7 +413,20 @@ final class SQLiteBackend: StoreBackend {
 
     /// `PRAGMA quick_check`: a damaged page anywhere in the file, even one no read has touched yet.
     func quickCheckProblems() throws -> [String] {
-        try sqlite { () throws(SQLiteError) in try connection.quickCheck() }
+        try openIfClosed()
+        return try sqlite { () throws(SQLiteError) in try connection.quickCheck() }
+    }
+
+    /// Closes the connection, which releases SQLite's POSIX locks on the database and its `-shm` index (an open
+    /// connection in WAL mode holds a read lock on each, even idle); the last connection to the file checkpoints the WAL
+    /// as it closes. The next call opens the file again (``openIfClosed()``), and that refresh reports a change, so the
+    /// store drops what it cached from before. Never in a transaction (the store calls it between calls).
+    func suspend() {
+        guard !connection.isClosed, !connection.isInTransaction else { return }
+        connection.close()
+        #if os(Linux)
+        movedWatch?.stop()  // it vouched for the file the closed connection had open
+        #endif
     }
 
     func close() {

@@ -24,6 +24,9 @@
 //                                                            the default location), prints the store's path
 //   prefs-test-child suite NAME KEY VALUE                   sets the Int KEY through PrefsDefaults(suiteName: NAME), prints
 //                                                            the store's path
+//   prefs-test-child suite-watch NAME KEY                   prints "path PATH" of PrefsDefaults(suiteName: NAME)'s store,
+//                                                            then "value V" for each value of the Int KEY it observes (its
+//                                                            own writes and other processes'), until stdin closes
 //   prefs-test-child domain NAME OTHER                      prints OTHER's persistent domain as seen from suite NAME
 //                                                            ("KEY=VALUE" lines, sorted, or "nil"), then removes it
 //   prefs-test-child coalesced json PATH KEY VALUE exit|return
@@ -121,6 +124,22 @@ if arguments.first == "suite" {
         let defaults = try PrefsDefaults(suiteName: arguments[1])
         defaults.set(value, forKey: arguments[2])
         say(defaults.prefs.storage.path ?? "memory")
+        exit(defaults.prefs.diagnostics.isEmpty ? 0 : 3)
+    } catch {
+        fail("\(error)")
+    }
+}
+if arguments.first == "suite-watch" {
+    guard arguments.count == 3 else { fail("usage: prefs-test-child suite-watch NAME KEY") }
+    do {
+        let defaults = try PrefsDefaults(suiteName: arguments[1])
+        say("path \(defaults.prefs.storage.path ?? "memory")")
+        let key = try Prefs.Key(validating: arguments[2], initial: 0)
+        let task = Task.detached {
+            for await value in defaults.prefs.values(for: key) { say("value \(value)") }
+        }
+        _ = FileHandle.standardInput.readDataToEndOfFile()
+        task.cancel()
         exit(defaults.prefs.diagnostics.isEmpty ? 0 : 3)
     } catch {
         fail("\(error)")

@@ -288,7 +288,7 @@ struct MovingFromDefaultsArticle {
 
     @Test("moving from @AppStorage: the initial value shows through UserDefaults' API, a write through either is seen by both")
     func movingFromAppStorage() throws {
-        try withStandardStore {
+        try withStandardStore(try Prefs(.memory)) {
             Prefs.standard = try Prefs(.memory)
             let model = SessionModel()
             let defaults = PrefsDefaults(Prefs.standard)

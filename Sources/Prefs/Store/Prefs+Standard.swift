@@ -4,11 +4,37 @@ import PrefsSupport
 extension Prefs {
     private static let standardStore = Locked<Prefs?>(nil)
 
-    /// The store that ``Pref`` wrappers use when given none. Set it once at launch; tests swap it for a memory store.
+    /// The store that ``standard`` is within a task that overrides it (PrefsTesting's `withStandardStore(_:_:)`), read
+    /// before the process's own; setting ``standard`` there replaces it for that task and its child tasks only.
+    @TaskLocal package static var standardOverride: StandardOverride?
+
+    /// A task's own ``standard`` (see ``standardOverride``).
+    package final class StandardOverride: Sendable {
+        let store: Locked<Prefs>
+
+        package init(_ store: Prefs) {
+            self.store = Locked(store)
+        }
+    }
+
+    /// Runs `body` with ``standard`` being `store` in this task and the tasks it starts (not in detached tasks or
+    /// other threads), without touching the process's standard store: tests running in parallel each see their own.
+    package static func withStandard<Result>(_ store: Prefs, _ body: () throws -> Result) rethrows -> Result {
+        try $standardOverride.withValue(StandardOverride(store), operation: body)
+    }
+
+    /// The asynchronous form of ``withStandard(_:_:)``.
+    package static func withStandard<Result>(
+        _ store: Prefs, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Result
+    ) async rethrows -> Result {
+        try await $standardOverride.withValue(StandardOverride(store), operation: body, isolation: isolation)
+    }
+
+    /// The store that ``Pref`` wrappers use when given none. Set it once at launch; tests give each test its own
+    /// (PrefsTesting's `withStandardStore(_:_:)`).
     ///
     /// ```swift
     /// Prefs.standard = try Prefs(.default(identifier: "com.example.app"))   // at launch
-    /// Prefs.standard = try Prefs(.memory)                                    // in a test
     /// ```
     ///
     /// Until it is set, the first use opens `.default(identifier:)` with the app's bundle identifier (or, without a
@@ -16,7 +42,8 @@ extension Prefs {
     /// a diagnostic saying why (and written to standard error), so nothing is silently lost without a word.
     public static var standard: Prefs {
         get {
-            standardStore.withLock { current in
+            if let override = standardOverride { return override.store.withLock { $0 } }
+            return standardStore.withLock { current in
                 if let current { return current }
                 let made = openDefaultStandard()
                 current = made
@@ -24,6 +51,10 @@ extension Prefs {
             }
         }
         set {
+            if let override = standardOverride {
+                override.store.withLock { $0 = newValue }
+                return
+            }
             standardStore.withLock { $0 = newValue }
         }
     }

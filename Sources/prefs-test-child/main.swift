@@ -27,6 +27,12 @@
 //   prefs-test-child suite-watch NAME KEY                   prints "path PATH" of PrefsDefaults(suiteName: NAME)'s store,
 //                                                            then "value V" for each value of the Int KEY it observes (its
 //                                                            own writes and other processes'), until stdin closes
+//   prefs-test-child standard-session                       a session with Prefs.standard (never set, so the default
+//                                                            location) driven by stdin lines, each answered on one line:
+//                                                            "set KEY V" (an Int, through a @Pref) → "set KEY";
+//                                                            "get KEY" → "KEY=V stored" or "KEY=V initial"; "state" and
+//                                                            "retry" (retryOpening()) → "open PATH" or "waiting REASON".
+//                                                            At the end of stdin it exits normally (exit(0))
 //   prefs-test-child domain NAME OTHER                      prints OTHER's persistent domain as seen from suite NAME
 //                                                            ("KEY=VALUE" lines, sorted, or "nil"), then removes it
 //   prefs-test-child coalesced json PATH KEY VALUE exit|return
@@ -144,6 +150,39 @@ if arguments.first == "suite-watch" {
     } catch {
         fail("\(error)")
     }
+}
+if arguments.first == "standard-session" {
+    struct Model {
+        @Pref<Int> var count: Int
+    }
+    func state() -> String {
+        Prefs.standard.waitingReason.map { "waiting \($0)" } ?? "open \(Prefs.standard.storage.path ?? "memory")"
+    }
+    while let line = readLine() {
+        let words = line.split(separator: " ").map(String.init)
+        do {
+            switch words.first {
+            case "set" where words.count == 3:
+                guard let value = Int(words[2]) else { fail("set KEY VALUE: VALUE must be an Int") }
+                let model = Model(count: Pref(try Prefs.Key(validating: words[1], initial: 0)))
+                model.count = value
+                say("set \(words[1])")
+            case "get" where words.count == 2:
+                let lookup = Prefs.standard.lookup(try Prefs.Key(validating: words[1], initial: 0))
+                say("\(words[1])=\(lookup.value) \(lookup.isStored ? "stored" : "initial")")
+            case "state" where words.count == 1:
+                say(state())
+            case "retry" where words.count == 1:
+                do { try Prefs.standard.retryOpening() } catch { _ = error }  // the state line says why it still waits
+                say(state())
+            default:
+                fail("unknown session command: \(line)")
+            }
+        } catch {
+            fail("\(error)")
+        }
+    }
+    exit(0)
 }
 if arguments.first == "domain" {
     guard arguments.count == 3 else { fail("usage: prefs-test-child domain NAME OTHER") }

@@ -48,12 +48,21 @@ enum ExitFlush {
 }
 
 extension Prefs {
-    /// Writes pending coalesced changes at process exit; see ``ExitFlush``.
+    /// Writes pending coalesced changes at process exit; see ``ExitFlush``. A store that still waits to open
+    /// (``waitingReason``) tries once more, then reports the writes it kept in memory as lost.
     func flushAtExit() {
         do {
-            try io.withBackend("exit", waitingAtMost: .seconds(2)) { backend in try backend.flush() }
+            try io.withBackend("exit", waitingAtMost: .seconds(2)) { backend in
+                _ = (backend as? DeferredBackend)?.attempt()  // the process ends: no cache to drop, no observer to tell
+                try backend.flush()
+            }
         } catch PrefsError.closed {
             return  // closed: flushed then
+        } catch let unwritten as DeferredBackend.Unwritten {
+            let reason = "the process exited while the store still waited: \(unwritten.reason)"
+            let diagnostic = Diagnostic(key: nil, kind: .pendingWritesDropped(keys: unwritten.keys, reason: reason), store: storage.description)
+            report(diagnostic)
+            FileHandle.standardError.write(Data("Prefs: \(diagnostic)\n".utf8))
         } catch {
             let diagnostic = Diagnostic(key: nil, kind: .writeFailed(error, during: "flush at exit"), store: storage.description)
             report(diagnostic)

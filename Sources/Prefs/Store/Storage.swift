@@ -150,6 +150,18 @@ extension Prefs {
             #endif
         }
 
+        /// Where ``defaultURL(identifier:environment:)`` puts the store, without checking its folder: the store's name while
+        /// it waits for a folder that cannot hold it yet. Nil for an identifier that cannot name a store, or without an
+        /// absolute home directory.
+        static func uncheckedDefaultURL(identifier: String, environment: [String: String]) -> URL? {
+            guard identifierProblem(identifier) == nil else { return nil }
+            #if canImport(Darwin)
+            return try? defaultURL(identifier: identifier, environment: environment)  // nothing but the identifier is checked there
+            #else
+            return configDirectorySource(environment: environment)?.folder.appendingPathComponent("prefs").appendingPathComponent(identifier + ".sqlite")
+            #endif
+        }
+
         /// The store an App Group shares: the app and its extensions (widgets, share extensions, watch apps) that name
         /// the same group read and write one store, and each sees the others' writes as it sees another process's.
         ///

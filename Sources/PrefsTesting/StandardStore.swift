@@ -8,9 +8,9 @@ import Prefs
 ///
 /// ```swift
 /// @Test func countsLaunches() throws {
-///     try withStandardStore(try Prefs(.memory)) {
-///         let model = LaunchModel()        // @Pref(.launchCount) var launchCount
-///         model.launched()
+///     let store = try Prefs(.memory)
+///     withStandardStore(store) {
+///         LaunchModel().launched()        // its @Pref(.launchCount) writes to `store`
 ///         #expect(Prefs.standard[.launchCount] == 1)
 ///     }
 /// }
@@ -24,8 +24,9 @@ public func withStandardStore<Result>(_ store: Prefs, _ body: () throws -> Resul
 ///
 /// ```swift
 /// @Test func syncsSettings() async throws {
-///     try await withStandardStore(try Prefs(.memory)) {
-///         await SettingsModel().load()      // its @Pref properties read this test's store
+///     let store = try Prefs(.memory)
+///     await withStandardStore(store) {
+///         await SettingsModel().load()    // its @Pref properties read `store`
 ///     }
 /// }
 /// ```

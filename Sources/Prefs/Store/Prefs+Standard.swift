@@ -1,10 +1,6 @@
 import Foundation
 import PrefsSupport
 
-#if canImport(UIKit)
-import UIKit
-#endif
-
 extension Prefs {
     private static let standardStore = Locked<Prefs?>(nil)
 
@@ -75,9 +71,11 @@ extension Prefs {
             let diagnostic = Diagnostic(key: nil, kind: .refreshFailed(reason, during: DeferredBackend.waitingNote), store: prefs.storage.description)
             FileHandle.standardError.write(Data("Prefs: Prefs.standard: \(diagnostic)\n".utf8))
             #if canImport(UIKit) && !os(watchOS)
-            // Protected files become readable at the first unlock after a prewarmed launch: try again then.
+            // Protected files become readable at the first unlock after a prewarmed launch: try again then. The name is
+            // UIApplication.protectedDataDidBecomeAvailableNotification's, spelled out: UIApplication is main-actor
+            // isolated, and this runs wherever Prefs.standard is first read.
             NotificationCenter.default.addObserver(
-                forName: UIApplication.protectedDataDidBecomeAvailableNotification, object: nil, queue: nil
+                forName: Notification.Name("UIApplicationProtectedDataDidBecomeAvailable"), object: nil, queue: nil
             ) { [weak prefs] _ in
                 try? prefs?.retryOpening()  // still waiting: the store says why (waitingReason, a diagnostic)
             }

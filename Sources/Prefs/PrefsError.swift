@@ -51,8 +51,26 @@ public enum PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
     /// holding its writer lock) for an operation that would wait for that lock: `operation` names the call.
     /// Read and write through the transaction's subscript instead.
     case reentrantCall(store: String, operation: String)
-    /// An application identifier that cannot name a store file, or a home directory that cannot hold one.
+    /// An application identifier that cannot name a store file (``Prefs/Storage/default(identifier:)``,
+    /// ``Prefs/Storage/appGroup(_:)``).
     case invalidIdentifier(String, reason: String)
+    /// The folder a store is to be kept in cannot hold it: the configuration directory that `XDG_CONFIG_HOME` or `HOME`
+    /// chose is one other users could change, is not a folder, or cannot be read or made (`reason` says which, and what
+    /// chose it); `path` is the folder, or what names it when no home directory gives one.
+    ///
+    /// ```swift
+    /// catch PrefsError.unusableFolder(let path, let reason) { print("\(path): \(reason)") }
+    /// // /home/me/.config: HOME (/home/me) chose it: not a folder
+    /// ```
+    case unusableFolder(path: String, reason: String)
+    /// The system gives no shared container for the App Group `group` (``Prefs/Storage/appGroup(_:)``): the app or
+    /// extension lacks the App Groups entitlement (`com.apple.security.application-groups`) naming it. No private store
+    /// is opened in its place.
+    ///
+    /// ```swift
+    /// catch PrefsError.appGroupUnavailable(let group, _) { assertionFailure("add \(group) to the App Groups entitlement") }
+    /// ```
+    case appGroupUnavailable(group: String, reason: String)
     /// A write to a store this user can read but not write (file mode, directory permissions, a read-only mount).
     /// The store opened read-only: reads, exports and checks work.
     case readOnlyStore(path: String, reason: String)
@@ -108,6 +126,10 @@ public enum PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
                 + "wait for the transaction's own lock; read and write through the transaction's subscript (t[key]) instead"
         case .invalidIdentifier(let identifier, let reason):
             "store identifier \(Self.quoted(identifier)): \(reason)"
+        case .unusableFolder(let path, let reason):
+            "\(path): this folder cannot hold a store: \(reason)"
+        case .appGroupUnavailable(let group, let reason):
+            "App Group \(Self.quoted(group)): \(reason)"
         case .readOnlyStore(let path, let reason):
             "\(path): the store is read-only here (\(reason)); it can be read, exported and checked, not written"
         case .backend(let backend, let reason):

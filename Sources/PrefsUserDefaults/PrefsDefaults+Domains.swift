@@ -2,7 +2,8 @@ import Foundation
 import Prefs
 
 /// UserDefaults' domains. The persistent domain of a name is the Prefs store at the default location for that name
-/// (`Storage.default(identifier:)`): this instance's own store for its ``PrefsDefaults/domainName``. Volatile
+/// (`Storage.default(identifier:)`; `Storage.appGroup(_:)` for a name that starts with `group.`): this instance's own
+/// store for its ``PrefsDefaults/domainName``. Volatile
 /// domains live in this instance's memory; `NSRegistrationDomain` is ``PrefsDefaults/register(defaults:)``'s.
 extension PrefsDefaults {
     /// The registration domain's name, as `UserDefaults.registrationDomain`.
@@ -77,9 +78,9 @@ extension PrefsDefaults {
     /// name (opened for the call; nil when it has no file and `create` is false).
     private func withDomainStore<Result>(_ domainName: String, create: Bool, _ body: (Prefs) throws -> Result) throws -> Result? {
         if domainName == self.domainName { return try body(prefs) }
-        let url = try Prefs.Storage.defaultURL(identifier: domainName)
-        guard create || FileManager.default.fileExists(atPath: url.path) else { return nil }
-        let other = try Prefs(.sqlite(url))
+        let storage = try Self.storage(forSuite: domainName)
+        guard create || storage.path.map({ FileManager.default.fileExists(atPath: $0) }) == true else { return nil }
+        let other = try Prefs(storage)
         let result = try body(other)
         try other.close()
         return result

@@ -67,15 +67,24 @@ public final class PrefsDefaults: Sendable {
 
     /// `UserDefaults(suiteName:)`: the store at the default location for `suiteName`
     /// (`Storage.default(identifier:)`), or for the app's bundle identifier (the process name without a bundle)
-    /// when nil. Unlike `UserDefaults`, which returns nil for a name it refuses, this throws why
+    /// when nil. A name that starts with `group.` is an App Group's store (`Storage.appGroup(_:)`), which the app and
+    /// its extensions share: on Apple platforms in the group's shared container (it throws
+    /// `PrefsError.appGroupUnavailable(group:reason:)` when the target lacks the App Groups entitlement, never opening
+    /// a store of its own instead), on Linux at `$XDG_CONFIG_HOME/prefs/NAME.sqlite`, which every program of the user
+    /// shares. Unlike `UserDefaults`, which returns nil for a name it refuses, this throws why
     /// (`PrefsError.invalidIdentifier(_:reason:)`, or the store's open error).
     ///
     /// ```swift
-    /// let shared = try PrefsDefaults(suiteName: "group.com.example.app")
+    /// let shared = try PrefsDefaults(suiteName: "group.com.example.app")   // the app and its widget, one store
     /// ```
     public convenience init(suiteName: String?) throws {
         let name = suiteName ?? Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
-        self.init(try Prefs(.default(identifier: name)), domainName: name)
+        self.init(try Prefs(try Self.storage(forSuite: name)), domainName: name)
+    }
+
+    /// The store of the suite or domain `name`: an App Group's for a `group.` name, else the default location's.
+    static func storage(forSuite name: String) throws(PrefsError) -> Prefs.Storage {
+        name.hasPrefix("group.") ? try .appGroup(name) : try .default(identifier: name)
     }
 
     /// Opens a store and gives UserDefaults' API over it.

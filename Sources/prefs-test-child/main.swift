@@ -24,6 +24,15 @@
 //                                                            the default location), prints the store's path
 //   prefs-test-child suite NAME KEY VALUE                   sets the Int KEY through PrefsDefaults(suiteName: NAME), prints
 //                                                            the store's path
+//   prefs-test-child suite-watch NAME KEY                   prints "path PATH" of PrefsDefaults(suiteName: NAME)'s store,
+//                                                            then "value V" for each value of the Int KEY it observes (its
+//                                                            own writes and other processes'), until stdin closes
+//   prefs-test-child standard-session                       a session with Prefs.standard (never set, so the default
+//                                                            location) driven by stdin lines, each answered on one line:
+//                                                            "set KEY V" (an Int, through a @Pref) → "set KEY";
+//                                                            "get KEY" → "KEY=V stored" or "KEY=V initial"; "state" and
+//                                                            "retry" (retryOpening()) → "open PATH" or "waiting REASON".
+//                                                            At the end of stdin it exits normally (exit(0))
 //   prefs-test-child domain NAME OTHER                      prints OTHER's persistent domain as seen from suite NAME
 //                                                            ("KEY=VALUE" lines, sorted, or "nil"), then removes it
 //   prefs-test-child coalesced json PATH KEY VALUE exit|return
@@ -125,6 +134,55 @@ if arguments.first == "suite" {
     } catch {
         fail("\(error)")
     }
+}
+if arguments.first == "suite-watch" {
+    guard arguments.count == 3 else { fail("usage: prefs-test-child suite-watch NAME KEY") }
+    do {
+        let defaults = try PrefsDefaults(suiteName: arguments[1])
+        say("path \(defaults.prefs.storage.path ?? "memory")")
+        let key = try Prefs.Key(validating: arguments[2], initial: 0)
+        let task = Task.detached {
+            for await value in defaults.prefs.values(for: key) { say("value \(value)") }
+        }
+        _ = FileHandle.standardInput.readDataToEndOfFile()
+        task.cancel()
+        exit(defaults.prefs.diagnostics.isEmpty ? 0 : 3)
+    } catch {
+        fail("\(error)")
+    }
+}
+if arguments.first == "standard-session" {
+    struct Model {
+        @Pref<Int> var count: Int
+    }
+    func state() -> String {
+        Prefs.standard.waitingReason.map { "waiting \($0)" } ?? "open \(Prefs.standard.storage.path ?? "memory")"
+    }
+    while let line = readLine() {
+        let words = line.split(separator: " ").map(String.init)
+        do {
+            switch words.first {
+            case "set" where words.count == 3:
+                guard let value = Int(words[2]) else { fail("set KEY VALUE: VALUE must be an Int") }
+                let model = Model(count: Pref(try Prefs.Key(validating: words[1], initial: 0)))
+                model.count = value
+                say("set \(words[1])")
+            case "get" where words.count == 2:
+                let lookup = Prefs.standard.lookup(try Prefs.Key(validating: words[1], initial: 0))
+                say("\(words[1])=\(lookup.value) \(lookup.isStored ? "stored" : "initial")")
+            case "state" where words.count == 1:
+                say(state())
+            case "retry" where words.count == 1:
+                do { try Prefs.standard.retryOpening() } catch { _ = error }  // the state line says why it still waits
+                say(state())
+            default:
+                fail("unknown session command: \(line)")
+            }
+        } catch {
+            fail("\(error)")
+        }
+    }
+    exit(0)
 }
 if arguments.first == "domain" {
     guard arguments.count == 3 else { fail("usage: prefs-test-child domain NAME OTHER") }

@@ -41,7 +41,7 @@ struct ToolError: Error, CustomStringConvertible {
         case let error as PrefsError:
             switch error {
             case .corruptStore, .unsupportedFormatVersion, .typeMismatch, .invalidKeyName, .valueTooLarge, .valueTooDeep, .encodingFailed,
-                .invalidIdentifier:
+                .invalidIdentifier, .unusableFolder, .appGroupUnavailable:
                 self.init(code: .data, message: error.description)
             case .database where error.isDamagedStore:
                 self.init(code: .data, message: error.description)

@@ -252,15 +252,14 @@ struct AppAPITests {
     }
 }
 
-/// `Prefs.standard` is one global: these tests run one at a time.
-@Suite("The standard store", .serialized)
+/// `Prefs.standard`: its default location, and a store of each test's own.
+@Suite("The standard store")
 struct StandardStoreTests {
     @Test("Prefs.standard can be swapped for a memory store, and @Pref without a store uses it")
     func standardSwap() throws {
         let memory = try Prefs(.memory)
         struct Model { @Pref(.launchCount) var launches }
-        withStandardStore {
-            Prefs.standard = memory
+        withStandardStore(memory) {
             let model = Model()
             model.launches = 9
             #expect(Prefs.standard === memory)

@@ -108,23 +108,24 @@ struct SharedFolderTrustTests {
         let hostile = Result { () throws(PrefsError) in try Prefs.Storage.defaultURL(identifier: "com.example.app", environment: ["XDG_CONFIG_HOME": config]) }
         #expect(
             hostile.failure
-                == .invalidIdentifier(
-                    "com.example.app",
-                    reason: "XDG_CONFIG_HOME (\(config)) cannot hold a store: "
+                == .unusableFolder(
+                    path: config,
+                    reason: "XDG_CONFIG_HOME (\(config)) chose it, and "
                         + PrefsError.untrustedFolder(path: config, owner: mallory.uid, mode: 0o755).description))
         let sharedItself = Result { () throws(PrefsError) in
             try Prefs.Storage.defaultURL(identifier: "com.example.app", environment: ["XDG_CONFIG_HOME": shared.url.path])
         }
         #expect(
             sharedItself.failure
-                == .invalidIdentifier(
-                    "com.example.app",
-                    reason: "XDG_CONFIG_HOME (\(shared.url.path)) cannot hold a store: it is a folder other users can write (mode 1777)"))
+                == .unusableFolder(
+                    path: shared.url.path,
+                    reason: "XDG_CONFIG_HOME (\(shared.url.path)) chose it, and it is a folder other users can write (mode 1777)"))
         let home = Result { () throws(PrefsError) in try Prefs.Storage.defaultURL(identifier: "com.example.app", environment: ["HOME": shared.url.path]) }
         #expect(
             home.failure
-                == .invalidIdentifier(
-                    "com.example.app", reason: "HOME (\(shared.url.path)) cannot hold a store: it is a folder other users can write (mode 1777)"))
+                == .unusableFolder(
+                    path: shared.url.path + "/.config",
+                    reason: "HOME (\(shared.url.path)) chose it, and \(shared.url.path) is a folder other users can write (mode 1777)"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: victim.url.path) == [])
 
         let own = try TemporaryDirectory()

@@ -211,12 +211,12 @@ struct SharedDirectoryTests {
         #expect(app.status == 65)
         #expect(
             app.stderr.contains(
-                "store identifier \"com.example.app\": XDG_CONFIG_HOME (\(config)) cannot hold a store: \(config): refusing a folder another user could change"
+                "\(config): this folder cannot hold a store: XDG_CONFIG_HOME (\(config)) chose it, and \(config): refusing a folder another user could change"
             ), "\(app.stderr)")
         let home = try await tool(["set", "a", "1"], environment: ["XDG_CONFIG_HOME": "", "HOME": shared.url.path])
         #expect(home.status == 65)
         #expect(
-            home.stderr.contains("HOME (\(shared.url.path)) cannot hold a store: it is a folder other users can write (mode 1777)"), "\(home.stderr)")
+            home.stderr.contains("HOME (\(shared.url.path)) chose it, and \(shared.url.path) is a folder other users can write (mode 1777)"), "\(home.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: victim.url.path) == [])
         #expect(try FileManager.default.contentsOfDirectory(atPath: shared.url.path) == ["cfg"])
     }

@@ -212,6 +212,23 @@ final class ArticleViewController {
         return prefs
     }
 
+    /// StandardStore.md, App Groups: compiled, not run (it opens the group's store in the user's config folder).
+    func appGroups() throws {
+        let shared = try PrefsDefaults(suiteName: "group.com.example.app")  // the app and its widget: one store
+        let typed = try Prefs(.appGroup("group.com.example.app"))  // the same store, with typed keys
+        _ = (shared, typed)
+    }
+
+    /// StandardStore.md, the waiting state: run by ArticleViewControllerTests with a standard store of the test's own.
+    func standardStore() throws {
+        let prefs = Prefs.standard  // never set: the default store, or one that waits for it
+        if let reason = prefs.waitingReason {  // why: the folder, and what is wrong with it
+            print("settings not available yet: \(reason)")
+        }
+        prefs[.launchCount] += 1  // kept in memory while it waits, committed once it opens
+        try prefs.retryOpening()  // the app learned it may open: try now
+    }
+
     /// Storage.md: compiled, not run (the last line opens the store in the user's config folder).
     func storage(url: URL) throws {
         let test = try Prefs(.memory)  // tests and previews; .memory(snapshot) starts from values

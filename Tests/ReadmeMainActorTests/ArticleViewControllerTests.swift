@@ -11,6 +11,21 @@ import Testing
 @Suite("The articles' examples, from a @MainActor view controller")
 @MainActor
 struct ArticleViewControllerTests {
+    @Test("StandardStore.md: the standard store waits for a folder that cannot be made, and opens on retry")
+    func standardStore() throws {
+        let directory = try TemporaryDirectory()
+        let blocker = directory.file("blocker")
+        try Data("a file where a folder should be".utf8).write(to: blocker)
+        let config = blocker.appendingPathComponent("config")
+        let store = Prefs.openDefault(identifier: "com.example.app", environment: ["XDG_CONFIG_HOME": config.path])
+        #expect(store.waitingReason != nil)
+        try FileManager.default.removeItem(at: blocker)  // the folder can be made now
+        try withStandardStore(store) { try ArticleViewController(prefs: try Prefs(.memory)).standardStore() }
+        #expect(store.waitingReason == nil)
+        #expect(try Prefs(.sqlite(config.appendingPathComponent("prefs/com.example.app.sqlite")))[.launchCount] == 1)
+        _ = ArticleViewController.appGroups
+    }
+
     @Test("README, LocalDialogs.md, KeysAndValues.md and Prefs.md, run on the main actor")
     func localDialogsAndKeys() throws {
         let prefs = try Prefs(.memory)

@@ -47,7 +47,7 @@ struct ReadmeExamples {
     @Test("the opening example")
     func opening() throws {
         let directory = try TemporaryDirectory()
-        try withStandardStore {
+        try withStandardStore(try Prefs(.memory)) {
             Prefs.standard = try Prefs(.sqlite(directory.file("readme.sqlite")))   // once, at launch
             let prefs = Prefs.standard
             try prefs.update(.launchCount) { $0 += 1 }   // atomic, across threads and processes

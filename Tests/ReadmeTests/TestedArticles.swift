@@ -117,6 +117,37 @@ func observationAsWritten(prefs: Prefs) async {
     withObservationTracking { _ = model.value } onChange: { print("changed") }
 }
 
+/// StandardStore.md, App Groups: compiled, not run (it opens the group's store in the user's config folder).
+func appGroupsAsWritten() throws {
+    let shared = try PrefsDefaults(suiteName: "group.com.example.app")   // the app and its widget: one store
+    let typed = try Prefs(.appGroup("group.com.example.app"))            // the same store, with typed keys
+    _ = (shared, typed)
+}
+
+/// StandardStore.md, the waiting state: run by `standardStoreWaiting()` with a standard store of the test's own.
+func standardStoreAsWritten() throws {
+    let prefs = Prefs.standard                        // never set: the default store, or one that waits for it
+    if let reason = prefs.waitingReason {             // why: the folder, and what is wrong with it
+        print("settings not available yet: \(reason)")
+    }
+    prefs[.launchCount] += 1                          // kept in memory while it waits, committed once it opens
+    try prefs.retryOpening()                          // the app learned it may open: try now
+}
+
+/// StandardStore.md, a test with a standard store of its own (a test of this target, as written).
+struct LaunchModel {
+    @Pref(.launchCount) var launchCount
+    func launched() { launchCount += 1 }
+}
+
+@Test func countsLaunches() throws {
+    let store = try Prefs(.memory)                // this test's own: parallel tests never see it
+    withStandardStore(store) {
+        LaunchModel().launched()                  // its @Pref(.launchCount) writes to `store`
+        #expect(Prefs.standard[.launchCount] == 1)
+    }
+}
+
 @Suite("The articles' examples, run")
 struct TestedArticles {
     @Test("local dialogs as the README and the article show them")
@@ -157,6 +188,21 @@ struct TestedArticles {
         _ = storageAsWritten
         _ = gettingStartedAsWritten
         _ = readmeOpeningAsWritten
+    }
+
+    @Test("the standard store as the article shows it: waiting for a folder that cannot be made, then opening on retry")
+    func standardStoreWaiting() throws {
+        let directory = try TemporaryDirectory()
+        let blocker = directory.file("blocker")
+        try Data("a file where a folder should be".utf8).write(to: blocker)
+        let config = blocker.appendingPathComponent("config")
+        let store = Prefs.openDefault(identifier: "com.example.app", environment: ["XDG_CONFIG_HOME": config.path])
+        #expect(store.waitingReason != nil)
+        try FileManager.default.removeItem(at: blocker)   // the folder can be made now
+        try withStandardStore(store) { try standardStoreAsWritten() }
+        #expect(store.waitingReason == nil)
+        #expect(try Prefs(.sqlite(config.appendingPathComponent("prefs/com.example.app.sqlite")))[.launchCount] == 1)
+        _ = appGroupsAsWritten
     }
 
     @Test("formats as the storage article shows them: formatVersion 1 writes format 1, formatVersion 2 upgrades it")
@@ -326,7 +372,7 @@ struct MovingFromDefaultsArticle {
 
     @Test("moving from @AppStorage: the initial value shows through UserDefaults' API, a write through either is seen by both")
     func movingFromAppStorage() throws {
-        try withStandardStore {
+        try withStandardStore(try Prefs(.memory)) {
             Prefs.standard = try Prefs(.memory)
             let model = SessionModel()
             let defaults = PrefsDefaults(Prefs.standard)

@@ -153,7 +153,8 @@ package final class BackendFreshness: Sendable {
     /// Whether a check is due before the next cached read.
     @inline(__always)
     package var isExpired: Bool {
-        clock.uptimeNanoseconds >= validUntil.load(ordering: .acquiring)
+        let until = validUntil.load(ordering: .acquiring)
+        return until != .max && clock.uptimeNanoseconds >= until
     }
 
     /// Cached reads are fresh until `bound` after `start` (when the check that found the state began, in `clock`'s
@@ -161,6 +162,11 @@ package final class BackendFreshness: Sendable {
     package func renew(checkedAt start: UInt64) {
         let nanoseconds = UInt64(bound.components.seconds) * 1_000_000_000 + UInt64(bound.components.attoseconds / 1_000_000_000)
         validUntil.store(start &+ nanoseconds, ordering: .releasing)
+    }
+
+    /// Cached reads are fresh for ever (no read checks again, and the clock is not read), until ``expire()``.
+    package func renewForever() {
+        validUntil.store(.max, ordering: .releasing)
     }
 
     /// The next cached read checks first (a change was signalled, or a write's outcome is unknown).

@@ -37,6 +37,11 @@ extension Prefs {
             /// which has no journal) and holds changes to `keys` that the file lacks: they are not applied. The next
             /// write moves the journal aside, byte for byte, to `movedTo` (nil until it has).
             case journalNotApplied(path: String, keys: [String], movedTo: String?)
+            /// Writes to `keys` that ``Prefs/standard`` kept in memory while its store could not be opened (see
+            /// ``Prefs/waitingReason``) did not reach the store, for `reason`: when it opened, it already held values
+            /// for them (stored by another process or an earlier launch, which are kept), or the process exited, or the
+            /// store was released, while it still waited.
+            case pendingWritesDropped(keys: [String], reason: String)
         }
 
         /// The key concerned, if one is.
@@ -68,6 +73,8 @@ extension Prefs {
                 let moved = movedTo.map { "; moved aside to \($0)" } ?? "; the next write moves it aside"
                 return
                     "\(subject): the journal \(path) does not continue the store file and holds changes to \(JSONFileBackend.list(keys)) that the file lacks: not applied\(moved)"
+            case .pendingWritesDropped(let keys, let reason):
+                return "\(subject): writes to \(JSONFileBackend.list(keys)), kept in memory while the store waited to open, were not stored: \(reason)"
             }
         }
     }
@@ -116,6 +123,7 @@ extension Prefs.Diagnostic.Kind {
         case (.handEditKept(let path, let keys), .handEditKept(let otherPath, let otherKeys)): path == otherPath && keys == otherKeys
         case (.journalNotApplied(let path, let keys, let movedTo), .journalNotApplied(let otherPath, let otherKeys, let otherMovedTo)):
             path == otherPath && keys == otherKeys && movedTo == otherMovedTo
+        case (.pendingWritesDropped(let keys, let reason), .pendingWritesDropped(let otherKeys, let otherReason)): keys == otherKeys && reason == otherReason
         default: false
         }
     }
@@ -129,6 +137,7 @@ extension Prefs.Diagnostic.Kind {
         case .journalTornTail(let path, let line, let bytes): hasher.combine(4); hasher.combine(path); hasher.combine(line); hasher.combine(bytes)
         case .handEditKept(let path, let keys): hasher.combine(5); hasher.combine(path); hasher.combine(keys)
         case .journalNotApplied(let path, let keys, let movedTo): hasher.combine(6); hasher.combine(path); hasher.combine(keys); hasher.combine(movedTo)
+        case .pendingWritesDropped(let keys, let reason): hasher.combine(7); hasher.combine(keys); hasher.combine(reason)
         }
     }
 }

@@ -48,13 +48,23 @@ enum ExitFlush {
 }
 
 extension Prefs {
-    /// Writes pending coalesced changes at process exit; see ``ExitFlush``.
+    /// Writes pending coalesced changes at process exit; see ``ExitFlush``. A store that still waits to open
+    /// (``waitingReason``) tries once more, then reports the writes it kept in memory as lost.
     func flushAtExit() {
         do {
-            // A suspended store has nothing pending (``suspend()`` wrote it): not reopened at exit.
-            _ = try io.withBackendUnlessSuspended("exit", waitingAtMost: .seconds(2)) { backend in try backend.flush() }
+            // A suspended store has nothing pending (``suspend()`` wrote it): not reopened at exit. A store that still
+            // waits to open tries once more (the process ends: no cache to drop, no observer to tell).
+            _ = try io.withBackendUnlessSuspended("exit", waitingAtMost: .seconds(2)) { backend in
+                _ = (backend as? DeferredBackend)?.attempt()
+                try backend.flush()
+            }
         } catch PrefsError.closed {
             return  // closed: flushed then
+        } catch let unwritten as DeferredBackend.Unwritten {
+            let reason = "the process exited while the store still waited: \(unwritten.reason)"
+            let diagnostic = Diagnostic(key: nil, kind: .pendingWritesDropped(keys: unwritten.keys, reason: reason), store: storage.description)
+            report(diagnostic)
+            FileHandle.standardError.write(Data("Prefs: \(diagnostic)\n".utf8))
         } catch {
             let diagnostic = Diagnostic(key: nil, kind: .writeFailed(error, during: "flush at exit"), store: storage.description)
             report(diagnostic)

@@ -4,7 +4,9 @@ internal import PrefsJSON
 
 extension Prefs {
     /// Looks for other processes' writes now. A store that something observes does this by itself every `pollInterval`.
+    /// A store waiting for its storage (``waitingReason``) tries to open it now.
     public func refresh() throws(PrefsError) {
+        deferred?.retrySoon()
         let changed = try PrefsError.converting {
             try io.withBackend { backend throws -> Bool in
                 let changed = try backend.refresh()

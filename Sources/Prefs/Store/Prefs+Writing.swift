@@ -132,6 +132,8 @@ extension Prefs {
     /// `declaring`: a key whose declaration is recorded once this commits, and the declaration epoch it was checked at.
     func commit(_ changes: Changeset, declaring: (name: CacheName, epoch: UInt64)? = nil, operation: String = #function) throws(PrefsError) {
         guard !changes.isEmpty else { return }
+        // A store waiting to open retries on writes too, as on reads (at most once a retry interval).
+        if deferred != nil, let freshness, freshness.isExpired { refreshIfStale() }
         let (flushInterval, silenced) = try PrefsError.converting {
             try io.withBackend(operation) { backend throws -> (Duration?, Changeset?) in
                 do {

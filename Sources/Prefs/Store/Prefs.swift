@@ -34,6 +34,9 @@ public final class Prefs: Sendable {
     /// The backend's bound on how old a cached value may be (PostgreSQL), checked before each cached read; nil for
     /// the stores that only this machine writes.
     let freshness: BackendFreshness?
+    /// When the backend waits for a store that could not be opened yet (``standard``'s default store): why, and when it
+    /// retries.
+    let deferred: DeferredBackend.Status?
 
     /// The backend, used by one thread at a time. Lock order: `io` before `state`, never the reverse.
     let io: BackendLock
@@ -54,16 +57,25 @@ public final class Prefs: Sendable {
     ///   - storage: where values live, e.g. `.sqlite(url)`, `.jsonFile(url)`, `.memory`.
     ///   - pollInterval: how often the store looks for other processes' writes while something observes it.
     ///   - onDiagnostic: called for each ``Diagnostic``, on the thread that noticed it.
-    public init(
+    public convenience init(
         _ storage: Storage,
         pollInterval: Duration = .milliseconds(250),
         onDiagnostic: (@Sendable (Diagnostic) -> Void)? = nil
     ) throws(PrefsError) {
+        let backend = try PrefsError.converting { try storage.makeBackend() }
+        // A custom backend names its storage (`Storage.custom`).
+        self.init(storage: storage.named(by: backend), backend: backend, pollInterval: pollInterval, onDiagnostic: onDiagnostic)
+    }
+
+    /// A store on `backend`, which `storage` names.
+    init(
+        storage: Storage, backend: any StoreBackend, pollInterval: Duration,
+        onDiagnostic: (@Sendable (Diagnostic) -> Void)?
+    ) {
         self.pollInterval = pollInterval
         self.onDiagnostic = onDiagnostic
-        let backend = try PrefsError.converting { try storage.makeBackend() }
-        let storage = storage.named(by: backend)  // a custom backend names its storage (`Storage.custom`)
         self.storage = storage
+        deferred = (backend as? DeferredBackend)?.status
         freshness = backend.freshness
         io = BackendLock(backend, storage: storage)
         state = Locked(State())
@@ -82,6 +94,11 @@ public final class Prefs: Sendable {
         if state.withLock({ $0.joinedExitFlush }) { ExitFlush.forget(ObjectIdentifier(self)) }
         do {
             try io.close { backend in try backend.flush() }
+        } catch let unwritten as DeferredBackend.Unwritten {
+            report(
+                Diagnostic(
+                    key: nil, kind: .pendingWritesDropped(keys: unwritten.keys, reason: "the store was released while it still waited: \(unwritten.reason)"),
+                    store: storage.description))
         } catch {
             report(Diagnostic(key: nil, kind: .writeFailed(error, during: "flush on release"), store: storage.description))
         }

@@ -44,24 +44,24 @@ extension Prefs.Storage {
     }
 
     #if !canImport(Darwin)
-    /// Throws unless `folder`, the configuration directory that `variable` (whose value is `value`) chose, can hold
-    /// stores: the part of it that exists passes the trust rule, and its deepest existing folder is not one other users
-    /// can write, sticky or not (the XDG Base Directory specification expects these folders to be the user's own).
-    static func checkConfigDirectory(_ folder: URL, variable: String, value: String, identifier: String) throws(PrefsError) {
+    /// Throws ``PrefsError/unusableFolder(path:reason:)`` unless `folder`, the configuration directory that `variable`
+    /// (whose value is `value`) chose, can hold stores: the part of it that exists passes the trust rule, and its deepest
+    /// existing folder is not one other users can write, sticky or not (the XDG Base Directory specification expects
+    /// these folders to be the user's own).
+    static func checkConfigDirectory(_ folder: URL, variable: String, value: String) throws(PrefsError) {
         let deepest: Directory
         do {
             deepest = try Directory.resolveExistingPart(ofFolder: folder.path).deepest
         } catch {
-            throw .invalidIdentifier(identifier, reason: "\(variable) (\(value)) cannot hold a store: \(error)")
+            throw .unusableFolder(path: folder.path, reason: "\(variable) (\(value)) chose it, and \(error)")
         }
         guard deepest.isShared else { return }
         var info = stat()
         _ = fstat(deepest.descriptor, &info)
-        let place = deepest.path == value ? "it is" : "\(deepest.path) is"
-        throw .invalidIdentifier(
-            identifier,
-            reason:
-                "\(variable) (\(value)) cannot hold a store: \(place) a folder other users can write (mode \(String(format: "%04o", info.st_mode & 0o7777)))")
+        let place = deepest.path == folder.path ? "it is" : "\(deepest.path) is"
+        throw .unusableFolder(
+            path: folder.path,
+            reason: "\(variable) (\(value)) chose it, and \(place) a folder other users can write (mode \(String(format: "%04o", info.st_mode & 0o7777)))")
     }
     #endif
 }

@@ -123,11 +123,12 @@ extension Prefs {
         ///
         /// Throws ``PrefsError/invalidIdentifier(_:reason:)`` for an identifier that is not a reverse-DNS style name
         /// (letters, digits, `.`, `-` and `_`, starting with a letter or digit, no `..`), so it can never name a path
-        /// outside the folder, and when neither `XDG_CONFIG_HOME` nor `HOME` nor the user database gives an absolute
-        /// home directory (a relative one would put the store under whatever the current directory is), and when the
-        /// configuration directory they choose is one another user could change: the part of it that exists must pass the
-        /// trust rule (see <doc:Promises>), and its deepest existing folder must not be writable by others, even sticky
-        /// (`XDG_CONFIG_HOME=/tmp/x` refuses; the reason names the variable).
+        /// outside the folder. Throws ``PrefsError/unusableFolder(path:reason:)``, naming the folder and the variable
+        /// that chose it, when neither `XDG_CONFIG_HOME` nor `HOME` nor the user database gives an absolute home
+        /// directory (a relative one would put the store under whatever the current directory is), and when the
+        /// configuration directory they choose is one another user could change: the part of it that exists must pass
+        /// the trust rule (see <doc:Promises>), and its deepest existing folder must not be writable by others, even
+        /// sticky (`XDG_CONFIG_HOME=/tmp/x` refuses).
         public static func defaultURL(
             identifier: String,
             environment: [String: String] = ProcessInfo.processInfo.environment
@@ -139,14 +140,70 @@ extension Prefs {
             #else
             guard let (base, variable, value) = configDirectorySource(environment: environment) else {
                 let home = environment["HOME"].map { JSON.string($0).serialized() } ?? "unset"
-                throw .invalidIdentifier(
-                    identifier,
+                throw .unusableFolder(
+                    path: "$XDG_CONFIG_HOME",
                     reason: "no absolute home directory to keep the store in (HOME is \(home), XDG_CONFIG_HOME is not absolute, and the user database has none)"
                 )
             }
-            try checkConfigDirectory(base, variable: variable, value: value, identifier: identifier)
+            try checkConfigDirectory(base, variable: variable, value: value)
             return base.appendingPathComponent("prefs").appendingPathComponent(identifier + ".sqlite")
             #endif
+        }
+
+        /// Where ``defaultURL(identifier:environment:)`` puts the store, without checking its folder: the store's name while
+        /// it waits for a folder that cannot hold it yet. Nil for an identifier that cannot name a store, or without an
+        /// absolute home directory.
+        static func uncheckedDefaultURL(identifier: String, environment: [String: String]) -> URL? {
+            guard identifierProblem(identifier) == nil else { return nil }
+            #if canImport(Darwin)
+            return try? defaultURL(identifier: identifier, environment: environment)  // nothing but the identifier is checked there
+            #else
+            return configDirectorySource(environment: environment)?.folder.appendingPathComponent("prefs").appendingPathComponent(identifier + ".sqlite")
+            #endif
+        }
+
+        /// The store an App Group shares: the app and its extensions (widgets, share extensions, watch apps) that name
+        /// the same group read and write one store, and each sees the others' writes as it sees another process's.
+        ///
+        /// On Apple platforms: `Library/Application Support/Prefs/GROUP.sqlite` in the group's shared container
+        /// (`FileManager.containerURL(forSecurityApplicationGroupIdentifier:)`); when the system gives none (the
+        /// target lacks the App Groups entitlement naming the group), this throws
+        /// ``PrefsError/appGroupUnavailable(group:reason:)``: it never falls back to a store of the process's own,
+        /// which the others would never see. On Linux, where programs have no containers, every program of the user
+        /// shares the group's store at ``defaultURL(identifier:environment:)``, `$XDG_CONFIG_HOME/prefs/GROUP.sqlite`.
+        /// `PrefsDefaults(suiteName:)` opens this storage for a name that starts with `group.`.
+        ///
+        /// ```swift
+        /// let shared = try Prefs(.appGroup("group.com.example.app"))   // the app and its widget, one store
+        /// ```
+        public static func appGroup(_ group: String) throws(PrefsError) -> Storage {
+            #if canImport(Darwin)
+            .sqlite(try appGroupURL(group, container: { FileManager.default.containerURL(forSecurityApplicationGroupIdentifier: $0) }))
+            #else
+            .sqlite(try appGroupURL(group, container: nil))
+            #endif
+        }
+
+        /// Where the App Group `group`'s store is: `Library/Application Support/Prefs/GROUP.sqlite` in the container
+        /// `container` gives for it (Apple platforms: the system's lookup, which tests replace), throwing
+        /// ``PrefsError/appGroupUnavailable(group:reason:)`` when it gives none; without a lookup (Linux), the store
+        /// every program of the user shares at ``defaultURL(identifier:environment:)``.
+        package static func appGroupURL(
+            _ group: String,
+            container: ((String) -> URL?)?,
+            environment: [String: String] = ProcessInfo.processInfo.environment
+        ) throws(PrefsError) -> URL {
+            if let problem = identifierProblem(group) { throw .invalidIdentifier(group, reason: problem) }
+            guard let container else { return try defaultURL(identifier: group, environment: environment) }
+            guard let shared = container(group) else {
+                throw .appGroupUnavailable(
+                    group: group,
+                    reason:
+                        "the system gives no shared container for it: add it to the App Groups entitlement (com.apple.security.application-groups) of the app and of every extension that shares the store"
+                )
+            }
+            return shared.appendingPathComponent("Library").appendingPathComponent("Application Support").appendingPathComponent("Prefs")
+                .appendingPathComponent(group + ".sqlite")
         }
 
         #if !canImport(Darwin)

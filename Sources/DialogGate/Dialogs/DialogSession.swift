@@ -1,3 +1,4 @@
+import Foundation
 import Prefs
 import PrefsSupport
 
@@ -36,6 +37,12 @@ public final class DialogSession: Sendable {
     private let suppressed = Locked<Set<String>>([])
     /// Whether a dialog was presented in this session (for ``DisplayFrequency/oncePerSession``).
     private let presentedAny = Locked(false)
+    /// Names this session in the usage record (``DialogGate/recordLaunch()``): its launch, and whether it is the first.
+    let launchToken = UUID().uuidString
+    /// The usage records (``UsageRecord/id``) this session counted its launch in.
+    private let launchedIn = Locked<Set<String>>([])
+    /// The parameters set in memory (``DialogGate/setParameter(_:_:)``).
+    private let parameterValues = Locked<[String: DialogCondition.Value]>([:])
 
     public init() {}
 
@@ -51,6 +58,25 @@ public final class DialogSession: Sendable {
 
     func notePresentation() {
         presentedAny.withLock { $0 = true }
+    }
+
+    /// Whether this session counted its launch in the usage record `id`.
+    func hasLaunched(in id: String) -> Bool {
+        launchedIn.withLock { $0.contains(id) }
+    }
+
+    func noteLaunch(in id: String) {
+        launchedIn.withLock { _ = $0.insert(id) }
+    }
+
+    /// The parameters set in memory in this session.
+    var parameters: [String: DialogCondition.Value] {
+        parameterValues.withLock { $0 }
+    }
+
+    /// Sets (or, with nil, removes) a parameter in memory.
+    func setParameter(_ name: String, _ value: DialogCondition.Value?) {
+        parameterValues.withLock { $0[name] = value }
     }
 
     func suppress(_ id: String) {

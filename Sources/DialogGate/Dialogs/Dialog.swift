@@ -44,8 +44,16 @@ public struct DialogPolicy: Sendable, Hashable {
     public var ignoresDisplayFrequency: Bool
     /// When it is time to show the dialog (launches, days, events, parameters, recent presentations); nil for always.
     /// Unmet conditions make it not eligible, each with its current value in the decision's reasons.
+    ///
+    /// ```swift
+    /// DialogPolicy(conditions: .all([.launches(atLeast: 5), .daysSinceFirstLaunch(atLeast: 3)]))
+    /// ```
     public var conditions: DialogCondition?
     /// What a version reset (``resetsOn``) clears: the answers, the history, or both (the default).
+    ///
+    /// ```swift
+    /// DialogPolicy(resetsOn: .newVersion, resetClears: .answers)   // "never" asks again in a new version; the count stays
+    /// ```
     public var resetClears: ResetScope
 
     /// A policy; every part is optional.
@@ -82,8 +90,10 @@ public struct DialogPolicy: Sendable, Hashable {
     /// DialogPolicy(maximumPresentations: 1, resetsOn: .newRelease, resetClears: .history)   // once per release; "never" holds
     /// ```
     public struct ResetScope: OptionSet, Sendable, Hashable {
+        /// The options as bits: 1 for ``answers``, 2 for ``history``.
         public let rawValue: Int
 
+        /// The options `rawValue` holds (`ResetScope(rawValue: 3)` is ``all``).
         public init(rawValue: Int) {
             self.rawValue = rawValue
         }

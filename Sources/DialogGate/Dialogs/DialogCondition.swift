@@ -126,6 +126,10 @@ public struct DialogCondition: Sendable, Hashable, CustomStringConvertible {
 
     /// What it requires: `launches ≥ 5`, `days since first launch ≥ 3`, `photoSaved ≥ 5 in the last 30 days`,
     /// `isPro = false`, `not in the first session`, `presented < 3 times in the last 365 days`, `all of (…)`.
+    ///
+    /// ```swift
+    /// print(DialogCondition.event("photoSaved", atLeast: 5, within: .seconds(30 * 86_400)))   // photoSaved ≥ 5 in the last 30 days
+    /// ```
     public var description: String {
         switch kind {
         case .launches(let count): "launches ≥ \(count)"
@@ -162,17 +166,29 @@ public struct DialogCondition: Sendable, Hashable, CustomStringConvertible {
     public enum Value: Sendable, Hashable, CustomStringConvertible, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
         ExpressibleByFloatLiteral, ExpressibleByStringLiteral
     {
+        /// `true` or `false`: `"isPro": false`.
         case bool(Bool)
+        /// An integer, equal to a double of the same number: `"seats": 5`.
         case int(Int)
+        /// A double: `"ratio": 2.5`.
         case double(Double)
+        /// A string: `"plan": "team"`.
         case string(String)
 
+        /// `false` as a value: `gate.setParameter("isPro", false)`.
         public init(booleanLiteral value: Bool) { self = .bool(value) }
+        /// `5` as a value: `gate.setParameter("seats", 5)`.
         public init(integerLiteral value: Int) { self = .int(value) }
+        /// `2.5` as a value: `gate.setParameter("ratio", 2.5)`.
         public init(floatLiteral value: Double) { self = .double(value) }
+        /// `"team"` as a value: `gate.setParameter("plan", "team")`.
         public init(stringLiteral value: String) { self = .string(value) }
 
         /// `true`, `5`, `2.5`, `"team"` (a string in quotes).
+        ///
+        /// ```swift
+        /// print(DialogCondition.Value.string("team"))   // "team", with its quotes
+        /// ```
         public var description: String {
             switch self {
             case .bool(let value): "\(value)"

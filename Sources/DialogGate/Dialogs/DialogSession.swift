@@ -2,8 +2,9 @@ import Foundation
 import Prefs
 import PrefsSupport
 
-/// The scope of an "OK" answer (``DialogResponse/hideForSession``) and of ``DisplayFrequency/oncePerSession-type.property``:
-/// the dialogs it hides, and whether one was presented, until the session ends.
+/// The scope of an "OK" answer (``DialogResponse/hideForSession``), of ``DisplayFrequency/oncePerSession-type.property``,
+/// of a launch (``DialogGate/recordLaunch()`` counts one per session) and of the parameters set in memory
+/// (``DialogGate/setParameter(_:_:)``): the dialogs it hides, and whether one was presented, until the session ends.
 ///
 /// **A session is the process, on one store.** A gate made without a session uses ``store(_:)``: every gate of the
 /// process on that store (two scenes, two windows) shares it, and it ends when the app quits, like an in-memory

@@ -243,6 +243,46 @@ struct DialogConditionTests {
         #expect(try prefs.storedValue(forKey: EventLog.storeKeyName(for: "e"))?.json == .string("nope"))
     }
 
+    @Test("hand-edited usage and conditions (a window no Duration holds, counts at the ends of Int) crash nothing")
+    func hostileStoredValues() throws {
+        let prefs = try Prefs(.sqlite(directory.file("app.sqlite")))
+        try prefs.setStoredValue(
+            StoredValue(
+                type: .json,
+                json: .object([
+                    "id": .string("u"), "launches": .int(Int.max),
+                    "versions": .object(["1.0": .object(["firstSeen": .string("2026-01-01T00:00:00Z"), "launchesBefore": .int(Int.min)])]),
+                ])), forKey: "dialoggate.usage")
+        try prefs.setStoredValue(
+            StoredValue(
+                type: .json,
+                json: .object([
+                    "id": .string("odd"), "presentations": .int(0),
+                    "conditions": .object([
+                        "condition": .object([
+                            "kind": .string("all"),
+                            "of": .array([
+                                .object(["kind": .string("event"), "name": .string("e"), "count": .int(1), "windowSeconds": .double(1e300)]),
+                                .object(["kind": .string("launchesOnTuesdays"), "count": .int(2)]),
+                                .object(["kind": .string("parameter"), "name": .string("p"), "value": .object(["date": .int(1)])]),
+                            ]),
+                        ])
+                    ]),
+                ])), forKey: "dialogs.odd")
+        let gate = try launch()
+        let history = Dialog("h", policy: DialogPolicy(resetsOn: .newRelease, resetClears: .history, conditions: .launches(atLeast: 1)))
+        #expect(
+            gate.decision(for: history).reasons == [.conditionUnmet(.launches(atLeast: 1), current: #"0 in "1.0""#)],
+            "Int.max launches, Int.min of them before the version: no overflow, counted as none")
+        let explained = try #require(try gate.explanation(of: "odd"))
+        #expect(
+            explained.conditions?.parts.map(\.condition.description) == [
+                "a condition this release does not read (event)", "a condition this release does not read (launchesOnTuesdays)",
+                "a condition this release does not read (parameter)",
+            ])
+        #expect(explained.conditions?.met == nil)
+    }
+
     @Test("the record keeps the conditions a decision saw (for prefs-tool); a dialog without conditions writes nothing")
     func conditionsRecorded() throws {
         let gate = try launch()

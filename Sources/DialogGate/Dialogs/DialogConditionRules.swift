@@ -83,7 +83,11 @@ enum ConditionRules {
             if let problem = inputs.usage.problem { return status(required <= 0 ? true : false, problem) }
             guard let usage else { return status(required <= 0, "no launch recorded") }
             var launches = usage.launches
-            if counting.historySince != nil { launches = baseline.map { max(0, usage.launches - $0.launchesBefore) } ?? 0 }
+            if counting.historySince != nil {
+                // Numbers a store holds may be any (a hand-edited record): no overflow.
+                let (since, overflow) = usage.launches.subtractingReportingOverflow(baseline?.launchesBefore ?? usage.launches)
+                launches = overflow ? 0 : max(0, since)
+            }
             return status(launches >= required, "\(launches)\(sinceVersion)")
 
         case .daysSinceFirstLaunch(let days):

@@ -552,7 +552,7 @@ public final class DialogGate: Sendable {
         record.firstPresented = record.firstPresented ?? date
         record.lastPresented = date
         record.lastPresentedReanchoredAt = nil
-        let kept = max(DialogRecord.presentationLogMinimum, dialog.policy.conditions?.presentationsCounted ?? 0)
+        let kept = min(EventLog.limit, max(DialogRecord.presentationLogMinimum, dialog.policy.conditions?.presentationsCounted ?? 0))
         let log = (record.recentPresentations ?? []) + [date]
         record.recentPresentations = Array(log.suffix(kept))
         record.recentPresentationsReanchoredAt = ClockRule.anchor(record.recentPresentationsReanchoredAt, behind: log.max(), now: date)

@@ -38,7 +38,8 @@ package struct DialogRecord: Codable, Hashable, Sendable, PrefsStorable {
     package var appVersion: String?
     /// The policy's never-remind key when it has one, so a reset can clear it too.
     package var neverRemindKey: String?
-    /// The dates of the last presentations (at least ``presentationLogMinimum``, more when a condition counts more),
+    /// The dates of the last presentations (at least ``presentationLogMinimum``, more when a condition counts more, at
+    /// most 1,000),
     /// for ``DialogCondition/presentedFewerThan(_:within:)``: kept across version resets. nil when none was counted
     /// since it was kept (records of earlier releases).
     package var recentPresentations: [Date]?

@@ -314,9 +314,11 @@ struct StoredCondition: Codable, Hashable, Sendable {
 
     /// The condition it records; one this release does not read is ``DialogCondition/Kind/unrecognized(_:)``.
     var condition: DialogCondition {
-        let window = windowSeconds.map { Duration.seconds($0) }
+        // A window a store holds may be any number: one no Duration holds (NaN, ±1e300) reads as unrecognized.
+        let window = windowSeconds.flatMap { abs($0) < 1e18 ? Duration.seconds($0) : nil }
+        let windowUnreadable = windowSeconds != nil && window == nil
         let known: DialogCondition.Kind? =
-            if problem != nil {
+            if problem != nil || windowUnreadable {
                 nil
             } else {
                 switch kind {

@@ -12,6 +12,14 @@
 //       with " (presented elsewhere: N)" when another center holds message N. When pending, waits until the file
 //       RELEASE exists ("-": at once), then answers with ANSWER (confirm or dismiss), waits for the store write and
 //       prints "finished"; ANSWER confirm-exit acknowledges and calls exit(0) at once, without waiting.
+//   dialoggate-test-child next json|sqlite PATH IDS MAX RELEASE ANSWER
+//       claims the next of the dialogs IDS (comma-separated, in order; MAX presentations each, 0 for no limit) with
+//       claim(nextOf:); prints "granted ID" or "declined: DECISION", then as claim.
+//   dialoggate-test-child launch json|sqlite PATH VERSION START ROUNDS -
+//       waits until the file START exists, then calls recordLaunch ROUNDS times on one gate (app version VERSION, the
+//       process's session on the store); prints "launches N" with the count the last call returned.
+//   dialoggate-test-child donate json|sqlite PATH EVENT START ROUNDS -
+//       waits until the file START exists, then donates EVENT ROUNDS times; prints "donated".
 //   dialoggate-test-child hold json|sqlite PATH KEY - RELEASE -
 //       sets KEY = 1 inside a transaction, prints "holding", and holds the store's write lock until the file RELEASE
 //       exists; then commits and prints "released".
@@ -34,7 +42,7 @@ func waitFor(_ path: String) {
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard arguments.count == 7 else {
-    fail("usage: dialoggate-test-child claim|race|message|hold json|sqlite PATH ID|FEED|KEY MAX|- FILE ARG")
+    fail("usage: dialoggate-test-child claim|race|next|launch|donate|message|hold json|sqlite PATH ID|FEED|KEY MAX|- FILE ARG")
 }
 let url = URL(fileURLWithPath: arguments[2])
 let storage: Prefs.Storage = arguments[1] == "json" ? .jsonFile(url, lockTimeout: .seconds(30)) : .sqlite(url, busyTimeout: .seconds(30))
@@ -74,6 +82,37 @@ do {
             }
             say("granted \(granted)")
         }
+    case "next":
+        guard let maximum = Int(arguments[4]) else { fail("MAX must be a number") }
+        let dialogs = arguments[3].split(separator: ",").map {
+            Dialog(String($0), policy: DialogPolicy(maximumPresentations: maximum == 0 ? nil : maximum))
+        }
+        let gate = DialogGate(prefs: try Prefs(storage), session: DialogSession(), appVersion: "1.0")
+        switch try gate.claim(nextOf: dialogs) {
+        case .declined(let decision):
+            say("declined: \(decision)")
+        case .granted(let presentation):
+            say("granted \(presentation.dialog.id)")
+            waitFor(arguments[5])
+            switch arguments[6] {
+            case "ok": try presentation.finish(.hideForSession)
+            case "never": try presentation.finish(.neverRemind)
+            case "dismiss": try presentation.finish(.dismiss)
+            case "cancel": try presentation.cancel()
+            default: fail("unknown answer \(arguments[6])")
+            }
+            say("finished")
+        }
+    case "launch", "donate":
+        guard let rounds = Int(arguments[5]) else { fail("ROUNDS must be a number") }
+        let isLaunch = arguments[0] == "launch"
+        let gate = DialogGate(prefs: try Prefs(storage), appVersion: isLaunch ? arguments[3] : "1.0")
+        waitFor(arguments[4])
+        var launches = 0
+        for _ in 0..<rounds {
+            if isLaunch { launches = try gate.recordLaunch() } else { try gate.donate(arguments[3]) }
+        }
+        say(isLaunch ? "launches \(launches)" : "donated")
     case "message":
         let context = MessageContext(
             bundleIdentifier: "com.createchsol.AppAlertExample", appVersion: "1.0", osVersion: "17.2", localeIdentifier: "en_US")

@@ -40,6 +40,19 @@ struct DialogSessionTests {
         #expect(try userB.claim(Dialog("tips")).presentation != nil, "B's first dialog of the session")
     }
 
+    /// Issue 42, item 8: frequency counts per store's session, as "OK" answers, with the README's `DialogGate(prefs:)`.
+    @Test("two users' memory stores in one process: A's presentation does not use up B's oncePerSession")
+    func oncePerSessionPerMemoryStore() throws {
+        let storeA = try Prefs(.memory), storeB = try Prefs(.memory)
+        let userA = DialogGate(prefs: storeA, displayFrequency: .oncePerSession)
+        let userB = DialogGate(prefs: storeB, displayFrequency: .oncePerSession)
+        try #require(try userA.claim(Dialog("rate")).presentation).finish(.dismiss)
+        #expect(try userA.claim(Dialog("tips")).decision.reasons == [.anotherDialogThisSession])
+        #expect(DialogGate(prefs: storeA, displayFrequency: .oncePerSession).decision(for: Dialog("tips")).reasons == [.anotherDialogThisSession])
+        #expect(try userB.claim(Dialog("rate")).presentation != nil, "B's first dialog of B's session")
+        #expect(try userB.claim(Dialog("tips")).decision.reasons == [.anotherDialogThisSession], "and B's own count holds B")
+    }
+
     @Test("JSON stores and memory stores: one session per store; two scenes on one store file share it")
     func perStoreKinds() throws {
         let rate = Dialog("rate")

@@ -162,6 +162,62 @@ final class ArticleViewController {
         }
     }
 
+    /// LocalDialogs.md: a condition on an event and a parameter.
+    func conditions() throws -> (DialogGate, Dialog) {
+        let gate = DialogGate(prefs: prefs, appVersion: "2.1", parameters: ["isPro": false])
+        try gate.recordLaunch()   // at every launch
+        let exportTip = Dialog("export-tip", policy: DialogPolicy(conditions: .all([
+            .event("photoSaved", atLeast: 5, within: .seconds(30 * 86_400)),   // 5 photos saved in the last 30 days
+            .parameter("isPro", equals: false),
+        ])))
+        try gate.donate("photoSaved")   // when the user saves a photo
+        print(gate.decision(for: exportTip))   // "export-tip: … condition not met: photoSaved ≥ 5 in the last 30 days (now 1)"
+        return (gate, exportTip)
+    }
+
+    /// StoreKit's review prompt, as the recipe calls it: counted in `shownAlerts`.
+    func requestReview() {
+        shownAlerts.append("review")
+    }
+
+    /// LocalDialogs.md: the review prompt, on this controller's gate.
+    func reviewPrompt() throws -> Dialog {
+        let review = Dialog("review", policy: DialogPolicy(
+            maximumPresentations: 1,                         // at most once per release…
+            resetsOn: .newRelease, resetClears: .history,    // …a new release may ask again; "never" holds for ever
+            conditions: .all([
+                .launches(atLeast: 5),                       // launches and events count in this release
+                .daysSinceFirstLaunch(atLeast: 3),
+                .event("photoSaved", atLeast: 3),
+                .notInFirstSession,
+                .presentedFewerThan(1, within: .seconds(30 * 86_400)),    // not within 30 days of the last prompt
+                .presentedFewerThan(3, within: .seconds(365 * 86_400)),   // at most 3 in 365 days, whatever the versions
+            ])))
+        try gate.recordLaunch()   // at each launch
+        try gate.donate("photoSaved")   // at each significant event
+        if let presentation = try gate.claim(review).presentation {   // at a good moment: after a save, not at launch
+            requestReview()   // StoreKit's prompt; it never says whether it showed, so the answer is .dismiss
+            try presentation.finish(.dismiss)   // an "Enjoying the app?" alert of your own may answer .neverRemind
+        }
+        return review
+    }
+
+    /// The app's hint UI for dialogs in order.
+    func showHint(_ dialog: Dialog) async -> DialogResponse {
+        await showAlert(title: nil, message: dialog.id, dontRemind: true)
+    }
+
+    /// LocalDialogs.md: dialogs in order, on this controller's gate.
+    func dialogsInOrder() async throws -> [Dialog] {
+        let onboarding = ["intro-library", "intro-editing", "intro-sharing"].map {
+            Dialog($0, policy: DialogPolicy(maximumPresentations: 1))
+        }
+        if let presentation = try gate.claim(nextOf: onboarding).presentation {
+            try presentation.finish(await showHint(presentation.dialog))   // intro-editing only once intro-library is done
+        }
+        return onboarding
+    }
+
     /// `DialogGate.presentIfNeeded(_:isolation:present:)`'s doc comment.
     func presentWelcome() async throws {
         let welcome = Dialog("welcome")

@@ -82,6 +82,17 @@ struct ArticleViewControllerTests {
         #expect(controller.shownAlerts.suffix(1) == ["welcome"], "Never remind me, answered on the main actor, holds")
     }
 
+    @Test("LocalDialogs.md, conditions, the review prompt and dialogs in order, on the main actor")
+    func conditionsReviewAndOrder() async throws {
+        let controller = ArticleViewController(prefs: try Prefs(.memory))
+        let (gate, exportTip) = try controller.conditions()
+        #expect(gate.decision(for: exportTip).reasons.count == 1, "5 photos saved in 30 days, not 1")
+        _ = try controller.reviewPrompt()
+        #expect(controller.shownAlerts.isEmpty, "never in the first session")
+        for _ in 0..<3 { _ = try await controller.dialogsInOrder() }
+        #expect(controller.shownAlerts == ["intro-library", "intro-editing", "intro-sharing"])
+    }
+
     @Test("Observation.md on the main actor: the loop ends when the store is closed")
     func observation() async throws {
         let prefs = try Prefs(.memory)

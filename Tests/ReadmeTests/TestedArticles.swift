@@ -49,6 +49,52 @@ func newSessionAsWritten(prefs: Prefs, answer: (DialogGate) throws -> Void) thro
     return gate
 }
 
+/// LocalDialogs.md: a condition on an event and a parameter.
+func conditionsAsWritten(prefs: Prefs) throws -> (DialogGate, Dialog) {
+    let gate = DialogGate(prefs: prefs, appVersion: "2.1", parameters: ["isPro": false])
+    try gate.recordLaunch()   // at every launch
+    let exportTip = Dialog("export-tip", policy: DialogPolicy(conditions: .all([
+        .event("photoSaved", atLeast: 5, within: .seconds(30 * 86_400)),   // 5 photos saved in the last 30 days
+        .parameter("isPro", equals: false),
+    ])))
+    try gate.donate("photoSaved")   // when the user saves a photo
+    print(gate.decision(for: exportTip))   // "export-tip: … condition not met: photoSaved ≥ 5 in the last 30 days (now 1)"
+    return (gate, exportTip)
+}
+
+/// LocalDialogs.md: the review prompt (`requestReview` stands for StoreKit's).
+func reviewPromptAsWritten(gate: DialogGate, requestReview: () -> Void) throws -> Dialog {
+    let review = Dialog("review", policy: DialogPolicy(
+        maximumPresentations: 1,                         // at most once per release…
+        resetsOn: .newRelease, resetClears: .history,    // …a new release may ask again; "never" holds for ever
+        conditions: .all([
+            .launches(atLeast: 5),                       // launches and events count in this release
+            .daysSinceFirstLaunch(atLeast: 3),
+            .event("photoSaved", atLeast: 3),
+            .notInFirstSession,
+            .presentedFewerThan(1, within: .seconds(30 * 86_400)),    // not within 30 days of the last prompt
+            .presentedFewerThan(3, within: .seconds(365 * 86_400)),   // at most 3 in 365 days, whatever the versions
+        ])))
+    try gate.recordLaunch()   // at each launch
+    try gate.donate("photoSaved")   // at each significant event
+    if let presentation = try gate.claim(review).presentation {   // at a good moment: after a save, not at launch
+        requestReview()   // StoreKit's prompt; it never says whether it showed, so the answer is .dismiss
+        try presentation.finish(.dismiss)   // an "Enjoying the app?" alert of your own may answer .neverRemind
+    }
+    return review
+}
+
+/// LocalDialogs.md: dialogs in order (`showHint` stands for the app's UI).
+func dialogsInOrderAsWritten(gate: DialogGate, showHint: (Dialog) async -> DialogResponse) async throws -> [Dialog] {
+    let onboarding = ["intro-library", "intro-editing", "intro-sharing"].map {
+        Dialog($0, policy: DialogPolicy(maximumPresentations: 1))
+    }
+    if let presentation = try gate.claim(nextOf: onboarding).presentation {
+        try presentation.finish(await showHint(presentation.dialog))   // intro-editing only once intro-library is done
+    }
+    return onboarding
+}
+
 /// ComingFromUserDefaults.md.
 func comingFromUserDefaultsAsWritten(url: URL) throws {
     let defaults = try PrefsDefaults(.sqlite(url))      // was: UserDefaults.standard
@@ -167,6 +213,34 @@ struct TestedArticles {
             #expect(!gate.shouldPresent(tips))
         }
         #expect(gate.shouldPresent(tips))
+    }
+
+    @Test("conditions, the review prompt and dialogs in order, as LocalDialogs.md shows them")
+    func conditionsReviewAndOrder() async throws {
+        let (gate, exportTip) = try conditionsAsWritten(prefs: try Prefs(.memory))
+        #expect(gate.decision(for: exportTip).description == "export-tip: not presented: condition not met: photoSaved ≥ 5 in the last 30 days (now 1)")
+        for _ in 0..<4 { try gate.donate("photoSaved") }
+        #expect(gate.shouldPresent(exportTip))
+
+        let clock = TestClock()
+        let prefs = try Prefs(.memory)
+        var requests: [Int] = []
+        for day in 0..<7 {   // a launch a day: a new session each
+            let launch = DialogGate(prefs: prefs, session: DialogSession(), appVersion: "1.0", clock: clock.function)
+            _ = try reviewPromptAsWritten(gate: launch) { requests.append(day) }
+            clock.advance(by: 86_400)
+        }
+        #expect(requests == [4], "5 launches, 3 days and 3 events; once in this release")
+
+        var hints: [String] = []
+        let onboardingGate = DialogGate(prefs: try Prefs(.memory), session: DialogSession())
+        for _ in 0..<4 {
+            _ = try await dialogsInOrderAsWritten(gate: onboardingGate) { dialog in
+                hints.append(dialog.id)
+                return .dismiss
+            }
+        }
+        #expect(hints == ["intro-library", "intro-editing", "intro-sharing"])
     }
 
     @Test("coming from UserDefaults")

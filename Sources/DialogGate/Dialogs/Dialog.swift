@@ -27,7 +27,7 @@ public struct DialogPolicy: Sendable, Hashable {
     /// The shortest time between two presentations; nil for none.
     public var minimumInterval: Duration?
     /// Which change of the app version (``DialogGate/appVersion``) clears never-remind, snooze and the presentation
-    /// count; nil (the default) for none. `.newVersion` counts a pre-release and its release as two versions, so an
+    /// count (or only some: see ``resetClears``); nil (the default) for none. `.newVersion` counts a pre-release and its release as two versions, so an
     /// answer given in `2.0-beta.3` does not hold in `2.0`; `.newRelease` lets it hold; `.newBuild` also resets on a
     /// new build of one version (`2.0 (145)` → `2.0 (146)`). See ``VersionChange``.
     public var resetsOn: VersionChange?
@@ -42,14 +42,35 @@ public struct DialogPolicy: Sendable, Hashable {
     public var neverRemindExpiry: Duration?
     /// Whether the gate's ``DialogGate/displayFrequency`` leaves this dialog alone (a critical notice).
     public var ignoresDisplayFrequency: Bool
+    /// When it is time to show the dialog (launches, days, events, parameters, recent presentations); nil for always.
+    /// Unmet conditions make it not eligible, each with its current value in the decision's reasons.
+    ///
+    /// ```swift
+    /// DialogPolicy(conditions: .all([.launches(atLeast: 5), .daysSinceFirstLaunch(atLeast: 3)]))
+    /// ```
+    public var conditions: DialogCondition?
+    /// What a version reset (``resetsOn``) clears: the answers, the history, or both (the default).
+    ///
+    /// ```swift
+    /// DialogPolicy(resetsOn: .newVersion, resetClears: .answers)   // "never" asks again in a new version; the count stays
+    /// ```
+    public var resetClears: ResetScope
 
+    /// A policy; every part is optional.
+    ///
+    /// ```swift
+    /// DialogPolicy(maximumPresentations: 1, resetsOn: .newRelease, resetClears: .history,
+    ///              conditions: .all([.launches(atLeast: 5), .event("photoSaved", atLeast: 3)]))
+    /// ```
     public init(
         maximumPresentations: Int? = nil,
         minimumInterval: Duration? = nil,
         resetsOn: VersionChange? = nil,
         neverRemindKey: String? = nil,
         neverRemindExpiry: Duration? = nil,
-        ignoresDisplayFrequency: Bool = false
+        ignoresDisplayFrequency: Bool = false,
+        resetClears: ResetScope = .all,
+        conditions: DialogCondition? = nil
     ) {
         self.maximumPresentations = maximumPresentations
         self.minimumInterval = minimumInterval
@@ -57,6 +78,34 @@ public struct DialogPolicy: Sendable, Hashable {
         self.neverRemindKey = neverRemindKey
         self.neverRemindExpiry = neverRemindExpiry
         self.ignoresDisplayFrequency = ignoresDisplayFrequency
+        self.resetClears = resetClears
+        self.conditions = conditions
+    }
+
+    /// What a version reset clears (``DialogPolicy/resetClears``). The presentation dates that
+    /// ``DialogCondition/presentedFewerThan(_:within:)`` counts are never cleared by a version: "3 in 365 days" holds
+    /// whatever the versions.
+    ///
+    /// ```swift
+    /// DialogPolicy(maximumPresentations: 1, resetsOn: .newRelease, resetClears: .history)   // once per release; "never" holds
+    /// ```
+    public struct ResetScope: OptionSet, Sendable, Hashable {
+        /// The options as bits: 1 for ``answers``, 2 for ``history``.
+        public let rawValue: Int
+
+        /// The options `rawValue` holds (`ResetScope(rawValue: 3)` is ``all``).
+        public init(rawValue: Int) {
+            self.rawValue = rawValue
+        }
+
+        /// The user's answers: never remind (and the policy's never-remind key) and remind later.
+        public static let answers = ResetScope(rawValue: 1)
+        /// The usage history: the presentation count and when it was last shown (``maximumPresentations`` and
+        /// ``minimumInterval`` start over), and the launches and donations conditions count, which then count from the
+        /// new version's first launch.
+        public static let history = ResetScope(rawValue: 2)
+        /// Both: a new version starts the dialog afresh (the default).
+        public static let all: ResetScope = [.answers, .history]
     }
 
     /// Which change of the app version counts as a new version for ``DialogPolicy/resetsOn``. Versions are read as the

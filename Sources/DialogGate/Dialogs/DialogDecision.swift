@@ -53,6 +53,12 @@ public enum DialogReason: Sendable, Hashable, CustomStringConvertible {
     /// The dialog is on screen already: another call, gate or process holds a presentation of it
     /// (see ``DialogGate/claim(_:)``).
     case alreadyPresenting
+    /// A condition of the policy (``DialogPolicy/conditions``) is unmet, with what it saw: `launches ≥ 5` with `2`.
+    /// Each unmet part of an `all` is a reason of its own.
+    case conditionUnmet(DialogCondition, current: String)
+    /// The app version changed under a policy whose reset clears the history only (``DialogPolicy/ResetScope/history``):
+    /// the count starts over, the answers hold.
+    case historyResetByAppVersionChange(from: String, to: String)
 
     public var description: String {
         switch self {
@@ -73,6 +79,8 @@ public enum DialogReason: Sendable, Hashable, CustomStringConvertible {
         case .overridden(let mode): "QA override: \(mode)"
         case .forced: "QA override: forced"
         case .alreadyPresenting: "already being presented"
+        case .conditionUnmet(let condition, let current): "condition not met: \(condition) (now \(current))"
+        case .historyResetByAppVersionChange(let from, let to): "presentation history reset by the app version change \(from) → \(to)"
         }
     }
 }
@@ -96,12 +104,14 @@ enum DialogRules {
         var displayFrequency: DisplayFrequency
         var sessionPresentedAny: Bool
         var lastPresentationOfAny: DialogGate.LastPresentation
+        /// What the policy's conditions read (the store's usage, the parameters, the session).
+        var conditions: ConditionInputs
 
         init(
             record: DialogRecord?, legacyNeverRemindKey: String? = nil, suppressedForSession: Bool = false,
             beingPresented: Bool = false, appVersion: String? = nil, now: Date, overrides: DialogOverrides = DialogOverrides(),
             displayFrequency: DisplayFrequency = .unlimited, sessionPresentedAny: Bool = false,
-            lastPresentationOfAny: DialogGate.LastPresentation = DialogGate.LastPresentation()
+            lastPresentationOfAny: DialogGate.LastPresentation = DialogGate.LastPresentation(), conditions: ConditionInputs = ConditionInputs()
         ) {
             self.record = record
             self.legacyNeverRemindKey = legacyNeverRemindKey
@@ -113,16 +123,47 @@ enum DialogRules {
             self.displayFrequency = displayFrequency
             self.sessionPresentedAny = sessionPresentedAny
             self.lastPresentationOfAny = lastPresentationOfAny
+            self.conditions = conditions
         }
     }
 
-    /// The record the rules use: the stored one, or a fresh one when the app version changed under a policy that resets.
+    /// The record the rules use: the stored one, or, when the app version changed under a policy that resets, one with
+    /// what the policy's ``DialogPolicy/resetClears`` clears cleared (a fresh one for `.all`). The dates
+    /// ``DialogCondition/presentedFewerThan(_:within:)`` counts are kept whatever the version.
     static func effectiveRecord(_ record: DialogRecord?, policy: DialogPolicy, appVersion: String?) -> (DialogRecord, DialogReason?) {
         guard let record else { return (DialogRecord(), nil) }
-        if let change = policy.resetsOn, let appVersion, let recorded = record.appVersion, isNewVersion(appVersion, since: recorded, change) {
-            return (DialogRecord(), .resetByAppVersionChange(from: recorded, to: appVersion))
+        let scope = policy.resetClears
+        guard let change = policy.resetsOn, !scope.isEmpty, let appVersion, let recorded = record.appVersion,
+            isNewVersion(appVersion, since: recorded, change)
+        else { return (record, nil) }
+        var reset: DialogRecord
+        if scope.contains(.all) {
+            reset = DialogRecord()
+        } else {
+            reset = record
+            reset.appVersion = nil  // stamped with the running version when written
+            if scope.contains(.answers) {
+                reset.neverRemindSince = nil
+                reset.neverRemindReanchoredAt = nil
+                reset.snoozedUntil = nil
+                reset.snoozedAt = nil
+                reset.snoozeReanchoredAt = nil
+                reset.lastResponse = nil
+                reset.lastResponseDate = nil
+            }
+            if scope.contains(.history) {
+                reset.presentations = 0
+                reset.firstPresented = nil
+                reset.lastPresented = nil
+                reset.lastPresentedReanchoredAt = nil
+            }
         }
-        return (record, nil)
+        reset.recentPresentations = record.recentPresentations
+        reset.recentPresentationsReanchoredAt = record.recentPresentationsReanchoredAt
+        let note: DialogReason =
+            scope.contains(.answers)
+            ? .resetByAppVersionChange(from: recorded, to: appVersion) : .historyResetByAppVersionChange(from: recorded, to: appVersion)
+        return (reset, note)
     }
 
     /// Whether `running` is a new version since `recorded` under `change`, both read as ``RunningVersion``s (release,
@@ -144,6 +185,8 @@ enum DialogRules {
         record.lastPresentedReanchoredAt = ClockRule.anchor(record.lastPresentedReanchoredAt, behind: record.lastPresented, now: now)
         record.snoozeReanchoredAt = record.snoozedUntil == nil ? nil : ClockRule.anchor(record.snoozeReanchoredAt, behind: record.snoozedAt, now: now)
         record.neverRemindReanchoredAt = ClockRule.anchor(record.neverRemindReanchoredAt, behind: record.neverRemindSince, now: now)
+        record.recentPresentationsReanchoredAt = ClockRule.anchor(
+            record.recentPresentationsReanchoredAt, behind: record.recentPresentations?.max(), now: now)
         return record
     }
 
@@ -153,6 +196,21 @@ enum DialogRules {
         guard let until = record.snoozedUntil else { return nil }
         guard let at = record.snoozedAt else { return until }
         return ClockRule.end(of: until.timeIntervalSince(at), from: at, anchor: record.snoozeReanchoredAt, now: now)
+    }
+
+    /// Whether `dialog` is done for a group shown in order (``DialogGate/claim(nextOf:)``): it will not be eligible again
+    /// by itself, whatever the time: never remind (unexpired, or under a legacy key) or its presentation limit reached.
+    static func isDone(_ dialog: Dialog, _ input: Input) -> Bool {
+        let (stored, versionNote) = effectiveRecord(input.record, policy: dialog.policy, appVersion: input.appVersion)
+        let record = reanchored(stored, now: input.now)
+        if let since = record.neverRemindSince {
+            guard let expiry = dialog.policy.neverRemindExpiry else { return true }
+            if input.now < ClockRule.end(of: expiry.timeInterval, from: since, anchor: record.neverRemindReanchoredAt, now: input.now) { return true }
+        } else if input.legacyNeverRemindKey != nil, versionNote?.clearsAnswers != true {
+            return true
+        }
+        if let limit = dialog.policy.maximumPresentations, record.presentations >= limit { return true }
+        return false
     }
 
     static func decide(_ dialog: Dialog, _ input: Input) -> DialogDecision {
@@ -181,7 +239,7 @@ enum DialogRules {
             } else {
                 blocking.append(.neverRemind(since: since))
             }
-        } else if let key = input.legacyNeverRemindKey, versionNote == nil {
+        } else if let key = input.legacyNeverRemindKey, versionNote?.clearsAnswers != true {
             blocking.append(.legacyNeverRemind(key: key))
         }
         if let until = snoozeEnd(record, now: input.now), input.now < until { blocking.append(.snoozed(until: until)) }
@@ -200,9 +258,23 @@ enum DialogRules {
                 if input.now < next { blocking.append(.displayFrequency(lastPresented: last, nextAllowed: next)) }
             }
         }
+        if let condition = dialog.policy.conditions {
+            let status = ConditionRules.evaluate(
+                condition, input.conditions, counting: ConditionCounting(dialog.policy), presentations: record.recentPresentations ?? [],
+                presentationsAnchor: record.recentPresentationsReanchoredAt, now: input.now)
+            blocking += ConditionRules.unmetReasons(status)
+        }
         if blocking.isEmpty {
             return decision(true, notes + [.eligible(shown: record.presentations, limit: dialog.policy.maximumPresentations)])
         }
         return decision(false, notes + blocking)
+    }
+}
+
+extension DialogReason {
+    /// Whether this version-reset note cleared the answers (never remind, snooze).
+    var clearsAnswers: Bool {
+        if case .resetByAppVersionChange = self { return true }
+        return false
     }
 }

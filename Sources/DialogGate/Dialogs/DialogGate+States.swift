@@ -4,8 +4,8 @@ import Prefs
 extension DialogGate {
     // MARK: - Declaring
 
-    /// Records the app's dialogs in the store, as `Prefs.declare` records keys: each dialog's id and its policy's
-    /// never-remind key, before any decision. Tools then know them: `prefs-tool dialogs` lists a dialog whose only
+    /// Records the app's dialogs in the store, as `Prefs.declare` records keys: each dialog's id, its policy's
+    /// never-remind key and its conditions (for `prefs-tool dialogs explain`), before any decision. Tools then know them: `prefs-tool dialogs` lists a dialog whose only
     /// answer is a legacy key older code wrote (`"UserHasSeenMsg" = "YES"`), and `prefs-tool dialogs reset --all` (or
     /// ``resetAll()`` from any gate) clears that key, so the dialog shows again, even if this release never asked about
     /// it. Call it at launch with every dialog the app may show; one transaction, and no write when every dialog is
@@ -27,6 +27,7 @@ extension DialogGate {
                 var record = stored ?? DialogRecord()
                 record.id = dialog.id
                 record.neverRemindKey = dialog.policy.neverRemindKey ?? record.neverRemindKey
+                record.conditions = Self.storedConditions(of: dialog) ?? record.conditions
                 if record != stored { try transaction.set(record, for: key) }
             }
         }
@@ -68,12 +69,20 @@ extension DialogGate {
         try DialogGateError.converting { try reset(dialogs.map(\.id), legacyKeys: dialogs.compactMap(\.policy.neverRemindKey)) }
     }
 
-    /// Forgets every dialog's state, when any dialog was last presented (``DisplayFrequency``), and every "OK" of
-    /// the session.
+    /// Forgets every dialog's state, when any dialog was last presented (``DisplayFrequency``), the usage conditions
+    /// count (launches and donations; a launch recorded after this counts as the first), and every "OK" of the session.
+    /// Stored parameters stay: they are the app's, not the dialogs'.
     public func resetAll() throws(DialogGateError) {
         try DialogGateError.converting {
             try reset(try states().map(\.id), legacyKeys: [])
-            try prefs.reset(Self.lastPresentationKey, Self.lastPresentationReanchoredKey)
+            try prefs.transaction { transaction in
+                transaction.reset(Self.lastPresentationKey)
+                transaction.reset(Self.lastPresentationReanchoredKey)
+                transaction.reset(UsageRecord.key)
+                for name in try transaction.storedKeys() where name.hasPrefix(EventLog.keyPrefix) {
+                    try transaction.setStoredValue(nil, forKey: name)
+                }
+            }
         }
         session.clear()
     }

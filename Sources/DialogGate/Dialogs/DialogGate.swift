@@ -41,6 +41,8 @@ public final class DialogGate: Sendable {
     ///     `overrides: DialogOverrides.fromEnvironment().overrides` (release builds should not: whoever launches the app
     ///     could show or hide its dialogs).
     ///   - displayFrequency: how often any of the gate's dialogs may be presented; no limit by default.
+    ///   - parameters: app parameters for ``DialogCondition/parameter(_:equals:)``, set in the session's memory as
+    ///     ``setParameter(_:_:)`` sets them (`["isPro": false]`); none by default.
     ///   - onEvent: called after a presentation is claimed, answered or cancelled (for analytics).
     ///   - clock: the current date (injected in tests).
     public init(
@@ -49,11 +51,13 @@ public final class DialogGate: Sendable {
         appVersion: String? = nil,
         overrides: DialogOverrides = DialogOverrides(),
         displayFrequency: DisplayFrequency = .unlimited,
+        parameters: [String: DialogCondition.Value] = [:],
         onEvent: (@Sendable (DialogEvent) -> Void)? = nil,
         clock: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.prefs = prefs
         self.session = session ?? .store(prefs)
+        for (name, value) in parameters { self.session.setParameter(name, value) }
         self.appVersion = appVersion
         self.displayFrequency = displayFrequency
         self.onEvent = onEvent
@@ -75,16 +79,30 @@ public final class DialogGate: Sendable {
         prefs.refreshReportingErrors()
         let now = clock()
         let overrides = overrides
-        let stored = record(for: dialog.id)
-        let legacy = dialog.policy.neverRemindKey.flatMap { try? prefs.storedValue(forKey: $0) }
-        let lastOfAny = LastPresentation(date: prefs[Self.lastPresentationKey], reanchoredAt: prefs[Self.lastPresentationReanchoredKey])
-        let input = input(for: dialog, record: stored, legacyValue: legacy, lastOfAny: lastOfAny, now: now, overrides: overrides)
-        if !overrides.decides(dialog.id), observed(dialog, stored, input) != stored || lastOfAny.reanchored(now: now) != lastOfAny {
-            // Keep what this decision saw: the clock anchors (so a wait does not restart at every decision) and
-            // a never-remind written by older code (so tools list it and resets clear it).
+        let (stored, lastOfAny, input) = committedInput(for: dialog, now: now, overrides: overrides)
+        if !overrides.decides(dialog.id),
+            observed(dialog, stored, input) != stored || lastOfAny.reanchored(now: now) != lastOfAny
+                || usageObservations(input.conditions, now: now) != (nil, [])
+        {
+            // Keep what this decision saw: the clock anchors (so a wait does not restart at every decision),
+            // a never-remind written by older code (so tools list it and resets clear it) and the conditions (so
+            // `prefs-tool dialogs explain` shows them).
             storeObservations(of: dialog, now: now)
         }
         return DialogRules.decide(dialog, input)
+    }
+
+    /// What the rules see of `dialog` in the latest committed state, read outside a transaction.
+    func committedInput(
+        for dialog: Dialog, now: Date, overrides: DialogOverrides
+    ) -> (stored: DialogRecord?, lastOfAny: LastPresentation, input: DialogRules.Input) {
+        let stored = record(for: dialog.id)
+        let legacy = dialog.policy.neverRemindKey.flatMap { try? prefs.storedValue(forKey: $0) }
+        let lastOfAny = LastPresentation(date: prefs[Self.lastPresentationKey], reanchoredAt: prefs[Self.lastPresentationReanchoredKey])
+        let conditions = conditionInputs(for: dialog) { name throws(PrefsError) in try prefs.storedValue(forKey: name) }
+        let input = input(
+            for: dialog, record: stored, legacyValue: legacy, lastOfAny: lastOfAny, conditions: conditions, now: now, overrides: overrides)
+        return (stored, lastOfAny, input)
     }
 
     /// `decision(for:).shouldPresent`.
@@ -112,24 +130,63 @@ public final class DialogGate: Sendable {
     /// }
     /// ```
     public func claim(_ dialog: Dialog) throws(DialogGateError) -> DialogClaim {
-        try DialogGateError.converting { try claimInStore(dialog) }
+        try DialogGateError.converting { try claimInStore([dialog], inOrder: false) }
     }
 
-    private func claimInStore(_ dialog: Dialog) throws -> DialogClaim {
-        let key = try DialogRecord.storeKey(for: dialog.id)
-        let legacyName = try dialog.policy.neverRemindKey.map {
-            try KeyName.validateLegacy($0); return $0
+    /// Claims the first of `dialogs` that may be presented: the first, in one transaction of the store, of the dialogs
+    /// that are not yet done, the others waiting for it. For dialogs shown one after another (onboarding hints).
+    ///
+    /// ```swift
+    /// let onboarding = [Dialog("intro1", policy: DialogPolicy(maximumPresentations: 1)), Dialog("intro2", policy: …)]
+    /// if let presentation = try gate.claim(nextOf: onboarding).presentation {
+    ///     try presentation.finish(await show(presentation.dialog))   // intro2 only once intro1 is done
+    /// }
+    /// ```
+    ///
+    /// A dialog is done when it will not be eligible again by itself: answered "never remind" (unexpired, or under its
+    /// legacy key), its ``DialogPolicy/maximumPresentations`` reached, or invalidated by the app with
+    /// `record(.neverRemind, for:)` (the user did what it suggested). While the first dialog not done is not eligible
+    /// (snoozed, "OK" this session, its conditions unmet, on screen in another process), none of the others is: the
+    /// claim is declined with that dialog's decision; once every dialog is done, with the last one's. A QA override that
+    /// forces one of them presents that one. Deciding and claiming are one transaction, so two processes never show two
+    /// dialogs of the list at once, nor one out of order.
+    public func claim(nextOf dialogs: [Dialog]) throws(DialogGateError) -> DialogClaim {
+        try DialogGateError.converting { try claimInStore(dialogs, inOrder: true) }
+    }
+
+    private func claimInStore(_ dialogs: [Dialog], inOrder: Bool) throws -> DialogClaim {
+        let entries = try dialogs.map { dialog in
+            let legacyName = try dialog.policy.neverRemindKey.map {
+                try KeyName.validateLegacy($0); return $0
+            }
+            return Candidate(dialog: dialog, key: try DialogRecord.storeKey(for: dialog.id), legacyName: legacyName)
         }
+        guard let last = entries.last else { return .declined(DialogDecision(dialogID: "", shouldPresent: false, reasons: [])) }
         let now = clock()
         let overrides = overrides
         let token = UUID().uuidString
         let appVersion = appVersion
         DialogPresentation.activeTokens.withLock { _ = $0.insert(token) }  // before the commit: see ``binds(_:now:)``
         do {
-            let decision = try prefs.transaction { transaction -> DialogDecision in
+            let (dialog, decision) = try prefs.transaction { transaction -> (Dialog, DialogDecision) in
+                // The first dialog not done (or one a QA override forces), in order; the last when all are done.
+                var pick: Candidate?
+                for entry in entries where pick == nil || overrides.forced.contains(entry.dialog.id) {
+                    if overrides.forced.contains(entry.dialog.id) {
+                        pick = entry
+                        break
+                    }
+                    if !inOrder { pick = entry; continue }
+                    let read = try readInput(
+                        for: entry.dialog, key: entry.key, legacyName: entry.legacyName, in: transaction, now: now, overrides: overrides)
+                    if !DialogRules.isDone(entry.dialog, read.input) { pick = entry }
+                }
+                let chosen = pick ?? last
+                let (dialog, key, legacyName) = (chosen.dialog, chosen.key, chosen.legacyName)
                 let (stored, lastOfAny, input) = try readInput(
                     for: dialog, key: key, legacyName: legacyName, in: transaction, now: now, overrides: overrides)
                 let decision = DialogRules.decide(dialog, input)
+                try storeUsageObservations(input.conditions, in: &transaction, now: now)
                 if decision.shouldPresent {
                     try LastPresentation(date: now).store(in: &transaction, replacing: lastOfAny)
                     var (record, versionReset) = DialogRules.effectiveRecord(stored, policy: dialog.policy, appVersion: appVersion)
@@ -139,13 +196,13 @@ public final class DialogGate: Sendable {
                         token: token, claimedAt: now, expiresAt: Self.remoteClaimExpiry(now),
                         holder: .current)
                     try transaction.set(record, for: key)
-                    if versionReset != nil, let legacyName { try transaction.setStoredValue(nil, forKey: legacyName) }
+                    if versionReset?.clearsAnswers == true, let legacyName { try transaction.setStoredValue(nil, forKey: legacyName) }
                 } else if !overrides.decides(dialog.id) {
                     let observed = observed(dialog, stored, input)
                     if observed != stored { try transaction.set(observed, for: key) }
                     try lastOfAny.reanchored(now: now).store(in: &transaction, replacing: lastOfAny)
                 }
-                return decision
+                return (dialog, decision)
             }
             guard decision.shouldPresent else {
                 DialogPresentation.activeTokens.withLock { _ = $0.remove(token) }
@@ -226,7 +283,7 @@ public final class DialogGate: Sendable {
             let decision = DialogRules.decide(dialog, input)
             guard decision.shouldPresent else { throw DialogGateError.notPresentable(decision) }
             record = DialogRules.reanchored(record, now: now)
-            Self.count(&record, shownAt: now)
+            Self.count(&record, shownAt: now, dialog)
             try LastPresentation(date: now).store(in: &transaction, replacing: lastOfAny)
         }
         session.notePresentation()
@@ -244,7 +301,7 @@ public final class DialogGate: Sendable {
         let now = clock()
         try update(dialog, legacyFlag: response == .neverRemind ? true : nil) { record, _ in
             if let presentation {
-                Self.count(&record, shownAt: presentation.claimedAt)
+                Self.count(&record, shownAt: presentation.claimedAt, dialog)
                 if record.claim?.token == presentation.token { record.claim = nil }
             }
             record.lastResponse = response.kind
@@ -286,8 +343,8 @@ public final class DialogGate: Sendable {
 
     /// What the rules read about `dialog`, from its stored record and the value under its never-remind key.
     private func input(
-        for dialog: Dialog, record: DialogRecord?, legacyValue: StoredValue?, lastOfAny: LastPresentation, now: Date,
-        overrides: DialogOverrides
+        for dialog: Dialog, record: DialogRecord?, legacyValue: StoredValue?, lastOfAny: LastPresentation, conditions: ConditionInputs,
+        now: Date, overrides: DialogOverrides
     ) -> DialogRules.Input {
         DialogRules.Input(
             record: record,
@@ -299,8 +356,65 @@ public final class DialogGate: Sendable {
             overrides: overrides,
             displayFrequency: displayFrequency,
             sessionPresentedAny: session.hasPresented,
-            lastPresentationOfAny: lastOfAny
+            lastPresentationOfAny: lastOfAny,
+            conditions: conditions
         )
+    }
+
+    /// A dialog to claim, with its record's key and its never-remind key's name (both checked).
+    private struct Candidate {
+        var dialog: Dialog
+        var key: Prefs.Key<DialogRecord?>
+        var legacyName: String?
+    }
+
+    /// What `dialog`'s conditions read, through `read` (a key's stored value): nothing for a dialog without conditions.
+    /// A value that cannot be read is kept as such: the conditions that read it are unmet, and say why.
+    func conditionInputs(for dialog: Dialog, _ read: (String) throws(PrefsError) -> StoredValue?) -> ConditionInputs {
+        var inputs = ConditionInputs(session: session.launchToken, appVersion: appVersion)
+        guard let condition = dialog.policy.conditions else { return inputs }
+        func stored<Value: PrefsStorable & Hashable & Sendable>(_ name: String, as: Value.Type) -> StoredUsage<Value> {
+            do {
+                return StoredUsage.decoding(try read(name), key: name)
+            } catch {
+                return .unreadable(error)
+            }
+        }
+        inputs.usage = stored(UsageRecord.key.name, as: UsageRecord.self)
+        for name in condition.eventNames {
+            var log = stored(EventLog.storeKeyName(for: name), as: EventLog.self)
+            if let found = log.value, found.name != name { log = .absent }  // another event's (a hash collision)
+            inputs.events[name] = log
+        }
+        switch stored(StoredParameters.keyName, as: StoredParameters.self) {
+        case .absent: break
+        case .present(let parameters): inputs.parameters = parameters.values.mapValues(\.value)
+        case .unreadable(let error): inputs.parametersProblem = "stored parameters unreadable: \(error)"
+        }
+        inputs.parameters.merge(session.parameters) { _, inMemory in inMemory }
+        return inputs
+    }
+
+    /// The usage values whose clock anchors `now` moves (see ``ClockRule``): what a decision stores.
+    func usageObservations(_ inputs: ConditionInputs, now: Date) -> (usage: UsageRecord?, events: [EventLog]) {
+        let usage = inputs.usage.value.flatMap { usage in
+            let anchored = usage.reanchored(now: now, version: appVersion)
+            return anchored != usage ? anchored : nil
+        }
+        let events = inputs.events.values.compactMap { stored in
+            stored.value.flatMap { log in
+                let anchored = log.reanchored(now: now)
+                return anchored != log ? anchored : nil
+            }
+        }
+        return (usage, events)
+    }
+
+    /// Stores ``usageObservations(_:now:)`` in `transaction`.
+    func storeUsageObservations(_ inputs: ConditionInputs, in transaction: inout Prefs.Transaction, now: Date) throws {
+        let (usage, events) = usageObservations(inputs, now: now)
+        if let usage { try transaction.set(usage, for: UsageRecord.key) }
+        for log in events { try transaction.set(log, for: try EventLog.storeKey(for: log.name)) }
     }
 
     /// Reads in `transaction` what the rules see of `dialog` (its record under `key`, the value under `legacyName`,
@@ -308,12 +422,19 @@ public final class DialogGate: Sendable {
     private func readInput(
         for dialog: Dialog, key: Prefs.Key<DialogRecord?>, legacyName: String?, in transaction: borrowing Prefs.Transaction,
         now: Date, overrides: DialogOverrides
-    ) throws -> (stored: DialogRecord?, lastOfAny: LastPresentation, input: DialogRules.Input) {
+    ) throws -> ReadInput {
         let stored = DialogRecord.belonging(to: dialog.id, try transaction.value(for: key))
         let legacy = try legacyName.map { try transaction.storedValue(forKey: $0) } ?? nil
         let lastOfAny = try LastPresentation(transaction)
-        return (stored, lastOfAny, input(for: dialog, record: stored, legacyValue: legacy, lastOfAny: lastOfAny, now: now, overrides: overrides))
+        let conditions = conditionInputs(for: dialog) { name throws(PrefsError) in try transaction.storedValue(forKey: name) }
+        return (
+            stored, lastOfAny,
+            input(for: dialog, record: stored, legacyValue: legacy, lastOfAny: lastOfAny, conditions: conditions, now: now, overrides: overrides)
+        )
     }
+
+    /// A dialog's stored record, when any dialog was last presented, and the rules' input built from them.
+    private typealias ReadInput = (stored: DialogRecord?, lastOfAny: LastPresentation, input: DialogRules.Input)
 
     /// When any dialog on the store was last presented, for ``DisplayFrequency/minimumInterval``.
     static let lastPresentationKey = Prefs.Key<Date?>("dialoggate.lastPresentation")
@@ -379,7 +500,20 @@ public final class DialogGate: Sendable {
             Self.stamp(&adopted, dialog, appVersion: appVersion)
             record = adopted
         }
+        let conditions = Self.storedConditions(of: dialog)
+        if record?.conditions != conditions, record != nil || conditions != nil {
+            // Named in the record (without an app version: no answer is recorded), so QA's tools can explain it.
+            var named = record ?? DialogRecord()
+            named.id = dialog.id
+            named.conditions = conditions
+            record = named
+        }
         return record
+    }
+
+    /// The dialog's conditions as its record keeps them.
+    static func storedConditions(of dialog: Dialog) -> StoredConditions? {
+        dialog.policy.conditions.map { StoredConditions(dialog.policy, $0) }
     }
 
     /// Stores what a decision observed, re-reading in a transaction so that an answer another process recorded
@@ -395,6 +529,7 @@ public final class DialogGate: Sendable {
                 let observed = observed(dialog, stored, input)
                 if observed != stored { try transaction.set(observed, for: key) }
                 try lastOfAny.reanchored(now: now).store(in: &transaction, replacing: lastOfAny)
+                try storeUsageObservations(input.conditions, in: &transaction, now: now)
             }
         } catch {
             prefs.reportWriteFailure(error, key: DialogRecord.storeKeyName(for: dialog.id))
@@ -411,12 +546,16 @@ public final class DialogGate: Sendable {
         return min(max(date, .distantPast), .distantFuture)
     }
 
-    /// Counts one presentation, shown at `date`.
-    private static func count(_ record: inout DialogRecord, shownAt date: Date) {
+    /// Counts one presentation of `dialog`, shown at `date`, and keeps its date for the conditions that count them.
+    private static func count(_ record: inout DialogRecord, shownAt date: Date, _ dialog: Dialog) {
         record.presentations += 1
         record.firstPresented = record.firstPresented ?? date
         record.lastPresented = date
         record.lastPresentedReanchoredAt = nil
+        let kept = min(EventLog.limit, max(DialogRecord.presentationLogMinimum, dialog.policy.conditions?.presentationsCounted ?? 0))
+        let log = (record.recentPresentations ?? []) + [date]
+        record.recentPresentations = Array(log.suffix(kept))
+        record.recentPresentationsReanchoredAt = ClockRule.anchor(record.recentPresentationsReanchoredAt, behind: log.max(), now: date)
     }
 
     /// Names the dialog, its app version and its never-remind key in its record.
@@ -424,6 +563,7 @@ public final class DialogGate: Sendable {
         record.id = dialog.id
         record.appVersion = record.appVersion ?? appVersion
         record.neverRemindKey = dialog.policy.neverRemindKey
+        record.conditions = storedConditions(of: dialog)
     }
 
     /// The record of dialog `id`; nil when none is stored, or when the one under its key belongs to
@@ -459,7 +599,7 @@ public final class DialogGate: Sendable {
             if let legacyName {
                 if let legacyFlag {
                     try transaction.setStoredValue(StoredValue(legacyFlag), forKey: legacyName)
-                } else if versionReset != nil {
+                } else if versionReset?.clearsAnswers == true {
                     try transaction.setStoredValue(nil, forKey: legacyName)
                 }
             }

@@ -38,6 +38,15 @@ package struct DialogRecord: Codable, Hashable, Sendable, PrefsStorable {
     package var appVersion: String?
     /// The policy's never-remind key when it has one, so a reset can clear it too.
     package var neverRemindKey: String?
+    /// The dates of the last presentations (at least ``presentationLogMinimum``, more when a condition counts more, at
+    /// most 1,000),
+    /// for ``DialogCondition/presentedFewerThan(_:within:)``: kept across version resets. nil when none was counted
+    /// since it was kept (records of earlier releases).
+    package var recentPresentations: [Date]?
+    /// When the clock was first seen behind the latest of ``recentPresentations``.
+    package var recentPresentationsReanchoredAt: Date?
+    /// The dialog's conditions as the app's last decision or claim saw them, for `prefs-tool dialogs explain`.
+    package var conditions: StoredConditions?
     /// The presentation on screen now, if any (see ``DialogGate/claim(_:)``): no other gate or process presents
     /// the dialog while its holder runs.
     package var claim: Claim?
@@ -94,6 +103,9 @@ package struct DialogRecord: Codable, Hashable, Sendable, PrefsStorable {
         let plain = keyPrefix + id
         return KeyName.problem(with: plain) == nil ? plain : hashedKeyPrefix + StableHash.hex(id.precomposedStringWithCanonicalMapping)
     }
+
+    /// How many presentation dates a record keeps at least (``recentPresentations``).
+    package static let presentationLogMinimum = 10
 
     package static let keyPrefix = "dialogs."
     /// The prefix of the keys of records whose id is not a valid key name.

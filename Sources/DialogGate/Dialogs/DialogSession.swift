@@ -1,8 +1,10 @@
+import Foundation
 import Prefs
 import PrefsSupport
 
-/// The scope of an "OK" answer (``DialogResponse/hideForSession``) and of ``DisplayFrequency/oncePerSession-type.property``:
-/// the dialogs it hides, and whether one was presented, until the session ends.
+/// The scope of an "OK" answer (``DialogResponse/hideForSession``), of ``DisplayFrequency/oncePerSession-type.property``,
+/// of a launch (``DialogGate/recordLaunch()`` counts one per session) and of the parameters set in memory
+/// (``DialogGate/setParameter(_:_:)``): the dialogs it hides, and whether one was presented, until the session ends.
 ///
 /// **A session is the process, on one store.** A gate made without a session uses ``store(_:)``: every gate of the
 /// process on that store (two scenes, two windows) shares it, and it ends when the app quits, like an in-memory
@@ -36,6 +38,12 @@ public final class DialogSession: Sendable {
     private let suppressed = Locked<Set<String>>([])
     /// Whether a dialog was presented in this session (for ``DisplayFrequency/oncePerSession``).
     private let presentedAny = Locked(false)
+    /// Names this session in the usage record (``DialogGate/recordLaunch()``): its launch, and whether it is the first.
+    let launchToken = UUID().uuidString
+    /// The usage records (``UsageRecord/id``) this session counted its launch in.
+    private let launchedIn = Locked<Set<String>>([])
+    /// The parameters set in memory (``DialogGate/setParameter(_:_:)``).
+    private let parameterValues = Locked<[String: DialogCondition.Value]>([:])
 
     public init() {}
 
@@ -51,6 +59,25 @@ public final class DialogSession: Sendable {
 
     func notePresentation() {
         presentedAny.withLock { $0 = true }
+    }
+
+    /// Whether this session counted its launch in the usage record `id`.
+    func hasLaunched(in id: String) -> Bool {
+        launchedIn.withLock { $0.contains(id) }
+    }
+
+    func noteLaunch(in id: String) {
+        launchedIn.withLock { _ = $0.insert(id) }
+    }
+
+    /// The parameters set in memory in this session.
+    var parameters: [String: DialogCondition.Value] {
+        parameterValues.withLock { $0 }
+    }
+
+    /// Sets (or, with nil, removes) a parameter in memory.
+    func setParameter(_ name: String, _ value: DialogCondition.Value?) {
+        parameterValues.withLock { $0[name] = value }
     }
 
     func suppress(_ id: String) {

@@ -37,6 +37,10 @@ extension Prefs {
             /// which has no journal) and holds changes to `keys` that the file lacks: they are not applied. The next
             /// write moves the journal aside, byte for byte, to `movedTo` (nil until it has).
             case journalNotApplied(path: String, keys: [String], movedTo: String?)
+            /// A launch argument names the key (`-launchCount five`) but cannot be read as its type: it is ignored, and
+            /// the key reads as without it (its stored value, else its initial value). The mismatch's `stored` is the
+            /// argument's value. Reported once per key and type.
+            case argumentIgnored(ValueMismatch)
         }
 
         /// The key concerned, if one is.
@@ -68,6 +72,11 @@ extension Prefs {
                 let moved = movedTo.map { "; moved aside to \($0)" } ?? "; the next write moves it aside"
                 return
                     "\(subject): the journal \(path) does not continue the store file and holds changes to \(JSONFileBackend.list(keys)) that the file lacks: not applied\(moved)"
+            case .argumentIgnored(let mismatch):
+                let target = mismatch.swiftType.map { "\($0) (stored form \(mismatch.expected))" } ?? "\(mismatch.expected)"
+                let name = key.map { "-\($0) " } ?? ""
+                return
+                    "\(subject): the launch argument \(name)\(mismatch.stored.preview()) cannot be read as \(target): \(mismatch.reason); ignored, the key reads as without it"
             }
         }
     }
@@ -79,6 +88,7 @@ extension Prefs {
     /// case .stored(let count): print("launched \(count) times")
     /// case .initial: print("first launch")
     /// case .unreadable(_, let mismatch): print("kept unreadable value: \(mismatch)")
+    /// case .argument(let count): print("-launchCount \(count) for this launch")
     /// }
     /// ```
     public enum Lookup<Value: PrefsStorable>: Sendable {
@@ -86,15 +96,18 @@ extension Prefs {
         case initial(Value)
         /// A value is stored but cannot be read as `Value`; `initial` is what reads return.
         case unreadable(initial: Value, ValueMismatch)
+        /// A launch argument names the key (`-launchCount 5`): this process reads its value, above whatever is stored
+        /// (`prefs.isStored(key)` says whether something is), until it exits. See <doc:LaunchArguments>.
+        case argument(Value)
 
         /// The value a read returns.
         public var value: Value {
             switch self {
-            case .stored(let value), .initial(let value), .unreadable(let value, _): value
+            case .stored(let value), .initial(let value), .unreadable(let value, _), .argument(let value): value
             }
         }
 
-        /// Whether a readable value is stored (as opposed to the initial value being returned).
+        /// Whether a readable value is stored and read (as opposed to the initial value, or a launch argument's).
         public var isStored: Bool {
             if case .stored = self { return true }
             return false
@@ -116,6 +129,7 @@ extension Prefs.Diagnostic.Kind {
         case (.handEditKept(let path, let keys), .handEditKept(let otherPath, let otherKeys)): path == otherPath && keys == otherKeys
         case (.journalNotApplied(let path, let keys, let movedTo), .journalNotApplied(let otherPath, let otherKeys, let otherMovedTo)):
             path == otherPath && keys == otherKeys && movedTo == otherMovedTo
+        case (.argumentIgnored(let a), .argumentIgnored(let b)): a == b
         default: false
         }
     }
@@ -129,6 +143,7 @@ extension Prefs.Diagnostic.Kind {
         case .journalTornTail(let path, let line, let bytes): hasher.combine(4); hasher.combine(path); hasher.combine(line); hasher.combine(bytes)
         case .handEditKept(let path, let keys): hasher.combine(5); hasher.combine(path); hasher.combine(keys)
         case .journalNotApplied(let path, let keys, let movedTo): hasher.combine(6); hasher.combine(path); hasher.combine(keys); hasher.combine(movedTo)
+        case .argumentIgnored(let mismatch): hasher.combine(7); hasher.combine(mismatch)
         }
     }
 }

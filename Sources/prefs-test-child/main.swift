@@ -49,6 +49,13 @@
 //                                                            diagnostic. write: first sets launchCount = 7 (typed) and
 //                                                            greeting = "stored" (PrefsDefaults). ignore: opens the store
 //                                                            with launchArguments: [].
+//   prefs-test-child import-defaults PATH SUITE|- keep|replace [-NAME VALUE…]
+//                                                            sets values of every property-list type through
+//                                                            UserDefaults(suiteName: SUITE) (-: UserDefaults.standard), and
+//                                                            registers "registered", then imports them into the SQLite store
+//                                                            at PATH with PrefsDefaults.importValues(from:suiteName:
+//                                                            replacingExisting:) (replace: true); prints the report. Run it
+//                                                            with XDG_CONFIG_HOME set: UserDefaults writes its files there.
 // The other modes' arguments hold no -NAME VALUE pair, so their stores, which read the process's, read none.
 // With PREFS_TEST_JOURNAL_COMPACTION_BYTES=N in the environment, a JSON store compacts its journal past N bytes; with
 // PREFS_TEST_NO_IDLE_COMPACTION=1, never when idle.
@@ -141,6 +148,34 @@ if arguments.first == "arguments" {
         say("domain " + domain.keys.sorted().map { "\($0)=\(domain[$0].map { "\($0)" } ?? "")" }.joined(separator: " "))
         try prefs.flush()
         for diagnostic in prefs.diagnostics { say("diagnostic \(diagnostic)") }
+        exit(0)
+    } catch {
+        fail("\(error)")
+    }
+}
+if arguments.first == "import-defaults" {
+    guard arguments.count >= 4, ["keep", "replace"].contains(arguments[3]) else {
+        fail("usage: prefs-test-child import-defaults PATH SUITE|- keep|replace [-NAME VALUE…]")
+    }
+    let suite = arguments[2] == "-" ? nil : arguments[2]
+    guard let userDefaults = suite.map({ UserDefaults(suiteName: $0) }) ?? UserDefaults.standard else { fail("no UserDefaults for \(arguments[2])") }
+    userDefaults.register(defaults: ["registered": 1])
+    userDefaults.set(true, forKey: "bool")
+    userDefaults.set(42, forKey: "int")
+    userDefaults.set(2.5, forKey: "double")
+    userDefaults.set("text", forKey: "string")
+    userDefaults.set(Date(timeIntervalSince1970: 1_700_000_000), forKey: "date")
+    userDefaults.set(Data([0, 1, 255]), forKey: "data")
+    userDefaults.set(["a", "b"], forKey: "strings")
+    userDefaults.set([1, "two"] as [Any], forKey: "mixed")
+    userDefaults.set(["width": 800, "height": 600], forKey: "size")
+    userDefaults.set(["recent": ["x", "y"], "count": 2] as [String: Any], forKey: "nested")
+    userDefaults.set(String(repeating: "x", count: Prefs.maximumValueBytes + 1), forKey: "huge")
+    userDefaults.set("from UserDefaults", forKey: "existing")
+    do {
+        let defaults = PrefsDefaults(try Prefs(.sqlite(URL(fileURLWithPath: arguments[1])), launchArguments: []))
+        let report = try defaults.importValues(from: userDefaults, suiteName: suite, replacingExisting: arguments[3] == "replace")
+        say(report.description)
         exit(0)
     } catch {
         fail("\(error)")

@@ -40,6 +40,10 @@ extension Prefs {
             /// A launch argument names the key (`-launchCount five`) but cannot be read as its type: it is ignored, and
             /// the key reads as without it (its stored value, else its initial value). The mismatch's `stored` is the
             /// argument's value. Reported once per key and type.
+            ///
+            /// ```swift
+            /// if case .argumentIgnored(let mismatch) = diagnostic.kind { print("-\(diagnostic.key ?? "") ignored: \(mismatch.reason)") }
+            /// ```
             case argumentIgnored(ValueMismatch)
         }
 
@@ -98,6 +102,10 @@ extension Prefs {
         case unreadable(initial: Value, ValueMismatch)
         /// A launch argument names the key (`-launchCount 5`): this process reads its value, above whatever is stored
         /// (`prefs.isStored(key)` says whether something is), until it exits. See <doc:LaunchArguments>.
+        ///
+        /// ```swift
+        /// if case .argument(let count) = prefs.lookup(.launchCount) { print("launched with -launchCount \(count)") }
+        /// ```
         case argument(Value)
 
         /// The value a read returns.

@@ -132,9 +132,10 @@ private struct Checks: Sendable {
         }
     }
 
-    /// Opens a store on `storage`, runs `body` with it, and closes it.
+    /// Opens a store on `storage`, runs `body` with it, and closes it. The store reads no launch arguments: the checks
+    /// read what they wrote, whatever the test runner was started with.
     func withStore<Result>(_ storage: Prefs.Storage, _ body: (Prefs) throws -> Result) throws -> Result {
-        let prefs = try Prefs(storage)
+        let prefs = try Prefs(storage, launchArguments: [])
         do {
             let result = try body(prefs)
             try prefs.close()

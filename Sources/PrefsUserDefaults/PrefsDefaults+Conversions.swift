@@ -2,7 +2,8 @@ import Foundation
 import Prefs
 internal import PrefsJSON
 
-/// The getters, converting as UserDefaults documents. Each reads the stored value, else the registered one.
+/// The getters, converting as UserDefaults documents. Each reads a launch argument's value (the argument domain), else
+/// the stored value, else the registered one.
 /// A stored value whose JSON form does not fit its type reads as absent and is reported once as a
 /// `Diagnostic` (`typeMismatch`); its bytes stay in the store.
 extension PrefsDefaults {
@@ -152,8 +153,8 @@ extension PrefsDefaults {
     }
 
     /// Every value a getter sees: the typed keys' initial values (see ``register(defaults:)``), overlaid by the
-    /// registered values, overlaid by every value in the store. A stored value that cannot be read is left out and
-    /// reported as a `Diagnostic`.
+    /// registered values, overlaid by every value in the store, overlaid by the launch arguments' (the argument
+    /// domain). A stored value that cannot be read is left out and reported as a `Diagnostic`.
     ///
     /// ```swift
     /// for (key, value) in defaults.dictionaryRepresentation() { print(key, value) }
@@ -166,6 +167,7 @@ extension PrefsDefaults {
         } catch {
             prefs.report(Prefs.Diagnostic(key: nil, kind: .refreshFailed(error, during: nil), store: prefs.storage.description))
         }
+        values.merge(prefs.launchArgumentValues) { _, argument in argument }
         var result: [String: Any] = [:]
         for (key, stored) in values {
             if let object = decoded(stored, key: key) { result[key] = object }

@@ -3,12 +3,20 @@ import Prefs
 
 /// UserDefaults' domains. The persistent domain of a name is the Prefs store at the default location for that name
 /// (`Storage.default(identifier:)`; `Storage.appGroup(_:)` for a name that starts with `group.`): this instance's own
-/// store for its ``PrefsDefaults/domainName``. Volatile
-/// domains live in this instance's memory; `NSRegistrationDomain` is ``PrefsDefaults/register(defaults:)``'s.
+/// store for its ``PrefsDefaults/domainName``. Volatile domains live in this instance's memory;
+/// `NSRegistrationDomain` is ``PrefsDefaults/register(defaults:)``'s; `NSArgumentDomain` is the store's launch
+/// arguments, which its typed keys read too.
 extension PrefsDefaults {
     /// The registration domain's name, as `UserDefaults.registrationDomain`.
     public static let registrationDomain = "NSRegistrationDomain"
-    /// The argument domain's name, as `UserDefaults.argumentDomain` (always empty here: arguments are not parsed).
+    /// The argument domain's name, as `UserDefaults.argumentDomain`: the `-NAME VALUE` pairs of the launch arguments
+    /// the store reads (the process's, unless it was opened with others), above every other value, never written.
+    ///
+    /// ```swift
+    /// // launched with -launchCount 5
+    /// defaults.volatileDomain(forName: PrefsDefaults.argumentDomain)   // ["launchCount": "5"]
+    /// defaults.integer(forKey: "launchCount")                          // 5, whatever is stored
+    /// ```
     public static let argumentDomain = "NSArgumentDomain"
 
     // MARK: - Persistent domains
@@ -94,12 +102,18 @@ extension PrefsDefaults {
         [Self.registrationDomain, Self.argumentDomain] + volatileDomains.withLock { $0.keys.sorted() }
     }
 
-    /// The values of a volatile domain (the registration domain's are ``register(defaults:)``'s); empty when unknown.
+    /// The values of a volatile domain (the registration domain's are ``register(defaults:)``'s, the argument
+    /// domain's the store's launch arguments: strings, and the arrays and dictionaries of property-list text such as
+    /// `(a, b)`, as UserDefaults gives them); empty when unknown.
+    ///
+    /// ```swift
+    /// defaults.volatileDomain(forName: PrefsDefaults.registrationDomain)   // what register(defaults:) was given
+    /// ```
     public func volatileDomain(forName domainName: String) -> [String: Any] {
         let values: [String: StoredValue]
         switch domainName {
         case Self.registrationDomain: values = registered.withLock { $0 }
-        case Self.argumentDomain: values = [:]
+        case Self.argumentDomain: values = prefs.launchArgumentValues
         default: values = volatileDomains.withLock { $0[domainName] ?? [:] }
         }
         return values.reduce(into: [:]) { result, entry in
@@ -107,21 +121,33 @@ extension PrefsDefaults {
         }
     }
 
-    /// Sets a volatile domain, in this instance's memory only. Setting the registration domain replaces what
-    /// ``register(defaults:)`` registered. A value that is not a property-list type is skipped and reported.
+    /// Sets a volatile domain, in memory only. Setting the registration domain replaces what
+    /// ``register(defaults:)`` registered; setting the argument domain replaces the store's launch arguments, for
+    /// every reader of the store in this process, typed keys included (nothing is written). A value that is not a
+    /// property-list type is skipped and reported.
+    ///
+    /// ```swift
+    /// defaults.setVolatileDomain(["lastMessageId": 0], forName: PrefsDefaults.argumentDomain)   // as -lastMessageId 0
+    /// ```
     public func setVolatileDomain(_ domain: [String: Any], forName domainName: String) {
         let values = encodedSkippingUnsupported(domain, operation: "setVolatileDomain(_:forName:)")
         switch domainName {
         case Self.registrationDomain: registered.withLock { $0 = values }
-        case Self.argumentDomain: break
+        case Self.argumentDomain: prefs.setLaunchArgumentValues(values)
         default: volatileDomains.withLock { $0[domainName] = values }
         }
     }
 
-    /// Removes a volatile domain set with ``setVolatileDomain(_:forName:)`` (the registration domain: every registration).
+    /// Removes a volatile domain set with ``setVolatileDomain(_:forName:)`` (the registration domain: every
+    /// registration; the argument domain: every launch argument, so the stored values read again).
+    ///
+    /// ```swift
+    /// defaults.removeVolatileDomain(forName: PrefsDefaults.argumentDomain)
+    /// ```
     public func removeVolatileDomain(forName domainName: String) {
         switch domainName {
         case Self.registrationDomain: registered.withLock { $0 = [:] }
+        case Self.argumentDomain: prefs.setLaunchArgumentValues([:])
         default: volatileDomains.withLock { _ = $0.removeValue(forKey: domainName) }
         }
     }

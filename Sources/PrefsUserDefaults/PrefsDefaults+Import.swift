@@ -2,14 +2,14 @@ import Foundation
 import Prefs
 
 extension PrefsDefaults {
-    /// What ``importPropertyList(at:replacingExisting:)`` did.
+    /// What ``importPropertyList(at:replacingExisting:)`` or ``importValues(from:suiteName:replacingExisting:)`` did.
     ///
     /// ```swift
     /// let report = try defaults.importPropertyList(at: PropertyListImport.userDefaultsFile(named: "com.example.app"))
     /// print(report)   // imported 12 values from …; 1 not imported: "huge": …
     /// ```
     public struct ImportReport: Sendable, Hashable, CustomStringConvertible {
-        /// The file read.
+        /// The file read (its path), or the UserDefaults domain read (`UserDefaults domain "com.example.app"`).
         public var source: String
         /// The keys written, sorted.
         public var imported: [String]
@@ -46,7 +46,45 @@ extension PrefsDefaults {
     /// ```
     @discardableResult
     public func importPropertyList(at url: URL, replacingExisting: Bool = true) throws -> ImportReport {
-        let contents = try PropertyListImport.read(url)
+        try importContents(try PropertyListImport.read(url), source: url.path, replacingExisting: replacingExisting)
+    }
+
+    /// Imports the values a running `UserDefaults` keeps for the app (or for `suiteName`) into this store, in one
+    /// transaction, for an app moving off `UserDefaults` or `@AppStorage` without finding its property-list file. Types
+    /// are kept (Bool, integers, Double, String, Date, Data, arrays and dictionaries of them, as ``PropertyListValue``
+    /// maps them); a value Prefs cannot hold is listed in `ImportReport.unsupported`, never dropped silently; posts one
+    /// change notification for the imported keys.
+    ///
+    /// It reads the persistent domain, what the app stored: `userDefaults.persistentDomain(forName:)` of `suiteName`,
+    /// or, when nil (`UserDefaults.standard`), of the app's bundle identifier (the process name without a bundle), after
+    /// `synchronize()`, so that values set in this process and not yet written are read too (swift-corelibs-foundation
+    /// reads the standard domain from its file). The registered defaults, launch arguments and the global domain are
+    /// not the app's stored values, and are not imported.
+    ///
+    /// Unlike ``importPropertyList(at:replacingExisting:)``, it keeps by default what the store already holds (listed
+    /// in `ImportReport.keptExisting`), so an import at every launch until the old store is gone never overwrites a
+    /// value the app has written since; `replacingExisting: true` replaces them. Throws the store's error when the
+    /// transaction fails; the store is then unchanged.
+    ///
+    /// ```swift
+    /// let report = try defaults.importValues(from: .standard)
+    /// let shared = try defaults.importValues(from: UserDefaults(suiteName: "group.com.example.app")!, suiteName: "group.com.example.app")
+    /// for problem in report.unsupported { log(problem.description) }
+    /// ```
+    @discardableResult
+    public func importValues(from userDefaults: UserDefaults, suiteName: String? = nil, replacingExisting: Bool = false) throws(PrefsError) -> ImportReport {
+        let name = suiteName ?? Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
+        userDefaults.synchronize()  // its result says nothing the import needs: what the domain holds is read next
+        let domain = userDefaults.persistentDomain(forName: name) ?? [:]
+        return try PrefsError.converting {
+            try importContents(
+                PropertyListImport.contents(of: domain), source: "UserDefaults domain \(PrefsError.quoted(name))", replacingExisting: replacingExisting)
+        }
+    }
+
+    /// Writes `contents` in one transaction (keeping the keys the store holds unless `replacingExisting`), tells
+    /// ``changedKeys()`` and `NotificationCenter`, and reports what it did.
+    private func importContents(_ contents: PropertyListImport.Contents, source: String, replacingExisting: Bool) throws -> ImportReport {
         let keys = contents.values.keys.sorted()
         let kept = try prefs.transaction { transaction -> [String] in
             var kept: [String] = []
@@ -62,6 +100,6 @@ extension PrefsDefaults {
         }
         let imported = keys.filter { !kept.contains($0) }
         announce(Set(imported))
-        return ImportReport(source: url.path, imported: imported, keptExisting: kept, unsupported: contents.unsupported, notes: contents.notes)
+        return ImportReport(source: source, imported: imported, keptExisting: kept, unsupported: contents.unsupported, notes: contents.notes)
     }
 }

@@ -71,7 +71,8 @@ public final class PrefsDefaults: Sendable {
     /// its extensions share: on Apple platforms in the group's shared container (it throws
     /// `PrefsError.appGroupUnavailable(group:reason:)` when the target lacks the App Groups entitlement, never opening
     /// a store of its own instead), on Linux at `$XDG_CONFIG_HOME/prefs/NAME.sqlite`, which every program of the user
-    /// shares. Unlike `UserDefaults`, which returns nil for a name it refuses, this throws why
+    /// shares. It reads the process's launch arguments above its values, as UserDefaults does (`-launchCount 5`).
+    /// Unlike `UserDefaults`, which returns nil for a name it refuses, this throws why
     /// (`PrefsError.invalidIdentifier(_:reason:)`, or the store's open error).
     ///
     /// ```swift
@@ -87,18 +88,22 @@ public final class PrefsDefaults: Sendable {
         name.hasPrefix("group.") ? try .appGroup(name) : try .default(identifier: name)
     }
 
-    /// Opens a store and gives UserDefaults' API over it.
+    /// Opens a store and gives UserDefaults' API over it. `launchArguments` are the arguments whose `-NAME VALUE`
+    /// pairs it reads above the stored values, as UserDefaults reads its argument domain: by default the process's,
+    /// except for `.memory` (see `Prefs.init(_:pollInterval:launchArguments:onDiagnostic:)`).
     ///
     /// ```swift
     /// let defaults = try PrefsDefaults(.sqlite(url))
     /// let inMemory = try PrefsDefaults(.memory)
+    /// let qa = try PrefsDefaults(.memory, launchArguments: ["-lastMessageId", "0"])
     /// ```
     public convenience init(
         _ storage: Prefs.Storage,
         pollInterval: Duration = .milliseconds(250),
+        launchArguments: [String]? = nil,
         onDiagnostic: (@Sendable (Prefs.Diagnostic) -> Void)? = nil
     ) throws {
-        self.init(try Prefs(storage, pollInterval: pollInterval, onDiagnostic: onDiagnostic))
+        self.init(try Prefs(storage, pollInterval: pollInterval, launchArguments: launchArguments, onDiagnostic: onDiagnostic))
     }
 
     // MARK: - Writing
@@ -257,9 +262,11 @@ public final class PrefsDefaults: Sendable {
         return encoded
     }
 
-    /// The value a getter sees: the stored one, else the registered one, else the initial value of the store's key of
-    /// that name (``Prefs/initialStoredValue(forKey:)``). A failed read is reported and reads as absent.
+    /// The value a getter sees: a launch argument's (the argument domain), else the stored one, else the registered
+    /// one, else the initial value of the store's key of that name (``Prefs/initialStoredValue(forKey:)``). A failed
+    /// read is reported and reads as absent.
     func value(forKey defaultName: String) -> StoredValue? {
+        if let argument = prefs.launchArgumentValue(forKey: defaultName) { return argument }
         if KeyName.legacyProblem(with: defaultName) == nil {
             do {
                 if let stored = try prefs.storedValue(forKey: defaultName) { return stored }

@@ -142,6 +142,11 @@ public enum PropertyListImport {
         guard let domain = root as? [String: Any] else {
             throw .notADictionary(path: path, found: kindName(of: root))
         }
+        return contents(of: domain)
+    }
+
+    /// A defaults domain's values as stored values: each top-level key becomes one, or is listed as unsupported.
+    static func contents(of domain: [String: Any]) -> Contents {
         var contents = Contents(values: [:], unsupported: [], notes: [])
         for (key, value) in domain {
             if let problem = KeyName.legacyProblem(with: key) {

@@ -48,6 +48,24 @@
 //                                                            exec), and this one is small
 //   prefs-test-child pg-server                              starts a private PostgreSQL server (TestPostgreSQLServer), prints
 //                                                            "server PID DIRECTORY", then waits to be killed
+//   prefs-test-child arguments json|sqlite|standard PATH read|write|ignore [-NAME VALUE…]
+//                                                            reads the keys launchCount (Int, 0), greeting (String?) and
+//                                                            flag (Bool, false) of the store at PATH (standard: Prefs.standard,
+//                                                            PATH "-") with its launch arguments, the -NAME VALUE pairs of
+//                                                            this process's; prints "defaults …" (PrefsDefaults' integer,
+//                                                            string, bool), "typed …" (the typed keys), "lookup …" (argument,
+//                                                            stored or initial), "domain …" (the argument domain), then each
+//                                                            diagnostic. write: first sets launchCount = 7 (typed) and
+//                                                            greeting = "stored" (PrefsDefaults). ignore: opens the store
+//                                                            with launchArguments: [].
+//   prefs-test-child import-defaults PATH SUITE|- keep|replace [-NAME VALUE…]
+//                                                            sets values of every property-list type through
+//                                                            UserDefaults(suiteName: SUITE) (-: UserDefaults.standard), and
+//                                                            registers "registered", then imports them into the SQLite store
+//                                                            at PATH with PrefsDefaults.importValues(from:suiteName:
+//                                                            replacingExisting:) (replace: true); prints the report. Run it
+//                                                            with XDG_CONFIG_HOME set: UserDefaults writes its files there.
+// The other modes' arguments hold no -NAME VALUE pair, so their stores, which read the process's, read none.
 // With PREFS_TEST_JOURNAL_COMPACTION_BYTES=N in the environment, a JSON store compacts its journal past N bytes; with
 // PREFS_TEST_NO_IDLE_COMPACTION=1, never when idle.
 //
@@ -100,6 +118,74 @@ if arguments.first == "pg-server" {
         let server = try TestPostgreSQLServer()
         say("server \(server.postmasterPID ?? 0) \(server.directory)")
         while true { sleep(60) }  // until killed: the server outlives this process only until its reaper notices
+    } catch {
+        fail("\(error)")
+    }
+}
+if arguments.first == "arguments" {
+    guard arguments.count >= 4, ["read", "write", "ignore"].contains(arguments[3]) else {
+        fail("usage: prefs-test-child arguments json|sqlite|standard PATH read|write|ignore [-NAME VALUE…]")
+    }
+    let launchCount = Prefs.Key<Int>("launchCount", initial: 0)
+    let greeting = Prefs.Key<String?>("greeting")
+    let flag = Prefs.Key<Bool>("flag", initial: false)
+    do {
+        let url = URL(fileURLWithPath: arguments[2])
+        let storage: Prefs.Storage = arguments[1] == "json" ? .jsonFile(url) : .sqlite(url)
+        let prefs =
+            arguments[1] == "standard"
+            ? Prefs.standard : try Prefs(storage, launchArguments: arguments[3] == "ignore" ? [] : nil)
+        let defaults = PrefsDefaults(prefs)
+        if arguments[3] == "write" {
+            try prefs.set(7, for: launchCount)
+            defaults.set("stored", forKey: "greeting")
+        }
+        say(
+            "defaults launchCount=\(defaults.integer(forKey: "launchCount")) greeting=\(defaults.string(forKey: "greeting") ?? "nil") "
+                + "flag=\(defaults.bool(forKey: "flag"))")
+        say("typed launchCount=\(prefs[launchCount]) greeting=\(prefs[greeting] ?? "nil") flag=\(prefs[flag])")
+        func source<Value>(_ lookup: Prefs.Lookup<Value>) -> String {
+            switch lookup {
+            case .argument: "argument"
+            case .stored: "stored"
+            case .initial: "initial"
+            case .unreadable: "unreadable"
+            }
+        }
+        say("lookup launchCount=\(source(prefs.lookup(launchCount))) greeting=\(source(prefs.lookup(greeting))) flag=\(source(prefs.lookup(flag)))")
+        let domain = defaults.volatileDomain(forName: PrefsDefaults.argumentDomain)
+        say("domain " + domain.keys.sorted().map { "\($0)=\(domain[$0].map { "\($0)" } ?? "")" }.joined(separator: " "))
+        try prefs.flush()
+        for diagnostic in prefs.diagnostics { say("diagnostic \(diagnostic)") }
+        exit(0)
+    } catch {
+        fail("\(error)")
+    }
+}
+if arguments.first == "import-defaults" {
+    guard arguments.count >= 4, ["keep", "replace"].contains(arguments[3]) else {
+        fail("usage: prefs-test-child import-defaults PATH SUITE|- keep|replace [-NAME VALUE…]")
+    }
+    let suite = arguments[2] == "-" ? nil : arguments[2]
+    guard let userDefaults = suite.map({ UserDefaults(suiteName: $0) }) ?? UserDefaults.standard else { fail("no UserDefaults for \(arguments[2])") }
+    userDefaults.register(defaults: ["registered": 1])
+    userDefaults.set(true, forKey: "bool")
+    userDefaults.set(42, forKey: "int")
+    userDefaults.set(2.5, forKey: "double")
+    userDefaults.set("text", forKey: "string")
+    userDefaults.set(Date(timeIntervalSince1970: 1_700_000_000), forKey: "date")
+    userDefaults.set(Data([0, 1, 255]), forKey: "data")
+    userDefaults.set(["a", "b"], forKey: "strings")
+    userDefaults.set([1, "two"] as [Any], forKey: "mixed")
+    userDefaults.set(["width": 800, "height": 600], forKey: "size")
+    userDefaults.set(["recent": ["x", "y"], "count": 2] as [String: Any], forKey: "nested")
+    userDefaults.set(String(repeating: "x", count: Prefs.maximumValueBytes + 1), forKey: "huge")
+    userDefaults.set("from UserDefaults", forKey: "existing")
+    do {
+        let defaults = PrefsDefaults(try Prefs(.sqlite(URL(fileURLWithPath: arguments[1])), launchArguments: []))
+        let report = try defaults.importValues(from: userDefaults, suiteName: suite, replacingExisting: arguments[3] == "replace")
+        say(report.description)
+        exit(0)
     } catch {
         fail("\(error)")
     }

@@ -129,7 +129,8 @@ struct StoreLocator {
             let options = PostgreSQLOptions(listens: listening, readOnly: !(create || checked))
             let storage =
                 try postgreSQL.map { Prefs.Storage.postgreSQL($0.conninfo, namespace: $0.namespace, options: options) } ?? Prefs.Storage.file(url)
-            prefs = try Prefs(storage, pollInterval: .milliseconds(100))
+            // The tool's own arguments are commands, never an argument domain (`list --arguments` gives an app's).
+            prefs = try Prefs(storage, pollInterval: .milliseconds(100), launchArguments: [])
         } catch {
             throw ToolError(error)
         }

@@ -68,6 +68,29 @@ struct MessageCenterTests {
         #expect(server.requests.count == 3)
     }
 
+    @Test("-lastMessageId 0 starts a launch in a known state: its decisions read 0, the store keeps its value")
+    func lastMessageIdLaunchArgument() async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.file("messages.json")
+        try Data(Feeds.of([Feeds.message(id: 2)]).utf8).write(to: file)
+        let storeURL = directory.file("prefs.sqlite")
+        try Prefs(.sqlite(storeURL), launchArguments: []).setStoredValue(StoredValue(type: .int, json: .int(5)), forKey: "lastMessageId")
+
+        let qa = center(file, prefs: try Prefs(.sqlite(storeURL), launchArguments: ["-lastMessageId", "0"]))
+        #expect(qa.lastMessageId == 0, "before the first refresh too")
+        await qa.refresh()
+        #expect(qa.pendingMessage?.id == 2, "\(String(describing: qa.lastReport))")
+        let message = try #require(qa.pendingMessage)
+        qa.acknowledge(.confirm, for: message)
+        await qa.flush()
+        let stored = try Prefs(.sqlite(storeURL), launchArguments: []).storedValue(forKey: "lastMessageId")
+        #expect(stored == StoredValue(type: .int, json: .int(5)), "the acknowledgement never lowers the stored value")
+
+        let next = center(file, prefs: try Prefs(.sqlite(storeURL), launchArguments: []))
+        await next.refresh()
+        #expect(next.pendingMessage == nil, "the next launch, without the argument, reads the store")
+    }
+
     @Test(
         "the center's first refresh declares lastMessageId, so prefs-tool lists it, and finds it to reset, before any acknowledgement; making a center writes nothing"
     )

@@ -128,7 +128,9 @@ struct OutputFormatTests {
         #expect(
             try JSON.parse(try await tool("--store", store, "list", "--json", "last*").stdout)
                 == .object([
-                    "lastMessageId": .object(["type": .string("int"), "value": .int(1), "initial": .null, "stored": .bool(true)])
+                    "lastMessageId": .object([
+                        "type": .string("int"), "value": .int(1), "initial": .null, "stored": .bool(true), "source": .string("stored"),
+                    ])
                 ]))
         let none = try await tool("--store", store, "list", "lastMesageId")
         #expect(none.status == 1)

@@ -94,7 +94,7 @@ struct StoreCommandTests {
         #expect(try await tool("--store", store, "list").stdout == "lastMessageId\tint\t0\t(initial)\nnickname\tstring\tnull\t(initial)\n")
     }
 
-    @Test("list shows stored and declared keys; --json gives type, value, initial and stored", arguments: StoreFile.allCases)
+    @Test("list shows stored and declared keys; --json gives type, value, initial, stored and source", arguments: StoreFile.allCases)
     func list(file: StoreFile) async throws {
         let directory = try TemporaryDirectory()
         let store = file.path(in: directory)
@@ -108,8 +108,12 @@ struct StoreCommandTests {
         #expect(
             try JSON.parse(json.stdout)
                 == .object([
-                    "dialog_neverAgain": .object(["type": .string("bool"), "value": .bool(true), "initial": .bool(false), "stored": .bool(true)]),
-                    "lastMessageId": .object(["type": .string("int"), "value": .int(0), "initial": .int(0), "stored": .bool(false)]),
+                    "dialog_neverAgain": .object([
+                        "type": .string("bool"), "value": .bool(true), "initial": .bool(false), "stored": .bool(true), "source": .string("stored"),
+                    ]),
+                    "lastMessageId": .object([
+                        "type": .string("int"), "value": .int(0), "initial": .int(0), "stored": .bool(false), "source": .string("initial"),
+                    ]),
                 ]))
         #expect(json.stdout.hasSuffix("}\n"))
     }

@@ -40,7 +40,8 @@ struct ToolCommandTests {
         #expect(option.status == 64)
         #expect(
             option.stderr
-                == "prefs-tool: error: unknown option '--jsn' for 'list'; did you mean '--json'?\nusage: prefs-tool [--store PATH] list [PATTERN…] [--json]\n")
+                == "prefs-tool: error: unknown option '--jsn' for 'list'; did you mean '--json'?\nusage: prefs-tool [--store PATH] list [PATTERN…] [--json] [--arguments ARGS]\n"
+        )
         #expect(try await tool().status == 64)
         #expect(try await tool("--stor", "x", "list").stderr.hasPrefix("prefs-tool: error: unknown option '--stor'; did you mean '--store'?\n"))
         #expect(try await tool("help", "help").stdout.hasPrefix("prefs-tool: inspect and reset"))

@@ -71,6 +71,11 @@ extension Prefs.Keys {
     })
 }
 
+extension Prefs.Keys {
+    static let lastMessageId = Key<Int>("lastMessageId", initial: 0)
+    static let hasSeenWelcome = Key<Bool>("hasSeenWelcome", initial: false)
+}
+
 /// A view controller holding every example: its methods are the articles' code, run on the main actor. The alert it
 /// "presents" is answered by `answer`, as a user's tap would be, and recorded in `shownAlerts`.
 @MainActor
@@ -378,6 +383,37 @@ final class ArticleViewController {
             let report = try defaults.importPropertyList(at: plist)   // one transaction; unsupported values listed by key
             prefs[.imported] = report.unsupported.isEmpty
         }
+    }
+
+    /// ComingFromUserDefaults.md, importing from the running UserDefaults: compiled, not run (it would write the test
+    /// runner's UserDefaults domain in the user's config folder).
+    func importFromRunning(defaults: PrefsDefaults) throws {
+        if !prefs.isStored(.imported) {
+            let report = try defaults.importValues(from: .standard)   // what the store holds is kept; see report.keptExisting
+            prefs[.imported] = report.unsupported.isEmpty
+        }
+    }
+
+    // MARK: - LaunchArguments.md
+
+    /// Shown while the user has not seen the welcome: counted, as a test's stand-in for the screen.
+    var welcomesShown = 0
+    func showWelcome() { welcomesShown += 1 }
+
+    /// LaunchArguments.md, a QA launch, with the test runner's arguments (none names these keys).
+    func launchArguments(url: URL) throws -> Prefs {
+        let prefs = try Prefs(.sqlite(url))      // reads the app's launch arguments
+        if !prefs[.hasSeenWelcome] { showWelcome() }
+        if case .argument(let id) = prefs.lookup(.lastMessageId) { print("QA: messages after \(id)") }
+        prefs[.hasSeenWelcome] = true            // stored; this launch still reads NO
+        return prefs
+    }
+
+    /// LaunchArguments.md, which stores read them.
+    func launchArgumentStores(url: URL) throws -> (preview: Prefs, fixed: Prefs) {
+        let preview = try Prefs(.memory, launchArguments: ["-hasSeenWelcome", "YES"])
+        let fixed = try Prefs(.sqlite(url), launchArguments: [])   // reads no argument
+        return (preview, fixed)
     }
 
     /// ComingFromUserDefaults.md.

@@ -101,6 +101,16 @@ struct ArticleViewControllerTests {
         await ArticleViewController(prefs: prefs).observation()
     }
 
+    @Test("LaunchArguments.md on the main actor")
+    func launchArguments() throws {
+        let directory = try TemporaryDirectory()
+        let controller = ArticleViewController(prefs: try Prefs(.memory))
+        let prefs = try controller.launchArguments(url: directory.file("app.sqlite"))
+        #expect(controller.welcomesShown == 1 && prefs[.hasSeenWelcome])
+        let stores = try controller.launchArgumentStores(url: directory.file("app.sqlite"))
+        #expect(stores.preview[.hasSeenWelcome] && stores.fixed[.hasSeenWelcome])
+    }
+
     @Test("ComingFromUserDefaults.md on the main actor")
     func comingFromUserDefaults() throws {
         let directory = try TemporaryDirectory()

@@ -194,6 +194,38 @@ struct LaunchModel {
     }
 }
 
+// MARK: - LaunchArguments.md
+
+extension Prefs.Keys {
+    static let lastMessageId = Key<Int>("lastMessageId", initial: 0)
+    static let hasSeenWelcome = Key<Bool>("hasSeenWelcome", initial: false)
+}
+
+/// LaunchArguments.md, a QA launch, run with the test runner's arguments (none names these keys).
+func launchArgumentsAsWritten(url: URL, showWelcome: () -> Void) throws -> Prefs {
+    let prefs = try Prefs(.sqlite(url))      // reads the app's launch arguments
+    if !prefs[.hasSeenWelcome] { showWelcome() }
+    if case .argument(let id) = prefs.lookup(.lastMessageId) { print("QA: messages after \(id)") }
+    prefs[.hasSeenWelcome] = true            // stored; this launch still reads NO
+    return prefs
+}
+
+/// LaunchArguments.md, which stores read them.
+func launchArgumentStoresAsWritten(url: URL) throws -> (preview: Prefs, fixed: Prefs) {
+    let preview = try Prefs(.memory, launchArguments: ["-hasSeenWelcome", "YES"])
+    let fixed = try Prefs(.sqlite(url), launchArguments: [])   // reads no argument
+    return (preview, fixed)
+}
+
+/// ComingFromUserDefaults.md, importing from the running UserDefaults: compiled, not run (`UserDefaults.standard` would
+/// write the test runner's domain in the user's config folder; UserDefaultsImportProcessTests runs it in a child).
+func importFromRunningAsWritten(prefs: Prefs, defaults: PrefsDefaults) throws {
+    if !prefs.isStored(.imported) {
+        let report = try defaults.importValues(from: .standard)   // what the store holds is kept; see report.keptExisting
+        prefs[.imported] = report.unsupported.isEmpty
+    }
+}
+
 @Suite("The articles' examples, run")
 struct TestedArticles {
     @Test("local dialogs as the README and the article show them")
@@ -277,6 +309,17 @@ struct TestedArticles {
         #expect(store.waitingReason == nil)
         #expect(try Prefs(.sqlite(config.appendingPathComponent("prefs/com.example.app.sqlite")))[.launchCount] == 1)
         _ = appGroupsAsWritten
+    }
+
+    @Test("launch arguments as the article shows them: the runner's name none of its keys; given ones are read")
+    func launchArguments() throws {
+        let directory = try TemporaryDirectory()
+        var shown = 0
+        let prefs = try launchArgumentsAsWritten(url: directory.file("app.sqlite")) { shown += 1 }
+        #expect(shown == 1 && prefs[.hasSeenWelcome])
+        let stores = try launchArgumentStoresAsWritten(url: directory.file("app.sqlite"))
+        #expect(stores.preview[.hasSeenWelcome] && stores.preview.lookup(.hasSeenWelcome).isStored == false)
+        #expect(stores.fixed[.hasSeenWelcome] && stores.fixed.launchArgumentValues.isEmpty)
     }
 
     @Test("formats as the storage article shows them: formatVersion 1 writes format 1, formatVersion 2 upgrades it")

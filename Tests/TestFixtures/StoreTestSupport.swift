@@ -37,6 +37,8 @@ package enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendabl
 }
 
 /// A store in a fresh directory; `reopen()` opens the same files again as a new process would (memory: the same store).
+/// It reads no launch arguments: a test's store holds what the test wrote, whatever the test runner was started with
+/// (`--filter X` is the pair `-filter X` to a store that reads the process's arguments).
 package final class StoreFixture: Sendable {
     package let backend: Backend
     package let directory: TemporaryDirectory
@@ -47,12 +49,12 @@ package final class StoreFixture: Sendable {
         self.backend = backend
         directory = try TemporaryDirectory()
         let log = diagnostics
-        prefs = try Prefs(backend.storage(directory), pollInterval: .milliseconds(20)) { log.append($0) }
+        prefs = try Prefs(backend.storage(directory), pollInterval: .milliseconds(20), launchArguments: []) { log.append($0) }
     }
 
     /// A second, independent store on the same file (for memory, the same store).
     package func reopen() throws -> Prefs {
-        backend.isShared ? try Prefs(backend.storage(directory), pollInterval: .milliseconds(20)) : prefs
+        backend.isShared ? try Prefs(backend.storage(directory), pollInterval: .milliseconds(20), launchArguments: []) : prefs
     }
 
     package var path: String? { backend.storage(directory).path }

@@ -12,7 +12,8 @@ import Prefs
 /// presented, so a message interrupted by a crash or by another modal is shown again at the next launch.
 /// The stored value only ever grows. It is read as `UserDefaults.integer(forKey:)` reads it, for the
 /// values that has a whole-number answer to (`3`, `3.0`, `"3"`, `true`); any other stored value fails closed:
-/// no message is shown and ``lastError`` says why.
+/// no message is shown and ``lastError`` says why. QA starts an app in a known state with the launch argument
+/// `-lastMessageId 0`: that launch's decisions read it above the stored value, which they never change.
 ///
 /// **One message at a time, across windows and processes**: a center per window (or scene, or an app extension) on
 /// one store is fine. The center whose refresh makes a message pending claims its presentation in the store, as
@@ -367,7 +368,8 @@ public final class MessageCenter {
     /// The id of the last acknowledged message, as the last refresh read it or this center's last acknowledgement
     /// wrote it (one whose write is under way included), so reading it never waits for the store; read from the store
     /// before the first refresh. 0 before any; `Int.max` when the stored value cannot be read as a whole number
-    /// (nothing is shown then).
+    /// (nothing is shown then). A launch argument naming the key (`-lastMessageId 0`, see the store's
+    /// `launchArguments`) is read above the store by every decision of that launch; acknowledgements are still stored.
     ///
     /// ```swift
     /// center.lastMessageId   // 3
@@ -378,7 +380,11 @@ public final class MessageCenter {
             value = knownLastMessageId
         } else {
             let stored: StoredValue?
-            do { stored = try prefs.storedValue(forKey: lastMessageIdKey.name) } catch { return prefs[lastMessageIdKey] }
+            do {
+                stored = try prefs.launchArgumentValue(forKey: lastMessageIdKey.name) ?? prefs.storedValue(forKey: lastMessageIdKey.name)
+            } catch {
+                return prefs[lastMessageIdKey]
+            }
             value = (try? Self.lastMessageId(from: stored, key: lastMessageIdKey.name).get()) ?? .max
         }
         return max(value, acknowledgedInFlight?.id ?? value)

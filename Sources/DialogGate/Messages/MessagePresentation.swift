@@ -190,7 +190,9 @@ struct MessageDecision: Sendable {
     ) throws -> (report: TargetingReport, choice: Choice, error: FeedFetchError?, lastMessageId: Int) {
         var error: FeedFetchError?
         var lastMessageId: Int, passedOver: Set<Int>
-        switch MessageCenter.lastMessageId(from: try transaction.storedValue(forKey: keys.lastMessageId.name), key: keys.lastMessageId.name) {
+        // A launch argument (`-lastMessageId 0`) is read above the store, for this launch, as the app's keys read it.
+        let stored = try prefs.launchArgumentValue(forKey: keys.lastMessageId.name) ?? transaction.storedValue(forKey: keys.lastMessageId.name)
+        switch MessageCenter.lastMessageId(from: stored, key: keys.lastMessageId.name) {
         case .success(let value):
             (lastMessageId, passedOver) = (value, Set(try transaction.value(for: keys.passedOver)))
         case .failure(let failure):
@@ -234,7 +236,10 @@ struct MessageDecision: Sendable {
     /// When the store's transaction failed (a read-only store, a lock held past its timeout): the decision from what
     /// the store last read, unclaimed; nothing under an impression policy, whose impression could not be counted.
     private func unclaimed(_ failure: any Error, installationId: String, ends: Int) -> Outcome {
-        let lastMessageId = (try? MessageCenter.lastMessageId(from: try prefs.storedValue(forKey: keys.lastMessageId.name)).get()) ?? .max
+        let lastMessageId =
+            (try? MessageCenter.lastMessageId(
+                from: try prefs.launchArgumentValue(forKey: keys.lastMessageId.name) ?? prefs.storedValue(forKey: keys.lastMessageId.name)
+            ).get()) ?? .max
         let report = MessageTargeting.explain(
             messages, context: context, now: now, lastMessageId: lastMessageId, passedOver: Set(prefs[keys.passedOver]),
             installationId: installationId)

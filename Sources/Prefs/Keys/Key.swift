@@ -79,6 +79,12 @@ extension Prefs {
         /// The value a read returns while nothing is stored, in stored form; nil for `nil` (and for an initial value
         /// that cannot be encoded). A typed key encodes its initial value as it is now.
         func initialStoredValue() -> StoredValue? { declaration.initialValue }
+
+        /// A launch argument's value as this key reads it, in stored form (see ``LaunchArguments/converted(_:to:)``),
+        /// or why it cannot be read so. A typed key checks that it decodes as its type too.
+        func readArgument(_ argument: StoredValue) throws(ValueMismatch) -> StoredValue {
+            try LaunchArguments.converted(argument, to: declaration.type)
+        }
     }
 
     /// A typed key with its initial value: the value read while nothing is stored.
@@ -183,6 +189,10 @@ extension Prefs {
         override func initialStoredValue() -> StoredValue? {
             guard let stored = try? StoredValue(initial), stored.json != .null else { return nil }
             return stored
+        }
+
+        override func readArgument(_ argument: StoredValue) throws(ValueMismatch) -> StoredValue {
+            try LaunchArguments.read(argument, as: Value.self).stored
         }
 
         /// Declares a key whose name comes from input; throws ``PrefsError/invalidKeyName(_:reason:)``.

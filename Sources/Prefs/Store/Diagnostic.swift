@@ -42,6 +42,14 @@ extension Prefs {
             /// for them (stored by another process or an earlier launch, which are kept), or the process exited, or the
             /// store was released, while it still waited.
             case pendingWritesDropped(keys: [String], reason: String)
+            /// A launch argument names the key (`-launchCount five`) but cannot be read as its type: it is ignored, and
+            /// the key reads as without it (its stored value, else its initial value). The mismatch's `stored` is the
+            /// argument's value. Reported once per key and type.
+            ///
+            /// ```swift
+            /// if case .argumentIgnored(let mismatch) = diagnostic.kind { print("-\(diagnostic.key ?? "") ignored: \(mismatch.reason)") }
+            /// ```
+            case argumentIgnored(ValueMismatch)
         }
 
         /// The key concerned, if one is.
@@ -75,6 +83,11 @@ extension Prefs {
                     "\(subject): the journal \(path) does not continue the store file and holds changes to \(JSONFileBackend.list(keys)) that the file lacks: not applied\(moved)"
             case .pendingWritesDropped(let keys, let reason):
                 return "\(subject): writes to \(JSONFileBackend.list(keys)), kept in memory while the store waited to open, were not stored: \(reason)"
+            case .argumentIgnored(let mismatch):
+                let target = mismatch.swiftType.map { "\($0) (stored form \(mismatch.expected))" } ?? "\(mismatch.expected)"
+                let name = key.map { "-\($0) " } ?? ""
+                return
+                    "\(subject): the launch argument \(name)\(mismatch.stored.preview()) cannot be read as \(target): \(mismatch.reason); ignored, the key reads as without it"
             }
         }
     }
@@ -86,6 +99,7 @@ extension Prefs {
     /// case .stored(let count): print("launched \(count) times")
     /// case .initial: print("first launch")
     /// case .unreadable(_, let mismatch): print("kept unreadable value: \(mismatch)")
+    /// case .argument(let count): print("-launchCount \(count) for this launch")
     /// }
     /// ```
     public enum Lookup<Value: PrefsStorable>: Sendable {
@@ -93,15 +107,22 @@ extension Prefs {
         case initial(Value)
         /// A value is stored but cannot be read as `Value`; `initial` is what reads return.
         case unreadable(initial: Value, ValueMismatch)
+        /// A launch argument names the key (`-launchCount 5`): this process reads its value, above whatever is stored
+        /// (`prefs.isStored(key)` says whether something is), until it exits. See <doc:LaunchArguments>.
+        ///
+        /// ```swift
+        /// if case .argument(let count) = prefs.lookup(.launchCount) { print("launched with -launchCount \(count)") }
+        /// ```
+        case argument(Value)
 
         /// The value a read returns.
         public var value: Value {
             switch self {
-            case .stored(let value), .initial(let value), .unreadable(let value, _): value
+            case .stored(let value), .initial(let value), .unreadable(let value, _), .argument(let value): value
             }
         }
 
-        /// Whether a readable value is stored (as opposed to the initial value being returned).
+        /// Whether a readable value is stored and read (as opposed to the initial value, or a launch argument's).
         public var isStored: Bool {
             if case .stored = self { return true }
             return false
@@ -124,6 +145,7 @@ extension Prefs.Diagnostic.Kind {
         case (.journalNotApplied(let path, let keys, let movedTo), .journalNotApplied(let otherPath, let otherKeys, let otherMovedTo)):
             path == otherPath && keys == otherKeys && movedTo == otherMovedTo
         case (.pendingWritesDropped(let keys, let reason), .pendingWritesDropped(let otherKeys, let otherReason)): keys == otherKeys && reason == otherReason
+        case (.argumentIgnored(let a), .argumentIgnored(let b)): a == b
         default: false
         }
     }
@@ -138,6 +160,7 @@ extension Prefs.Diagnostic.Kind {
         case .handEditKept(let path, let keys): hasher.combine(5); hasher.combine(path); hasher.combine(keys)
         case .journalNotApplied(let path, let keys, let movedTo): hasher.combine(6); hasher.combine(path); hasher.combine(keys); hasher.combine(movedTo)
         case .pendingWritesDropped(let keys, let reason): hasher.combine(7); hasher.combine(keys); hasher.combine(reason)
+        case .argumentIgnored(let mismatch): hasher.combine(8); hasher.combine(mismatch)
         }
     }
 }

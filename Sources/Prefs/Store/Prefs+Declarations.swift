@@ -124,15 +124,20 @@ extension Prefs {
 
     /// Reads an enum key case as a type other than its own: the converted value, whether it was stored, and the
     /// mismatch when it cannot be converted (reported once; the value is then the fallback).
-    private func convertedRead<Key: PrefsKeyEnum, Value: PrefsStorable>(_ key: Key) -> (value: Value, isStored: Bool, mismatch: ValueMismatch?) {
-        func read<Stored: PrefsStorable>(_ initial: Stored) -> (Value, Bool, ValueMismatch?) {
+    /// A launch argument's value is converted as a stored one is, and tells so (`isArgument`).
+    private func convertedRead<Key: PrefsKeyEnum, Value: PrefsStorable>(
+        _ key: Key
+    ) -> (value: Value, isStored: Bool, mismatch: ValueMismatch?, isArgument: Bool) {
+        func read<Stored: PrefsStorable>(_ initial: Stored) -> (Value, Bool, ValueMismatch?, Bool) {
             let lookup = self.lookup(key.typedKey(initial: initial))
+            var isArgument = false
+            if case .argument = lookup { isArgument = true }
             let reason = "the enum case \(Key.self).\(key) holds \(Stored.self) values"
             var mismatch: ValueMismatch?
             do {
                 let json = try lookup.value.storedJSON()
                 do {
-                    return (try Value(storedJSON: json), lookup.isStored, nil)
+                    return (try Value(storedJSON: json), lookup.isStored, nil, isArgument)
                 } catch {
                     let found = ValueMismatch(
                         stored: StoredValue(type: Stored.valueType, json: json), expected: Value.valueType,
@@ -147,7 +152,7 @@ extension Prefs {
             guard let fallback: Value = Self.fallback(for: initial) else {
                 preconditionFailure("\(reason), which cannot be read as \(Value.self), and \(Value.self) has no empty value to return instead")
             }
-            return (fallback, lookup.isStored, mismatch)
+            return (fallback, lookup.isStored, mismatch, isArgument)
         }
         return read(key.initialValue)
     }
@@ -183,8 +188,9 @@ extension Prefs {
     /// Read as a type the case's values cannot convert to, it is `.unreadable` (or `.initial`), as the subscript explains.
     public func lookup<Key: PrefsKeyEnum, Value: PrefsStorable>(_ key: Key, as _: Value.Type = Value.self) -> Lookup<Value> {
         if key.initialValue is Value { return lookup(key.key(as: Value.self)) }
-        let read: (value: Value, isStored: Bool, mismatch: ValueMismatch?) = convertedRead(key)
-        if let mismatch = read.mismatch, read.isStored { return .unreadable(initial: read.value, mismatch) }
+        let read: (value: Value, isStored: Bool, mismatch: ValueMismatch?, isArgument: Bool) = convertedRead(key)
+        if let mismatch = read.mismatch, read.isStored || read.isArgument { return .unreadable(initial: read.value, mismatch) }
+        if read.isArgument { return .argument(read.value) }
         return read.isStored ? .stored(read.value) : .initial(read.value)
     }
 

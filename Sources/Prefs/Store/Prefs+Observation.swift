@@ -217,12 +217,23 @@ extension Prefs {
     }
 
     /// The stored values of `keys` now, read at one cache generation (so a commit that changes two of them is never
-    /// seen half done), and that generation.
+    /// seen half done), and that generation. A key that a launch argument names has the argument's value instead, in
+    /// the key's stored form, as its reads do (unless the key cannot read it: then it is ignored, as by reads).
     func currentStored(_ keys: [Keys]) -> ([StoredValue?], UInt64) {
         var attempt = 0
         while true {
-            let before = state.withLock { $0.generation }
-            let values = keys.map { cachedEntry(for: $0).stored }
+            let (before, arguments) = state.withLock { ($0.generation, $0.closed ? [:] : $0.arguments) }
+            var values = keys.map { cachedEntry(for: $0).stored }
+            if !arguments.isEmpty {
+                for (index, key) in keys.enumerated() {
+                    guard let argument = arguments[key.name] else { continue }
+                    do {
+                        values[index] = try key.readArgument(argument)
+                    } catch {
+                        reportIgnoredArgument(error, key: key.name)
+                    }
+                }
+            }
             let after = state.withLock { $0.generation }
             attempt += 1
             if before == after || attempt == 8 { return (values, after) }

@@ -4,7 +4,8 @@ import PrefsSupport
 
 extension Prefs {
     /// The value for `key`: the stored value (read through the key's migration when it is in an older shape), or the
-    /// initial value when nothing readable is stored.
+    /// initial value when nothing readable is stored. A launch argument that names the key (`-launchCount 5`) is read
+    /// above both, for this process only (see <doc:LaunchArguments>).
     /// Setting writes through the backend; a failure is reported as a ``Diagnostic`` (use ``set(_:for:)-(_,Prefs.Key<Value>)`` to catch it).
     public subscript<Value>(key: Key<Value>) -> Value {
         get {
@@ -19,7 +20,6 @@ extension Prefs {
                 return key.initial
             case .entry(let entry)?:
                 if entry.holdsDecoded(Value.self) { return entry.decodedValue(as: Value.self) }
-                if entry.stored == nil { return key.initial }
             case nil: break
             }
             return uncachedValue(for: key)
@@ -38,7 +38,12 @@ extension Prefs {
         lookup(key).value
     }
 
-    /// Reads `key`, telling a stored value apart from the initial value.
+    /// Reads `key`, telling a stored value apart from the initial value, and from a launch argument's value
+    /// (``Lookup/argument(_:)``).
+    ///
+    /// ```swift
+    /// if case .argument(let count) = prefs.lookup(.launchCount) { print("-launchCount \(count) from the scheme") }
+    /// ```
     public func lookup<Value>(_ key: Key<Value>) -> Lookup<Value> {
         // The hot path: one lock, no hashing (the key's name's hash is kept), one reference copied out.
         if io.isSuspended { resumeForRead() }
@@ -49,14 +54,19 @@ extension Prefs {
         case .string(let string)? where ObjectIdentifier(Value.self) == ObjectIdentifier(String.self):
             return .stored(unsafeBitCast(string, to: Value.self))
         case .entry(let entry)? where entry.holdsDecoded(Value.self):
-            return .stored(entry.decodedValue(as: Value.self))
+            let value = entry.decodedValue(as: Value.self)
+            return entry.isArgument ? .argument(value) : .stored(value)
         case .absent?:
             return .initial(key.initial)
         default: break
         }
         let entry = cachedEntry(for: key)
+        if entry.holdsDecoded(Value.self) {
+            let value = entry.decodedValue(as: Value.self)
+            return entry.isArgument ? .argument(value) : .stored(value)
+        }
+        if let argument = argumentValue(for: key, entry: entry) { return .argument(argument) }
         guard let stored = entry.stored else { return .initial(key.initial) }
-        if entry.holdsDecoded(Value.self) { return .stored(entry.decodedValue(as: Value.self)) }
         do {
             let value = try key.decode(stored)
             let inline = State.Slot.holdsInline(Value.self)
@@ -75,7 +85,36 @@ extension Prefs {
         }
     }
 
-    /// Whether a value is stored under `key`'s name (readable or not).
+    /// The value of the launch argument that names `key` (see <doc:LaunchArguments>), when one does and it reads as a
+    /// `Value`, cached in place of `entry` so that the next read is a cache hit. Nil when none names it (one branch
+    /// when the store reads no arguments), and when the argument does not read as a `Value`: that is reported once as
+    /// ``Diagnostic/Kind/argumentIgnored(_:)``, and the key reads as without it.
+    private func argumentValue<Value>(for key: Key<Value>, entry: State.Entry) -> Value? {
+        guard let argument = state.withLock({ $0.arguments.isEmpty || $0.closed ? nil : $0.arguments[key.name] }) else { return nil }
+        let value: Value
+        do {
+            value = try LaunchArguments.read(argument, as: Value.self).value
+        } catch {
+            reportIgnoredArgument(error, key: key.name)
+            return nil
+        }
+        let argumentEntry = State.Entry(entry.stored, argument: value)
+        state.withLock { state in
+            let name = CacheName(key)
+            guard state.cache[name]?.entry === entry else { return }  // a write or a refresh came first
+            state.cache.update(name) { $0.replaceEntry(argumentEntry) }
+        }
+        return value
+    }
+
+    /// Reports a launch argument that a key cannot read, once per key and type.
+    func reportIgnoredArgument(_ mismatch: ValueMismatch, key: String) {
+        let isNew = state.withLock { $0.reportedArguments.insert("\(key)\u{0}\(mismatch.expected)\u{0}\(mismatch.swiftType ?? "")").inserted }
+        if isNew { report(Diagnostic(key: key, kind: .argumentIgnored(mismatch), store: storage.description)) }
+    }
+
+    /// Whether a value is stored under `key`'s name (readable or not). A launch argument does not count: ``lookup(_:)``
+    /// tells a key that reads one (``Lookup/argument(_:)``).
     public func isStored(_ key: Keys) -> Bool {
         cachedEntry(for: key).stored != nil
     }
@@ -106,10 +145,10 @@ extension Prefs {
             report(Diagnostic(key: key.name, kind: .refreshFailed(error, during: nil), store: storage.description))
             return .absent
         }
-        state.withLock { state in
-            if state.generation == generation, !state.closed { state.cache(entry, for: key.name) }
+        return state.withLock { state in
+            guard state.generation == generation, !state.closed else { return entry }
+            return state.cache(entry, for: key.name)
         }
-        return entry
     }
 
     /// The value stored under the first of `formerNames` that holds one (the list is read in order, so list the most

@@ -15,6 +15,10 @@ extension Prefs {
         final class Entry: @unchecked Sendable {
             // @unchecked Sendable: immutable; `decoded` holds one value of a Sendable type, written once by `init`.
             let stored: StoredValue?
+            /// Whether the decoded value is a launch argument's, read above `stored` (``Prefs/Lookup/argument(_:)``);
+            /// `stored` is still what the store holds. Declared right after `stored`, in its padding (an optional
+            /// `StoredValue` is 25 bytes): the object stays 64 bytes.
+            let isArgument: Bool
             /// The decoded value's type, and the value in memory of its own (nil: not decoded).
             private let decodedType: Any.Type?
             private let decoded: UnsafeMutableRawPointer?
@@ -23,14 +27,28 @@ extension Prefs {
                 self.stored = stored
                 decodedType = nil
                 decoded = nil
+                isArgument = false
             }
 
             init<Value: Sendable>(_ stored: StoredValue, decoded value: Value) {
                 self.stored = stored
                 decodedType = Value.self
+                decoded = Self.allocate(value)
+                isArgument = false
+            }
+
+            /// An entry whose reads return `value`, a launch argument's, while the store holds `stored`.
+            init<Value: Sendable>(_ stored: StoredValue?, argument value: Value) {
+                self.stored = stored
+                decodedType = Value.self
+                decoded = Self.allocate(value)
+                isArgument = true
+            }
+
+            private static func allocate<Value>(_ value: Value) -> UnsafeMutableRawPointer {
                 let typed = UnsafeMutablePointer<Value>.allocate(capacity: 1)
                 typed.initialize(to: value)
-                decoded = UnsafeMutableRawPointer(typed)
+                return UnsafeMutableRawPointer(typed)
             }
 
             deinit {
@@ -170,6 +188,20 @@ extension Prefs {
         /// Poll ticks run so far (for tests that need several polls to have happened).
         var pollTicks = 0
         var reportedMismatches: Set<ValueMismatch> = []
+        /// The argument domain (``LaunchArguments``): the launch arguments' values by name, read above the stored
+        /// values and never written. Empty for most stores, and then no read looks at it.
+        var arguments: [String: StoredValue] = [:]
+        /// The launch arguments reported as ignored, by key name and the type read, so each is reported once.
+        var reportedArguments: Set<String> = []
+
+        /// The entry that says nothing is stored under `name`: ``Entry/absent``, which a read answers with the initial
+        /// value without looking further, unless a launch argument names the key; then an entry of its own, which a
+        /// read looks past to the argument.
+        @inline(__always)
+        func absentEntry(for name: String) -> Entry {
+            if arguments.isEmpty || arguments[name] == nil { return .absent }
+            return Entry(nil)
+        }
 
         /// Puts what a commit wrote into the cache (a new generation, so no read that raced with it caches older data).
         /// `declaring`: a key whose declaration is now known to be recorded (the one a ``Prefs/set(_:for:)`` wrote),
@@ -182,7 +214,7 @@ extension Prefs {
                 let entry: Entry
                 switch change {
                 case .set(let value): entry = .stored(value)
-                case .remove: entry = .absent
+                case .remove: entry = absentEntry(for: name)
                 }
                 if let declaredName, declaredName.name == name {
                     cache[declaredName] = Slot(entry: entry, declared: true)  // the key's own hash, kept: no hashing
@@ -198,8 +230,12 @@ extension Prefs {
         }
 
         /// Caches `entry` for `name`, keeping what the slot knew of its declaration (and nothing of its inline value).
-        mutating func cache(_ entry: Entry, for name: String) {
+        /// Returns the entry cached: `entry`, or for ``Entry/absent`` what ``absentEntry(for:)`` gives.
+        @discardableResult
+        mutating func cache(_ entry: Entry, for name: String) -> Entry {
+            let entry = entry === Entry.absent ? absentEntry(for: name) : entry
             cache.update(CacheName(name), default: Slot(entry: entry)) { $0.replaceEntry(entry) }
+            return entry
         }
     }
 }

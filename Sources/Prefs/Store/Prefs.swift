@@ -53,23 +53,38 @@ public final class Prefs: Sendable {
 
     /// Opens a store.
     ///
+    /// ```swift
+    /// let prefs = try Prefs(.sqlite(url))                              // reads -launchCount 5 from the app's arguments
+    /// let fixed = try Prefs(.sqlite(url), launchArguments: [])         // reads none
+    /// let test = try Prefs(.memory, launchArguments: ["-launchCount", "5"])
+    /// ```
+    ///
     /// - Parameters:
     ///   - storage: where values live, e.g. `.sqlite(url)`, `.jsonFile(url)`, `.memory`.
     ///   - pollInterval: how often the store looks for other processes' writes while something observes it.
+    ///   - launchArguments: the arguments whose `-NAME VALUE` pairs this store reads above its stored values, for this
+    ///     process only, never writing them (UserDefaults' argument domain; see <doc:LaunchArguments>). `nil`, the
+    ///     default: the process's arguments for a store on a file or a server, none for `.memory` (a test's or a
+    ///     preview's store reads what the test wrote, however the test runner was launched). `[]`: none. Given
+    ///     arguments are read without a program name first (`["-launchCount", "5"]`).
     ///   - onDiagnostic: called for each ``Diagnostic``, on the thread that noticed it.
     public convenience init(
         _ storage: Storage,
         pollInterval: Duration = .milliseconds(250),
+        launchArguments: [String]? = nil,
         onDiagnostic: (@Sendable (Diagnostic) -> Void)? = nil
     ) throws(PrefsError) {
         let backend = try PrefsError.converting { try storage.makeBackend() }
         // A custom backend names its storage (`Storage.custom`).
-        self.init(storage: storage.named(by: backend), backend: backend, pollInterval: pollInterval, onDiagnostic: onDiagnostic)
+        self.init(
+            storage: storage.named(by: backend), backend: backend, pollInterval: pollInterval, launchArguments: launchArguments,
+            onDiagnostic: onDiagnostic)
     }
 
-    /// A store on `backend`, which `storage` names.
+    /// A store on `backend`, which `storage` names, reading `launchArguments` (nil: the process's, unless `storage` is
+    /// memory).
     init(
-        storage: Storage, backend: any StoreBackend, pollInterval: Duration,
+        storage: Storage, backend: any StoreBackend, pollInterval: Duration, launchArguments: [String]? = nil,
         onDiagnostic: (@Sendable (Diagnostic) -> Void)?
     ) {
         self.pollInterval = pollInterval
@@ -79,6 +94,8 @@ public final class Prefs: Sendable {
         freshness = backend.freshness
         io = BackendLock(backend, storage: storage)
         state = Locked(State())
+        let arguments = LaunchArguments.domain(launchArguments ?? storage.defaultLaunchArguments)
+        if !arguments.isEmpty { state.withLock { $0.arguments = arguments } }
         for kind in backend.openingReport + backend.takeReports() {
             report(Diagnostic(key: nil, kind: kind, store: storage.description))
         }
@@ -125,6 +142,42 @@ public final class Prefs: Sendable {
     /// Reports a write that could not throw to its caller, for code built on the store (DialogGate).
     package func reportWriteFailure(_ error: any Error, key: String?) {
         report(Diagnostic(key: key, kind: .writeFailed(error, during: nil), store: storage.description))
+    }
+
+    // MARK: - The argument domain
+
+    /// The values of the launch arguments this store reads, by name, in stored form (``LaunchArguments``): what
+    /// `PrefsDefaults.volatileDomain(forName: PrefsDefaults.argumentDomain)` returns.
+    package var launchArgumentValues: [String: StoredValue] {
+        state.withLock { $0.arguments }
+    }
+
+    /// The value of the launch argument named `name`, as given (for code that reads by name: `PrefsDefaults`' getters
+    /// read it above the stored value, DialogGate's message center its `lastMessageId`); nil when none names it.
+    package func launchArgumentValue(forKey name: String) -> StoredValue? {
+        state.withLock { $0.arguments.isEmpty ? nil : $0.arguments[name] }
+    }
+
+    /// Replaces the launch arguments' values this store reads (`PrefsDefaults.setVolatileDomain(_:forName:)` with the
+    /// argument domain): the keys they name read them from now on, and their observers see the change.
+    package func setLaunchArgumentValues(_ values: [String: StoredValue]) {
+        let names = state.withLock { state -> Set<String> in
+            let names = Set(state.arguments.keys).union(values.keys)
+            state.arguments = values
+            state.reportedArguments = []
+            state.generation &+= 1
+            for name in names { state.cache.remove(CacheName(name)) }
+            return names
+        }
+        guard !names.isEmpty else { return }
+        var changes = Changeset()
+        for name in names { changes.values[name] = .remove }  // names the keys whose observers look again
+        do {
+            try io.withBackendAllowingReentry { _ in deliverInOrder(changes) }  // lossless observers, under the backend lock
+        } catch {
+            // Closed: it has no observers left.
+        }
+        notifyObservers(of: changes)
     }
 
     package func reportMismatch(_ mismatch: ValueMismatch, key: String) {

@@ -322,6 +322,13 @@ extension Prefs {
             }
         }
 
+        /// The arguments a store on this storage reads launch arguments from when not told: the process's (without its
+        /// name), except for `.memory`, which reads none (see ``Prefs/init(_:pollInterval:launchArguments:onDiagnostic:)``).
+        var defaultLaunchArguments: [String] {
+            if case .memory = kind { return [] }
+            return Array(ProcessInfo.processInfo.arguments.dropFirst())
+        }
+
         func makeBackend() throws -> any StoreBackend {
             switch kind {
             case .memory(let snapshot): MemoryBackend(snapshot: snapshot)

@@ -88,7 +88,7 @@ struct Demo {
 
     func launch() throws -> Prefs {
         do {
-            return try Prefs(.sqlite(url))
+            return try Prefs(.sqlite(url), launchArguments: [])  // the tool's arguments are no argument domain
         } catch {
             throw ToolError(error)
         }

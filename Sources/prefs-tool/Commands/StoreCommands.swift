@@ -9,7 +9,7 @@ enum StoreCommands {
     static let list = Command(
         spec: CommandSpec(
             name: "list", summary: "List stored and declared keys, all or those matching patterns.",
-            usage: "prefs-tool [--store PATH] list [PATTERN…] [--json]",
+            usage: "prefs-tool [--store PATH] list [PATTERN…] [--json] [--arguments ARGS]",
             help: """
                 In a pipe: one line per key, KEY<TAB>TYPE<TAB>VALUE, with a fourth field "(initial)" for keys that hold
                 no stored value. A backslash, newline, carriage return or tab inside a field is written \\\\, \\n, \\r
@@ -17,15 +17,24 @@ enum StoreCommands {
                 (COLUMNS sets the width), newlines shown as \\n and other control characters escaped.
                 PATTERN: shell wildcards (*, ?, [...]) matched against the whole key, as in list 'dialog*'; several
                 patterns list the keys matching any of them. No key matching exits 1.
-                --json prints one object: {"KEY": {"type", "value", "initial", "stored"}}, value and initial in their JSON form.
+                --arguments ARGS: list what an app launched with ARGS reads, such as '-launchCount 5 -flag YES' (split as
+                a shell splits it): a key that a -NAME VALUE pair names shows the argument's value, read as its type, with
+                "(argument)" as the fourth field; an argument the key's type cannot read is ignored, with a warning.
+                --json prints one object: {"KEY": {"type", "value", "initial", "stored", "source"}}, value and initial in
+                their JSON form, source "argument", "stored" or "initial": where the value comes from.
                 """,
-            flags: ["json"], positionals: 0...Int.max)
+            options: ["arguments"], flags: ["json"], positionals: 0...Int.max)
     ) { arguments, context in
+        let launch = try arguments.option("arguments").map(LaunchArgumentsOption.init)
         let prefs = try context.store.open()
         let stored = try prefs.snapshot()
         let declared = try prefs.declaredKeys()
+        var fromArguments: [String: StoredValue] = [:]
+        for name in (launch?.values.keys).map(Array.init) ?? [] {
+            fromArguments[name] = launch?.value(forKey: name, type: declared[name]?.type ?? stored[name]?.type)
+        }
         let patterns = arguments.positionals
-        let all = Set(stored.keys).union(declared.keys)
+        let all = Set(stored.keys).union(declared.keys).union(fromArguments.keys)
         let names = all.filter { name in patterns.isEmpty || patterns.contains { fnmatch($0, name, 0) == 0 } }.sorted()
         if names.isEmpty, !patterns.isEmpty {
             let hint =
@@ -35,19 +44,23 @@ enum StoreCommands {
         if arguments.flag("json") {
             var object: [String: JSON] = [:]
             for name in names {
-                let value = stored[name] ?? declared[name]?.initialValue
+                let value = fromArguments[name] ?? stored[name] ?? declared[name]?.initialValue
+                let source = fromArguments[name] != nil ? "argument" : stored[name] != nil ? "stored" : "initial"
                 object[name] = .object([
-                    "type": .string((stored[name]?.type ?? declared[name]?.type)?.description ?? "unknown"),
+                    "type": .string((fromArguments[name]?.type ?? stored[name]?.type ?? declared[name]?.type)?.description ?? "unknown"),
                     "value": value?.json ?? .null,
                     "initial": declared[name]?.initial ?? .null,
                     "stored": .bool(stored[name] != nil),
+                    "source": .string(source),
                 ])
             }
             Output.json(.object(object))
         } else {
             var table = KeyTable()
             for name in names {
-                if let value = stored[name] {
+                if let value = fromArguments[name] {
+                    table.rows.append(.init(fields: [name, value.type.description], value: ValueText.plain(value), note: "(argument)"))
+                } else if let value = stored[name] {
                     table.rows.append(.init(fields: [name, value.type.description], value: ValueText.plain(value)))
                 } else if let declaration = declared[name] {
                     let initial = declaration.initialValue.map { ValueText.plain($0) } ?? "null"
@@ -62,17 +75,28 @@ enum StoreCommands {
     static let get = Command(
         spec: CommandSpec(
             name: "get", summary: "Print one key's value (stored, else its declared initial value).",
-            usage: "prefs-tool [--store PATH] get KEY [--json]",
+            usage: "prefs-tool [--store PATH] get KEY [--json] [--arguments ARGS]",
             help: """
                 Plain text: true/false, numbers as written, dates as ISO-8601, URLs whole, strings raw, collections as JSON.
                 --json prints the value's JSON form alone. A key with no stored value and no declared initial value exits 1.
+                --arguments ARGS: print what an app launched with ARGS reads, such as '-launchCount 5' (split as a shell
+                splits it): the argument's value, read as the key's type, when a -NAME VALUE pair names the key, with a
+                note on standard error saying so and what is stored; an argument the key's type cannot read is ignored,
+                with a warning.
                 """,
-            flags: ["json"], positionals: 1...1)
+            options: ["arguments"], flags: ["json"], positionals: 1...1)
     ) { arguments, context in
         let name = arguments.positionals[0]
+        let launch = try arguments.option("arguments").map(LaunchArgumentsOption.init)
         let prefs = try context.store.open()
         let declaration = try prefs.declaredKeys()[name]
-        guard let value = try prefs.storedValue(forKey: name) ?? declaration?.initialValue else {
+        let stored = try prefs.storedValue(forKey: name)
+        let argument = launch?.value(forKey: name, type: declaration?.type ?? stored?.type)
+        if argument != nil {
+            let beneath = stored.map { "stored: \(ValueText.plain($0, forReading: true))" } ?? "nothing stored"
+            Terminal.note("prefs-tool: \(name): from the launch argument, for that launch only (\(beneath))")
+        }
+        guard let value = argument ?? stored ?? declaration?.initialValue else {
             if let declaration {
                 throw ToolError(
                     code: .notFound,

@@ -253,7 +253,8 @@ enum ImportHint {
             members["formatVersion"] == nil,
             members.values.allSatisfy({ entry in
                 guard case .object(let fields) = entry else { return false }
-                return Set(fields.keys) == ["type", "value", "initial", "stored"]
+                // With "source" since list tells where a value comes from; without it, an earlier release's output.
+                return Set(fields.keys).subtracting(["source"]) == ["type", "value", "initial", "stored"]
             })
         else { return nil }
         return .data(

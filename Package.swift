@@ -52,7 +52,7 @@ let package = Package(
         .executableTarget(name: "prefs-tool", dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "MessageFeed", "MessageFeedFetching", "PrefsJSON", "PrefsPostgreSQL"]),
         .executableTarget(name: "prefs-test-child", dependencies: ["Prefs", "PrefsJSON", "PrefsUserDefaults", "PrefsPostgreSQL", "PrefsTesting", "PrefsTestHarness"]),
         .executableTarget(name: "dialoggate-test-child", dependencies: ["Prefs", "PrefsJSON", "DialogGate", "MessageFeed", "MessageFeedFetching"]),
-        .executableTarget(name: "prefs-torture", dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "DialogGate", "MessageFeed", "MessageFeedFetching", "PrefsTesting", "PrefsTestHarness", "PrefsSupport"], path: "Torture/prefs-torture"),
+        .executableTarget(name: "prefs-torture", dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "PrefsPostgreSQL", "DialogGate", "MessageFeed", "MessageFeedFetching", "PrefsTesting", "PrefsTestHarness", "PrefsSupport"], path: "Torture/prefs-torture"),
         // Fixtures shared by the test targets (keys, the backends the conformance suites run over, canned feeds, a clock).
         .target(
             name: "TestFixtures",

@@ -11,7 +11,7 @@ extension PostgreSQLBackend {
     func revisioned(_ name: String, formerNames: [String]) throws -> (stored: StoredValue?, revision: Int64) {
         let canonical = Self.canonicalName(name)
         let entry = try fetch(canonical)
-        cache[canonical] = entry
+        setLatest(entry, for: canonical)
         if entry.stored != nil { return (entry.stored, entry.revision) }
         for former in formerNames {
             let formerEntry = try fetch(Self.canonicalName(former))
@@ -27,7 +27,7 @@ extension PostgreSQLBackend {
         do {
             try commitGuarded(changes, reads: [canonical: expected])
         } catch is BackendTransactionConflict {
-            cache.removeValue(forKey: canonical)
+            setLatest(nil, for: canonical)
             return nil
         }
         return cache[canonical]?.revision

@@ -16,21 +16,39 @@ extension PostgreSQLBackend {
         try write(changes, reads: reads, pausesAfterConflict: false)
     }
 
-    /// Starts recording what the transaction reads; nothing is sent to the server until it commits.
+    /// Starts recording what the transaction reads; nothing is sent to the server until it commits, and its body's
+    /// first read takes its snapshot (``transactionEntry(_:)``).
     package func beginTransaction() throws {
         transactionReads = [:]
+        transactionHasSnapshot = false
+        transactionReadsOneKey = false
+        transactionSnapshotFailure = nil
+    }
+
+    /// As ``beginTransaction()``, for an `update`: its key, when it holds a value, is read as this store last saw it,
+    /// without a check for a key it wrote since its last one (``transactionEntry(_:)``).
+    package func beginSingleKeyTransaction() throws {
+        try beginTransaction()
+        transactionReadsOneKey = true
     }
 
     package func commitTransaction(_ changes: Changeset) throws {
         let reads = transactionReads ?? [:]
-        transactionReads = nil
-        // A transaction that writes nothing read the cache, which is as fresh as reads are promised to be.
+        endTransaction()
+        // A transaction that writes nothing read one snapshot, as fresh as reads are promised to be at its first read.
         guard !changes.isEmpty else { return }
         try write(changes, reads: reads)
     }
 
     package func rollbackTransaction() {
+        endTransaction()
+    }
+
+    private func endTransaction() {
         transactionReads = nil
+        transactionHasSnapshot = false
+        transactionReadsOneKey = false
+        transactionSnapshotFailure = nil
     }
 
     /// Writes `changes` if every key in `reads` still has the revision it was read at; throws
@@ -56,13 +74,13 @@ extension PostgreSQLBackend {
             firstConflict = nil
             remember(plan, written)
         } catch let conflict as BackendTransactionConflict {
-            for key in reads.keys { cache.removeValue(forKey: key) }
+            for key in reads.keys { setLatest(nil, for: key) }
             if pausesAfterConflict { try giveUpOrPause(after: conflict, operation: operation) }
             throw conflict
         } catch {
             // Applied or not (an outcome unknown), these keys are read from the server next time.
-            for key in plan.keys { cache.removeValue(forKey: key) }
-            for key in reads.keys { cache.removeValue(forKey: key) }
+            for key in plan.keys { setLatest(nil, for: key) }
+            for key in reads.keys { setLatest(nil, for: key) }
             if let error = error as? PostgreSQLError, error.kind == .commitOutcomeUnknown { freshness?.expire() }
             throw error
         }
@@ -72,13 +90,13 @@ extension PostgreSQLBackend {
     private func remember(_ plan: WritePlan, _ written: [(key: String, revision: Int64)]) {
         let revisions = Dictionary(written, uniquingKeysWith: max)
         for (key, value) in plan.sets {
-            if let revision = revisions[key] { cache[key] = Entry(stored: value, revision: revision) } else { cache.removeValue(forKey: key) }
+            setLatest(revisions[key].map { Entry(stored: value, revision: $0) }, for: key)
         }
         for key in plan.removes {
             if let revision = revisions[key] {
-                cache[key] = Entry(stored: nil, revision: revision)
+                setLatest(Entry(stored: nil, revision: revision), for: key)
             } else if cache[key]?.stored != nil {
-                cache.removeValue(forKey: key)
+                setLatest(nil, for: key)
             }
         }
     }

@@ -15,10 +15,10 @@ import PrefsSupport
 /// makes the next read check at once.
 ///
 /// Writes are one statement each (``PostgreSQLBackend/apply(_:)``): the values, their new revisions, the history when
-/// the namespace keeps one, and the notification, together. Transactions are optimistic: their reads come from the
-/// cache, and the commit checks that each key read still has the revision it was read at (one statement for an
-/// `update` of one key), else the store runs the transaction again. Writers of different keys never wait for each
-/// other; writers of one key take turns on its row.
+/// the namespace keeps one, and the notification, together. Transactions are optimistic: a body reads one snapshot of
+/// the namespace (as of one check, from the cache; see ``transactionEntry(_:)``), and the commit checks that each key
+/// read still has the revision it was read at (one statement for an `update` of one key), else the store runs the
+/// transaction again. Writers of different keys never wait for each other; writers of one key take turns on its row.
 ///
 /// Faults: every call has a deadline (``PostgreSQLOptions/timeout``); a broken connection is dropped and a read, or a
 /// write that was not sent, is repeated once on another. A write that was sent is never repeated: its outcome is
@@ -38,11 +38,22 @@ package final class PostgreSQLBackend: StoreBackend {
     struct Entry: Equatable {
         var stored: StoredValue?
         var revision: Int64
+
+        /// A key without a row.
+        static let absent = Entry(stored: nil, revision: 0)
     }
 
-    /// Every key read or written, as of the last check for changes or later.
-    var cache: [String: Entry] = [:]
+    /// Every key read or written, as of the last check for changes or later: what a read outside a transaction serves.
+    /// Change it with ``setLatest(_:for:)``, which keeps the namespace as of the last check whole.
+    private(set) var cache: [String: Entry] = [:]
+    /// For each key whose ``cache`` entry is not (or may not be) its entry as of ``snapshot`` (this store wrote it
+    /// since, read it on its own, or forgot it after a conflict or a failed write): its entry as of ``snapshot``. With
+    /// the other keys' entries in ``cache`` (and no row for a key in neither), the whole namespace as of ``snapshot``:
+    /// the state a transaction body reads.
+    private var replaced: [String: Entry] = [:]
     /// The snapshot of the last check (`pg_snapshot` text): rows written by transactions it does not see are changes.
+    /// Nil until the first check, which reads every row (as does a check that finds the namespace deleted, recreated or
+    /// pruned).
     private var snapshot: String?
     /// The namespace's row as the last check saw it (its creation and last pruning), "" when it had none: when it
     /// changes, the namespace was deleted, recreated or pruned, and everything is read again.
@@ -52,6 +63,14 @@ package final class PostgreSQLBackend: StoreBackend {
     var pendingChange = false
     /// Inside a transaction, the revision of each key it read.
     var transactionReads: [String: Int64]?
+    /// Inside a transaction, whether its body has read: from then on its reads come from ``snapshot``, which moves only
+    /// to a snapshot where everything the body read is unchanged.
+    var transactionHasSnapshot = false
+    /// Inside a transaction, whether its body reads one key only (an `update`).
+    var transactionReadsOneKey = false
+    /// Inside a transaction, why its snapshot could not be taken: each later read of the body throws it at once,
+    /// rather than wait for the server again (the transaction throws it instead of committing).
+    var transactionSnapshotFailure: (any Error)?
     /// Set by the listener when the namespace's settings changed: what was learned of its history is forgotten.
     let settingsChanged = Locked(false)
     /// Whether the namespace keeps history, and when that was learned (a check, or a write that asked): a write whose
@@ -129,15 +148,11 @@ package final class PostgreSQLBackend: StoreBackend {
 
     package func value(forKey key: String) throws -> StoredValue? {
         let name = Self.canonicalName(key)
+        if transactionReads != nil { return try transactionEntry(name).stored }
         try ensureFresh()
-        let entry: Entry
-        if let cached = cache[name] {
-            entry = cached
-        } else {
-            entry = try fetch(name)
-            cache[name] = entry
-        }
-        transactionReads?[name] = entry.revision
+        if let cached = cache[name] { return cached.stored }
+        let entry = try fetch(name)
+        setLatest(entry, for: name)
         return entry.stored
     }
 
@@ -152,29 +167,15 @@ package final class PostgreSQLBackend: StoreBackend {
         }
     }
 
+    /// Every value: read whole from the server (a full check, in one statement), or inside a transaction from its
+    /// snapshot.
     package func allValues() throws -> [String: StoredValue] {
-        let result = try withConnection(retrying: true, operation: "reading namespace \(Self.quoted(namespace))") { connection, deadline in
-            try connection.execute(
-                "SELECT key, type, value, revision FROM prefs_values WHERE namespace = $1", [namespace], deadline: deadline,
-                operation: "reading namespace \(Self.quoted(namespace))")
-        }
+        if transactionReads != nil { return try transactionValues() }
+        if try check(full: true, renewingOnFailure: false) { noteChangeFoundOnTheWay() }
         var values: [String: StoredValue] = [:]
-        var seen = Set<String>()
-        var changed = false
-        for row in result.rows {
-            guard let key = row[0].map(Self.canonicalName) else { continue }
-            let entry = Self.entry(type: row[1], value: row[2], revision: row[3])
-            seen.insert(key)
+        for (key, entry) in cache {
             if let stored = entry.stored { values[key] = stored }
-            if let cached = cache[key], cached.revision != entry.revision { changed = true }
-            cache[key] = entry
-            transactionReads?[key] = entry.revision
         }
-        for (key, cached) in cache where !seen.contains(key) && cached.revision != 0 {
-            changed = true
-            cache[key] = Entry(stored: nil, revision: 0)
-        }
-        if changed { noteChangeFoundOnTheWay() }
         return values
     }
 
@@ -241,62 +242,205 @@ package final class PostgreSQLBackend: StoreBackend {
         freshness?.expire()
     }
 
-    /// The rows written since the last check's snapshot (by transactions it did not see), in one round trip.
+    /// The rows written since the last check's snapshot (by transactions it did not see), in one round trip; every row
+    /// when `full`, at the first check, and after the namespace was deleted, recreated or pruned (a second round trip).
     ///
     /// The filter is `xid >= pg_snapshot_xmin(snapshot)`: every transaction below that was over when the snapshot was
     /// taken, so what it wrote was seen then. Rows above it that were seen too come back again, and are told apart by
     /// their revision. (The exact test, `pg_visible_in_snapshot`, is not used: a hot standby's `pg_current_snapshot()`
     /// lists no transactions in progress.) Returns whether a cached key changed.
+    ///
+    /// A failed check renews the staleness bound when `renewingOnFailure`: until the next check is due, reads serve what
+    /// they have (the store reports the failure), rather than each wait for a server that does not answer.
     @discardableResult
-    func check() throws -> Bool {
-        let started = options.clock.uptimeNanoseconds
-        let result: PostgreSQLConnection.Result
+    func check(full: Bool = false, renewingOnFailure: Bool = true) throws -> Bool {
+        let changes: Changes
         do {
-            result = try withConnection(retrying: true, operation: "checking namespace \(Self.quoted(namespace)) for changes") { connection, deadline in
-                try connection.execute(
-                    """
-                    SELECT pg_current_snapshot()::text, n.created_xid::text || '/' || coalesce(n.pruned_xid::text, ''), \
-                    n.history_retention IS NOT NULL, v.key, v.type, v.value, v.revision
-                    FROM (SELECT 1) AS one
-                    LEFT JOIN prefs_namespaces n ON n.namespace = $1
-                    LEFT JOIN prefs_values v ON v.namespace = $1 AND v.xid >= pg_snapshot_xmin($2::pg_snapshot)
-                    """, [namespace, snapshot ?? Self.beforeEverything], deadline: deadline, prepared: true,
-                    operation: "checking namespace \(Self.quoted(namespace)) for changes")
-            }
+            changes = try readChanges(since: full ? nil : snapshot)
         } catch {
-            // Until the next check is due, reads serve what they have (the store reports the failure), rather than
-            // each wait for a server that does not answer.
-            freshness?.renew(checkedAt: options.clock.uptimeNanoseconds)
+            if renewingOnFailure { freshness?.renew(checkedAt: options.clock.uptimeNanoseconds) }
             throw error
+        }
+        // Deleted, recreated or pruned: rows may have gone, which only a read of every row shows.
+        if !changes.isFull, namespaceMoved(to: changes.marker) { return try check(full: true, renewingOnFailure: renewingOnFailure) }
+        return apply(changes)
+    }
+
+    /// What a check read: the server's snapshot, the namespace's marker (its creation and last pruning, "" when it has
+    /// no row) and whether it keeps history, and the rows written by transactions the base snapshot did not see (every
+    /// row, for a full check).
+    struct Changes {
+        var snapshot: String
+        var marker: String
+        var keepsHistory: Bool
+        var rows: [(key: String, entry: Entry)]
+        var isFull: Bool
+        /// When the check began, in the staleness clock's uptime.
+        var started: UInt64
+    }
+
+    /// One statement: the rows written by transactions `base` did not see (nil: every row), and a new snapshot.
+    private func readChanges(since base: String?) throws -> Changes {
+        let started = options.clock.uptimeNanoseconds
+        let result = try withConnection(retrying: true, operation: "checking namespace \(Self.quoted(namespace)) for changes") { connection, deadline in
+            try connection.execute(
+                """
+                SELECT pg_current_snapshot()::text, n.created_xid::text || '/' || coalesce(n.pruned_xid::text, ''), \
+                n.history_retention IS NOT NULL, v.key, v.type, v.value, v.revision
+                FROM (SELECT 1) AS one
+                LEFT JOIN prefs_namespaces n ON n.namespace = $1
+                LEFT JOIN prefs_values v ON v.namespace = $1 AND v.xid >= pg_snapshot_xmin($2::pg_snapshot)
+                """, [namespace, base ?? Self.beforeEverything], deadline: deadline, prepared: true,
+                operation: "checking namespace \(Self.quoted(namespace)) for changes")
         }
         guard let first = result.rows.first, let newSnapshot = first[0] else {
             throw PostgreSQLError(
                 kind: .unexpectedSchema, sqlState: PostgreSQLError.ClientCode.unexpectedAnswer, message: "the check for changes returned no snapshot",
                 operation: "checking namespace \(Self.quoted(namespace)) for changes", target: target)
         }
-        var changed = false
-        let marker = first[1] ?? ""
-        if let known = namespaceMarker, !known.isEmpty, known != marker {
-            // Deleted, recreated or pruned: nothing cached can be trusted. (A namespace registered since the last
-            // check, by its first write, here or elsewhere, is not that: every row it holds was written since, and
-            // comes back below. Taking it for a recreation made a store's own first write look like another
-            // instance's change, delivered to observers that the write was made without notifying.)
-            changed = !cache.isEmpty
-            cache.removeAll()
-        }
-        namespaceMarker = marker
-        // A namespace without its row (never written, or deleted) is registered again by the next write.
-        if marker.isEmpty { _ = pool.registeredNamespaces.withLock { $0.remove(namespace) } }
-        history = (first[2] == "t", .now)
+        var rows: [(key: String, entry: Entry)] = []
+        rows.reserveCapacity(result.rows.count)
         for row in result.rows {
             guard let key = row[3].map(Self.canonicalName) else { continue }
-            let entry = Self.entry(type: row[4], value: row[5], revision: row[6])
+            rows.append((key, Self.entry(type: row[4], value: row[5], revision: row[6])))
+        }
+        return Changes(snapshot: newSnapshot, marker: first[1] ?? "", keepsHistory: first[2] == "t", rows: rows, isFull: base == nil, started: started)
+    }
+
+    /// Whether the namespace's row changed since the last check: it was deleted, recreated or pruned. (A namespace
+    /// registered since, by its first write, here or elsewhere, is not that: every row it holds was written since, and
+    /// comes back in the check. Taking it for a recreation made a store's own first write look like another instance's
+    /// change, delivered to observers that the write was made without notifying.)
+    private func namespaceMoved(to marker: String) -> Bool {
+        guard let known = namespaceMarker, !known.isEmpty else { return false }
+        return known != marker
+    }
+
+    /// Takes in what a check read: ``cache`` holds the namespace as of its snapshot, and nothing is replaced. Returns
+    /// whether a cached key changed.
+    private func apply(_ changes: Changes) -> Bool {
+        var changed = false
+        if namespaceMoved(to: changes.marker) {
+            // Nothing cached can be trusted (a full check: every row comes back below).
+            changed = !cache.isEmpty
+            cache.removeAll()
+            replaced.removeAll()
+        }
+        namespaceMarker = changes.marker
+        // A namespace without its row (never written, or deleted) is registered again by the next write.
+        if changes.marker.isEmpty { _ = pool.registeredNamespaces.withLock { $0.remove(namespace) } }
+        history = (changes.keepsHistory, .now)
+        var seen = Set<String>()
+        for (key, entry) in changes.rows {
             if let cached = cache[key], cached.revision != entry.revision { changed = true }
             cache[key] = entry
+            seen.insert(key)
         }
-        snapshot = newSnapshot
-        freshness?.renew(checkedAt: started)
+        if changes.isFull {
+            // Every row came back: a key cached with one has none now.
+            for (key, cached) in cache where !seen.contains(key) && cached.revision != 0 {
+                changed = true
+                cache[key] = .absent
+            }
+        } else {
+            // A key replaced since the last snapshot that did not come back is unchanged since: its entry then is its
+            // entry now (a write of this store since, or a row another instance changed, would have come back).
+            for (key, older) in replaced where !seen.contains(key) { cache[key] = older }
+        }
+        replaced.removeAll()
+        snapshot = changes.snapshot
+        freshness?.renew(checkedAt: changes.started)
         return changed
+    }
+
+    /// Sets the latest entry of `key` (nil: forgets it, so that the next read outside a transaction asks the server),
+    /// keeping its entry as of the last check's snapshot in ``replaced``.
+    func setLatest(_ entry: Entry?, for key: String) {
+        if snapshot != nil, replaced[key] == nil {
+            let atSnapshot = cache[key] ?? .absent
+            if entry?.revision != atSnapshot.revision || entry == nil { replaced[key] = atSnapshot }
+        }
+        cache[key] = entry
+    }
+
+    // MARK: - A transaction's snapshot
+
+    /// `name`'s entry as a transaction body reads it: as of the body's snapshot, the namespace as of one check.
+    ///
+    /// The body's first read takes the snapshot: the last check's, after checking again (one round trip) when it is
+    /// older than the staleness bound or a notification came, when there was none yet, or when this store replaced
+    /// `name`'s entry since (its own write, most often: the body then reads it). A later read comes from the same
+    /// snapshot; when it reads a key this store replaced since, one check moves the body to a newer snapshot if
+    /// nothing the body read has changed there (``moveSnapshotIfReadsHold()``). So a body never sees a torn state, and
+    /// reads from the cache without a round trip when it holds the keys as of a fresh check.
+    ///
+    /// An `update` (``beginSingleKeyTransaction()``) reads its key as this store last saw it, when that is fresh and
+    /// holds a value (its former names are not read then): one read cannot be torn, and an update of a key this store
+    /// just wrote stays one round trip.
+    func transactionEntry(_ name: String) throws -> Entry {
+        if transactionReadsOneKey, !transactionHasSnapshot, replaced[name] != nil, let latest = cache[name], latest.stored != nil,
+            !(freshness?.isExpired ?? false)
+        {
+            transactionReads?[name] = latest.revision
+            return latest
+        }
+        try prepareTransactionRead(replacing: replaced[name] != nil)
+        let entry = replaced[name] ?? cache[name] ?? .absent
+        transactionReads?[name] = entry.revision
+        return entry
+    }
+
+    /// Every value as of the body's snapshot (see ``transactionEntry(_:)``); each key with a row counts as read.
+    private func transactionValues() throws -> [String: StoredValue] {
+        try prepareTransactionRead(replacing: !replaced.isEmpty)
+        var values: [String: StoredValue] = [:]
+        for key in Set(cache.keys).union(replaced.keys) {
+            let entry = replaced[key] ?? cache[key] ?? .absent
+            guard entry.revision != 0 || entry.stored != nil else { continue }
+            transactionReads?[key] = entry.revision
+            if let stored = entry.stored { values[key] = stored }
+        }
+        return values
+    }
+
+    /// Takes the body's snapshot at its first read, or moves it at a later read of a key this store replaced since.
+    private func prepareTransactionRead(replacing readsReplaced: Bool) throws {
+        if let transactionSnapshotFailure { throw transactionSnapshotFailure }
+        guard transactionHasSnapshot else {
+            if snapshot == nil || readsReplaced || freshness?.isExpired ?? false {
+                do {
+                    if try check() { noteChangeFoundOnTheWay() }
+                } catch {
+                    transactionSnapshotFailure = error
+                    throw error
+                }
+            }
+            transactionHasSnapshot = true
+            return
+        }
+        if readsReplaced { moveSnapshotIfReadsHold() }
+    }
+
+    /// At a body's later read of a key this store replaced since the body's snapshot (the snapshot holds the key's
+    /// older entry): one check, and when no key the body read has changed since the snapshot, the body moves to the
+    /// new one, where what it read is the same, and reads the key as it is now. Else it stays: it reads the older
+    /// entry, consistent with the rest of what it read, and its commit finds the change and runs it again. A failed
+    /// check leaves it where it is too (the body can read its snapshot without it).
+    private func moveSnapshotIfReadsHold() {
+        guard let snapshot else { return }
+        let changes: Changes
+        do {
+            changes = try readChanges(since: snapshot)
+        } catch {
+            return
+        }
+        let reads = transactionReads ?? [:]
+        let moved = changes.rows.contains { row in reads[row.key].map { $0 != row.entry.revision } ?? false }
+        guard !moved, !namespaceMoved(to: changes.marker) else {
+            freshness?.expire()  // what it read is not taken in: the next read outside a transaction checks again
+            return
+        }
+        if apply(changes) { noteChangeFoundOnTheWay() }
     }
 
     // MARK: - Checking and closing

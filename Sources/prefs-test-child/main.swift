@@ -10,6 +10,10 @@
 //                                                            in one batch. transaction: reads i = PREFIX-next, writes
 //                                                            PREFIX-i-0…15 = i and PREFIX-next = i + 1. update: increments
 //                                                            PREFIX-count to i + 1. (CrashOperation checks these.)
+//   prefs-test-child transfer json|sqlite PATH PREFIX KEYS COUNT SEED
+//                                                            COUNT transactions moving value between KEYS Int keys
+//                                                            PREFIX-0… (TransferWorkload): each body reads every key and
+//                                                            checks they sum to 0; prints "bodies B torn T committed C"
 //   prefs-test-child hold    json|sqlite PATH KEY            sets KEY = 1 inside a transaction, prints "holding", and never
 //                                                            commits: it holds the store's write lock until killed
 //   prefs-test-child migrate PATH                            opens the SQLite store at PATH with a version-2 schema of the tests
@@ -411,6 +415,14 @@ if coalescedStore != nil {
             let key = try Prefs.Key(validating: arguments[3], initial: 0)
             for _ in 0..<count { try prefs.update(key) { $0 += 1 } }
             say("done")
+        case "transfer":
+            guard arguments.count == 7, let keys = Int(arguments[4]), let count = Int(arguments[5]), let seed = UInt64(arguments[6]) else {
+                fail("transfer needs PREFIX KEYS COUNT SEED")
+            }
+            var random = SeededGenerator(seed: seed)
+            let tally = try TransferWorkload.run(
+                prefs, keys: TransferWorkload.keys(prefix: arguments[3], count: keys), transactions: count, random: &random)
+            say(tally.line)
         case "set":
             guard arguments.count == 6, let type = ValueType(arguments[4]) else { fail("set needs KEY TYPE JSON") }
             try prefs.setStoredValue(StoredValue(type: type, json: try JSON.parse(arguments[5])), forKey: arguments[3])

@@ -8,6 +8,7 @@ struct Summary {
     var mode: TortureOptions.Mode
     var crash: [CrashInjection.Report] = []
     var contention: [Contention.Report] = []
+    var snapshots: [SnapshotReads.Report] = []
     var faults: [Faults.Check] = []
     var releases: [ReleaseCompatibility.Check] = []
     var seconds = 0.0
@@ -15,6 +16,7 @@ struct Summary {
     var failures: [String] {
         var failures: [String] = crash.flatMap { report in report.failures.map { "crash [\(report.backend.rawValue)] \($0)" } }
         failures += contention.flatMap { report in report.failures.map { "contention [\(report.backend.rawValue)] \($0)" } }
+        failures += snapshots.flatMap { report in report.failures.map { "snapshot reads [\(report.backend.rawValue)] \($0)" } }
         failures += faults.filter { $0.outcome == .failed }.map { "fault \"\($0.name)\" [\($0.backend.rawValue)]: \($0.detail)" }
         failures += releases.filter { !$0.passed }.map { "releases \"\($0.name)\": \($0.detail)" }
         return failures
@@ -22,9 +24,11 @@ struct Summary {
 
     var passed: Bool { failures.isEmpty }
 
-    /// Fault checks that could not run here (a tmpfs needs root): the run passed without them, so it is incomplete.
+    /// Checks that could not run here (a tmpfs needs root, the PostgreSQL case its server programs): the run passed
+    /// without them, so it is incomplete.
     var skipped: [String] {
         faults.filter { $0.outcome == .skipped }.map { "fault \"\($0.name)\" [\($0.backend.rawValue)]: \($0.detail)" }
+            + snapshots.compactMap { report in report.skipped.map { "snapshot reads [\(report.backend.rawValue)]: \($0)" } }
     }
 
     var complete: Bool { skipped.isEmpty }
@@ -68,6 +72,19 @@ struct Summary {
             }
             lines.append("")
         }
+        if !snapshots.isEmpty {
+            lines.append(
+                "Snapshot reads (processes moving value between keys in transactions; every body checks the keys sum to zero: a torn read otherwise)")
+            lines.append(row("backend", "procs", "committed", "bodies (with reruns)", "torn", "seconds", "result"))
+            for report in snapshots {
+                let result = report.skipped != nil ? "SKIPPED" : report.failures.isEmpty ? "ok" : "\(report.failures.count) FAILED"
+                lines.append(
+                    row(
+                        report.backend.rawValue, "\(report.processes)", "\(report.tally.committed)", "\(report.tally.bodies)", "\(report.tally.torn)",
+                        String(format: "%.1f", report.seconds), result))
+            }
+            lines.append("")
+        }
         if !faults.isEmpty {
             lines.append("Faults (a typed error, nothing lost)")
             for check in faults {
@@ -93,8 +110,10 @@ struct Summary {
             "seed \(seed), \(mode.rawValue) mode, \(String(format: "%.0f", seconds)) s: "
                 + "\(crash.map(\.killsAfterFirstAcknowledgement).reduce(0, +)) kills after a first acknowledged write survived "
                 + "(\(crash.map(\.kills).reduce(0, +)) in all), "
-                + "\(contention.map(\.operations).reduce(0, +)) contended operations, \(passedFaults) of \(applicable) fault checks passed"
-                + (complete ? "" : "; INCOMPLETE: \(skipped.count) fault checks could not run here") + (passed ? "" : "; \(failures.count) FAILURES"))
+                + "\(contention.map(\.operations).reduce(0, +)) contended operations, "
+                + "\(snapshots.map(\.tally.torn).reduce(0, +)) torn of \(snapshots.map(\.tally.bodies).reduce(0, +)) transaction bodies, "
+                + "\(passedFaults) of \(applicable) fault checks passed"
+                + (complete ? "" : "; INCOMPLETE: \(skipped.count) checks could not run here") + (passed ? "" : "; \(failures.count) FAILURES"))
         return lines.joined(separator: "\n")
     }
 
@@ -134,6 +153,15 @@ struct Summary {
                         "threads": .int(report.threads), "increments": .int(report.increments), "sets": .int(report.sets),
                         "reads": .int(report.reads), "seconds": .double((report.seconds * 10).rounded() / 10),
                         "failures": .array(report.failures.map(JSON.string)),
+                    ])
+                }),
+            "snapshots": .array(
+                snapshots.map { report in
+                    .object([
+                        "backend": .string(report.backend.rawValue), "processes": .int(report.processes),
+                        "transactionsPerProcess": .int(report.transactions), "keys": .int(report.keys), "committed": .int(report.tally.committed),
+                        "bodies": .int(report.tally.bodies), "torn": .int(report.tally.torn), "seconds": .double((report.seconds * 10).rounded() / 10),
+                        "skipped": report.skipped.map(JSON.string) ?? .null, "failures": .array(report.failures.map(JSON.string)),
                     ])
                 }),
             "faults": .array(

@@ -5,7 +5,7 @@ import PrefsJSON
 /// The command line: `prefs-torture [--quick | --long] [--seed N] [--json-out PATH] [--only PARTS] [--keep] [--verbose]`.
 struct TortureOptions {
     enum Mode: String { case quick, long }
-    enum Part: String, CaseIterable { case crash, contention, faults, releases }
+    enum Part: String, CaseIterable { case crash, contention, snapshots, faults, releases }
 
     var mode = Mode.quick
     var seed = UInt64.random(in: 1...999_999)
@@ -26,33 +26,40 @@ struct TortureOptions {
     var contentionRuns: Int { mode == .quick ? 1 : 2 }
     let contentionProcesses = 3
     let contentionThreads = 2
+    /// Processes of the snapshot part, per backend, and the transactions each commits.
+    var snapshotProcesses: Int { mode == .quick ? 6 : 8 }
+    var snapshotTransactions: Int { mode == .quick ? 250 : 1000 }
+    let snapshotKeys = 4
     /// Whether release 0.1 is built and run beside this one: in long mode, or when `--only` names it.
     var runsReleases: Bool { parts.contains(.releases) && (mode == .long || partsChosen) }
     /// Rounds of both releases writing one store at once, per backend.
     var releaseRounds: Int { mode == .quick ? 1 : 5 }
 
     static let usage =
-        "usage: prefs-torture [--quick | --long] [--seed N] [--json-out PATH] [--only crash,contention,faults,releases] [--keep] [--verbose] [--allow-skips]"
+        "usage: prefs-torture [--quick | --long] [--seed N] [--json-out PATH] [--only crash,contention,snapshots,faults,releases] [--keep] [--verbose] [--allow-skips]"
 
     static let help = """
-        prefs-torture: crash injection, multi-process contention and fault injection against Prefs' file stores.
+        prefs-torture: crash injection, multi-process contention, snapshot reads and fault injection against Prefs' stores.
 
         \(usage)
 
-          --quick            under a minute: 40 kills per backend, 10 s of contention per backend, every fault (default; CI)
-          --long             about 30 minutes: 1000 kills per backend, 2 × 4 min of contention per backend, every fault, and
+          --quick            under a minute: 40 kills per backend, 10 s of contention per backend, 6 × 250 transfer
+                             transactions per backend (JSON, SQLite, PostgreSQL), every fault (default; CI)
+          --long             about 30 minutes: 1000 kills per backend, 2 × 4 min of contention per backend, 8 × 1000
+                             transfer transactions per backend, every fault, and
                              release 0.1 built from its commit (Tests/Releases/build-release.sh; $PREFS_RELEASE_BUILDS keeps
                              the build) writing the same stores as this release at once
           --seed N           replay a run: the same seed gives the same operations and kill plans
           --json-out PATH    also write the summary figures as JSON
-          --only PARTS       run some parts only: crash, contention, faults, releases (comma-separated)
+          --only PARTS       run some parts only: crash, contention, snapshots, faults, releases (comma-separated)
           --keep             keep the working directory (its path is printed)
           --verbose          one line per round
           --allow-skips      exit 0 even when fault checks could not run here (a tmpfs needs root); still listed
           -h, --help         this help
 
-        Exit status: 0 when every check passed, 1 when a write was lost or torn or a fault was mishandled, 3 when every
-        check that ran passed but some fault checks could not run here (unless --allow-skips), 64 on a usage error.
+        Exit status: 0 when every check passed, 1 when a write was lost or torn, a transaction body read a torn state, or a
+        fault was mishandled, 3 when every check that ran passed but some could not run here (a tmpfs needs root, the
+        PostgreSQL case its server programs; unless --allow-skips), 64 on a usage error.
         """
 
     /// Parses the arguments; throws a usage message.
@@ -82,7 +89,7 @@ struct TortureOptions {
                 partsChosen = true
                 for name in names {
                     guard let part = Part(rawValue: name) else {
-                        throw TortureError("unknown part \"\(name)\"; the parts are crash, contention, faults, releases")
+                        throw TortureError("unknown part \"\(name)\"; the parts are crash, contention, snapshots, faults, releases")
                     }
                     parts.insert(part)
                 }

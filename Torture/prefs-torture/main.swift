@@ -1,4 +1,4 @@
-// prefs-torture: crash injection, contention and fault injection against Prefs' file stores.
+// prefs-torture: crash injection, contention, snapshot reads and fault injection against Prefs' stores.
 //
 //   swift run -c release prefs-torture --quick            under a minute (CI)
 //   swift run -c release prefs-torture --long             about 30 minutes (with release 0.1 built and run beside this one)
@@ -16,6 +16,7 @@ if arguments.first == "--child" {
         switch options.kind {
         case "crash": try CrashChild.run(options)
         case "contend": try ContentionChild.run(options)
+        case "transfer": try TransferChild.run(options)
         case "release-update", "release-write": try ReleaseChild.run(options)
         default: try FaultChild.run(options)
         }
@@ -85,6 +86,20 @@ if options.parts.contains(.contention) {
     }
 }
 
+if options.parts.contains(.snapshots) {
+    say(
+        "snapshot reads [\(SnapshotBackend.allCases.map(\.rawValue).joined(separator: ", "))]: \(options.snapshotProcesses) processes × "
+            + "\(options.snapshotTransactions) transactions moving value between \(options.snapshotKeys) keys…")
+    summary.snapshots = SnapshotReads(
+        processes: options.snapshotProcesses, transactions: options.snapshotTransactions, keys: options.snapshotKeys, seed: options.seed,
+        directory: subdirectory("snapshots")
+    ).run()
+    for report in summary.snapshots {
+        for failure in report.failures { say("  FAILED [\(report.backend.rawValue)]: \(failure)") }
+        if let skipped = report.skipped { say("  skipped [\(report.backend.rawValue)]: \(skipped)") }
+    }
+}
+
 if options.parts.contains(.faults) {
     say("faults…")
     summary.faults = Faults(directory: subdirectory("faults"), verbose: options.verbose).run()
@@ -118,7 +133,7 @@ if !summary.passed {
     for failure in summary.failures { say("  \(failure)") }
 }
 if summary.passed, !summary.complete {
-    say("\nINCOMPLETE (exit 3\(options.allowSkips ? ", but --allow-skips: exit 0" : ""); run as root for these):")
+    say("\nINCOMPLETE (exit 3\(options.allowSkips ? ", but --allow-skips: exit 0" : ""); run as root, or install PostgreSQL, for these):")
     for skipped in summary.skipped { say("  \(skipped)") }
     if !options.allowSkips { exit(3) }
 }

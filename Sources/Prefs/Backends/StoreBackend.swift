@@ -28,6 +28,10 @@ package protocol StoreBackend: AnyObject {
     /// Takes the exclusive writer lock (shared with other processes) and brings the backend up to date,
     /// so that `value(forKey:)` returns the freshest committed state until the transaction ends.
     func beginTransaction() throws
+    /// ``beginTransaction()`` for a body that reads one key (an `update`, which reads its key's former names only while
+    /// the key holds no value): a backend that serves a body's reads from one snapshot (PostgreSQL) may serve a key
+    /// that holds a value as it last saw it instead, since one read cannot be torn. By default, ``beginTransaction()``.
+    func beginSingleKeyTransaction() throws
     /// Applies `changes` atomically and releases the writer lock.
     func commitTransaction(_ changes: Changeset) throws
     /// Releases the writer lock without changes.
@@ -94,6 +98,9 @@ extension StoreBackend {
     }
     package func declaration(forKey key: String) throws -> KeyDeclaration? {
         try declarations()[key]
+    }
+    package func beginSingleKeyTransaction() throws {
+        try beginTransaction()
     }
     package var flushInterval: Duration? { nil }
     package func quickCheckProblems() throws -> [String] {

@@ -17,6 +17,13 @@ extension Prefs {
     ///
     /// A key with `formerNames` reads the value stored under a former name while its own name holds none, and a
     /// write or reset of the key removes the former names' values in the same commit.
+    ///
+    /// What a body sees: the store as of one moment, plus its own staged writes, never a mix of two states. A file or
+    /// memory store holds its writer lock while the body runs, so the body runs once, on the latest committed state. A
+    /// store that other machines write (PostgreSQL) locks nothing: the body reads one snapshot (at most the staleness
+    /// bound old at its first read), and the commit checks that nothing the body read has changed since; when something
+    /// has, nothing is written and the body runs again on a newer snapshot. So a body may run more than once: keep side
+    /// effects out of it.
     public struct Transaction: ~Copyable {
         let backend: any StoreBackend
         let reportMismatch: (ValueMismatch, String) -> Void
@@ -124,12 +131,15 @@ extension Prefs {
     ///
     /// A backend that validates at commit (PostgreSQL) may find that what the body read has changed: the body then runs
     /// again, with fresh reads, until it commits or the backend gives up with its own error.
-    private func runTransaction<Result>(operation: String, _ body: (inout Transaction) throws -> Result) throws -> Result {
+    /// `readsOneKey`: `body` reads one key only (see ``StoreBackend/beginSingleKeyTransaction()``).
+    private func runTransaction<Result>(
+        operation: String, readsOneKey: Bool = false, _ body: (inout Transaction) throws -> Result
+    ) throws -> Result {
         let (result, changed, silenced) = try io.withBackend(operation) { backend throws -> (Result, Changeset?, Changeset?) in
             let validates = backend.validatesTransactionsAtCommit
             while true {
                 let external = validates ? false : try PrefsError.converting { try backend.refresh() }
-                try PrefsError.converting { try backend.beginTransaction() }
+                try PrefsError.converting { try readsOneKey ? backend.beginSingleKeyTransaction() : backend.beginTransaction() }
                 var transaction = Transaction(backend: backend, reportMismatch: { [self] in reportMismatch($0, key: $1) })
                 let result: Result
                 do {
@@ -182,7 +192,7 @@ extension Prefs {
     /// ``transaction(_:)``).
     @discardableResult
     public func update<Value, Result>(_ key: Key<Value>, _ body: (inout Value) throws -> Result) throws -> Result {
-        try runTransaction(operation: "update(_:_:)") { transaction in
+        try runTransaction(operation: "update(_:_:)", readsOneKey: true) { transaction in
             var value = try transaction.value(for: key)
             let result = try body(&value)
             try transaction.set(value, for: key)

@@ -259,6 +259,29 @@ struct ReadmeLinkTests {
         }
     }
 
+    @Test("CHANGELOG.md stays a changelog: at most 25 KB, and every entry one or two lines")
+    func changelogStaysShort() throws {
+        let text = try String(contentsOf: ReadmeSource.root.appendingPathComponent("CHANGELOG.md"), encoding: .utf8)
+        #expect(text.utf8.count <= 25_000, "CHANGELOG.md is \(text.utf8.count) bytes: condense older entries")
+        // An entry is a top-level bullet and its indented continuation lines; the upgrade checklists nest bullets.
+        var entry: [Substring] = []
+        func check() {
+            if entry.count > 2 { Issue.record("an entry of \(entry.count) lines: \(entry.first ?? "")") }
+            entry = []
+        }
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("- ") {
+                check()
+                entry = [line]
+            } else if line.hasPrefix("  "), !entry.isEmpty, !line.trimmingCharacters(in: .whitespaces).hasPrefix("- ") {
+                entry.append(line)
+            } else {
+                check()
+            }
+        }
+        check()
+    }
+
     @Test("links are found, anchors made as GitHub makes them")
     func theRuleItself() {
         #expect(Self.relativeLinks(in: "a [b](c.md#d) [e](https://x/y) [f](g)") == ["c.md#d", "g"])

@@ -5,6 +5,7 @@ import PrefsTestHarness
 import PrefsTesting
 import Testing
 import PrefsJSON
+import PrefsSupport
 
 @Suite("File stores: format, modes, corrupt files")
 struct FileStoreTests {
@@ -321,6 +322,20 @@ struct FileStoreTests {
         #expect(try Prefs(.jsonFile(url))[.launchCount] == 1)
         try prefs.close()
         #expect(try Prefs(.jsonFile(url))[.launchCount] == 3)
+    }
+
+    @Test("a coalesced write reaches the disk when the store's clock passes its interval, not before")
+    func coalescedOnTheStoresClock() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.json")
+        let clock = StoreClock.Manual()
+        let prefs = try Prefs(Prefs.Storage.jsonFile(url, writeMode: .coalesced(.seconds(5))).clock(StoreClock(clock)))
+        try prefs.set(2, for: .launchCount)
+        clock.advance(by: .seconds(4))
+        #expect(try Prefs(.jsonFile(url)).storedValue(forKey: "launchCount") == nil, "4 s: not on disk yet")
+        clock.advance(by: .seconds(1))  // the flush runs on this thread
+        #expect(try Prefs(.jsonFile(url))[.launchCount] == 2, "5 s: flushed by the timer, with no flush() call")
+        withExtendedLifetime(prefs) {}
     }
 
     @Test("coalesced JSON writes reach the disk on schedule, by themselves")

@@ -2,6 +2,7 @@ import Foundation
 import TestFixtures
 @testable import Prefs
 import PrefsJSON
+import PrefsSupport
 import PrefsTestHarness
 import PrefsTesting
 import Testing
@@ -185,28 +186,34 @@ struct HandEditTests {
         withExtendedLifetime(writer) {}
     }
 
-    @Test("a writer folds its journal into the file about a second after its last write: the file a person opens is current")
-    func idleCompaction() async throws {
+    @Test("a writer folds its journal into the file a second after its last write (on the store's clock): the file a person opens is current")
+    func idleCompaction() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("p.json")
-        let writer = try Prefs(.jsonFile(url))
+        let clock = StoreClock.Manual()
+        let writer = try Prefs(Prefs.Storage.jsonFile(url).clock(StoreClock(clock)))
         try writer.set(1, for: Self.key("a"))
         try writer.set(2, for: Self.key("b"))  // in the journal
         func fileHoldsB() throws -> Bool {
             try JSONStoreDocument(data: Data(contentsOf: url), path: url.path).values["b"]?.json == .int(2)
         }
         #expect(try !fileHoldsB(), "at once, b is in the journal")
-        #expect(try await eventually(timeout: .seconds(30)) { try fileHoldsB() }, "folded once the writer is idle")
+        clock.advance(by: .milliseconds(900))
+        #expect(try !fileHoldsB(), "0.9 s later, still in the journal")
+        clock.advance(by: .milliseconds(200))  // the fold runs on this thread, as the clock passes its deadline
+        #expect(try fileHoldsB(), "folded once the writer was idle for a second")
         let journal = try String(contentsOf: URL(fileURLWithPath: url.path + ".journal"), encoding: .utf8)
         #expect(journal.split(separator: "\n").count == 1, "the journal holds its header alone: \(journal)")
+        #expect(clock.pendingCount == 0, "nothing more to do")
         withExtendedLifetime(writer) {}
     }
 
     @Test("another writer's record that a writer's idle fold took in is still news to that writer's next refresh")
-    func idleFoldKeepsOthersWritesNews() async throws {
+    func idleFoldKeepsOthersWritesNews() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("p.json")
-        let app = try Prefs(Prefs.Storage.jsonFile(url).idleCompaction(after: .seconds(2)))
+        let clock = StoreClock.Manual()
+        let app = try Prefs(Prefs.Storage.jsonFile(url).idleCompaction(after: .seconds(2)).clock(StoreClock(clock)))
         try app.set(0, for: Self.key("b"))  // the first write makes the file
         try app.set(1, for: Self.key("a"))  // the next goes to the journal: a fold is due 2 s later
         #expect(app[Self.key("a")] == 1)  // cached
@@ -217,7 +224,9 @@ struct HandEditTests {
         func journalLines() throws -> Int {
             try String(contentsOf: URL(fileURLWithPath: url.path + ".journal"), encoding: .utf8).split(separator: "\n").count
         }
-        #expect(try await eventually(timeout: .seconds(30)) { try journalLines() == 1 }, "the app folded both writes")
+        #expect(try journalLines() == 3, "the app's record and the other writer's, before the fold")
+        clock.advance(by: .seconds(2))
+        #expect(try journalLines() == 1, "the app folded both writes")
         try app.refresh()
         #expect(app[Self.key("a")] == 2, "the fold read the other writer's record; the refresh must not keep the cached 1")
         withExtendedLifetime(other) {}

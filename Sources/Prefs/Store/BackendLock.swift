@@ -82,7 +82,7 @@ final class BackendLock: @unchecked Sendable {
                 idleWorkScheduled = again != nil  // then the call's end schedules nothing more
                 return again
             }) ?? nil
-        if let again { Background.after(again) { [weak self] in self?.runIdleWork(generation: generation) } }
+        if let again { storage.clock.after(again) { [weak self] in self?.runIdleWork(generation: generation) } }
     }
 
     /// Whether the store is suspended (``suspend(_:)``) and no call has resumed it yet. Read without the lock.
@@ -219,7 +219,7 @@ final class BackendLock: @unchecked Sendable {
         guard !idleWorkScheduled, !suspended.load(ordering: .relaxed), let delay = backend.idleWorkDelay else { return }
         idleWorkScheduled = true
         let generation = idleWorkGeneration
-        Background.after(delay) { [weak self] in self?.runIdleWork(generation: generation) }
+        storage.clock.after(delay) { [weak self] in self?.runIdleWork(generation: generation) }
     }
 
     private static var currentThread: UInt {

@@ -60,7 +60,7 @@ extension Prefs {
         }
         guard schedule else { return }
         ExitFlush.remember(self)
-        Background.after(interval) { [weak self] in
+        storage.clock.after(interval) { [weak self] in
             guard let self,
                 self.state.withLock({ state in
                     state.flushScheduled = false
@@ -163,16 +163,6 @@ extension Prefs {
             }
         }
         try commit(changes)
-    }
-}
-
-/// Work a store does later by itself: a coalesced flush, a declaration write, a poll tick.
-///
-/// On Dispatch's global queue rather than in Swift tasks, so an app that blocks the cooperative thread pool
-/// cannot starve it.
-enum Background {
-    static func after(_ delay: Duration, _ work: @escaping @Sendable () -> Void) {
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + delay.timeInterval, execute: work)
     }
 }
 

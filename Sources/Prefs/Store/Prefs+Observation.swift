@@ -165,7 +165,7 @@ extension Prefs {
 
     /// One poll tick after `pollInterval`, then the next, for as long as this generation of polling runs.
     private func schedulePoll(generation: UInt64) {
-        Background.after(pollInterval) { [weak self] in
+        storage.clock.after(pollInterval) { [weak self] in
             guard let self, self.state.withLock({ $0.polling == generation }) else { return }
             self.poll()
             self.state.withLock { $0.pollTicks += 1 }

@@ -1,6 +1,7 @@
 import Foundation
 internal import PrefsJSON
 import PrefsSQLite
+import PrefsSupport
 
 extension Prefs {
     /// How long a write survives once it returns.
@@ -43,9 +44,25 @@ extension Prefs {
             case sqlite(path: String, SQLiteBackend.Options)
             case custom(String, @Sendable () throws -> any StoreBackend)
         }
-        let kind: Kind
+        var kind: Kind
         /// Whether an open store names this storage by its backend's description (``custom(_:)``).
         var namedByBackend = false
+        /// The clock the store's timers run on (a coalesced flush, an observer's poll tick, a JSON store's idle fold).
+        package var clock = StoreClock.system
+
+        /// This storage with its store's timers on `clock`: tests advance a manual clock instead of sleeping.
+        package func clock(_ clock: StoreClock) -> Storage {
+            var copy = self
+            copy.clock = clock
+            return copy
+        }
+
+        /// This storage with `kind`, keeping the rest.
+        private func with(_ kind: Kind) -> Storage {
+            var copy = self
+            copy.kind = kind
+            return copy
+        }
 
         /// Values in memory only, gone when the store is released.
         public static var memory: Storage { .memory([:]) }
@@ -275,7 +292,7 @@ extension Prefs {
         package func journalCompactionFloor(_ bytes: Int) -> Storage {
             guard case .json(let path, var options) = kind else { return self }
             options.compactionFloor = bytes
-            return Storage(kind: .json(path: path, options))
+            return with(.json(path: path, options))
         }
 
         /// This storage with an SQLite store's schema extended by a migration to `version` (its `statements`), as a later
@@ -283,7 +300,7 @@ extension Prefs {
         package func addingSQLiteMigration(version: Int64, _ statements: [String]) -> Storage {
             guard case .sqlite(let path, var options) = kind else { return self }
             options.migrations = options.migrations.appending(version: version, summary: "a test migration", statements: statements)
-            return Storage(kind: .sqlite(path: path, options))
+            return with(.sqlite(path: path, options))
         }
 
         /// This storage with a JSON store's idle compaction after `delay` instead of a second, or never (nil): tests that
@@ -292,7 +309,7 @@ extension Prefs {
         package func idleCompaction(after delay: Duration?) -> Storage {
             guard case .json(let path, var options) = kind else { return self }
             options.idleCompactionDelay = delay
-            return Storage(kind: .json(path: path, options))
+            return with(.json(path: path, options))
         }
 
         /// This storage with a JSON store's file events (writes, syncs, renames, appends) reported to `observe`, for
@@ -300,7 +317,7 @@ extension Prefs {
         package func tracingFileEvents(_ observe: @escaping @Sendable (FileSystem.FileEvent) -> Void) -> Storage {
             guard case .json(let path, var options) = kind else { return self }
             options.trace = FileSystem.Trace(observe)
-            return Storage(kind: .json(path: path, options))
+            return with(.json(path: path, options))
         }
 
         /// The file path for file-backed stores.
@@ -331,10 +348,12 @@ extension Prefs {
 
         func makeBackend() throws -> any StoreBackend {
             switch kind {
-            case .memory(let snapshot): MemoryBackend(snapshot: snapshot)
-            case .json(let path, let options): try JSONFileBackend(path: path, options: options)
-            case .sqlite(let path, let options): try SQLiteBackend(path: path, options: options)
-            case .custom(_, let make): try make()
+            case .memory(let snapshot): return MemoryBackend(snapshot: snapshot)
+            case .json(let path, var options):
+                options.clock = clock
+                return try JSONFileBackend(path: path, options: options)
+            case .sqlite(let path, let options): return try SQLiteBackend(path: path, options: options)
+            case .custom(_, let make): return try make()
             }
         }
     }

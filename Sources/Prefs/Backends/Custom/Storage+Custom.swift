@@ -25,6 +25,9 @@ extension Prefs.Storage {
     /// description, any other as it is.
     func named(by backend: any StoreBackend) -> Self {
         guard namedByBackend, case .custom(_, let make) = kind else { return self }
-        return Self(kind: .custom(backend.description, make))
+        var named = self
+        named.kind = .custom(backend.description, make)
+        named.namedByBackend = false
+        return named
     }
 }

@@ -66,7 +66,8 @@ extension JSONFileBackend {
     /// How long until ``doIdleWork()`` has work: while this backend appended records no compaction folded since.
     var idleWorkDelay: Duration? {
         guard let delay = options.idleCompactionDelay, let unfoldedSince else { return nil }
-        return max(.zero, delay - (.now - unfoldedSince))
+        let idle = Duration.nanoseconds(Int64(clamping: options.clock.uptimeNanoseconds &- unfoldedSince))
+        return max(.zero, delay - idle)
     }
 
     /// Folds the journal into the snapshot once the writer has been idle for the delay, so that the file a person

@@ -67,7 +67,7 @@ extension JSONFileBackend {
         let was = firstChangeDigests(of: record)
         try journal.append(record, was: was, sync: sync)  // the commit point
         appendedSinceOpen = true
-        unfoldedSince = .now
+        unfoldedSince = options.clock.uptimeNanoseconds
         document.apply(changes)  // in place: the document already holds `pending`
         pending = Changeset()
         pendingWas = JSONJournal.KeyDigests()

@@ -38,6 +38,8 @@ final class JSONFileBackend: StoreBackend {
         /// How long after a write, with no write since, a writer folds the journal into the snapshot; nil never
         /// (tests that look at the journal).
         var idleCompactionDelay: Duration? = JSONFileBackend.defaultIdleCompactionDelay
+        /// The clock the idle delay is measured on: the storage's (``Prefs/Storage/clock``).
+        var clock = StoreClock.system
     }
 
     /// About a second: a person who opens the file after the app's last write sees it.
@@ -93,7 +95,8 @@ final class JSONFileBackend: StoreBackend {
     /// writes them says what they replaced (see ``JSONJournal/KeyDigests``).
     var pendingWas = JSONJournal.KeyDigests()
     /// When this backend last appended a record that no compaction has folded since; nil when none.
-    var unfoldedSince: ContinuousClock.Instant?
+    /// When (``Options/clock``'s uptime) the journal first held records the snapshot lacks, since the last fold.
+    var unfoldedSince: UInt64?
     /// The committed document, with pending coalesced changes applied on top.
     var document = JSONStoreDocument()
     /// The stamp of the file `document` was read from or written as; nil while the file does not exist.

@@ -88,6 +88,22 @@ struct PostgreSQLRetentionTests {
         #expect(oldest == "t")
     }
 
+    @Test("PostgreSQLDatabase.prune() applies its options' bounds to namespaces no store writes any more")
+    func pruneByDatabase() throws {
+        // A database of its own: prune() bounds every namespace, and the other tests' must keep their history.
+        let name = "retention_\(UUID().uuidString.prefix(8).lowercased())"
+        try server().psql("CREATE DATABASE \(name)")
+        let fixture = try PostgreSQLFixture(url: try server().url(database: name))
+        try PostgreSQLDatabase(fixture.url).setHistoryRetention(.seconds(3600), for: fixture.namespace)
+        try fixture.prefs.refresh()
+        for value in 1...10 { try fixture.prefs.set(value, for: .launchCount) }
+        let count = "SELECT count(*) FROM prefs_history WHERE namespace = '\(fixture.namespace)'"
+        #expect(try server().psql(count, database: name) == "10")
+        let report = try PostgreSQLDatabase(fixture.url, options: .init(historyRevisions: 3)).prune()
+        #expect(report.historyEntries == 7)
+        #expect(try server().psql(count, database: name) == "3")
+    }
+
     @Test("a namespace that keeps no history: compacted, with the key's current revision as the oldest kept")
     func noHistory() async throws {
         let fixture = try PostgreSQLFixture()

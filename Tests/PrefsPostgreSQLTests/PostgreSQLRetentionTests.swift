@@ -120,7 +120,10 @@ struct PostgreSQLRetentionTests {
     func concurrentPruning() throws {
         let fixture = try PostgreSQLFixture(options: .init(historyRevisions: 20))
         try PostgreSQLDatabase(fixture.url).setHistoryRetention(.seconds(3600), for: fixture.namespace)
-        let stores = try (0..<4).map { _ in try fixture.reopen() }
+        // Each store a pool of its own (the application name keys it), as separate processes would have.
+        let stores = try (0..<4).map { index in
+            try Prefs(.postgreSQL(fixture.url, namespace: fixture.namespace, options: .init(applicationName: "pruner-\(index)", historyRevisions: 20)))
+        }
         for store in stores { try store.refresh() }
         let failures = Locked<[String]>([])
         DispatchQueue.concurrentPerform(iterations: stores.count) { index in

@@ -86,24 +86,42 @@ final class PostgreSQLHistoryReader: @unchecked Sendable {
         let current = first[1].flatMap { Int64($0) } ?? 0
         guard current > revision else { return [] }  // nothing after it (placeholders and never-written keys are 0)
         var changes: [Change] = []
+        var links: [(revision: Int64, previous: Int64?)] = []
         var previous = revision
         var unbroken = true
         for row in result.rows {
             guard let written = row[2].flatMap({ Int64($0) }) else { continue }
-            if row[3].flatMap({ Int64($0) }) != previous { unbroken = false }
+            let replaced = row[3].flatMap { Int64($0) }
+            if replaced != previous { unbroken = false }
+            links.append((written, replaced))
             changes.append(Change(stored: row[5].map { PostgreSQLBackend.storedValue(type: row[4] ?? "", text: $0) }, revision: written))
             previous = written
         }
         let complete = unbroken && !changes.isEmpty && (changes.count == limit || previous == current)
         guard complete else {
-            throw PostgreSQLError(
+            var error = PostgreSQLError(
                 kind: .revisionCompacted, sqlState: "55000",
                 message: keepsHistory
-                    ? "the namespace's history does not hold every change after revision \(revision) (it was not kept then, or its retention window passed); read the value and its revision again, and watch from there"
+                    ? "the namespace's history does not hold every change after revision \(revision) (it was not kept then, or its retention passed them); watch after revision \(Self.oldestRevision(links, current: current)), or read the value and its revision again and watch from there"
                     : "the namespace keeps no history (PostgreSQLDatabase.setHistoryRetention); read the value and its revision again, and watch from there",
                 operation: operation, target: pool.target)
+            error.oldestRevision = Self.oldestRevision(links, current: current)
+            throw error
         }
         return changes
+    }
+
+    /// The oldest revision after which every change is in `links` (the entries after a revision, oldest first):
+    /// the start of the unbroken chain that ends at `current`, or `current` when the last entry is not it.
+    static func oldestRevision(_ links: [(revision: Int64, previous: Int64?)], current: Int64) -> Int64 {
+        guard let last = links.last, last.revision == current else { return current }
+        var oldest = last.revision
+        var index = links.count - 1
+        while index > 0, links[index].previous == links[index - 1].revision {
+            index -= 1
+            oldest = links[index].revision
+        }
+        return oldest
     }
 
     /// Waits up to `timeout` for a notification of the namespace.

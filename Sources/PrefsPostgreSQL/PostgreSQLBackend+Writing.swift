@@ -73,6 +73,7 @@ extension PostgreSQLBackend {
             conflictStreak = 0
             firstConflict = nil
             remember(plan, written)
+            if !written.isEmpty, history?.keeps == true { pruneHistoryIfDue() }
         } catch let conflict as BackendTransactionConflict {
             for key in reads.keys { setLatest(nil, for: key) }
             if pausesAfterConflict { try giveUpOrPause(after: conflict, operation: operation) }
@@ -100,6 +101,55 @@ extension PostgreSQLBackend {
             }
         }
     }
+
+    /// The writes between two prunes of the history: a tenth of ``PostgreSQLOptions/historyRevisions`` (so that a
+    /// namespace holds at most 10% more, per writing store), 1 to 1,000.
+    var historyPruneInterval: Int {
+        min(1000, max(1, (options.historyRevisions ?? 10_000) / 10))
+    }
+
+    /// After a write that wrote history: once every ``historyPruneInterval`` such writes, at this store's first, and
+    /// when a minute has passed since its last prune, one `DELETE` of the namespace's entries past the bounds (its
+    /// retention, ``PostgreSQLOptions/historyAge``, the newest ``PostgreSQLOptions/historyRevisions``). Rows another
+    /// store is deleting at the same moment are skipped (`SKIP LOCKED`), so pruners never wait for each other nor
+    /// deadlock. The write has committed: a prune that fails does not fail it, and is tried again at the next write.
+    func pruneHistoryIfDue() {
+        historyWritesSincePrune += 1
+        if let last = lastHistoryPrune, historyWritesSincePrune < historyPruneInterval, ContinuousClock.now - last < .seconds(60) { return }
+        do {
+            try pruneHistory()
+            historyWritesSincePrune = 0
+            lastHistoryPrune = .now
+        } catch {
+            // Kept for the next write: the entries stay a little longer, nothing is lost.
+        }
+    }
+
+    /// Deletes the namespace's history entries past its bounds; returns how many.
+    @discardableResult
+    func pruneHistory() throws -> Int {
+        let operation = "pruning the history of namespace \(Self.quoted(namespace))"
+        let result = try withConnection(retrying: true, operation: operation) { connection, deadline in
+            try connection.execute(
+                Self.pruneStatement,
+                [namespace, options.historyAge.map { String(max(1, $0.milliseconds)) }, options.historyRevisions.map { String(max(1, $0)) }],
+                deadline: deadline, prepared: true, operation: operation)
+        }
+        return Int(result.firstInteger ?? 0)
+    }
+
+    /// $1 the namespace, $2 the store's age bound in milliseconds (NULL: none), $3 how many entries to keep (NULL:
+    /// any number). A namespace that keeps no history (its retention NULL) keeps no entry.
+    static let pruneStatement = """
+        WITH doomed AS (SELECT h.key, h.revision FROM prefs_history h JOIN prefs_namespaces n ON n.namespace = h.namespace
+                        WHERE h.namespace = $1 AND (n.history_retention IS NULL
+                            OR h.changed_at < now() - least(n.history_retention, $2::bigint * interval '1 millisecond')
+                            OR ($3::bigint IS NOT NULL AND h.revision < (SELECT revision FROM prefs_history WHERE namespace = $1
+                                                                         ORDER BY revision DESC OFFSET $3::bigint - 1 LIMIT 1)))
+                        FOR UPDATE OF h SKIP LOCKED),
+        gone AS (DELETE FROM prefs_history h USING doomed d WHERE h.namespace = $1 AND h.key = d.key AND h.revision = d.revision RETURNING 1)
+        SELECT count(*) FROM gone
+        """
 
     /// After `after` conflicts in a row: gives up with ``PostgreSQLError/Kind/timedOut`` once the deadline has passed
     /// since the first, else pauses a little (more after each) so that the writers contending for a key spread out.

@@ -76,6 +76,10 @@ package final class PostgreSQLBackend: StoreBackend {
     /// Whether the namespace keeps history, and when that was learned (a check, or a write that asked): a write whose
     /// knowledge is older than a second asks again, in the same statement.
     var history: (keeps: Bool, learned: ContinuousClock.Instant)?
+    /// The writes that wrote history since this store last pruned it, and when it did (nil: not yet): see
+    /// ``pruneHistoryIfDue()``.
+    var historyWritesSincePrune = 0
+    var lastHistoryPrune: ContinuousClock.Instant?
     /// Conflicts in a row, and since when, to give up once the deadline has passed.
     var conflictStreak = 0
     var firstConflict: ContinuousClock.Instant?

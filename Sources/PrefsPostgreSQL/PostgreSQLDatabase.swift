@@ -39,7 +39,7 @@ public struct PostgreSQLDatabase: Sendable {
 
     /// What ``prune(tombstonesOlderThan:)`` removed.
     public struct PruneReport: Sendable, Hashable {
-        /// History entries past their namespace's retention window.
+        /// History entries past their namespace's retention window or the options' bounds.
         public var historyEntries: Int
         /// Records of removed values (tombstones) older than the age given.
         public var tombstones: Int
@@ -143,7 +143,9 @@ public struct PostgreSQLDatabase: Sendable {
     }
 
     /// Removes what retention no longer needs, in every namespace: history entries older than their namespace's
-    /// retention window (watches from before them then end with ``PostgreSQLError/Kind/revisionCompacted``), and records
+    /// retention window or this database's ``PostgreSQLOptions/historyAge``, or past its newest
+    /// ``PostgreSQLOptions/historyRevisions`` (watches from before them then end with
+    /// ``PostgreSQLError/Kind/revisionCompacted``; stores prune the namespaces they write themselves), and records
     /// of removed values older than `age` (a store that has not checked for changes since then reads its namespace
     /// again). Run it from a periodic job.
     @discardableResult
@@ -152,11 +154,18 @@ public struct PostgreSQLDatabase: Sendable {
         return try run(operation) { connection, deadline in
             let history = try connection.execute(
                 """
-                WITH gone AS (DELETE FROM prefs_history h USING prefs_namespaces n
-                              WHERE h.namespace = n.namespace AND n.history_retention IS NOT NULL AND h.changed_at < now() - n.history_retention
-                              RETURNING 1)
+                WITH ranked AS (SELECT h.namespace, h.key, h.revision, h.changed_at, n.history_retention,
+                                       row_number() OVER (PARTITION BY h.namespace ORDER BY h.revision DESC) AS newer
+                                FROM prefs_history h JOIN prefs_namespaces n ON n.namespace = h.namespace),
+                doomed AS (SELECT namespace, key, revision FROM ranked
+                           WHERE history_retention IS NOT NULL
+                               AND (changed_at < now() - least(history_retention, $1::bigint * interval '1 millisecond') OR newer > $2::bigint)),
+                gone AS (DELETE FROM prefs_history h USING doomed d
+                         WHERE h.namespace = d.namespace AND h.key = d.key AND h.revision = d.revision RETURNING 1)
                 SELECT count(*) FROM gone
-                """, deadline: deadline, commits: true, operation: operation)
+                """,
+                [options.historyAge.map { String(max(1, $0.milliseconds)) }, options.historyRevisions.map { String(max(1, $0)) }],
+                deadline: deadline, commits: true, operation: operation)
             let tombstones = try connection.execute(
                 """
                 WITH gone AS (DELETE FROM prefs_values WHERE value IS NULL AND changed_at < now() - $1::bigint * interval '1 millisecond'

@@ -44,8 +44,10 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
         /// cannot create it).
         case unexpectedSchema
         /// A watch from a revision cannot deliver every change after it: the namespace keeps no history, or its
-        /// retention window has passed them (SQLSTATE `55000`). Read the value and its revision again
-        /// (`Prefs.revisioned(_:)`), and watch from there, as after etcd's "required revision has been compacted".
+        /// retention (its window, ``PostgreSQLOptions/historyAge``, ``PostgreSQLOptions/historyRevisions``) has passed
+        /// them (SQLSTATE `55000`). ``PostgreSQLError/oldestRevision`` is the oldest revision a watch can resume
+        /// after; or read the value and its revision again (`Prefs.revisioned(_:)`), and watch from there, as after
+        /// etcd's "required revision has been compacted".
         case revisionCompacted
     }
 
@@ -85,6 +87,16 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
     public var operation: String
     /// The database, with any password replaced by `***`.
     public var target: String
+    /// For ``Kind/revisionCompacted``: the oldest revision of the key the store still holds with every change after
+    /// it (its oldest history entry of an unbroken chain to its current value, or its current revision), so that a
+    /// watch after it delivers every later change, as etcd's `compact_revision`. Nil for the other kinds.
+    ///
+    /// ```swift
+    /// catch where error.postgreSQLError?.kind == .revisionCompacted {
+    ///     resumeFrom = error.postgreSQLError?.oldestRevision ?? 0   // the changes before it are gone
+    /// }
+    /// ```
+    public var oldestRevision: Int64?
 
     /// Makes an error (the store makes its own; this is for code that reports in the same form).
     public init(kind: Kind, sqlState: String? = nil, message: String, operation: String, target: String) {

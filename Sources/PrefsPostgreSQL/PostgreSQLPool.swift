@@ -54,8 +54,8 @@ final class PostgreSQLPool: @unchecked Sendable {
 
     private static let registry = Locked<[Key: WeakPool]>([:])
 
-    /// The pool for `conninfo` and the options that shape a session (a store's staleness bound, its clock and its
-    /// read-only flag do not).
+    /// The pool for `conninfo` and the options that shape a session (a store's staleness bound, its clock, its
+    /// read-only flag and its history bounds do not).
     static func shared(conninfo: String, options: PostgreSQLOptions) throws(PostgreSQLError) -> PostgreSQLPool {
         let parsed: PostgreSQLConnectionString
         do {
@@ -69,6 +69,8 @@ final class PostgreSQLPool: @unchecked Sendable {
         sessionOptions.stalenessBound = .zero
         sessionOptions.readOnly = false
         sessionOptions.clock = .system
+        sessionOptions.historyRevisions = nil
+        sessionOptions.historyAge = nil
         let key = Key(conninfo: conninfo, options: sessionOptions)
         return registry.withLock { pools in
             if let pool = pools[key]?.pool { return pool }

@@ -44,6 +44,24 @@ public struct PostgreSQLOptions: Sendable, Hashable {
     /// `25006` without reaching the server. For a role that may only `SELECT`, a role with
     /// `default_transaction_read_only`, a hot standby, and tools that must change nothing. False by default.
     public var readOnly: Bool
+    /// The most history entries a namespace keeps (one per write of a key, for watches from a revision), newest
+    /// first: the store deletes older ones as it writes (one `DELETE` every ``historyRevisions`` / 10 writes, at
+    /// most 1,000, and at a store's first write). Nil: no bound by count. 10,000 by default, about 1 MB a namespace.
+    /// History is kept only in a namespace whose retention is set (``PostgreSQLDatabase/setHistoryRetention(_:for:)``).
+    ///
+    /// ```swift
+    /// let options = PostgreSQLOptions(historyRevisions: 1_000, historyAge: .seconds(86_400))
+    /// ```
+    public var historyRevisions: Int?
+    /// The oldest a history entry may be: the store deletes older ones as it writes (as for ``historyRevisions``, and
+    /// at least every minute while it writes). A namespace's own retention
+    /// (``PostgreSQLDatabase/setHistoryRetention(_:for:)``) bounds it too: the shorter of the two applies. Nil (the
+    /// default): the namespace's retention alone.
+    ///
+    /// ```swift
+    /// let options = PostgreSQLOptions(historyAge: .seconds(3_600))
+    /// ```
+    public var historyAge: Duration?
     /// The clock ``stalenessBound`` is measured by: the system's, or in tests one they advance by hand
     /// (`StoreClock.Manual`), so that the bound passes without a sleep. Deadlines (``timeout``) keep real time.
     package var clock: StoreClock = .system
@@ -58,7 +76,9 @@ public struct PostgreSQLOptions: Sendable, Hashable {
         listens: Bool = true,
         transactionPooling: Bool = false,
         maximumConnections: Int = 8,
-        readOnly: Bool = false
+        readOnly: Bool = false,
+        historyRevisions: Int? = 10_000,
+        historyAge: Duration? = nil
     ) {
         self.connectTimeout = connectTimeout
         self.timeout = timeout
@@ -69,6 +89,8 @@ public struct PostgreSQLOptions: Sendable, Hashable {
         self.transactionPooling = transactionPooling
         self.maximumConnections = max(1, maximumConnections)
         self.readOnly = readOnly
+        self.historyRevisions = historyRevisions.map { max(1, $0) }
+        self.historyAge = historyAge
     }
 
     static func storageDescription(target: String, namespace: String) -> String {

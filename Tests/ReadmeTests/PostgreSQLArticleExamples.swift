@@ -40,6 +40,13 @@ func postgreSQLFleetCompareAndSetAsWritten(prefs: Prefs) throws {
     }
 }
 
+/// PostgreSQLFleet.md, automatic history retention: compiled, not run.
+func postgreSQLFleetRetentionAsWritten(url: String) throws -> Prefs {
+    let options = PostgreSQLOptions(historyRevisions: 1_000, historyAge: .seconds(86_400))
+    let prefs = try Prefs(.postgreSQL(url, namespace: "user-42", options: options))
+    return prefs
+}
+
 /// PostgreSQLFleet.md, namespaces and retention: compiled, not run (db.internal).
 func postgreSQLFleetNamespacesAsWritten() throws {
     let database = PostgreSQLDatabase("postgresql://admin@db.internal/prefs")

@@ -18,9 +18,10 @@ enum NamespacesCommand {
                 --json prints [{"name", "values", "lastWrite", "historyRetentionSeconds"}].
                 delete: deletes each namespace wholly (values, declarations, history), in one transaction; a NAME that
                 holds nothing is named on stderr. Stores open on it read it as empty from their next check.
-                prune: removes history past each namespace's retention and records of removed values older than
-                --tombstones-older-than (default 30d); with --inactive-for, first deletes every namespace not written
-                for that long, naming each. Run it from a periodic job.
+                prune: removes history past each namespace's retention or its newest 10,000 entries (stores prune the
+                namespaces they write themselves), and records of removed values older than --tombstones-older-than
+                (default 30d); with --inactive-for, first deletes every namespace not written for that long, naming
+                each. Run it from a periodic job.
                 history: keeps NAME's history for D (--off: keeps none), so that watches from a revision receive every
                 change within it.
                 """,

@@ -63,7 +63,7 @@ package enum FeedLinter {
     // MARK: - Warnings about valid messages
 
     private static func warnings(for message: RemoteMessage, in root: LocatedJSON, now: Date?) -> [FeedIssue] {
-        let base = JSONPath.root / message.feedIndex
+        let base = message.feedPath
         var issues: [FeedIssue] = []
         func warn(_ key: String, _ text: String, at extra: String? = nil) {
             var path = base / key
@@ -108,6 +108,20 @@ package enum FeedLinter {
         if let link = message.link, link.url.scheme?.lowercased() == "http" {
             warn("link", "the link uses http; use https so the page cannot be altered on the way", at: "url")
         }
+        if message.testDevices?.isEmpty == true {
+            warn("testDevices", "an empty testDevices list matches no installation: the message is never shown; remove the key to target every one")
+        }
+        if message.maximumImpressions == 0 {
+            warn("maxImpressions", "maxImpressions 0 never shows the message")
+        }
+        if let update = message.update, let recommended = update.recommendedVersion.flatMap({ Version($0) }),
+            let minimum = update.minimumVersion.flatMap({ Version($0) }), minimum > recommended
+        {
+            warn(
+                "update",
+                "minimumVersion \(minimum) is above recommendedVersion \(recommended): every version the update recommends is required; "
+                    + "recommend the minimum or a later version", at: "minimumVersion")
+        }
         return issues
     }
 
@@ -119,11 +133,12 @@ package enum FeedLinter {
     private static func orderWarnings(_ messages: [RemoteMessage], in root: LocatedJSON) -> [FeedIssue] {
         var highest: [String: Int] = [:]  // bundleId → the highest live id placed before the current message
         var issues: [FeedIssue] = []
-        for message in messages.sorted(by: { $0.feedIndex < $1.feedIndex }) where canEverShow(message) {
+        // An update message is shown by its versions, not its id: it neither hides nor is hidden by another id.
+        for message in messages.sorted(by: { $0.feedIndex < $1.feedIndex }) where canEverShow(message) && message.update == nil {
             let earlier = highest[message.bundleId]
             highest[message.bundleId] = max(earlier ?? message.id, message.id)
             guard let higher = earlier, higher > message.id else { continue }
-            let path = JSONPath.root / message.feedIndex / "id"
+            let path = message.feedPath / "id"
             let location = root[path]?.location ?? root.location
             issues.append(
                 FeedIssue(
@@ -136,7 +151,11 @@ package enum FeedLinter {
 
     /// Whether some installation could be shown `message` at some time (the checks of the warnings above).
     private static func canEverShow(_ message: RemoteMessage) -> Bool {
-        if message.cancelled || message.rolloutPercent == 0 || message.locales?.isEmpty == true { return false }
+        if message.cancelled || message.rolloutPercent == 0 || message.locales?.isEmpty == true || message.testDevices?.isEmpty == true
+            || message.maximumImpressions == 0
+        {
+            return false
+        }
         if let startsAt = message.startsAt, let endsAt = message.endsAt, endsAt <= startsAt { return false }
         return [message.appVersionList, message.osVersionList].allSatisfy { list in
             guard let list else { return true }

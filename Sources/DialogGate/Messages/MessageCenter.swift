@@ -22,6 +22,10 @@ import Prefs
 /// (``presentedElsewhere`` says which message is on screen elsewhere), and the next decision of each sees the
 /// acknowledgement. A holder that crashed binds nothing.
 ///
+/// **With local dialogs**: a message shown counts as a presentation for the store's ``DialogGate``s (their
+/// ``DisplayFrequency``); a center made with `gate:` also waits for that gate's display frequency and judges a feed
+/// message's conditions with its session and parameters. See ``init(feedURL:prefs:context:lastMessageIdKey:options:impressions:gate:clock:random:)``.
+///
 /// **Off the main actor**: the store's reads and writes (the decision, the acknowledgement) run on a background queue,
 /// in the order they were asked for, so a store whose lock another process holds never freezes the main actor.
 /// ``acknowledge(_:for:)`` returns at once; ``flush()`` waits for its write (a normal exit waits up to two seconds).
@@ -56,7 +60,7 @@ public final class MessageCenter {
         case confirm
         /// The link button; ``MessageCenter/acknowledge(_:for:)`` returns the link's URL.
         case link
-        /// "Skip this version", for an update message (``RemoteMessage/update``) that is not required: stores its
+        /// "Skip this version", for an update message (`RemoteMessage.update`) that is not required: stores its
         /// recommended version (`lastMessageId.skippedVersion`), so it shows again only when the feed recommends a later
         /// one. A required update cannot be skipped (``isRequiredUpdate(_:)``): it shows again at the next refresh. For
         /// another message, the same as ``confirm``.
@@ -264,6 +268,7 @@ public final class MessageCenter {
             presentedElsewhere = nil
             if let ended = holder.end() { MessageClaimHolder.release(ended, prefs: prefs, key: holder.key) }
             pendingMessage = nil
+            pendingWasForced = false
             return
         }
         let decision = MessageDecision(
@@ -315,12 +320,15 @@ public final class MessageCenter {
     /// Button(message.confirmLabel) { center.acknowledge(.confirm, for: message) }
     /// ```
     ///
-    /// An update message (``RemoteMessage/update``) is shown by its versions, not its id: acknowledging it stores no
+    /// An update message (`RemoteMessage.update`) is shown by its versions, not its id: acknowledging it stores no
     /// `lastMessageId`, so it shows again (within its caps) while the app is below its version, unless the user chose
     /// ``Acknowledgement/skipVersion`` for a recommended one.
     @discardableResult
     public func acknowledge(_ action: Acknowledgement, for message: RemoteMessage) -> URL? {
-        if pendingMessage?.id == message.id { pendingMessage = nil }
+        if pendingMessage?.id == message.id {
+            pendingMessage = nil
+            pendingWasForced = false
+        }
         let ended = holder.end(messageId: message.id)
         let keys = storeKeys
         let prefs = prefs, id = message.id
@@ -345,7 +353,7 @@ public final class MessageCenter {
         return action == .link ? message.link?.url : nil
     }
 
-    /// Whether `message` is an update the running app must install (``MessageContext/appVersion`` below the feed's
+    /// Whether `message` is an update the running app must install (`MessageContext.appVersion` below the feed's
     /// `minimumVersion`): it cannot be skipped or dismissed for good, and shows at every refresh, so present it without
     /// "Later" or "Skip This Version".
     ///
@@ -475,6 +483,7 @@ public final class MessageCenter {
     public func dismissWithoutAcknowledging() {
         guard let message = pendingMessage else { return }
         pendingMessage = nil
+        pendingWasForced = false
         if let ended = holder.end(messageId: message.id) { MessageClaimHolder.release(ended, prefs: prefs, key: holder.key) }
         onEvent?(.dismissed(message))
     }

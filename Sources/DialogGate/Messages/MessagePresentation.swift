@@ -218,7 +218,10 @@ struct MessageDecision: Sendable {
             error = failure
             (lastMessageId, passedOver) = (.max, [])  // fail closed: every message may have an id at or below the value not read
         }
-        var (state, lastOfAny) = try audience.state(for: messages, in: transaction, now: now)
+        var (state, storedLastOfAny) = try audience.state(for: messages, in: transaction, now: now)
+        // Its clock anchor kept, as a dialog's decision keeps it, so an interval does not restart at every refresh.
+        let lastOfAny = storedLastOfAny.reanchored(now: now)
+        try lastOfAny.store(in: &transaction, replacing: storedLastOfAny)
         // The QA keys are read leniently: one that cannot be read is reported and left alone, never overwritten.
         let storedForced = try lenient(keys.forced.name, as: Int.self, in: transaction, &error)
         state.skippedVersion = try lenient(keys.skippedVersion.name, as: String.self, in: transaction, &error)

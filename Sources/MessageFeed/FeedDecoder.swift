@@ -48,7 +48,8 @@ package enum FeedDecoder {
     /// ```
     package static let maximumIssues = 200
 
-    /// The keys a message object may have; any other key is ignored with a warning.
+    /// The keys a message object of format 1 may have; a wrapped message may also have ``formatTwoKeys``. Any other key
+    /// is ignored with a warning (a key of format 2 in a message that is not wrapped is an error).
     ///
     /// ```swift
     /// FeedDecoder.messageKeys.contains("rolloutPercent")   // true

@@ -7,15 +7,19 @@ internal import PrefsJSON
 /// Errors: invalid JSON (with the parser's line:column), a top level that is not an array, wrong types,
 /// missing required keys, duplicate keys in one object, duplicate ids within one bundle, ids that are not
 /// positive integers, unparseable version entries, unparseable dates and dates without a time zone,
-/// `rolloutPercent` outside 0...100, over-long texts, invalid language tags, and a key that differs from a
-/// known one only in case (`appversions` → did you mean `appVersions`), which skips its message.
+/// `rolloutPercent` outside 0...100, over-long texts, invalid language tags, a key that differs from a
+/// known one only in case (`appversions` → did you mean `appVersions`), which skips its message, and, in feed format 2,
+/// a member of format 2 in a message that is not wrapped, an unknown condition, event or update key (with the nearest
+/// name), and a bad count, duration or version.
 ///
 /// Warnings: other unknown keys (with the nearest known key: `appVersion` → did you mean `appVersions`),
 /// control characters in texts, dropped links, `http` links, a bare major likely meant as a range (`"17"` is exactly
 /// 17.0.0; `"17.*"` is every 17.x), and messages that can never match: cancelled,
 /// `endsAt` not after `startsAt`, `endsAt` in the past (when `now` is given), an empty version or locale
-/// list, a version list that is the `["0"]` cancel idiom, `rolloutPercent` 0, and a message placed after a higher
-/// id for the same app (added after that one was acknowledged, it is never shown).
+/// list, a version list that is the `["0"]` cancel idiom, `rolloutPercent` 0, an empty `testDevices` list,
+/// `maxImpressions` 0, an update whose minimum is above its recommended version, a message that needs a later reader
+/// than this release, and a message placed after a higher id for the same app (added after that one was acknowledged,
+/// it is never shown).
 ///
 /// Issues come sorted by location (errors first at the same place), so output is stable; after the first
 /// ``FeedDecoder/maximumIssues``, one last issue counts the others.

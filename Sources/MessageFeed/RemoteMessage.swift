@@ -24,6 +24,10 @@ internal import PrefsJSON
 /// ]
 /// ```
 ///
+/// A message of feed format 2 may also carry its own caps (`maxImpressions`, `minimumIntervalSeconds`), `conditions`
+/// on the app's usage, `testDevices` and an `update`; it is then wrapped, `{"minimumReaderVersion": 2, "message": {…}}`,
+/// so that release 0.2, which ignores members it does not know, skips it instead of showing it to everyone.
+///
 /// Values are only ever made by the feed decoder (or by you, in tests and previews): every
 /// field has passed validation, so a view can show one without further checks.
 ///

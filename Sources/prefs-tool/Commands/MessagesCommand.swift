@@ -9,7 +9,7 @@ enum MessagesCommand {
 
     static let command = Command(
         spec: CommandSpec(
-            name: "messages", summary: "Print the installation id for a feed's testDevices, or force a message at the next refresh.",
+            name: "messages", summary: "Print the id a feed's testDevices lists, or force a message.",
             usage: "\(deviceIdUsage)\n       \(forceUsage)",
             help: """
                 device-id: the installation id the app's MessageCenter uses for rollouts and for a message's "testDevices"

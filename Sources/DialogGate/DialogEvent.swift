@@ -19,12 +19,12 @@ public enum DialogEvent: Sendable, Hashable, CustomStringConvertible {
 
     /// The message became pending: the app presents it.
     case impression(RemoteMessage)
-    /// The user acknowledged it (confirm or link).
+    /// The user acknowledged it (confirm, link, or skip this version).
     case acknowledged(RemoteMessage, MessageCenter.Acknowledgement)
     /// It was put away without an acknowledgement (``MessageCenter/dismissWithoutAcknowledging()``).
     case dismissed(RemoteMessage)
 
-    /// `presented ID`, `answered ID: RESPONSE`, `cancelled ID`; `impression N`, `acknowledged N (confirm|link)`,
+    /// `presented ID`, `answered ID: RESPONSE`, `cancelled ID`; `impression N`, `acknowledged N (confirm|link|skip version)`,
     /// `dismissed N` for a message's id.
     public var description: String {
         switch self {
@@ -32,7 +32,8 @@ public enum DialogEvent: Sendable, Hashable, CustomStringConvertible {
         case .answered(let id, let response): "answered \(id): \(response)"
         case .cancelled(let id): "cancelled \(id)"
         case .impression(let message): "impression \(message.id)"
-        case .acknowledged(let message, let action): "acknowledged \(message.id) (\(action == .link ? "link" : "confirm"))"
+        case .acknowledged(let message, let action):
+            "acknowledged \(message.id) (\(action == .link ? "link" : action == .skipVersion ? "skip version" : "confirm"))"
         case .dismissed(let message): "dismissed \(message.id)"
         }
     }

@@ -48,7 +48,8 @@ package enum FeedDecoder {
     /// ```
     package static let maximumIssues = 200
 
-    /// The keys a message object may have; any other key is ignored with a warning.
+    /// The keys a message object of format 1 may have; a wrapped message may also have ``formatTwoKeys``. Any other key
+    /// is ignored with a warning (a key of format 2 in a message that is not wrapped is an error).
     ///
     /// ```swift
     /// FeedDecoder.messageKeys.contains("rolloutPercent")   // true
@@ -57,6 +58,35 @@ package enum FeedDecoder {
         "id", "bundleId", "title", "text", "confirmLabel", "appVersions", "osVersions", "link",
         "cancelled", "startsAt", "endsAt", "priority", "locales", "rolloutPercent",
     ]
+    /// The feed format this release reads: 2. Release 0.2 and earlier read format 1, flat message objects, and
+    /// ignore a member they do not know; a message that uses a member of a later format (``formatTwoKeys``) is
+    /// therefore wrapped, `{"minimumReaderVersion": 2, "message": {…}}`, which an earlier release skips (it finds
+    /// none of a message's required keys) instead of showing it to everyone the member leaves out. A wrapped message
+    /// whose `minimumReaderVersion` is above this number is skipped with a warning: a later release shows it.
+    ///
+    /// ```swift
+    /// FeedDecoder.readerVersion   // 2
+    /// ```
+    package static let readerVersion = 2
+    /// The members of format 2, read only in a wrapped message: its own caps (`maxImpressions`,
+    /// `minimumIntervalSeconds`), `conditions` on the app's usage, `testDevices` and `update`.
+    ///
+    /// ```swift
+    /// FeedDecoder.formatTwoKeys.contains("conditions")   // true
+    /// ```
+    package static let formatTwoKeys = ["maxImpressions", "minimumIntervalSeconds", "conditions", "testDevices", "update"]
+    /// The keys of the object that wraps a message of a later format.
+    ///
+    /// ```swift
+    /// FeedDecoder.envelopeKeys   // ["minimumReaderVersion", "message"]
+    /// ```
+    package static let envelopeKeys = ["minimumReaderVersion", "message"]
+    /// The keys of an `update` object.
+    ///
+    /// ```swift
+    /// FeedDecoder.updateKeys.contains("releasedAt")   // true
+    /// ```
+    package static let updateKeys = ["recommendedVersion", "minimumVersion", "releasedAt", "minimumAgeSeconds"]
     /// The keys a link object may have.
     ///
     /// ```swift
@@ -79,6 +109,16 @@ package enum FeedDecoder {
     /// ```
     package static func decode(_ data: Data, options: FeedOptions = FeedOptions()) throws(FeedIssue) -> DecodedFeed {
         try decodeDocument(data, options: options).get().feed
+    }
+
+    /// Decodes a feed document as a reader of feed format `readerVersion` does: 1 reads as release 0.2 and earlier did
+    /// (flat messages only, unknown members ignored), so tests show what those releases make of a later format.
+    ///
+    /// ```swift
+    /// let asOlderRelease = try FeedDecoder.decode(data, readerVersion: 1)
+    /// ```
+    package static func decode(_ data: Data, readerVersion: Int) throws(FeedIssue) -> DecodedFeed {
+        try decodeDocument(data, options: FeedOptions(), readerVersion: readerVersion).get().feed
     }
 
     /// Decodes a feed document from text; see ``decode(_:options:)-(Data,_)``.
@@ -176,7 +216,7 @@ package enum FeedDecoder {
         }
     }
 
-    static func decodeDocument(_ data: Data, options: FeedOptions) -> Result<Document, FeedIssue> {
+    static func decodeDocument(_ data: Data, options: FeedOptions, readerVersion: Int = readerVersion) -> Result<Document, FeedIssue> {
         let parsed: (root: LocatedJSON, outOfRange: [Int: String])
         switch parseLeniently(data) {
         case .success(let value): parsed = value
@@ -191,7 +231,8 @@ package enum FeedDecoder {
         var firstIndex: [String: [Int: Int]] = [:]  // bundleId → id → feed index of its first valid message
         for (index, element) in elements.enumerated() {
             let (message, found, unlisted) = FeedMessageReader.read(
-                element, index: index, outOfRange: parsed.outOfRange, options: options, listsIssues: !issues.isFull
+                element, index: index, outOfRange: parsed.outOfRange, options: options, listsIssues: !issues.isFull,
+                readerVersion: readerVersion
             )
             issues.add(found)
             issues.add(unlisted: unlisted)
@@ -200,10 +241,11 @@ package enum FeedDecoder {
                 continue
             }
             if let first = firstIndex[message.bundleId]?[message.id] {
-                let location = element["id"]?.location ?? element.location
+                let base = message.isWrapped ? JSONPath.root / index / "message" : JSONPath.root / index
+                let location = parsed.root[base / "id"]?.location ?? element.location
                 issues.add(
                     FeedIssue(
-                        .error, at: JSONPath.root / index / "id", location,
+                        .error, at: base / "id", location,
                         "duplicate id \(message.id) for bundleId \"\(message.bundleId)\" (first at $[\(first)]); this message is skipped"
                     ))
                 skipped.append(index)

@@ -7,15 +7,19 @@ internal import PrefsJSON
 /// Errors: invalid JSON (with the parser's line:column), a top level that is not an array, wrong types,
 /// missing required keys, duplicate keys in one object, duplicate ids within one bundle, ids that are not
 /// positive integers, unparseable version entries, unparseable dates and dates without a time zone,
-/// `rolloutPercent` outside 0...100, over-long texts, invalid language tags, and a key that differs from a
-/// known one only in case (`appversions` → did you mean `appVersions`), which skips its message.
+/// `rolloutPercent` outside 0...100, over-long texts, invalid language tags, a key that differs from a
+/// known one only in case (`appversions` → did you mean `appVersions`), which skips its message, and, in feed format 2,
+/// a member of format 2 in a message that is not wrapped, an unknown condition, event or update key (with the nearest
+/// name), and a bad count, duration or version.
 ///
 /// Warnings: other unknown keys (with the nearest known key: `appVersion` → did you mean `appVersions`),
 /// control characters in texts, dropped links, `http` links, a bare major likely meant as a range (`"17"` is exactly
 /// 17.0.0; `"17.*"` is every 17.x), and messages that can never match: cancelled,
 /// `endsAt` not after `startsAt`, `endsAt` in the past (when `now` is given), an empty version or locale
-/// list, a version list that is the `["0"]` cancel idiom, `rolloutPercent` 0, and a message placed after a higher
-/// id for the same app (added after that one was acknowledged, it is never shown).
+/// list, a version list that is the `["0"]` cancel idiom, `rolloutPercent` 0, an empty `testDevices` list,
+/// `maxImpressions` 0, an update whose minimum is above its recommended version, a message that needs a later reader
+/// than this release, and a message placed after a higher id for the same app (added after that one was acknowledged,
+/// it is never shown).
 ///
 /// Issues come sorted by location (errors first at the same place), so output is stable; after the first
 /// ``FeedDecoder/maximumIssues``, one last issue counts the others.
@@ -63,7 +67,7 @@ package enum FeedLinter {
     // MARK: - Warnings about valid messages
 
     private static func warnings(for message: RemoteMessage, in root: LocatedJSON, now: Date?) -> [FeedIssue] {
-        let base = JSONPath.root / message.feedIndex
+        let base = message.feedPath
         var issues: [FeedIssue] = []
         func warn(_ key: String, _ text: String, at extra: String? = nil) {
             var path = base / key
@@ -108,6 +112,20 @@ package enum FeedLinter {
         if let link = message.link, link.url.scheme?.lowercased() == "http" {
             warn("link", "the link uses http; use https so the page cannot be altered on the way", at: "url")
         }
+        if message.testDevices?.isEmpty == true {
+            warn("testDevices", "an empty testDevices list matches no installation: the message is never shown; remove the key to target every one")
+        }
+        if message.maximumImpressions == 0 {
+            warn("maxImpressions", "maxImpressions 0 never shows the message")
+        }
+        if let update = message.update, let recommended = update.recommendedVersion.flatMap({ Version($0) }),
+            let minimum = update.minimumVersion.flatMap({ Version($0) }), minimum > recommended
+        {
+            warn(
+                "update",
+                "minimumVersion \(minimum) is above recommendedVersion \(recommended): every version the update recommends is required; "
+                    + "recommend the minimum or a later version", at: "minimumVersion")
+        }
         return issues
     }
 
@@ -119,11 +137,12 @@ package enum FeedLinter {
     private static func orderWarnings(_ messages: [RemoteMessage], in root: LocatedJSON) -> [FeedIssue] {
         var highest: [String: Int] = [:]  // bundleId → the highest live id placed before the current message
         var issues: [FeedIssue] = []
-        for message in messages.sorted(by: { $0.feedIndex < $1.feedIndex }) where canEverShow(message) {
+        // An update message is shown by its versions, not its id: it neither hides nor is hidden by another id.
+        for message in messages.sorted(by: { $0.feedIndex < $1.feedIndex }) where canEverShow(message) && message.update == nil {
             let earlier = highest[message.bundleId]
             highest[message.bundleId] = max(earlier ?? message.id, message.id)
             guard let higher = earlier, higher > message.id else { continue }
-            let path = JSONPath.root / message.feedIndex / "id"
+            let path = message.feedPath / "id"
             let location = root[path]?.location ?? root.location
             issues.append(
                 FeedIssue(
@@ -136,7 +155,11 @@ package enum FeedLinter {
 
     /// Whether some installation could be shown `message` at some time (the checks of the warnings above).
     private static func canEverShow(_ message: RemoteMessage) -> Bool {
-        if message.cancelled || message.rolloutPercent == 0 || message.locales?.isEmpty == true { return false }
+        if message.cancelled || message.rolloutPercent == 0 || message.locales?.isEmpty == true || message.testDevices?.isEmpty == true
+            || message.maximumImpressions == 0
+        {
+            return false
+        }
         if let startsAt = message.startsAt, let endsAt = message.endsAt, endsAt <= startsAt { return false }
         return [message.appVersionList, message.osVersionList].allSatisfy { list in
             guard let list else { return true }

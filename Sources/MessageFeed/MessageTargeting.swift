@@ -18,6 +18,31 @@ internal import PrefsJSON
 /// report.evaluations[0].check(.id)?.summary                     // "id > lastMessageId (3 > 2)"
 /// ```
 package enum MessageTargeting {
+    /// What the installation's store and gate know beyond the feed: the version the user skipped, how the message's
+    /// conditions stand, and whether the display frequency allows a message. The defaults judge without them: no
+    /// version skipped, conditions not met (they cannot be judged), no display frequency.
+    package struct State: Sendable {
+        /// The version "skip this version" stored, if any.
+        package var skippedVersion: String?
+        /// Judges a message's conditions (met, and what they saw); nil when they cannot be judged: they fail closed.
+        package var conditions: (@Sendable (FeedCondition) -> (met: Bool, detail: String))?
+        /// Whether the gate's display frequency allows a message now, and why; nil when there is none.
+        package var displayFrequency: (passed: Bool, detail: String)?
+        /// The message a QA override forces (`prefs-tool messages force ID`, `-DialogGateForceMessage ID`): selected
+        /// whatever its checks, if it is for this app.
+        package var forcedMessageId: Int?
+
+        package init(
+            skippedVersion: String? = nil, conditions: (@Sendable (FeedCondition) -> (met: Bool, detail: String))? = nil,
+            displayFrequency: (passed: Bool, detail: String)? = nil, forcedMessageId: Int? = nil
+        ) {
+            self.skippedVersion = skippedVersion
+            self.conditions = conditions
+            self.displayFrequency = displayFrequency
+            self.forcedMessageId = forcedMessageId
+        }
+    }
+
     /// Checks every message and selects one.
     ///
     /// ```swift
@@ -26,10 +51,17 @@ package enum MessageTargeting {
     /// ```
     package static func explain(
         _ messages: [RemoteMessage], context: MessageContext, now: Date, lastMessageId: Int, passedOver: Set<Int> = [],
-        installationId: String
+        installationId: String, state: State = State()
     ) -> TargetingReport {
         let evaluations = messages.map {
-            evaluate($0, context: context, now: now, lastMessageId: lastMessageId, passedOver: passedOver, installationId: installationId)
+            evaluate(
+                $0, context: context, now: now, lastMessageId: lastMessageId, passedOver: passedOver, installationId: installationId,
+                state: state)
+        }
+        if let forced = state.forcedMessageId,
+            let message = messages.first(where: { $0.id == forced && $0.bundleId == context.bundleIdentifier })
+        {
+            return TargetingReport(evaluations: evaluations, selected: message, forced: true)
         }
         let selected = evaluations.filter(\.isEligible).map(\.message).min(by: isPreferred)
         return TargetingReport(evaluations: evaluations, selected: selected)
@@ -47,7 +79,9 @@ package enum MessageTargeting {
         explain(messages, context: context, now: now, lastMessageId: lastMessageId, passedOver: passedOver, installationId: installationId).selected
     }
 
-    /// Every check of one message, in ``TargetingCheck/Rule`` order; all are made even after one fails.
+    /// Every check of one message, in ``TargetingCheck/Rule`` order; all are made even after one fails. The rules of
+    /// feed format 2 (`testDevices`, `update`, `conditions`) and the display frequency are checked only where they
+    /// apply: a message that sets them, a state that knows a display frequency.
     ///
     /// ```swift
     /// let evaluation = MessageTargeting.evaluate(message, context: context, now: now, lastMessageId: 2, installationId: id)
@@ -55,7 +89,7 @@ package enum MessageTargeting {
     /// ```
     package static func evaluate(
         _ message: RemoteMessage, context: MessageContext, now: Date, lastMessageId: Int, passedOver: Set<Int> = [],
-        installationId: String
+        installationId: String, state: State = State()
     ) -> MessageEvaluation {
         let nowText = ISO8601.format(now)
         var checks: [TargetingCheck] = []
@@ -66,7 +100,9 @@ package enum MessageTargeting {
         let sameApp = message.bundleId == context.bundleIdentifier
         add(.bundleId, sameApp, "\"\(message.bundleId)\" \(sameApp ? "==" : "!=") \"\(context.bundleIdentifier)\"")
 
-        if message.id > lastMessageId {
+        if message.update != nil {
+            add(.id, true, "an update: shown while the app is below its version, whatever lastMessageId (\(lastMessageId))")
+        } else if message.id > lastMessageId {
             add(.id, true, "\(message.id) > \(lastMessageId)")
         } else if passedOver.contains(message.id) {
             add(.id, true, "\(message.id) is not > \(lastMessageId), but was passed over unacknowledged")
@@ -106,14 +142,85 @@ package enum MessageTargeting {
             add(.locales, true, "not set")
         }
 
+        let testDevice = message.testDevices?.contains { isSameDevice($0, installationId) } ?? false
         if let percent = message.rolloutPercent {
             let bucket = rolloutBucket(installationId: installationId, messageId: message.id)
             let inside = bucket < percent
-            add(.rolloutPercent, inside, inside ? "bucket \(bucket) < \(percent)" : "bucket \(bucket) is not < \(percent)")
+            if testDevice {
+                add(.rolloutPercent, true, "a test device, inside any rollout (bucket \(bucket), \(percent))")
+            } else {
+                add(.rolloutPercent, inside, inside ? "bucket \(bucket) < \(percent)" : "bucket \(bucket) is not < \(percent)")
+            }
         } else {
             add(.rolloutPercent, true, "not set")
         }
+
+        if let devices = message.testDevices {
+            let shown = installationId.isEmpty ? "no installation id" : "installation \(installationId)"
+            add(.testDevices, testDevice, "\(shown) \(testDevice ? "is" : "is not") one of \(devices.count) test device\(devices.count == 1 ? "" : "s")")
+        }
+
+        let required = message.update?.isRequired(forAppVersion: context.appVersion) ?? false
+        if let update = message.update {
+            let check = updateCheck(update, running: context.appVersion, required: required, skipped: state.skippedVersion, now: now)
+            add(.update, check.passed, check.detail)
+        }
+
+        if let conditions = message.conditions {
+            if let judge = state.conditions {
+                let judged = judge(conditions)
+                add(.conditions, judged.met, judged.detail)
+            } else {
+                add(.conditions, false, "not judged without the store's usage (a MessageCenter judges them)")
+            }
+        }
+
+        if let frequency = state.displayFrequency {
+            if required {
+                add(.displayFrequency, true, "a required update: shown whatever the display frequency")
+            } else {
+                add(.displayFrequency, frequency.passed, frequency.detail)
+            }
+        }
         return MessageEvaluation(message: message, checks: checks)
+    }
+
+    /// Whether an installation id is one of a message's test devices: equal, ignoring case and white space at either
+    /// end (QA pastes what `prefs-tool messages device-id` printed).
+    static func isSameDevice(_ listed: String, _ installationId: String) -> Bool {
+        let id = installationId.trimmingCharacters(in: .whitespaces)
+        return !id.isEmpty && listed.trimmingCharacters(in: .whitespaces).caseInsensitiveCompare(id) == .orderedSame
+    }
+
+    /// The update rule: the app is below the minimum (required) or the recommended version not skipped, and the version
+    /// was released ``RemoteMessage/Update/minimumAge`` ago (an app store may not serve it yet everywhere before).
+    private static func updateCheck(
+        _ update: RemoteMessage.Update, running text: String, required: Bool, skipped: String?, now: Date
+    ) -> (passed: Bool, detail: String) {
+        guard let running = RunningVersion(text) else { return (false, "app version \"\(text)\" is not a version") }
+        var reasons: [String] = []
+        var below = false
+        if required, let minimum = update.minimumVersion {
+            reasons.append("\(running) is below the minimum \(minimum): required, no skip")
+            below = true
+        } else if let recommended = update.recommendedVersion.flatMap({ Version($0) }) {
+            if !running.isBelow(recommended) {
+                reasons.append("\(running) is not below the recommended \(recommended)")
+            } else if let skipped, let version = Version(lenient: skipped), version >= recommended {
+                reasons.append("\(running) is below the recommended \(recommended), but \(skipped) was skipped")
+            } else {
+                reasons.append("\(running) is below the recommended \(recommended)")
+                below = true
+            }
+        } else {
+            reasons.append("\(running) is not below the minimum \(update.minimumVersion ?? "?")")
+        }
+        let from = update.showsFrom
+        let old = now >= from
+        reasons.append(
+            "released \(ISO8601.format(update.releasedAt, fractionDigits: 0)), "
+                + (old ? "shown since \(ISO8601.format(from, fractionDigits: 0))" : "not before \(ISO8601.format(from, fractionDigits: 0))"))
+        return (below && old, reasons.joined(separator: "; "))
     }
 
     /// The installation's bucket, 0 to 99, for a message: the first 8 bytes of SHA-256 of

@@ -1,4 +1,5 @@
 import Foundation
+import PrefsSupport
 internal import PrefsJSON
 
 /// One validated message of a remote `messages.json` feed: what to show and whom to show it to.
@@ -22,6 +23,10 @@ internal import PrefsJSON
 ///   }
 /// ]
 /// ```
+///
+/// A message of feed format 2 may also carry its own caps (`maxImpressions`, `minimumIntervalSeconds`), `conditions`
+/// on the app's usage, `testDevices` and an `update`; it is then wrapped, `{"minimumReaderVersion": 2, "message": {…}}`,
+/// so that release 0.2, which ignores members it does not know, skips it instead of showing it to everyone.
 ///
 /// Values are only ever made by the feed decoder (or by you, in tests and previews): every
 /// field has passed validation, so a view can show one without further checks.
@@ -95,8 +100,93 @@ public struct RemoteMessage: Sendable, Hashable, Identifiable {
     public var rolloutPercent: Int?
     /// The message's position in the feed array, so that `$[feedIndex]` names it in diagnostics.
     public var feedIndex: Int
+    /// Presentations of this message in all until it is acknowledged (the feed's `maxImpressions`), instead of the
+    /// center's `ImpressionPolicy`; nil to follow the center.
+    ///
+    /// ```swift
+    /// message.maximumImpressions   // 3: at most three launches show it unacknowledged
+    /// ```
+    public var maximumImpressions: Int?
+    /// The shortest time between two presentations of this message (the feed's `minimumIntervalSeconds`), instead of the
+    /// center's `ImpressionPolicy`; nil to follow the center.
+    ///
+    /// ```swift
+    /// message.minimumInterval   // .seconds(86_400): at most once a day
+    /// ```
+    public var minimumInterval: Duration?
+    /// The installations the message is for (the feed's `testDevices`: installation ids, as `prefs-tool messages
+    /// device-id` prints them, compared ignoring case); nil for every installation. A listed installation is inside any
+    /// `rolloutPercent`.
+    ///
+    /// ```swift
+    /// message.testDevices   // ["6F1C2A9E-…"]: QA's phone only
+    /// ```
+    public var testDevices: [String]?
+    /// Set for an "update available" message (the feed's `update`): shown while the app is below a version, once that
+    /// version has been out for a while.
+    ///
+    /// ```swift
+    /// if let update = message.update { print(update.recommendedVersion ?? "", update.minimumVersion ?? "") }
+    /// ```
+    public var update: Update?
+    /// The feed's `conditions`, which a `MessageCenter` judges on the store's usage. Package API.
+    package var conditions: FeedCondition?
+    /// Whether the feed wraps the message in `{"minimumReaderVersion": N, "message": {…}}`, so that diagnostics name
+    /// `$[i].message`.
+    var isWrapped = false
 
-    /// Creates a message; the defaults are those of a feed entry with only the required fields.
+    /// Where the message object is in the feed: `$[i]`, or `$[i].message` when it is wrapped.
+    var feedPath: JSONPath {
+        isWrapped ? JSONPath.root / feedIndex / "message" : JSONPath.root / feedIndex
+    }
+
+    /// "Update available": the versions the app should be at, and when the newest was released. Below
+    /// ``minimumVersion`` the update is required: the message shows at every refresh and cannot be skipped; below
+    /// ``recommendedVersion`` it is recommended: "skip this version" hides it until a higher version is recommended. It
+    /// shows only once ``releasedAt`` is ``minimumAge`` in the past, so an app store that does not serve the version yet
+    /// in the user's region sends nobody in a loop.
+    ///
+    /// ```swift
+    /// let update = RemoteMessage.Update(recommendedVersion: "2.4", minimumVersion: "2.0",
+    ///                                   releasedAt: Date(timeIntervalSince1970: 1_772_323_200), minimumAge: .seconds(3 * 86_400))
+    /// ```
+    public struct Update: Sendable, Hashable {
+        /// The version users should update to (`"2.4"`); nil when only ``minimumVersion`` is given.
+        public var recommendedVersion: String?
+        /// Below this version the update is required; nil for none.
+        public var minimumVersion: String?
+        /// When the newest version named here was released.
+        public var releasedAt: Date
+        /// How long after ``releasedAt`` the message starts to show (the feed's `minimumAgeSeconds`, one day by default).
+        public var minimumAge: Duration
+
+        /// Creates an update; give at least one of the two versions (digits and dots: `"2.4"`).
+        ///
+        /// ```swift
+        /// RemoteMessage.Update(minimumVersion: "2.0", releasedAt: releaseDate)   // required below 2.0, from a day after release
+        /// ```
+        public init(recommendedVersion: String? = nil, minimumVersion: String? = nil, releasedAt: Date, minimumAge: Duration = .seconds(86_400)) {
+            self.recommendedVersion = recommendedVersion
+            self.minimumVersion = minimumVersion
+            self.releasedAt = releasedAt
+            self.minimumAge = minimumAge
+        }
+
+        /// Whether `appVersion` is below ``minimumVersion`` (a pre-release is below its release): the update is
+        /// required. Package API.
+        package func isRequired(forAppVersion appVersion: String) -> Bool {
+            guard let minimum = minimumVersion.flatMap({ Version($0) }), let running = RunningVersion(appVersion) else { return false }
+            return running.isBelow(minimum)
+        }
+
+        /// When the message starts to show: ``releasedAt`` plus ``minimumAge``.
+        package var showsFrom: Date {
+            releasedAt.addingTimeInterval(max(0, minimumAge.timeInterval))
+        }
+    }
+
+    /// Creates a message; the defaults are those of a feed entry with only the required fields. (A message's
+    /// `conditions` come from a feed only.)
     ///
     /// ```swift
     /// let message = RemoteMessage(id: 1, bundleId: "com.example.app", title: "Hello",
@@ -117,7 +207,11 @@ public struct RemoteMessage: Sendable, Hashable, Identifiable {
         priority: Int = 0,
         locales: [String]? = nil,
         rolloutPercent: Int? = nil,
-        feedIndex: Int = 0
+        feedIndex: Int = 0,
+        maximumImpressions: Int? = nil,
+        minimumInterval: Duration? = nil,
+        testDevices: [String]? = nil,
+        update: Update? = nil
     ) {
         self.id = id
         self.bundleId = bundleId
@@ -134,6 +228,17 @@ public struct RemoteMessage: Sendable, Hashable, Identifiable {
         self.locales = locales
         self.rolloutPercent = rolloutPercent
         self.feedIndex = feedIndex
+        self.maximumImpressions = maximumImpressions
+        self.minimumInterval = minimumInterval
+        self.testDevices = testDevices
+        self.update = update
+    }
+}
+
+extension RunningVersion {
+    /// Whether this version comes before `version`: a lower release, or a pre-release of it (`2.4-beta` is below 2.4).
+    package func isBelow(_ version: Version) -> Bool {
+        release < version || (release == version && preRelease != nil)
     }
 }
 

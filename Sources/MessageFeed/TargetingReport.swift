@@ -32,6 +32,15 @@ package struct TargetingCheck: Sendable, Hashable, CustomStringConvertible {
         case locales
         /// The installation's bucket is below `rolloutPercent`.
         case rolloutPercent
+        /// The installation is one of `testDevices`.
+        case testDevices
+        /// An update message: the app is below its version, the version was released long enough ago, and it was not
+        /// skipped.
+        case update
+        /// The message's `conditions` on the app's usage hold.
+        case conditions
+        /// The gate's display frequency allows a message now (a `MessageCenter` made with a gate).
+        case displayFrequency
     }
 
     /// The rule checked.
@@ -69,7 +78,7 @@ package struct TargetingCheck: Sendable, Hashable, CustomStringConvertible {
 package struct MessageEvaluation: Sendable, Hashable, CustomStringConvertible {
     /// The message evaluated.
     package var message: RemoteMessage
-    /// One check per ``TargetingCheck/Rule``, in rule order.
+    /// One check per ``TargetingCheck/Rule`` that applies, in rule order.
     package var checks: [TargetingCheck]
 
     /// Creates an evaluation.
@@ -115,17 +124,21 @@ package struct MessageEvaluation: Sendable, Hashable, CustomStringConvertible {
 package struct TargetingReport: Sendable, Hashable, CustomStringConvertible {
     /// One evaluation per message, in feed order.
     package var evaluations: [MessageEvaluation]
-    /// The message to show: among the eligible ones the highest priority, then the highest id.
+    /// The message to show: among the eligible ones the highest priority, then the highest id; or the one a QA override
+    /// forces.
     package var selected: RemoteMessage?
+    /// Whether a QA override forced ``selected`` (`prefs-tool messages force ID`), whatever its checks.
+    package var forced: Bool
 
     /// Creates a report.
     ///
     /// ```swift
     /// let empty = TargetingReport(evaluations: [], selected: nil)
     /// ```
-    package init(evaluations: [MessageEvaluation], selected: RemoteMessage?) {
+    package init(evaluations: [MessageEvaluation], selected: RemoteMessage?, forced: Bool = false) {
         self.evaluations = evaluations
         self.selected = selected
+        self.forced = forced && selected != nil
     }
 
     /// The eligible messages, in feed order.
@@ -133,7 +146,8 @@ package struct TargetingReport: Sendable, Hashable, CustomStringConvertible {
 
     /// Every evaluation, then `selected: message N at $[i]` or `selected: none`.
     package var description: String {
-        let selection = selected.map { "selected: message \($0.id) at $[\($0.feedIndex)]" } ?? "selected: none"
+        let selection =
+            selected.map { "selected: message \($0.id) at $[\($0.feedIndex)]" + (forced ? " (forced by a QA override)" : "") } ?? "selected: none"
         return (evaluations.map(\.description) + [selection]).joined(separator: "\n")
     }
 }

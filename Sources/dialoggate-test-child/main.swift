@@ -11,7 +11,8 @@
 //       refreshes a MessageCenter on the feed file FEED (the sample app, 1.0 on 17.2); prints "pending N", or "none"
 //       with " (presented elsewhere: N)" when another center holds message N. When pending, waits until the file
 //       RELEASE exists ("-": at once), then answers with ANSWER (confirm or dismiss), waits for the store write and
-//       prints "finished"; ANSWER confirm-exit acknowledges and calls exit(0) at once, without waiting.
+//       prints "finished"; ANSWER confirm-exit acknowledges and calls exit(0) at once, without waiting. As a QA build
+//       does, it reads -DialogGateForceMessage ID or DIALOGGATE_FORCE_MESSAGE=ID (MessageCenter.forcedMessageId).
 //   dialoggate-test-child next json|sqlite PATH IDS MAX RELEASE ANSWER
 //       claims the next of the dialogs IDS (comma-separated, in order; MAX presentations each, 0 for no limit) with
 //       claim(nextOf:); prints "granted ID" or "declined: DECISION", then as claim.
@@ -117,6 +118,7 @@ do {
         let context = MessageContext(
             bundleIdentifier: "com.createchsol.AppAlertExample", appVersion: "1.0", osVersion: "17.2", localeIdentifier: "en_US")
         let center = MessageCenter(feedURL: URL(fileURLWithPath: arguments[3]), prefs: try Prefs(storage), context: context)
+        center.forcedMessageId = MessageCenter.forcedMessageId().id  // a QA build's opt-in
         await center.refresh()
         guard let message = center.pendingMessage else {
             say("none" + (center.presentedElsewhere.map { " (presented elsewhere: \($0))" } ?? ""))

@@ -24,7 +24,8 @@ enum PrefsTool {
 
     static let commands: [Command] =
         StoreCommands.all + [StoresCommand.command] + TransferCommands.all + [
-            WatchCommand.command, CheckCommand.command, DialogsCommand.command, FeedCommand.command, DemoCommand.command,
+            WatchCommand.command, CheckCommand.command, DialogsCommand.command, FeedCommand.command, MessagesCommand.command,
+            DemoCommand.command,
             NamespacesCommand.command,
         ]
 

@@ -154,6 +154,20 @@ final class ArticleViewController {
         }
     }
 
+    /// RemoteMessages.md: the buttons of an update alert.
+    /// The buttons of an update alert: [Update], and, unless the update is required, [Later] and [Skip This Version].
+    @MainActor
+    func answer(_ button: String, to message: RemoteMessage, in messages: MessageCenter) -> URL? {
+        switch button {
+        case "Update": return messages.acknowledge(.link, for: message)  // open the App Store link it returns
+        case "Skip This Version" where !messages.isRequiredUpdate(message):
+            return messages.acknowledge(.skipVersion, for: message)  // hidden until a later version is recommended
+        default:
+            messages.dismissWithoutAcknowledging()  // "Later": shown again, within its caps
+            return nil
+        }
+    }
+
     // MARK: - DialogGate
 
     /// LocalDialogs.md, seed 000: the present closure calls this view controller's alert code on the main actor.

@@ -225,3 +225,75 @@ struct MessageFeedArticleExamples {
         #expect("\(context)" == "com.example.app 2.1 on OS 18.0, locale en_GB")
     }
 }
+
+/// The buttons of an update alert: [Update], and, unless the update is required, [Later] and [Skip This Version].
+@MainActor
+func answer(_ button: String, to message: RemoteMessage, in messages: MessageCenter) -> URL? {
+    switch button {
+    case "Update": return messages.acknowledge(.link, for: message)   // open the App Store link it returns
+    case "Skip This Version" where !messages.isRequiredUpdate(message):
+        return messages.acknowledge(.skipVersion, for: message)       // hidden until a later version is recommended
+    default:
+        messages.dismissWithoutAcknowledging()                        // "Later": shown again, within its caps
+        return nil
+    }
+}
+
+@Suite("RemoteMessages article: feed format 2")
+struct RemoteMessagesFormatTwoExamples {
+    /// RemoteMessages.md: a message with its own caps and conditions.
+    static let conditional = """
+        {
+          "minimumReaderVersion": 2,
+          "message": {
+            "id": 12, "bundleId": "com.example.app", "title": "Teams are here", "text": "Invite your colleagues.",
+            "confirmLabel": "OK", "maxImpressions": 2, "minimumIntervalSeconds": 86400,
+            "conditions": {
+              "launchesAtLeast": 5,
+              "daysSinceFirstLaunchAtLeast": 3,
+              "events": {"photoSaved": {"atLeast": 3, "withinSeconds": 2592000}},
+              "parameters": {"plan": "free", "country": ["DE", "AT"]},
+              "any": [{"parameters": {"cohort": "b"}}, {"launchesAtLeast": 20}]
+            }
+          }
+        }
+        """
+
+    /// RemoteMessages.md: an update-available entry.
+    static let update = """
+        {
+          "minimumReaderVersion": 2,
+          "message": {
+            "id": 20, "bundleId": "com.example.app", "title": "Update available",
+            "text": "Version 2.4 fixes syncing with the watch.", "confirmLabel": "Update",
+            "link": {"title": "App Store", "url": "https://apps.apple.com/app/id1234567890"},
+            "minimumIntervalSeconds": 86400,
+            "update": {"recommendedVersion": "2.4", "minimumVersion": "2.0", "releasedAt": "2026-03-01T00:00:00Z",
+                       "minimumAgeSeconds": 259200}
+          }
+        }
+        """
+
+    @Test("the article's entries decode without an issue; the update shows three days after its release, and is skipped")
+    @MainActor
+    func formatTwo() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("messages.json")
+        try Data("[\(Self.conditional), \(Self.update)]".utf8).write(to: url)
+        let clock = TestClock(try ISO8601.parse("2026-03-04T00:00:00Z"))
+        let prefs = try Prefs(.sqlite(directory.file("app.sqlite")))
+        let gate = DialogGate(prefs: prefs, session: DialogSession(), appVersion: "2.1", parameters: ["plan": "free"], clock: clock.function)
+        let context = MessageContext(bundleIdentifier: "com.example.app", appVersion: "2.1", osVersion: "18.0", localeIdentifier: "de_DE")
+        let center = MessageCenter(feedURL: url, prefs: prefs, context: context, gate: gate, clock: clock.function)
+        await center.refresh()
+        #expect(center.diagnostics.isEmpty && center.lastError == nil)
+        let message = try #require(center.pendingMessage)
+        #expect(message.id == 20, "message 12's conditions are unmet: no launch recorded")
+        #expect(answer("Skip This Version", to: message, in: center) == nil)
+        await center.flush()
+        #expect(try prefs.storedValue(forKey: "lastMessageId.skippedVersion")?.decode(String.self) == "2.4")
+        clock.advance(by: .seconds(86_400))
+        await center.refresh()
+        #expect(center.pendingMessage == nil)
+    }
+}

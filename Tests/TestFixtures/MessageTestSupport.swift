@@ -103,6 +103,12 @@ package enum Feeds {
         return base + (extra.isEmpty ? "" : ", " + extra) + "}"
     }
 
+    /// A one-line message of feed format 2, wrapped as `{"minimumReaderVersion": N, "message": {…}}`, with `extra`
+    /// members (`"conditions": {…}`, `"update": {…}`, …).
+    package static func wrapped(id: Int, bundleId: String = seedBundle, readerVersion: Int = 2, _ extra: String = "") -> String {
+        #"{"minimumReaderVersion": \#(readerVersion), "message": \#(message(id: id, bundleId: bundleId, extra))}"#
+    }
+
     /// A feed of one-line messages.
     package static func of(_ messages: String...) -> String {
         of(messages)

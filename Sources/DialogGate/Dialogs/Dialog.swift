@@ -151,7 +151,8 @@ public struct DialogPolicy: Sendable, Hashable {
 }
 
 /// How often any dialog of a gate may be presented, as TipKit's `displayFrequency`: an app never shows two nags
-/// in one launch, or in one day. Dialogs whose policy ``DialogPolicy/ignoresDisplayFrequency`` are exempt.
+/// in one launch, or in one day. Dialogs whose policy ``DialogPolicy/ignoresDisplayFrequency`` are exempt. A remote
+/// message shown counts as a presentation too (see ``MessageCenter``), and a center made with the gate waits for it.
 ///
 /// ```swift
 /// let gate = DialogGate(prefs: prefs, displayFrequency: .oncePerSession)

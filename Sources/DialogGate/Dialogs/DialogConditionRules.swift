@@ -1,4 +1,5 @@
 import Foundation
+import Prefs
 import PrefsSupport
 internal import PrefsJSON
 
@@ -17,6 +18,37 @@ struct ConditionInputs: Hashable, Sendable {
     /// The session's launch token; nil in `prefs-tool`, which judges "first session" by the launch count.
     var session: String?
     var appVersion: String?
+}
+
+extension ConditionInputs {
+    /// The inputs of conditions that count `eventNames`, read through `read` (a key's stored value), for `session` (its
+    /// launch, and its parameters over the stored ones) and `appVersion`. A value that cannot be read is kept as such:
+    /// the conditions that read it are unmet, and say why.
+    static func reading(
+        eventNames: Set<String>, session: DialogSession, appVersion: String?, _ read: (String) throws(PrefsError) -> StoredValue?
+    ) -> ConditionInputs {
+        var inputs = ConditionInputs(session: session.launchToken, appVersion: appVersion)
+        func stored<Value: PrefsStorable & Hashable & Sendable>(_ name: String, as: Value.Type) -> StoredUsage<Value> {
+            do {
+                return StoredUsage.decoding(try read(name), key: name)
+            } catch {
+                return .unreadable(error)
+            }
+        }
+        inputs.usage = stored(UsageRecord.key.name, as: UsageRecord.self)
+        for name in eventNames {
+            var log = stored(EventLog.storeKeyName(for: name), as: EventLog.self)
+            if let found = log.value, found.name != name { log = .absent }  // another event's (a hash collision)
+            inputs.events[name] = log
+        }
+        switch stored(StoredParameters.keyName, as: StoredParameters.self) {
+        case .absent: break
+        case .present(let parameters): inputs.parameters = parameters.values.mapValues(\.value)
+        case .unreadable(let error): inputs.parametersProblem = "stored parameters unreadable: \(error)"
+        }
+        inputs.parameters.merge(session.parameters) { _, inMemory in inMemory }
+        return inputs
+    }
 }
 
 /// How a dialog's policy counts: versions grouped as its ``DialogPolicy/resetsOn`` counts them, and usage counted from

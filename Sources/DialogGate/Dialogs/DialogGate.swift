@@ -371,28 +371,8 @@ public final class DialogGate: Sendable {
     /// What `dialog`'s conditions read, through `read` (a key's stored value): nothing for a dialog without conditions.
     /// A value that cannot be read is kept as such: the conditions that read it are unmet, and say why.
     func conditionInputs(for dialog: Dialog, _ read: (String) throws(PrefsError) -> StoredValue?) -> ConditionInputs {
-        var inputs = ConditionInputs(session: session.launchToken, appVersion: appVersion)
-        guard let condition = dialog.policy.conditions else { return inputs }
-        func stored<Value: PrefsStorable & Hashable & Sendable>(_ name: String, as: Value.Type) -> StoredUsage<Value> {
-            do {
-                return StoredUsage.decoding(try read(name), key: name)
-            } catch {
-                return .unreadable(error)
-            }
-        }
-        inputs.usage = stored(UsageRecord.key.name, as: UsageRecord.self)
-        for name in condition.eventNames {
-            var log = stored(EventLog.storeKeyName(for: name), as: EventLog.self)
-            if let found = log.value, found.name != name { log = .absent }  // another event's (a hash collision)
-            inputs.events[name] = log
-        }
-        switch stored(StoredParameters.keyName, as: StoredParameters.self) {
-        case .absent: break
-        case .present(let parameters): inputs.parameters = parameters.values.mapValues(\.value)
-        case .unreadable(let error): inputs.parametersProblem = "stored parameters unreadable: \(error)"
-        }
-        inputs.parameters.merge(session.parameters) { _, inMemory in inMemory }
-        return inputs
+        guard let condition = dialog.policy.conditions else { return ConditionInputs(session: session.launchToken, appVersion: appVersion) }
+        return ConditionInputs.reading(eventNames: condition.eventNames, session: session, appVersion: appVersion, read)
     }
 
     /// The usage values whose clock anchors `now` moves (see ``ClockRule``): what a decision stores.

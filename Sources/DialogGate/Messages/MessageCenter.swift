@@ -22,6 +22,10 @@ import Prefs
 /// (``presentedElsewhere`` says which message is on screen elsewhere), and the next decision of each sees the
 /// acknowledgement. A holder that crashed binds nothing.
 ///
+/// **With local dialogs**: a message shown counts as a presentation for the store's ``DialogGate``s (their
+/// ``DisplayFrequency``); a center made with `gate:` also waits for that gate's display frequency and judges a feed
+/// message's conditions with its session and parameters. See ``init(feedURL:prefs:context:lastMessageIdKey:options:impressions:gate:clock:random:)``.
+///
 /// **Off the main actor**: the store's reads and writes (the decision, the acknowledgement) run on a background queue,
 /// in the order they were asked for, so a store whose lock another process holds never freezes the main actor.
 /// ``acknowledge(_:for:)`` returns at once; ``flush()`` waits for its write (a normal exit waits up to two seconds).
@@ -56,6 +60,15 @@ public final class MessageCenter {
         case confirm
         /// The link button; ``MessageCenter/acknowledge(_:for:)`` returns the link's URL.
         case link
+        /// "Skip this version", for an update message (`RemoteMessage.update`) that is not required: stores its
+        /// recommended version (`lastMessageId.skippedVersion`), so it shows again only when the feed recommends a later
+        /// one. A required update cannot be skipped (``isRequiredUpdate(_:)``): it shows again at the next refresh. For
+        /// another message, the same as ``confirm``.
+        ///
+        /// ```swift
+        /// Button("Skip This Version") { center.acknowledge(.skipVersion, for: message) }
+        /// ```
+        case skipVersion
     }
 
     /// The key holding the installation id used for rollouts: a UUID string created once per store.
@@ -128,6 +141,25 @@ public final class MessageCenter {
     /// center.onEvent = { event in analytics.log("\(event)") }   // "impression 7", "acknowledged 7 (confirm)"
     /// ```
     @ObservationIgnored public var onEvent: (@MainActor (DialogEvent) -> Void)?
+    /// The gate whose display frequency, session, app version and parameters the messages take part in, if the center
+    /// was made with one (see ``init(feedURL:prefs:context:lastMessageIdKey:options:impressions:gate:clock:random:)``).
+    ///
+    /// ```swift
+    /// center.gate?.displayFrequency   // .oncePerSession
+    /// ```
+    public let gate: DialogGate?
+    /// A message to show at the next refresh whatever its targeting (its id, versions, dates, conditions, caps), for QA:
+    /// once shown, it is cleared. Set it from a launch argument with ``forcedMessageId(arguments:environment:)``, in a QA
+    /// build only; `prefs-tool messages force ID` stores a one-shot override the next refresh of any center consumes.
+    ///
+    /// ```swift
+    /// center.forcedMessageId = 7   // the next refresh shows message 7, if the feed has it for this app
+    /// ```
+    @ObservationIgnored public var forcedMessageId: Int?
+    /// Whether ``pendingMessage`` was forced (``forcedMessageId`` or `prefs-tool messages force`).
+    @ObservationIgnored private var pendingWasForced = false
+    /// The session, app version and display frequency messages are judged with.
+    private let audience: MessageAudience
     /// The fetcher, for inspecting its cache. Package API.
     package let fetcher: FeedFetcher
     private let clock: @Sendable () -> Date
@@ -150,13 +182,21 @@ public final class MessageCenter {
     ///   - lastMessageIdKey: the key name of the last acknowledged id; `"lastMessageId"` by default, the name
     ///     apps on UserDefaults used (a programming error, stopping here, if the name is not a valid key name).
     ///   - options: timeouts, size cap, cache age, backoff, allowed link schemes.
-    ///   - impressions: how often a message not yet acknowledged is shown again (by default at every refresh).
+    ///   - impressions: how often a message not yet acknowledged is shown again (by default at every refresh); a feed
+    ///     message's own `maxImpressions` and `minimumIntervalSeconds` replace these for it.
+    ///   - gate: the app's ``DialogGate`` on the same store, so that messages take part in its rules: a message is
+    ///     shown only when the gate's ``DialogGate/displayFrequency`` allows a presentation (a required update
+    ///     excepted), and the feed's conditions are judged with the gate's session (its launch, and the parameters it
+    ///     sets in memory) and app version. Without one, the session is ``DialogSession/store(_:)``, the one a
+    ///     `DialogGate(prefs:)` uses, and no display frequency limits messages. Either way a message shown counts as a
+    ///     presentation for every gate on the store: `dialoggate.lastPresentation` and the session's "presented any".
     ///   - clock: the current date, for targeting, max-age, backoff and cache age.
     ///   - random: a number in `0..<1` for the backoff jitter.
     ///
     /// ```swift
-    /// let center = MessageCenter(feedURL: url, prefs: try Prefs(.sqlite(storeURL)),
-    ///                            context: .current(bundleIdentifier: "com.example.app", appVersion: "2.1"))
+    /// let gate = DialogGate(prefs: prefs, appVersion: "2.1", displayFrequency: .oncePerSession)
+    /// let center = MessageCenter(feedURL: url, prefs: prefs,
+    ///                            context: .current(bundleIdentifier: "com.example.app", appVersion: "2.1"), gate: gate)
     /// ```
     public convenience init(
         feedURL: URL,
@@ -165,12 +205,13 @@ public final class MessageCenter {
         lastMessageIdKey: String = "lastMessageId",
         options: FeedOptions = FeedOptions(),
         impressions: ImpressionPolicy = ImpressionPolicy(),
+        gate: DialogGate? = nil,
         clock: @escaping @Sendable () -> Date = { Date() },
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
     ) {
         self.init(
             feedURL: feedURL, prefs: prefs, context: context, lastMessageIdKey: lastMessageIdKey, options: options,
-            impressions: impressions, loader: nil, clock: clock, random: random)
+            impressions: impressions, gate: gate, loader: nil, clock: clock, random: random)
     }
 
     /// Creates a message center whose requests `loader` performs (nil for the standard loader): tests, and tools
@@ -182,10 +223,14 @@ public final class MessageCenter {
         lastMessageIdKey: String = "lastMessageId",
         options: FeedOptions = FeedOptions(),
         impressions: ImpressionPolicy = ImpressionPolicy(),
+        gate: DialogGate? = nil,
         loader: (any FeedLoader)?,
         clock: @escaping @Sendable () -> Date = { Date() },
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
     ) {
+        self.gate = gate
+        audience = MessageAudience(
+            session: gate?.session ?? .store(prefs), appVersion: gate?.appVersion ?? context.appVersion, displayFrequency: gate?.displayFrequency)
         self.feedURL = feedURL
         self.prefs = prefs
         self.context = context
@@ -223,12 +268,14 @@ public final class MessageCenter {
             presentedElsewhere = nil
             if let ended = holder.end() { MessageClaimHolder.release(ended, prefs: prefs, key: holder.key) }
             pendingMessage = nil
+            pendingWasForced = false
             return
         }
         let decision = MessageDecision(
             prefs: prefs, keys: storeKeys, holder: holder, messages: feed.messages, context: context, now: clock(),
             impressionPolicy: impressionPolicy, declaresLastMessageId: !declaredLastMessageId,
-            fallbackInstallationId: fallbackInstallationId())
+            fallbackInstallationId: fallbackInstallationId(), audience: audience, forcedMessageId: forcedMessageId,
+            heldWasForced: pendingWasForced)
         declaredLastMessageId = true
         let outcome = await MessageStoreWork.run { decision.run() }
         guard current == generation else { return }
@@ -243,6 +290,8 @@ public final class MessageCenter {
         guard stillHeld != false else { return }
         let previous = pendingMessage
         pendingMessage = outcome.pending?.message
+        pendingWasForced = outcome.pending != nil && outcome.pendingIsForced
+        if pendingWasForced, forcedMessageId == pendingMessage?.id { forcedMessageId = nil }  // once
         if let pendingMessage, pendingMessage.id != previous?.id { onEvent?(.impression(pendingMessage)) }
     }
 
@@ -270,21 +319,94 @@ public final class MessageCenter {
     /// ```swift
     /// Button(message.confirmLabel) { center.acknowledge(.confirm, for: message) }
     /// ```
+    ///
+    /// An update message (`RemoteMessage.update`) is shown by its versions, not its id: acknowledging it stores no
+    /// `lastMessageId`, so it shows again (within its caps) while the app is below its version, unless the user chose
+    /// ``Acknowledgement/skipVersion`` for a recommended one.
     @discardableResult
     public func acknowledge(_ action: Acknowledgement, for message: RemoteMessage) -> URL? {
-        if pendingMessage?.id == message.id { pendingMessage = nil }
+        if pendingMessage?.id == message.id {
+            pendingMessage = nil
+            pendingWasForced = false
+        }
         let ended = holder.end(messageId: message.id)
         let keys = storeKeys
-        // The lower ids of this app in the feed: those not acknowledged yet are passed over, not lost.
-        let lower = (fetch?.feed?.messages ?? []).filter { $0.bundleId == message.bundleId && $0.id < message.id }.map(\.id)
-        acknowledgedInFlight = (max(acknowledgedInFlight?.id ?? message.id, message.id), (acknowledgedInFlight?.writes ?? 0) + 1)
         let prefs = prefs, id = message.id
+        if let update = message.update {
+            // Skipped: the recommended version, unless the update is required (which cannot be skipped).
+            let skipped = action == .skipVersion && !isRequiredUpdate(message) ? update.recommendedVersion : nil
+            MessageStoreWork.submit { [weak self] in
+                let written = Self.recordUpdateAnswer(skipping: skipped, ending: ended, prefs: prefs, keys: keys)
+                if let written { Task { @MainActor in self?.lastStoreError = written } }
+            }
+            onEvent?(.acknowledged(message, action))
+            return action == .link ? message.link?.url : nil
+        }
+        // The lower ids of this app in the feed: those not acknowledged yet are passed over, not lost.
+        let lower = (fetch?.feed?.messages ?? []).filter { $0.bundleId == message.bundleId && $0.id < message.id && $0.update == nil }.map(\.id)
+        acknowledgedInFlight = (max(acknowledgedInFlight?.id ?? message.id, message.id), (acknowledgedInFlight?.writes ?? 0) + 1)
         MessageStoreWork.submit { [weak self] in
             let written = Self.recordAcknowledgement(of: id, lower: lower, ending: ended, prefs: prefs, keys: keys)
             Task { @MainActor in self?.acknowledgementWritten(written) }
         }
         onEvent?(.acknowledged(message, action))
         return action == .link ? message.link?.url : nil
+    }
+
+    /// Whether `message` is an update the running app must install (`MessageContext.appVersion` below the feed's
+    /// `minimumVersion`): it cannot be skipped or dismissed for good, and shows at every refresh, so present it without
+    /// "Later" or "Skip This Version".
+    ///
+    /// ```swift
+    /// if !center.isRequiredUpdate(message) {
+    ///     Button("Skip This Version") { center.acknowledge(.skipVersion, for: message) }
+    /// }
+    /// ```
+    public func isRequiredUpdate(_ message: RemoteMessage) -> Bool {
+        message.update?.isRequired(forAppVersion: context.appVersion) ?? false
+    }
+
+    /// Stores an answer to an update message in one transaction (on the store queue): the version skipped, if any, and
+    /// the end of the presentation `ended`. Returns what went wrong with the store, if anything.
+    private nonisolated static func recordUpdateAnswer(
+        skipping version: String?, ending ended: MessageClaimHolder.Held?, prefs: Prefs, keys: StoreKeys
+    ) -> PrefsError? {
+        do {
+            try prefs.transaction { transaction in
+                if let ended, try transaction.value(for: keys.presenting)?.claim.token == ended.token { transaction.reset(keys.presenting) }
+                if let version { try transaction.set(version, for: keys.skippedVersion) }
+            }
+            return nil
+        } catch {
+            return PrefsError(error)
+        }
+    }
+
+    /// The message a QA build is asked to force at launch: the launch argument `-DialogGateForceMessage ID` (as Xcode's
+    /// scheme passes it), else the environment variable `DIALOGGATE_FORCE_MESSAGE=ID`; a value that is not an id is
+    /// returned as `unrecognized`. Read it only in a QA build (a release build is not steered by whoever launches it), and
+    /// give it to ``forcedMessageId``.
+    ///
+    /// ```swift
+    /// #if DEBUG
+    /// center.forcedMessageId = MessageCenter.forcedMessageId().id   // MyApp -DialogGateForceMessage 7
+    /// #endif
+    /// ```
+    public nonisolated static func forcedMessageId(
+        arguments: [String] = CommandLine.arguments, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> (id: Int?, unrecognized: String?) {
+        let raw: String
+        if let index = arguments.lastIndex(of: "-DialogGateForceMessage") {
+            guard index + 1 < arguments.count else { return (nil, "-DialogGateForceMessage without an id") }
+            raw = arguments[index + 1]
+        } else {
+            guard let value = environment["DIALOGGATE_FORCE_MESSAGE"], !value.trimmingCharacters(in: .whitespaces).isEmpty else {
+                return (nil, nil)
+            }
+            raw = value
+        }
+        guard let id = Int(raw.trimmingCharacters(in: .whitespaces)), id > 0 else { return (nil, raw) }
+        return (id, nil)
     }
 
     /// Stores an acknowledgement in one transaction (on the store queue): `lastMessageId` (never lowered), the ids passed
@@ -361,6 +483,7 @@ public final class MessageCenter {
     public func dismissWithoutAcknowledging() {
         guard let message = pendingMessage else { return }
         pendingMessage = nil
+        pendingWasForced = false
         if let ended = holder.end(messageId: message.id) { MessageClaimHolder.release(ended, prefs: prefs, key: holder.key) }
         onEvent?(.dismissed(message))
     }
@@ -406,8 +529,9 @@ public final class MessageCenter {
         }
     }
 
-    /// The store's installation id, created when there is none (atomically, so two processes agree).
-    nonisolated static func storedInstallationId(_ prefs: Prefs) throws -> String {
+    /// The store's installation id, created when there is none (atomically, so two processes agree). Package API:
+    /// `prefs-tool messages device-id` prints it.
+    package nonisolated static func storedInstallationId(_ prefs: Prefs) throws -> String {
         if let stored = prefs[installationIdKey], !stored.isEmpty { return stored }
         return try prefs.update(installationIdKey) { value in
             if let existing = value, !existing.isEmpty { return existing }
@@ -431,10 +555,22 @@ public final class MessageCenter {
         var passedOver: Prefs.Key<[Int]>
         var impressions: Prefs.Key<MessageImpressions>
         var presenting: Prefs.Key<MessagePresentationRecord?>
+        /// `lastMessageId.forced`: the one-shot QA override `prefs-tool messages force ID` writes.
+        var forced: Prefs.Key<Int?>
+        /// `lastMessageId.skippedVersion`: the update version the user skipped.
+        var skippedVersion: Prefs.Key<String?>
     }
 
     var storeKeys: StoreKeys {
-        StoreKeys(lastMessageId: lastMessageIdKey, passedOver: passedOverKey, impressions: impressionsKey, presenting: holder.key)
+        let name = lastMessageIdKey.name
+        return StoreKeys(
+            lastMessageId: lastMessageIdKey, passedOver: passedOverKey, impressions: impressionsKey, presenting: holder.key,
+            forced: Self.forcedKey(lastMessageIdKey: name), skippedVersion: Prefs.Key<String?>(name + ".skippedVersion"))
+    }
+
+    /// The key of the one-shot QA override (`lastMessageId.forced`) that `prefs-tool messages force ID` writes. Package API.
+    package nonisolated static func forcedKey(lastMessageIdKey: String = "lastMessageId") -> Prefs.Key<Int?> {
+        Prefs.Key<Int?>(lastMessageIdKey + ".forced")
     }
 
     /// The most passed-over ids kept (the highest): a feed holds a handful of messages per app.

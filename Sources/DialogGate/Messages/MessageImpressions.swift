@@ -5,7 +5,8 @@ import Prefs
 internal import PrefsJSON
 
 /// How often a message the user has not acknowledged may be shown again. The default shows it at every refresh
-/// until it is acknowledged; an app that shows its feed at launch usually wants a cap:
+/// until it is acknowledged; an app that shows its feed at launch usually wants a cap (a message's own
+/// `maxImpressions` and `minimumIntervalSeconds` in the feed replace these for it):
 ///
 /// ```swift
 /// let center = MessageCenter(feedURL: url, prefs: prefs, context: context,

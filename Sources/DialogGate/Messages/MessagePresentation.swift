@@ -113,6 +113,12 @@ struct MessageDecision: Sendable {
     var declaresLastMessageId: Bool
     /// The installation id to use when the store's cannot be read or created.
     var fallbackInstallationId: String
+    /// The session, app version and display frequency the messages' conditions and frequency are judged with.
+    var audience: MessageAudience
+    /// The message a QA override of this process forces (``MessageCenter/forcedMessageId``), if any.
+    var forcedMessageId: Int?
+    /// Whether the message this center holds was forced: kept on screen while it is in the feed, whatever its checks.
+    var heldWasForced: Bool
 
     /// What the decision found.
     struct Outcome: Sendable {
@@ -129,12 +135,22 @@ struct MessageDecision: Sendable {
         var lastMessageId: Int
         /// The holder's count of ends when the decision began: an unclaimed outcome applies only if none happened since.
         var ends: Int
+        /// Whether the pending message was forced by a QA override (whatever its checks).
+        var pendingIsForced = false
     }
 
     private enum Choice {
         case keep(MessageClaimHolder.Held, RemoteMessage)
         case claim(MessageClaimHolder.Held, RemoteMessage)
         case none(presentedElsewhere: Int?)
+    }
+
+    /// What the transaction decided.
+    private struct Decided {
+        var report: TargetingReport
+        var choice: Choice
+        var error: FeedFetchError?
+        var lastMessageId: Int
     }
 
     func run() -> Outcome {
@@ -155,7 +171,7 @@ struct MessageDecision: Sendable {
         let (held, ends) = holder.snapshot
         let token = UUID().uuidString
         DialogPresentation.activeTokens.withLock { _ = $0.insert(token) }  // before the commit, as a dialog's claim
-        let decided: (report: TargetingReport, choice: Choice, error: FeedFetchError?, lastMessageId: Int)
+        let decided: Decided
         do {
             decided = try prefs.transaction { transaction in try decide(&transaction, held: held, token: token, installationId: installationId) }
         } catch let failure {
@@ -168,9 +184,12 @@ struct MessageDecision: Sendable {
         case .keep(let kept, let message):
             DialogPresentation.activeTokens.withLock { _ = $0.remove(token) }
             outcome.pending = (message, kept.token)
+            outcome.pendingIsForced = heldWasForced
         case .claim(let claimed, let message):
             if holder.adopt(claimed, ifNothingEndedSince: ends) {
                 outcome.pending = (message, claimed.token)
+                outcome.pendingIsForced = decided.report.forced
+                audience.session.notePresentation()  // a message shown uses up `.oncePerSession`, as a dialog does
             } else {
                 MessageClaimHolder.release(claimed, prefs: prefs, key: keys.presenting)  // ended meanwhile: not shown
             }
@@ -187,7 +206,7 @@ struct MessageDecision: Sendable {
     /// policy allows.
     private func decide(
         _ transaction: inout Prefs.Transaction, held: MessageClaimHolder.Held?, token: String, installationId: String
-    ) throws -> (report: TargetingReport, choice: Choice, error: FeedFetchError?, lastMessageId: Int) {
+    ) throws -> Decided {
         var error: FeedFetchError?
         var lastMessageId: Int, passedOver: Set<Int>
         // A launch argument (`-lastMessageId 0`) is read above the store, for this launch, as the app's keys read it.
@@ -199,33 +218,86 @@ struct MessageDecision: Sendable {
             error = failure
             (lastMessageId, passedOver) = (.max, [])  // fail closed: every message may have an id at or below the value not read
         }
+        var (state, storedLastOfAny) = try audience.state(for: messages, in: transaction, now: now)
+        // Its clock anchor kept, as a dialog's decision keeps it, so an interval does not restart at every refresh.
+        let lastOfAny = storedLastOfAny.reanchored(now: now)
+        try lastOfAny.store(in: &transaction, replacing: storedLastOfAny)
+        // The QA keys are read leniently: one that cannot be read is reported and left alone, never overwritten.
+        let storedForced = try lenient(keys.forced.name, as: Int.self, in: transaction, &error)
+        state.skippedVersion = try lenient(keys.skippedVersion.name, as: String.self, in: transaction, &error)
+        state.forcedMessageId = forcedMessageId ?? storedForced
         let report = MessageTargeting.explain(
-            messages, context: context, now: now, lastMessageId: lastMessageId, passedOver: passedOver, installationId: installationId)
+            messages, context: context, now: now, lastMessageId: lastMessageId, passedOver: passedOver, installationId: installationId,
+            state: state)
         let eligible = report.evaluations.filter(\.isEligible).map(\.message)
         let presenting = try transaction.value(for: keys.presenting)
-        if let held, presenting?.claim.token == held.token, let message = eligible.first(where: { $0.id == held.messageId }) {
-            return (report, .keep(held, message), error, lastMessageId)  // it may be on screen: the user acknowledges what they saw
+        if let held, presenting?.claim.token == held.token, let message = stillShown(held, in: report) {
+            // It may be on screen: the user acknowledges what they saw.
+            return Decided(report: report, choice: .keep(held, message), error: error, lastMessageId: lastMessageId)
         }
         if let presenting, presenting.claim.token != held?.token, DialogGate.binds(presenting.claim, now: now) {
-            return (report, .none(presentedElsewhere: presenting.messageId), error, lastMessageId)
+            return Decided(report: report, choice: .none(presentedElsewhere: presenting.messageId), error: error, lastMessageId: lastMessageId)
         }
-        let selected = try impressionPolicy.limits ? selectCounting(eligible, &transaction) : report.selected
+        let selected: RemoteMessage?
+        if report.forced {
+            selected = report.selected
+        } else if impressionPolicy.limits || eligible.contains(where: { $0.maximumImpressions != nil || $0.minimumInterval != nil }) {
+            selected = try selectCounting(eligible, &transaction)
+        } else {
+            selected = report.selected
+        }
         guard let selected else {
             if presenting != nil { transaction.reset(keys.presenting) }  // this center's, or one that binds nothing
-            return (report, .none(presentedElsewhere: nil), error, lastMessageId)
+            return Decided(report: report, choice: .none(presentedElsewhere: nil), error: error, lastMessageId: lastMessageId)
         }
         let claim = DialogRecord.Claim(token: token, claimedAt: now, expiresAt: DialogGate.remoteClaimExpiry(now), holder: .current)
         try transaction.set(MessagePresentationRecord(messageId: selected.id, claim: claim), for: keys.presenting)
-        return (report, .claim(MessageClaimHolder.Held(token: token, messageId: selected.id), selected), error, lastMessageId)
+        // Shown: it counts toward every gate's display frequency on the store, as a dialog's presentation does.
+        try DialogGate.LastPresentation(date: now).store(in: &transaction, replacing: lastOfAny)
+        if report.forced, storedForced == selected.id { transaction.reset(keys.forced) }  // a one-shot override: consumed
+        return Decided(
+            report: report, choice: .claim(MessageClaimHolder.Held(token: token, messageId: selected.id), selected), error: error,
+            lastMessageId: lastMessageId)
     }
 
-    /// Of `eligible`, the preferred one (priority, then id) that the impression policy allows, with its impression
+    /// The message this center holds, if it is still to be shown: eligible but for the display frequency (which its own
+    /// presentation uses up), or, when a QA override forced it, still in the feed.
+    private func stillShown(_ held: MessageClaimHolder.Held, in report: TargetingReport) -> RemoteMessage? {
+        guard let evaluation = report.evaluations.first(where: { $0.message.id == held.messageId && $0.message.bundleId == context.bundleIdentifier })
+        else { return nil }
+        if heldWasForced || evaluation.checks.allSatisfy({ $0.passed || $0.rule == .displayFrequency }) { return evaluation.message }
+        return nil
+    }
+
+    /// The value under `name` as `Value`; nil when none is stored, and when it cannot be read (then `error` says why).
+    private func lenient<Value: PrefsStorable>(
+        _ name: String, as: Value.Type, in transaction: borrowing Prefs.Transaction, _ problem: inout FeedFetchError?
+    ) throws -> Value? {
+        guard let stored = try transaction.storedValue(forKey: name) else { return nil }
+        do {
+            return try stored.decode(Value.self)
+        } catch {
+            problem = .unreadableState(key: name, reason: "\(stored.type) \(stored.preview(limit: 40)) is not a \(Value.self)")
+            return nil
+        }
+    }
+
+    /// The impression policy for `message`: its own caps from the feed over the center's; none for a required update,
+    /// which shows at every refresh.
+    private func policy(for message: RemoteMessage) -> ImpressionPolicy {
+        if message.update?.isRequired(forAppVersion: context.appVersion) == true { return ImpressionPolicy() }
+        return ImpressionPolicy(
+            maximumImpressions: message.maximumImpressions ?? impressionPolicy.maximumImpressions,
+            minimumInterval: message.minimumInterval ?? impressionPolicy.minimumInterval)
+    }
+
+    /// Of `eligible`, the preferred one (priority, then id) that its impression policy allows, with its impression
     /// counted; the anchors of the clock rule kept.
     private func selectCounting(_ eligible: [RemoteMessage], _ transaction: inout Prefs.Transaction) throws -> RemoteMessage? {
         let stored = try transaction.value(for: keys.impressions)
         var log = stored.reanchored(now: now)  // kept, so a wait does not restart at every refresh
-        let selected = eligible.filter { log.allows($0.id, impressionPolicy, now: now) }.min(by: MessageTargeting.isPreferred)
-        if let selected {
+        let selected = eligible.filter { log.allows($0.id, policy(for: $0), now: now) }.min(by: MessageTargeting.isPreferred)
+        if let selected, policy(for: selected).limits {
             let count = (log.messages[String(selected.id)]?.count ?? 0) + 1
             log.messages[String(selected.id)] = MessageImpressions.Entry(count: count, last: now)
         }

@@ -8,9 +8,12 @@ import MessageFeed
 ///
 /// A message is eligible when every rule passes: it is for this app, its id is above `lastMessageId` (or in
 /// `passedOver`), it is not cancelled, the date is within `startsAt ..< endsAt`, the app and OS versions match their
-/// lists, the locale falls under one of `locales`, and the installation's rollout bucket is below `rolloutPercent`.
-/// Among the eligible messages the highest `priority` wins, then the highest id. A center then applies what its store
-/// knows beyond this: its ``ImpressionPolicy``, and whether another window presents a message already.
+/// lists, the locale falls under one of `locales`, the installation's rollout bucket is below `rolloutPercent`, it is one
+/// of `testDevices`, and an update's versions and release date allow it. Among the eligible messages the highest
+/// `priority` wins, then the highest id. A center then applies what its store knows beyond this: a message's
+/// conditions on the app's usage (here, without a store, they count as unmet), the version the user skipped, the
+/// gate's display frequency, its ``ImpressionPolicy`` and the message's own caps, and whether another window presents
+/// a message already.
 ///
 /// ```swift
 /// let messages = [

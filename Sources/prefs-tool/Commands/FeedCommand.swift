@@ -14,7 +14,7 @@ enum FeedCommand {
     static let explainUsage = """
         prefs-tool [--store PATH | --app ID] feed explain FILE|URL [--context FILE] --bundle-id ID --app-version V
                  --os-version V [--locale L] [--date ISO-8601] [--last-id N] [--installation-id ID] [--cached]
-                 [--json | -q | --failures-only] [--allow-http]
+                 [--parameters NAME=VALUE,…] [--json | -q | --failures-only] [--allow-http]
         """
     static let fetchUsage = "prefs-tool [--store PATH] feed fetch URL [--force] [--allow-http]"
 
@@ -38,7 +38,11 @@ enum FeedCommand {
                   prints {"selected": ID|null, "messages": […]}. -q (--quiet) prints nothing: the exit status says
                   whether the app would show a message (0) or none (1), as grep -q does. --cached explains the feed
                   the store keeps for URL (what the app shows offline); when URL cannot be read, that feed is used
-                  with a warning, as the app would use it.
+                  with a warning, as the app would use it. A message's conditions (feed format 2) are judged on the
+                  store's launches, donations and stored parameters, each listed with its current value under the
+                  message; a parameter the app sets in memory is unknown unless --parameters gives it (plan=free,seats=5:
+                  true/false, numbers, else text; "5" in quotes is text). The store's skipped update version and a
+                  message forced with 'messages force' count as in the app; the gate's display frequency is not known.
                 fetch: the app's conditional fetch (If-None-Match, If-Modified-Since, max-age, backoff, size cap, timeout),
                   with its cache kept in the store (a memory store without one): status, validators, cache age, messages.
                   Failures (404, refused connection, timeout, oversized body) exit 74 with the reason; an invalid feed 65.
@@ -52,7 +56,9 @@ enum FeedCommand {
                 CommandSpec(name: "feed lint", summary: "", usage: lintUsage, help: "", flags: ["strict", "allow-http"], positionals: 1...1),
                 CommandSpec(
                     name: "feed explain", summary: "", usage: explainUsage, help: "",
-                    options: ["bundle-id", "app-version", "os-version", "locale", "date", "last-id", "installation-id", "context"],
+                    options: [
+                        "bundle-id", "app-version", "os-version", "locale", "date", "last-id", "installation-id", "context", "parameters",
+                    ],
                     flags: ["json", "quiet", "failures-only", "cached", "allow-http"], positionals: 1...1, shortFlags: ["q": "quiet"]),
                 CommandSpec(name: "feed fetch", summary: "", usage: fetchUsage, help: "", flags: ["force", "allow-http"], positionals: 1...1),
             ])
@@ -132,15 +138,33 @@ enum FeedCommand {
             throw ToolError.data("\(name):\(error.line):\(error.column): \(error.path): \(error.message)")
         }
         for issue in feed.issues { Terminal.note("\(name):\(issue)") }
+        // What the app's store knows beyond the feed, as the app's refresh reads it: conditions on its usage, the
+        // skipped update version, a one-shot forced message.
+        let parameters = try self.parameters(arguments.option("parameters"), context)
+        let appVersion = messageContext.appVersion, date = now
+        var state = MessageTargeting.State()
+        state.skippedVersion = try prefs?.storedValue(forKey: "lastMessageId.skippedVersion").flatMap { try? $0.decode(String.self) }
+        state.forcedMessageId = try prefs?.storedValue(forKey: MessageCenter.forcedKey().name).flatMap { try? $0.decode(Int.self) }
+        state.conditions = { condition in
+            MessageCenter.conditionSummary(
+                MessageCenter.conditionStatus(of: condition, prefs: prefs, parameters: parameters, appVersion: appVersion, now: date))
+        }
+        var conditions: [Int: ConditionStatus] = [:]  // by feed index, for the listing
+        for message in feed.messages {
+            guard let condition = message.conditions else { continue }
+            conditions[message.feedIndex] = MessageCenter.conditionStatus(
+                of: condition, prefs: prefs, parameters: parameters, appVersion: appVersion, now: now)
+        }
         let report = MessageTargeting.explain(
             feed.messages, context: messageContext, now: now, lastMessageId: lastMessageId, passedOver: passedOver,
-            installationId: installationId)
+            installationId: installationId, state: state)
         if arguments.flag("quiet") {
             return report.selected == nil ? 1 : 0
         } else if arguments.flag("json") {
             Output.json(
                 .object([
                     "selected": report.selected.map { .int($0.id) } ?? .null,
+                    "forced": .bool(report.forced),
                     "context": .object([
                         "bundleId": .string(messageContext.bundleIdentifier), "appVersion": .string(messageContext.appVersion),
                         "osVersion": .string(messageContext.osVersion), "locale": .string(messageContext.localeIdentifier),
@@ -148,7 +172,7 @@ enum FeedCommand {
                     ]),
                     "messages": .array(
                         report.evaluations.map { evaluation in
-                            .object([
+                            var object: [String: JSON] = [
                                 "id": .int(evaluation.message.id),
                                 "bundleId": .string(evaluation.message.bundleId),
                                 "title": .string(evaluation.message.title),
@@ -157,7 +181,17 @@ enum FeedCommand {
                                     evaluation.checks.map { check in
                                         .object(["rule": .string(check.rule.rawValue), "passed": .bool(check.passed), "detail": .string(check.detail)])
                                     }),
-                            ])
+                            ]
+                            if let status = conditions[evaluation.message.feedIndex] {
+                                object["conditions"] = .array(
+                                    status.flattened.map { depth, status in
+                                        .object([
+                                            "condition": .string(status.condition.description), "current": .string(status.current),
+                                            "met": status.met.map(JSON.bool) ?? .null, "depth": .int(depth),
+                                        ])
+                                    })
+                            }
+                            return .object(object)
                         }),
                 ]))
         } else {
@@ -169,10 +203,49 @@ enum FeedCommand {
                 // The checks that failed first: they are the answer to "why not".
                 let checks = evaluation.failedChecks + (arguments.flag("failures-only") ? [] : evaluation.checks.filter(\.passed))
                 for check in checks { Terminal.printData("  \(check)") }
+                // Every condition with its current value, as `dialogs explain` lists a dialog's.
+                if let status = conditions[message.feedIndex], !arguments.flag("failures-only") || status.met != true {
+                    Terminal.printData("  conditions:")
+                    for (depth, status) in status.flattened {
+                        let met = status.met.map { $0 ? "met" : "not met" } ?? "unknown"
+                        let isLeaf = status.heading == status.condition.description
+                        Terminal.printData(
+                            String(repeating: "  ", count: depth + 2) + "\(met)\t" + (isLeaf ? "\(status.heading)\tnow \(status.current)" : status.heading))
+                    }
+                }
             }
-            Terminal.printData("selected: \(report.selected.map { "message \($0.id) \(ValueText.quoted($0.title))" } ?? "none")")
+            let forced = report.forced ? " (forced by 'messages force': the app's next refresh shows it once)" : ""
+            Terminal.printData("selected: \(report.selected.map { "message \($0.id) \(ValueText.quoted($0.title))" } ?? "none")\(forced)")
         }
         return 0
+    }
+
+    /// `--parameters plan=free,seats=5`: the parameters the app sets in memory, which the store does not know. `true` and
+    /// `false` are Booleans, an integer or a number is one, `"…"` in double quotes is text, anything else text.
+    static func parameters(_ text: String?, _ context: ToolContext) throws -> [String: DialogCondition.Value] {
+        guard let text, !text.isEmpty else { return [:] }
+        var parameters: [String: DialogCondition.Value] = [:]
+        for part in text.split(separator: ",", omittingEmptySubsequences: true) {
+            guard let equals = part.firstIndex(of: "="), equals != part.startIndex else {
+                throw ToolError.usage("--parameters \(ValueText.quoted(String(part))): expected NAME=VALUE", context.usage)
+            }
+            let name = String(part[..<equals]).trimmingCharacters(in: .whitespaces)
+            let raw = String(part[part.index(after: equals)...]).trimmingCharacters(in: .whitespaces)
+            let value: DialogCondition.Value =
+                if raw == "true" || raw == "false" {
+                    .bool(raw == "true")
+                } else if let int = Int(raw) {
+                    .int(int)
+                } else if let double = Double(raw), double.isFinite {
+                    .double(double)
+                } else if raw.count >= 2, raw.hasPrefix("\""), raw.hasSuffix("\"") {
+                    .string(String(raw.dropFirst().dropLast()))
+                } else {
+                    .string(raw)
+                }
+            parameters[name] = value
+        }
+        return parameters
     }
 
     /// The context members of a saved `feed explain --json` output (or of its `context` object alone).

@@ -80,14 +80,8 @@ struct SuspensionTests {
         let idle = try table.locks()
         if backend == .sqlite {
             // SQLite's WAL locks: a read lock on the database and one on its -shm index, held by an idle connection.
-            // Intermittent: in about one run in three (alone or in the suite) /proc/locks shows neither at this point,
-            // though the connection is open; under investigation (a lead: a close(2) of another descriptor of these
-            // files in this process drops every POSIX lock the process holds on them). What this test proves holds
-            // either way: none while suspended, and the store works after it.
-            withKnownIssue("SQLite's idle locks are sometimes absent from /proc/locks", isIntermittent: true) {
-                #expect(idle.contains { $0.hasPrefix("prefs.sqlite: POSIX") }, "\(idle)")
-                #expect(idle.contains { $0.hasPrefix("prefs.sqlite-shm: POSIX") }, "\(idle)")
-            }
+            #expect(idle.contains { $0.hasPrefix("prefs.sqlite: POSIX") }, "\(idle)")
+            #expect(idle.contains { $0.hasPrefix("prefs.sqlite-shm: POSIX") }, "\(idle)")
         } else {
             #expect(idle.isEmpty, "an idle JSON store holds no lock between writes: \(idle)")
         }
@@ -110,12 +104,7 @@ struct SuspensionTests {
         #expect(await eventually { seen.all == [1, 5] }, "\(seen.all)")
         #expect(await eventually { watcherCalled.withLock { $0 } })
         #expect(watched.value == 5)
-        if backend == .sqlite {
-            let reopened = try table.locks()
-            withKnownIssue("SQLite's idle locks are sometimes absent from /proc/locks (see above)", isIntermittent: true) {
-                #expect(!reopened.isEmpty, "the connection is open again")
-            }
-        }
+        if backend == .sqlite { #expect(try !table.locks().isEmpty, "the connection is open again") }
 
         // Observers go on: another process's next write reaches them by the polls, and this process's writes work.
         let again = try await ChildProcess.run("prefs-test-child", ["set", backend == .json ? "json" : "sqlite", path, "launchCount", "int", "6"])

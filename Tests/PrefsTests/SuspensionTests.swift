@@ -16,8 +16,10 @@ import Glibc
 @Suite("Suspension: no file lock while suspended", .timeLimit(.minutes(2)))
 struct SuspensionTests {
     #if os(Linux)
-    /// The locks `/proc/locks` lists on the files in a directory: those there now, and those seen by earlier calls (an
-    /// SQLite `-shm` removed when its last connection closed, a snapshot replaced by a compaction).
+    /// The locks this process holds, as `/proc/locks` lists them, on the files in a directory: those there now, and those
+    /// seen by earlier calls (an SQLite `-shm` removed when its last connection closed, a snapshot replaced by a
+    /// compaction). Another process's lock on an inode seen earlier is not listed: the inode of a removed file may be
+    /// another test's file by now.
     final class LockTable: @unchecked Sendable {  // used by one test at a time
         let directory: String
         private var files: [String: String] = [:]  // "major:minor:inode" as /proc/locks writes it -> file name
@@ -34,10 +36,14 @@ struct SuspensionTests {
                 let minor = (device & 0xff) | ((device >> 12) & ~0xff)
                 files[String(format: "%02llx:%02llx:%llu", major, minor, UInt64(info.st_ino))] = name
             }
-            let table = try String(contentsOfFile: "/proc/locks", encoding: .utf8)
+            // Read to its end: `String(contentsOfFile:)` reads a /proc file's first page only, and the table passes a page
+            // while another test holds hundreds of stores open.
+            let locks = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/locks"))
+            defer { try? locks.close() }  // read-only: nothing to lose
+            let table = String(decoding: locks.readDataToEndOfFile(), as: UTF8.self)
             return table.split(separator: "\n").compactMap { line -> String? in
                 let fields = line.split(separator: " ", omittingEmptySubsequences: true).filter { $0 != "->" }
-                guard fields.count >= 6, let name = files[String(fields[5])] else { return nil }
+                guard fields.count >= 6, fields[4] == "\(getpid())", let name = files[String(fields[5])] else { return nil }
                 return "\(name): \(fields[1]) \(fields[3]) pid \(fields[4])"
             }
         }

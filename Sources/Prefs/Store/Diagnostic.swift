@@ -50,6 +50,15 @@ extension Prefs {
             /// if case .argumentIgnored(let mismatch) = diagnostic.kind { print("-\(diagnostic.key ?? "") ignored: \(mismatch.reason)") }
             /// ```
             case argumentIgnored(ValueMismatch)
+            /// A file beside the store (`path`: its lock file, journal, `-wal`, `-shm` or `-journal`) that another user
+            /// (`owner`) put in a shared folder such as /tmp before the store made its own: never read, written or
+            /// removed. The store is read without it; writes fail with ``PrefsError/untrustedFile(path:owner:)`` until
+            /// that user or root removes it.
+            ///
+            /// ```swift
+            /// if case .untrustedFileIgnored(let path, _) = diagnostic.kind { log("not read: \(path); \(diagnostic)") }
+            /// ```
+            case untrustedFileIgnored(path: String, owner: UInt32)
         }
 
         /// The key concerned, if one is.
@@ -88,6 +97,9 @@ extension Prefs {
                 let name = key.map { "-\($0) " } ?? ""
                 return
                     "\(subject): the launch argument \(name)\(mismatch.stored.preview()) cannot be read as \(target): \(mismatch.reason); ignored, the key reads as without it"
+            case .untrustedFileIgnored(let path, let owner):
+                return
+                    "\(subject): \(path), a file owned by another user (uid \(owner)) in a shared folder\(UserNames.ownerClause(owner)), is not read: the store is read without it, and writes fail until it is removed (\(PrefsError.squatterRemedy))"
             }
         }
     }
@@ -146,6 +158,7 @@ extension Prefs.Diagnostic.Kind {
             path == otherPath && keys == otherKeys && movedTo == otherMovedTo
         case (.pendingWritesDropped(let keys, let reason), .pendingWritesDropped(let otherKeys, let otherReason)): keys == otherKeys && reason == otherReason
         case (.argumentIgnored(let a), .argumentIgnored(let b)): a == b
+        case (.untrustedFileIgnored(let path, let owner), .untrustedFileIgnored(let otherPath, let otherOwner)): path == otherPath && owner == otherOwner
         default: false
         }
     }
@@ -161,6 +174,7 @@ extension Prefs.Diagnostic.Kind {
         case .journalNotApplied(let path, let keys, let movedTo): hasher.combine(6); hasher.combine(path); hasher.combine(keys); hasher.combine(movedTo)
         case .pendingWritesDropped(let keys, let reason): hasher.combine(7); hasher.combine(keys); hasher.combine(reason)
         case .argumentIgnored(let mismatch): hasher.combine(8); hasher.combine(mismatch)
+        case .untrustedFileIgnored(let path, let owner): hasher.combine(9); hasher.combine(path); hasher.combine(owner)
         }
     }
 }

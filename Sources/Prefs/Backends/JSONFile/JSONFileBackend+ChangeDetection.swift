@@ -15,6 +15,7 @@ extension JSONFileBackend {
     /// when the snapshot or the journal was replaced. Returns true when anything changed. The pending coalesced changes
     /// stay on top.
     func reload() throws(PrefsError) -> Bool {
+        defer { noteSquatter() }
         #if os(Linux)
         if stamp != nil, let watch = replacementWatch, watch.isQuiet(), let records = try journal.readAppended() {
             return applyNew(records)  // only appends since the last check: the journal's new records, found by size
@@ -55,6 +56,13 @@ extension JSONFileBackend {
         return replacementWatch
     }
     #endif
+
+    /// Reports, once, a journal another user put beside the store in a shared folder: the store reads its file without it.
+    private func noteSquatter() {
+        guard journal.squatter != reportedSquatter else { return }
+        reportedSquatter = journal.squatter
+        if let owner = journal.squatter { reports.append(.untrustedFileIgnored(path: journal.path, owner: owner)) }
+    }
 
     /// ``reload()`` by the files' status: the snapshot's (see ``snapshotStamp()``), then the journal's.
     private func reloadChecking() throws(PrefsError) -> Bool {

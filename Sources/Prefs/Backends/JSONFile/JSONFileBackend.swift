@@ -120,8 +120,8 @@ final class JSONFileBackend: StoreBackend {
     var snapshotDescriptorIdentity: FileIdentity?
     #if os(Linux)
     /// Watches the snapshot and journal a writer holds open, so that its next check is one cheap `ioctl`. Made the first
-    /// time this store holds both open, so only writers have one: each is an inotify instance, of which a user has 128
-    /// by default. Without one (none left), checks take the long way.
+    /// time this store holds both open, so only writers have one: two watches on the process's one inotify instance
+    /// (``FileWatcher``), removed when the store closes. Without one (the system's limit reached), checks take the long way.
     var replacementWatch: FileReplacementWatch?
     var replacementWatchUnavailable = false
     #endif

@@ -1,6 +1,7 @@
 import Foundation
 internal import PrefsJSON
 import PrefsSQLite
+import Synchronization
 
 /// A store in an SQLite database, in WAL mode, through `CSQLite`.
 ///
@@ -261,6 +262,7 @@ final class SQLiteBackend: StoreBackend {
         if !connection.isClosed, !connection.isInTransaction, let watch = movedWatch, watch.isQuiet() { return }
         #endif
         // Closed: an earlier reopen failed (its error was thrown then); try again.
+        if !connection.isClosed, !connection.isInTransaction { FileChecks.slow.add(1, ordering: .relaxed) }
         guard connection.isClosed || (!connection.isInTransaction && connection.fileHasMoved()) else {
             armMovedWatch()
             return
@@ -286,10 +288,22 @@ final class SQLiteBackend: StoreBackend {
         guard !connection.isInTransaction, !connection.isReadOnly else { return }
         if movedWatch == nil, !movedWatchUnavailable {
             movedWatch = FileReplacementWatch()
-            movedWatchUnavailable = movedWatch == nil
+            if movedWatch == nil {
+                movedWatchUnavailable = true
+                if let reason = FileWatcher.shared.takeInstanceLimitReport() { reports.append(.fileWatchUnavailable(reason: reason)) }
+            }
         }
         guard let movedWatch, movedWatch.watched == nil else { return }
-        movedWatch.watch(fileAt: path)
+        do throws(FileWatcher.Unavailable) {
+            try movedWatch.watch(fileAt: path)
+        } catch {
+            // The system's limit of watches: the long way from now on (the process says so once).
+            self.movedWatch = nil
+            movedWatchUnavailable = true
+            if let reason = FileWatcher.shared.takeLimitReport(error) { reports.append(.fileWatchUnavailable(reason: reason)) }
+            return
+        }
+        FileChecks.slow.add(1, ordering: .relaxed)
         if connection.fileHasMoved() { movedWatch.stop() }  // the next check reopens the file the long way
         #endif
     }

@@ -32,7 +32,9 @@ public enum PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
     /// in <doc:Promises>).
     case untrustedFolder(path: String, owner: UInt32, mode: UInt32)
     /// A file that another user (`owner`) owns in a shared folder (sticky and writable by others, such as /tmp), where a
-    /// store, its lock file, journal or sidecar, or an export was to be: never read, written, locked or replaced.
+    /// store, its lock file, journal or sidecar, or an export was to be: never read, written, locked or replaced. The
+    /// message names the owner and what to do. A store whose own file is this user's is still read without such a file
+    /// beside it (``Prefs/Diagnostic/Kind/untrustedFileIgnored(path:owner:)``); its writes fail with this error.
     case untrustedFile(path: String, owner: UInt32)
     /// The store's writer lock was held longer than the timeout: by another process, or (`heldInThisProcess`) by
     /// another store open on the same file in this process.
@@ -101,12 +103,12 @@ public enum PrefsError: Error, Sendable, Hashable, CustomStringConvertible {
         case .io(let path, let operation, let code):
             "\(path): \(operation) failed: \(String(cString: strerror(code))) (errno \(code))"
         case .untrustedLink(let path, let owner):
-            "\(path): refusing to follow a symbolic link owned by another user (uid \(owner))"
+            "\(path): refusing to follow a symbolic link owned by another user (uid \(owner))\(UserNames.ownerClause(owner)): \(Self.squatterRemedy)"
         case .untrustedFolder(let path, let owner, let mode):
             "\(path): refusing a folder another user could change (owner uid \(owner), mode \(String(format: "%04o", mode))): "
                 + "the folders of a store must be owned by root or this user and not writable by others, unless sticky like /tmp"
         case .untrustedFile(let path, let owner):
-            "\(path): refusing a file owned by another user (uid \(owner)) in a shared folder"
+            "\(path): refusing a file owned by another user (uid \(owner)) in a shared folder\(UserNames.ownerClause(owner)): \(Self.squatterRemedy)"
         case .lockTimeout(let path, let seconds, let heldInThisProcess):
             heldInThisProcess
                 ? "\(path): another store on this file in this process held the store's lock for more than \(seconds) s"
@@ -275,6 +277,9 @@ extension PrefsError {
 extension PrefsError {
     /// Why this process cannot write the store file at `path` (which exists), or nil when it can: the file's mode, the
     /// directory's (where the store keeps its lock file, journal or WAL), or a read-only mount.
+    /// What to do about a file or link another user put where a store's file goes.
+    static let squatterRemedy = "remove it as that user or root, or move the store to a folder only you can write"
+
     static func readOnlyReason(path: String) -> String? {
         let directory = (path as NSString).deletingLastPathComponent
         if access(path, W_OK) != 0 { return errno == EROFS ? "a read-only file system" : "the file is not writable by this user" }

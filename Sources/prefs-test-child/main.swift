@@ -50,6 +50,8 @@
 //                                                            started by a large process inherits that process's peak in
 //                                                            ru_maxrss (Linux records the shared memory's high-water mark at
 //                                                            exec), and this one is small
+//   prefs-test-child many json|sqlite DIR COUNT [hog]       COUNT stores in one process, for the shared inotify instance's
+//                                                            tests: see ManyStores.swift
 //   prefs-test-child pg-server                              starts a private PostgreSQL server (TestPostgreSQLServer), prints
 //                                                            "server PID DIRECTORY", then waits to be killed
 //   prefs-test-child arguments json|sqlite|standard PATH read|write|ignore [-NAME VALUE…]
@@ -105,6 +107,7 @@ let compactionFloor = ProcessInfo.processInfo.environment["PREFS_TEST_JOURNAL_CO
 // finds its writes in the journal however slowly the machine ran it.
 let noIdleCompaction = ProcessInfo.processInfo.environment["PREFS_TEST_NO_IDLE_COMPACTION"] == "1"
 #if os(Linux)
+if arguments.first == "many" { manyStores(Array(arguments.dropFirst())) }
 if arguments.first == "measure" {
     guard arguments.count >= 3 else { fail("usage: prefs-test-child measure OUTPUT PROGRAM [ARGUMENT…]") }
     do {

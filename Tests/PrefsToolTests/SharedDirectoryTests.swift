@@ -109,7 +109,8 @@ struct SharedDirectoryTests {
         let set = try await tool("--store", store, "set", "a", "1")
         #expect(set.status == 74)
         #expect(
-            set.stderr == "prefs-tool: error: \(store)\(suffix): refusing to follow a symbolic link owned by another user (uid \(mallory.uid))\n",
+            set.stderr
+                == "prefs-tool: error: \(store)\(suffix): refusing to follow a symbolic link owned by another user (uid \(mallory.uid)); its owner is \(OtherUser.name): remove it as that user or root, or move the store to a folder only you can write\n",
             "\(set.stderr)")
         #expect(fileOwnerAndMode(store) == nil, "no database created")
     }
@@ -126,7 +127,9 @@ struct SharedDirectoryTests {
             let run = try await tool(["--store", store] + arguments)
             #expect(run.status == 74)
             #expect(
-                run.stderr == "prefs-tool: error: \(store): refusing a file owned by another user (uid \(mallory.uid)) in a shared folder\n", "\(run.stderr)")
+                run.stderr
+                    == "prefs-tool: error: \(store): refusing a file owned by another user (uid \(mallory.uid)) in a shared folder; its owner is \(OtherUser.name): remove it as that user or root, or move the store to a folder only you can write\n",
+                "\(run.stderr)")
         }
         #expect(fileOwnerAndMode(store).map { [$0.uid, $0.mode] } == [mallory.uid, 0o666])
         #expect(try String(contentsOfFile: store, encoding: .utf8) == document)

@@ -29,6 +29,7 @@ enum StoreFileRecovery {
             defer { lock?.0.unlock() }
             let aside = try directory.moveAside(folder.name)
             for suffix in sidecarSuffixes where directory.holdsRegularFile(folder.name + suffix) {
+                guard try directory.foreignOwner(of: folder.name + suffix) == nil else { continue }  // another user's: left alone
                 _ = try directory.moveAside(folder.name + suffix)
             }
             return (try open(), RecoveredFile(movedTo: aside, reason: reason))

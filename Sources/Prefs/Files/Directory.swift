@@ -94,8 +94,12 @@ package final class Directory: Sendable {
     /// descriptor. Anything but a regular file is refused as ``FileSystem/openRegularFile(_:)`` refuses it: from its
     /// status before it is opened, and from the opened descriptor (never blocking: `O_NONBLOCK`, cleared again).
     func openRegularFile(_ name: String) throws(PrefsError) -> (descriptor: Int32, info: stat)? {
-        if let info = try status(of: name), info.st_mode & S_IFMT != S_IFLNK {
-            try FileSystem.requireRegularFile(info, path: path(of: name))  // a FIFO or a device is never opened
+        if let info = try status(of: name) {
+            // Another user's entry first: a FIFO they planted beside a store is theirs, not a damaged store file.
+            try TrustRule.checkEntry(info, inShared: isShared, path: path(of: name))
+            if info.st_mode & S_IFMT != S_IFLNK {
+                try FileSystem.requireRegularFile(info, path: path(of: name))  // a FIFO or a device is never opened
+            }
         }
         guard let (fd, info) = try open(name, O_RDONLY | O_NONBLOCK) else { return nil }
         do throws(PrefsError) {
@@ -130,6 +134,22 @@ package final class Directory: Sendable {
         try trustedStatus(of: name).map(FileSystem.Stamp.init)
     }
 
+    /// In a shared folder, the owner of the entry at `name` (a link not followed) when it is another user's: one they
+    /// put there, which is never read, written, replaced, renamed or removed. Nil when nothing is there, when root or
+    /// this user owns it, and in a folder that is not shared.
+    func foreignOwner(of name: String) throws(PrefsError) -> UInt32? {
+        guard isShared, let info = try status(of: name), !TrustRule.isTrusted(owner: info.st_uid) else { return nil }
+        return UInt32(info.st_uid)
+    }
+
+    /// Throws what the trust rule says of another user's entry at `name` in a shared folder
+    /// (``PrefsError/untrustedFile(path:owner:)``, or for a link ``PrefsError/untrustedLink(path:owner:)``), before it
+    /// would be replaced or renamed: in a sticky folder only root and the folder's owner could, and they must not.
+    func refuseForeignEntry(_ name: String) throws(PrefsError) {
+        guard isShared, let info = try status(of: name) else { return }
+        try TrustRule.checkEntry(info, inShared: true, path: path(of: name))
+    }
+
     /// Whether a regular file is at `name` (a link is not followed).
     func holdsRegularFile(_ name: String) -> Bool {
         (try? status(of: name)).flatMap { $0 }.map { $0.st_mode & S_IFMT == S_IFREG } ?? false
@@ -139,11 +159,12 @@ package final class Directory: Sendable {
 
     /// Replaces `name` atomically, as ``FileSystem/replace(_:with:sync:keepingMode:trace:)`` did by path: a temporary
     /// file created in this folder (`O_CREAT | O_EXCL | O_NOFOLLOW`, mode 0600), optionally fsynced, renamed over the
-    /// name (`renameat`: whatever is at the name, a link included, is replaced, never followed), and the folder
-    /// optionally fsynced. With `keepingMode`, the mode of a regular file of this user's at the name is kept, less its
+    /// name (`renameat`: whatever is at the name, a link included, is replaced, never followed; in a shared folder, not
+    /// another user's entry, see ``refuseForeignEntry(_:)``), and the folder optionally fsynced. With `keepingMode`, the mode of a regular file of this user's at the name is kept, less its
     /// group and other write bits. Returns the new file's stamp, from its own descriptor.
     @discardableResult
     func replace(_ name: String, with data: Data, sync: Bool, keepingMode: Bool = true, trace: FileSystem.Trace? = nil) throws(PrefsError) -> FileSystem.Stamp {
+        try refuseForeignEntry(name)
         let temporaryName = "\(name).tmp-\(getpid())-\(UInt32.random(in: .min ... .max))"
         let temporary = path(of: temporaryName)
         let fd = openat(descriptor, temporaryName, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
@@ -227,6 +248,7 @@ package final class Directory: Sendable {
     /// Renames the regular file `name` aside, byte for byte, as `NAME.corrupt-YYYYMMDDTHHMMSSZ` (or another `label` than
     /// `corrupt`); returns the new path.
     func moveAside(_ name: String, label: String = "corrupt", now: Date = Date()) throws(PrefsError) -> String {
+        try refuseForeignEntry(name)
         let stamp = FileSystem.corruptStamp(now)
         var destination = "\(name).\(label)-\(stamp)"
         var suffix = 1

@@ -106,6 +106,24 @@ enum PrivateGroups {
     private static let enumeration = Locked<Void>(())
 }
 
+/// Users' names, for messages that name the owner of a file (`getpwuid_r`).
+enum UserNames {
+    /// The login name of `uid`; nil when the user database has none.
+    static func name(of uid: UInt32) -> String? {
+        var buffer = [CChar](repeating: 0, count: 16_384)
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        guard getpwuid_r(uid_t(uid), &entry, &buffer, buffer.count, &result) == 0, result != nil, let name = entry.pw_name else { return nil }
+        let text = String(cString: name)
+        return text.isEmpty ? nil : text
+    }
+
+    /// `"; its owner is NAME"`, or nothing when `uid` has no name.
+    static func ownerClause(_ uid: UInt32) -> String {
+        name(of: uid).map { "; its owner is \($0)" } ?? ""
+    }
+}
+
 #if canImport(Glibc)
 private typealias GroupEntry = Glibc.group
 #elseif canImport(Darwin)

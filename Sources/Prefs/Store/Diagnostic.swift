@@ -50,6 +50,22 @@ extension Prefs {
             /// if case .argumentIgnored(let mismatch) = diagnostic.kind { print("-\(diagnostic.key ?? "") ignored: \(mismatch.reason)") }
             /// ```
             case argumentIgnored(ValueMismatch)
+            /// A file beside the store (`path`: its lock file, journal, `-wal`, `-shm` or `-journal`) that another user
+            /// (`owner`) put in a shared folder such as /tmp before the store made its own: never read, written or
+            /// removed. The store is read without it; writes fail with ``PrefsError/untrustedFile(path:owner:)`` until
+            /// that user or root removes it.
+            ///
+            /// ```swift
+            /// if case .untrustedFileIgnored(let path, _) = diagnostic.kind { print("not read: \(path): \(diagnostic)") }
+            /// ```
+            case untrustedFileIgnored(path: String, owner: UInt32)
+            /// The store checks its files for other processes' replacements the slower way, with `stat` before each
+            /// write, because the system's inotify limit is reached (`reason` says which). Reported once a process.
+            ///
+            /// ```swift
+            /// if case .fileWatchUnavailable(let reason) = diagnostic.kind { print("slower file checks: \(reason)") }
+            /// ```
+            case fileWatchUnavailable(reason: String)
         }
 
         /// The key concerned, if one is.
@@ -88,6 +104,11 @@ extension Prefs {
                 let name = key.map { "-\($0) " } ?? ""
                 return
                     "\(subject): the launch argument \(name)\(mismatch.stored.preview()) cannot be read as \(target): \(mismatch.reason); ignored, the key reads as without it"
+            case .untrustedFileIgnored(let path, let owner):
+                return
+                    "\(subject): \(path), a file owned by another user (uid \(owner)) in a shared folder\(UserNames.ownerClause(owner)), is not read: the store is read without it, and writes fail until it is removed (\(PrefsError.squatterRemedy))"
+            case .fileWatchUnavailable(let reason):
+                return "\(subject): \(reason): stores check their files with stat before each write, which is slower"
             }
         }
     }
@@ -146,6 +167,8 @@ extension Prefs.Diagnostic.Kind {
             path == otherPath && keys == otherKeys && movedTo == otherMovedTo
         case (.pendingWritesDropped(let keys, let reason), .pendingWritesDropped(let otherKeys, let otherReason)): keys == otherKeys && reason == otherReason
         case (.argumentIgnored(let a), .argumentIgnored(let b)): a == b
+        case (.untrustedFileIgnored(let path, let owner), .untrustedFileIgnored(let otherPath, let otherOwner)): path == otherPath && owner == otherOwner
+        case (.fileWatchUnavailable(let reason), .fileWatchUnavailable(let otherReason)): reason == otherReason
         default: false
         }
     }
@@ -161,6 +184,8 @@ extension Prefs.Diagnostic.Kind {
         case .journalNotApplied(let path, let keys, let movedTo): hasher.combine(6); hasher.combine(path); hasher.combine(keys); hasher.combine(movedTo)
         case .pendingWritesDropped(let keys, let reason): hasher.combine(7); hasher.combine(keys); hasher.combine(reason)
         case .argumentIgnored(let mismatch): hasher.combine(8); hasher.combine(mismatch)
+        case .untrustedFileIgnored(let path, let owner): hasher.combine(9); hasher.combine(path); hasher.combine(owner)
+        case .fileWatchUnavailable(let reason): hasher.combine(10); hasher.combine(reason)
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 internal import PrefsJSON
 import PrefsSupport
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -15,6 +16,7 @@ extension JSONFileBackend {
     /// when the snapshot or the journal was replaced. Returns true when anything changed. The pending coalesced changes
     /// stay on top.
     func reload() throws(PrefsError) -> Bool {
+        defer { noteSquatter() }
         #if os(Linux)
         if stamp != nil, let watch = replacementWatch, watch.isQuiet(), let records = try journal.readAppended() {
             return applyNew(records)  // only appends since the last check: the journal's new records, found by size
@@ -23,7 +25,11 @@ extension JSONFileBackend {
         if snapshotDescriptor >= 0, let snapshot = snapshotDescriptorIdentity, let appending = journal.appendDescriptor,
             let watch = writerWatch()
         {
-            watch.watch(snapshot: (snapshotDescriptor, snapshot), journal: appending)
+            do throws(FileWatcher.Unavailable) {
+                try watch.watch(snapshot: (snapshotDescriptor, snapshot), journal: appending)
+            } catch {
+                watchUnavailable(error)
+            }
         } else {
             replacementWatch?.stop()
         }
@@ -50,14 +56,32 @@ extension JSONFileBackend {
     private func writerWatch() -> FileReplacementWatch? {
         if replacementWatch == nil, !replacementWatchUnavailable {
             replacementWatch = FileReplacementWatch()
-            replacementWatchUnavailable = replacementWatch == nil
+            if replacementWatch == nil {
+                replacementWatchUnavailable = true
+                if let reason = FileWatcher.shared.takeInstanceLimitReport() { reports.append(.fileWatchUnavailable(reason: reason)) }
+            }
         }
         return replacementWatch
     }
+
+    /// The system's limit of watches is reached: this store checks the long way from now on (the process says so once).
+    private func watchUnavailable(_ failure: FileWatcher.Unavailable) {
+        replacementWatch = nil
+        replacementWatchUnavailable = true
+        if let reason = FileWatcher.shared.takeLimitReport(failure) { reports.append(.fileWatchUnavailable(reason: reason)) }
+    }
     #endif
+
+    /// Reports, once, a journal another user put beside the store in a shared folder: the store reads its file without it.
+    private func noteSquatter() {
+        guard journal.squatter != reportedSquatter else { return }
+        reportedSquatter = journal.squatter
+        if let owner = journal.squatter { reports.append(.untrustedFileIgnored(path: journal.path, owner: owner)) }
+    }
 
     /// ``reload()`` by the files' status: the snapshot's (see ``snapshotStamp()``), then the journal's.
     private func reloadChecking() throws(PrefsError) -> Bool {
+        FileChecks.slow.add(1, ordering: .relaxed)
         let current = try snapshotStamp()
         if current == stamp {
             guard current != nil else { return false }  // no snapshot: a journal beside it is a leftover, never read

@@ -27,8 +27,11 @@ extension JSONFileBackend {
         journalApplies = false
         editedKeys = JSONJournalMerge.Keys()
         unfoldedSince = nil
-        // 2. an empty journal continues it (a store that has none yet gets one with its first append)
-        if journal.identity == nil, try folder.existing()?.status(of: journal.name) == nil { return journal.forget() }
+        // 2. an empty journal continues it (a store that has none yet gets one with its first append; in a shared folder
+        // at once, so that no other user can put one there first)
+        if journal.identity == nil, let directory = try folder.existing(), !directory.isShared, try directory.status(of: journal.name) == nil {
+            return journal.forget()
+        }
         try journal.reset(generation: generation, snapshot: snapshotDigest, sync: options.durability == .powerLoss)
         journalApplies = true
     }

@@ -38,6 +38,7 @@ extension JSONFileBackend {
         try setStrayJournalAside()
         journal.closeDescriptor()
         journal.forget()
-        try folder.existing()?.remove(journal.name)
+        guard let directory = try folder.existing(), try directory.foreignOwner(of: journal.name) == nil else { return }  // another user's: left alone
+        try directory.remove(journal.name)
     }
 }

@@ -25,6 +25,9 @@ extension JSONFileBackend {
                 removedLeftovers = true
             }
             if try reload() { changedSinceRefresh = true }
+            // A journal another user put in its place: a write in format 2 would need it. Refused before anything is
+            // written, naming them.
+            if targetFormat != JSONStoreDocument.journallessFormatVersion { try folder.existing()?.refuseForeignEntry(journal.name) }
             if previousReleasesMayWrite, !lock.holdsLockForPreviousReleases {
                 // The file turned out to be one release 0.1 writes: exclude its writers too, then look again.
                 try lock.lockForPreviousReleases(timeout: options.lockTimeout)

@@ -91,6 +91,8 @@ final class JSONFileBackend: StoreBackend {
     var reports: [Prefs.Diagnostic.Kind] = []
     var reportedEdit: FileSystem.Stamp?
     var reportedStray: FileIdentity??
+    /// The owner of another user's journal beside the store last reported (see ``JSONJournalFile/squatter``).
+    var reportedSquatter: UInt32?
     /// Digests of what the keys of the pending (coalesced) changes held in the snapshot before them: the record that
     /// writes them says what they replaced (see ``JSONJournal/KeyDigests``).
     var pendingWas = JSONJournal.KeyDigests()
@@ -118,8 +120,8 @@ final class JSONFileBackend: StoreBackend {
     var snapshotDescriptorIdentity: FileIdentity?
     #if os(Linux)
     /// Watches the snapshot and journal a writer holds open, so that its next check is one cheap `ioctl`. Made the first
-    /// time this store holds both open, so only writers have one: each is an inotify instance, of which a user has 128
-    /// by default. Without one (none left), checks take the long way.
+    /// time this store holds both open, so only writers have one: two watches on the process's one inotify instance
+    /// (``FileWatcher``), removed when the store closes. Without one (the system's limit reached), checks take the long way.
     var replacementWatch: FileReplacementWatch?
     var replacementWatchUnavailable = false
     #endif
@@ -142,6 +144,9 @@ final class JSONFileBackend: StoreBackend {
             folder, recovery: options.recovery, sidecarSuffixes: [JSONJournal.suffix], lock: (lock, options.lockTimeout)
         ) {
             () throws(PrefsError) in try reload()
+        }
+        if let owner = try folder.existing()?.foreignOwner(of: folder.name + Self.lockSuffix) {
+            reports.append(.untrustedFileIgnored(path: lock.path, owner: owner))
         }
         if journalApplies, journal.tail != .clean {
             // An incomplete last line may be an append in progress: look again holding the writer lock.

@@ -32,6 +32,9 @@ final class JSONJournalFile {
     private(set) var tail: JSONJournal.Tail = .clean
     private var descriptor: Int32 = -1
     private var descriptorIdentity: FileIdentity?
+    /// The owner of the journal found last when another user put it there, in a shared folder, before this store made
+    /// its own: never read nor written (see ``Directory/foreignOwner(of:)``); the store reads its file without it.
+    private(set) var squatter: UInt32?
     /// The buffer each record is written into before its append, kept from one append to the next.
     private var recordWriter = JSONWriter(indentWidth: 0)
     /// The largest record buffer kept between appends.
@@ -77,7 +80,8 @@ final class JSONJournalFile {
         if descriptor >= 0, descriptorIdentity == identity, case let (links, descriptorSize) = FileSystem.linksAndSize(descriptor), links > 0 {
             size = descriptorSize
         } else {
-            guard let info = try folder.existing()?.trustedStatus(of: name) else { return identity == nil ? [] : nil }
+            let found = try unlessForeign { () throws(PrefsError) in try folder.existing()?.trustedStatus(of: name) }
+            guard let info = found else { return identity == nil ? [] : nil }
             guard identity == FileIdentity(info) else { return nil }
             size = Int(info.st_size)
         }
@@ -134,7 +138,8 @@ final class JSONJournalFile {
 
     /// The bytes from `start` to the end, with the file's status; nil when there is no file.
     private func read(from start: Int) throws(PrefsError) -> (Data, stat)? {
-        guard let (fd, info) = try folder.existing()?.openRegularFile(name) else { return nil }
+        let opened = try unlessForeign { () throws(PrefsError) in try folder.existing()?.openRegularFile(name) }
+        guard let (fd, info) = opened else { return nil }
         defer { close(fd) }
         var data = Data()
         var chunk = [UInt8](repeating: 0, count: max(4096, min(Int(info.st_size) - start + 1, 1 << 20)))
@@ -147,6 +152,21 @@ final class JSONJournalFile {
             position += off_t(count)
         }
         return (data, info)
+    }
+
+    /// `body`'s result, or nil when it refused the journal as another user's file or link in a shared folder: then
+    /// ``squatter`` names them (and otherwise no one).
+    private func unlessForeign<Found>(_ body: () throws(PrefsError) -> Found?) throws(PrefsError) -> Found? {
+        do {
+            let found = try body()
+            squatter = nil
+            return found
+        } catch .untrustedFile(let at, let owner) where at == path {
+            squatter = owner
+        } catch .untrustedLink(let at, let owner) where at == path {
+            squatter = owner
+        }
+        return nil
     }
 
     // MARK: - Writing (under the writer lock)

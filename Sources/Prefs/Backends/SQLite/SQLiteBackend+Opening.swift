@@ -12,14 +12,22 @@ extension SQLiteBackend {
     /// (sticky and writable by others), the database and its `-wal` and `-shm` files are created by this process first
     /// (`O_EXCL`, mode 0600) and kept when it closes (``SQLiteConnection/keepWALFilesOnClose()``), so another user never
     /// gets to choose them: see ``checkSidecarsBeforeOpening(_:_:)``.
-    static func open(_ folder: StoreFolder, options: Options) throws(PrefsError) -> SQLiteConnection {
+    ///
+    /// A `-wal`, `-shm` or `-journal` another user put beside an existing store in a shared folder does not keep this
+    /// user from reading it: the store opens read-only without them (see ``openBeside(_:_:_:newest:)``), and
+    /// ``Opened/squatters`` names them; a new store is refused at once, naming the first.
+    static func open(_ folder: StoreFolder, options: Options) throws(PrefsError) -> Opened {
         let directory = try folder.created()
         let name = folder.name
         let path = directory.path(of: name)
         let exists = try checkFileBeforeOpening(directory, name)
-        try checkSidecarsBeforeOpening(directory, name)
+        let squatters = try checkSidecarsBeforeOpening(directory, name)
+        if let first = squatters.first {
+            guard exists else { throw first.refusal }  // a new store would need the name: nothing is created
+            return Opened(connection: try openBeside(first, directory, name, newest: options.migrations.newest), squatters: squatters)
+        }
         if exists, let reason = PrefsError.readOnlyReason(path: path) {
-            return try openReadOnly(path: path, reason: reason, newest: options.migrations.newest)
+            return Opened(connection: try openReadOnly(path: path, reason: reason, newest: options.migrations.newest))
         }
         let created = directory.isShared ? try claimFiles(directory, name) : []
         do throws(PrefsError) {
@@ -28,15 +36,53 @@ extension SQLiteBackend {
             }
             do throws(PrefsError) {
                 try configure(connection, options: options, keepingWALFiles: directory.isShared)
+                if directory.isShared { try claimRollbackJournal(directory, name) }
             } catch {
                 connection.close()
                 throw error
             }
-            return connection
+            return Opened(connection: connection)
         } catch {
             for file in created { unlinkat(directory.descriptor, file, 0) }  // do not leave behind what was made above
             throw error
         }
+    }
+
+    /// An open database, and the files another user put beside it that made it open read-only (none usually).
+    struct Opened {
+        var connection: SQLiteConnection
+        var squatters: [Squatter] = []
+    }
+
+    /// A file or link another user put at the name of one of a store's sidecars, in a shared folder.
+    struct Squatter: Equatable {
+        var path: String
+        var owner: UInt32
+        var isLink: Bool
+
+        /// The error a write, or anything else that needs the file, fails with: it names the file and its owner.
+        var refusal: PrefsError { isLink ? .untrustedLink(path: path, owner: owner) : .untrustedFile(path: path, owner: owner) }
+    }
+
+    /// Opens, read-only, an existing store beside which another user put a `-wal`, `-shm` or `-journal` (`squatter`, the
+    /// first) in a shared folder, without SQLite ever opening those: as immutable (the `immutable=1` URI parameter: no
+    /// WAL, no `-shm`, no rollback journal, no lock). That reads every committed write only when the database file holds
+    /// them all, when this user's `-wal` is absent or empty: a store's writers leave it so when they close (in a shared
+    /// folder they keep it, truncated), and no writer can open the store while the other user's file is there. A `-wal`
+    /// of this user's that holds writes (a writer open since before the file was put there, or one that crashed) cannot
+    /// be read without its `-shm` and a rollback journal check, so the store is refused, naming the other user's file.
+    private static func openBeside(_ squatter: Squatter, _ directory: Directory, _ name: String, newest: Int64) throws(PrefsError) -> SQLiteConnection {
+        let wal = name + "-wal"
+        if try directory.foreignOwner(of: wal) == nil, let info = try directory.status(of: wal), info.st_size > 0 { throw squatter.refusal }
+        let path = directory.path(of: name)
+        let connection = try sqlite { () throws(SQLiteError) in try SQLiteConnection(path: path, options: .init(immutable: true, noFollow: true)) }
+        do throws(PrefsError) {
+            try checkIdentity(connection, newest: newest) { () throws(PrefsError) in throw squatter.refusal }
+        } catch {
+            connection.close()
+            throw error
+        }
+        return connection
     }
 
     /// Creates, in a shared folder, the database and its `-wal` and `-shm` files that are missing, empty and with mode
@@ -58,12 +104,22 @@ extension SQLiteBackend {
         // Whatever was there already, or was put there since the check: checked again, now that the names are taken.
         do throws(PrefsError) {
             _ = try checkFileBeforeOpening(directory, name)
-            try checkSidecarsBeforeOpening(directory, name)
+            if let squatter = try checkSidecarsBeforeOpening(directory, name).first { throw squatter.refusal }
         } catch {
             for made in created { unlinkat(directory.descriptor, made, 0) }
             throw error
         }
         return created
+    }
+
+    /// Creates, in a shared folder, an empty `-journal` (mode 0600) beside a database in WAL mode, and keeps it: SQLite
+    /// never writes it in WAL mode, and reads an empty one as no journal at all, while another user can no longer put one
+    /// there for SQLite to roll back into the store when it opens. After the switch to WAL: the first transaction of a
+    /// new store, in rollback mode, creates and removes a journal of its own.
+    private static func claimRollbackJournal(_ directory: Directory, _ name: String) throws(PrefsError) {
+        let fd = openat(directory.descriptor, name + "-journal", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        if fd >= 0 { return closeDescriptor(fd) }
+        guard errno == EEXIST else { throw .io(path: directory.path(of: name + "-journal"), operation: "create", errno: errno) }
     }
 
     /// Opens a store this user can read but not write, read-only and without writing anything. SQLite reads a WAL
@@ -77,16 +133,9 @@ extension SQLiteBackend {
         }
         let connection = try sqlite { () throws(SQLiteError) in try SQLiteConnection(path: path, options: .init(immutable: !walHoldsWrites)) }
         do throws(PrefsError) {
-            let (knownID, knownVersion) = try sqlite { () throws(SQLiteError) in
-                (try integer(connection, "PRAGMA application_id"), try integer(connection, "PRAGMA user_version"))
-            }
-            guard knownID == Self.applicationID else {
+            try checkIdentity(connection, newest: newest) { () throws(PrefsError) in
                 throw .readOnlyStore(path: path, reason: reason + "; the file is not a Prefs store yet, and cannot be made one")
             }
-            guard knownVersion <= newest else {
-                throw .unsupportedFormatVersion(path: connection.path, found: Int(knownVersion), supported: Int(newest))
-            }
-            try checkSchema(connection)
         } catch {
             connection.close()
             throw error
@@ -94,17 +143,33 @@ extension SQLiteBackend {
         return connection
     }
 
+    /// Checks, on a connection that cannot write, that the file is a Prefs store (else runs `notAStore`, which throws)
+    /// of a version this release reads, with the schema it uses.
+    private static func checkIdentity(_ connection: SQLiteConnection, newest: Int64, notAStore: () throws(PrefsError) -> Void) throws(PrefsError) {
+        let (knownID, knownVersion) = try sqlite { () throws(SQLiteError) in
+            (try integer(connection, "PRAGMA application_id"), try integer(connection, "PRAGMA user_version"))
+        }
+        if knownID != Self.applicationID { try notAStore() }
+        guard knownVersion <= newest else {
+            throw .unsupportedFormatVersion(path: connection.path, found: Int(knownVersion), supported: Int(newest))
+        }
+        try checkSchema(connection)
+    }
+
     /// Refuses a database whose `-wal`, `-shm` or `-journal` name holds a symbolic link or anything but a regular
     /// file: SQLite opens those with `O_NOFOLLOW` and would fail later with a misleading `SQLITE_READONLY` or
-    /// `SQLITE_CANTOPEN`, after creating the database file; such a link is usually planted by another user in a
-    /// shared directory. In a shared folder, a sidecar another user owns is refused too, naming them
-    /// (``PrefsError/untrustedFile(path:owner:)`` or ``PrefsError/untrustedLink(path:owner:)``): SQLite would write the
-    /// store's pages into their file, or read pages of their choosing from it. Checked before anything is created.
-    static func checkSidecarsBeforeOpening(_ directory: Directory, _ name: String) throws(PrefsError) {
+    /// `SQLITE_CANTOPEN`, after creating the database file. In a shared folder, a sidecar (file or link) another user
+    /// owns is returned instead, never opened: SQLite would write the store's pages into their file, or read pages of
+    /// their choosing from it (a `-journal` it would even roll back into the store). Checked before anything is created.
+    static func checkSidecarsBeforeOpening(_ directory: Directory, _ name: String) throws(PrefsError) -> [Squatter] {
+        var squatters: [Squatter] = []
         for suffix in sidecarSuffixes {
             guard let info = try directory.status(of: name + suffix) else { continue }
             let path = directory.path(of: name + suffix)
-            try TrustRule.checkEntry(info, inShared: directory.isShared, path: path)
+            if directory.isShared, !TrustRule.isTrusted(owner: info.st_uid) {
+                squatters.append(Squatter(path: path, owner: UInt32(info.st_uid), isLink: info.st_mode & S_IFMT == S_IFLNK))
+                continue
+            }
             switch info.st_mode & S_IFMT {
             case S_IFREG: continue
             // Not corruptStore: recovery would move the database aside for a problem beside it.
@@ -112,6 +177,7 @@ extension SQLiteBackend {
             default: throw .io(path: path, operation: "open (not a regular file)", errno: EINVAL)
             }
         }
+        return squatters
     }
 
     /// Refuses what SQLite should not open: something other than a regular file (a FIFO would block the open), or

@@ -1,6 +1,7 @@
 import Foundation
 internal import PrefsJSON
 import PrefsSQLite
+import Synchronization
 
 /// A store in an SQLite database, in WAL mode, through `CSQLite`.
 ///
@@ -52,11 +53,18 @@ final class SQLiteBackend: StoreBackend {
     private var movedWatch: FileReplacementWatch?
     private var movedWatchUnavailable = false
     #endif
+    /// Diagnostics found since the store last asked (``takeReports()``).
+    var reports: [Prefs.Diagnostic.Kind] = []
     /// Set when a write found the file deleted or replaced and reopened it; the next `refresh()` reports it.
     private var changedSinceRefresh = false
     private var dataVersion: Int64 = 0
     let recovered: RecoveredFile?
     var openingReport: [Prefs.Diagnostic.Kind] { recovered.map { [$0.diagnosticKind] } ?? [] }
+
+    func takeReports() -> [Prefs.Diagnostic.Kind] {
+        defer { reports = [] }
+        return reports
+    }
 
     var files: [String] { FileSystem.existing([path] + Self.sidecarSuffixes.map { path + $0 }) }
     /// Rows whose key is not in Unicode NFC, by the NFC name, as the last full read found them.
@@ -73,10 +81,48 @@ final class SQLiteBackend: StoreBackend {
         let folder = try StoreFolder(file: requestedPath)
         self.folder = folder
         self.path = folder.filePath
-        (connection, recovered) = try StoreFileRecovery.open(folder, recovery: options.recovery, sidecarSuffixes: ["-wal", "-shm"]) { () throws(PrefsError) in
+        let opened: Opened
+        (opened, recovered) = try StoreFileRecovery.open(folder, recovery: options.recovery, sidecarSuffixes: ["-wal", "-shm"]) { () throws(PrefsError) in
             try Self.open(folder, options: options)
         }
+        connection = opened.connection
         dataVersion = try sqlite { () throws(SQLiteError) in try connection.dataVersion() }
+        try noteSquatters(opened)
+    }
+
+    /// The files another user put beside the store in a shared folder, while the connection is a read-only one without
+    /// them (see ``open(_:options:)``), and the database file's stamp when it was opened; nil otherwise.
+    private var squatted: (squatters: [Squatter], stamp: FileSystem.Stamp?)?
+
+    /// Takes note of what an open found beside the database, reporting each file another user put there once.
+    private func noteSquatters(_ opened: Opened) throws(PrefsError) {
+        guard !opened.squatters.isEmpty else {
+            squatted = nil
+            return
+        }
+        let before = squatted?.squatters ?? []
+        squatted = (opened.squatters, try folder.existing()?.stamp(of: folder.name))
+        for squatter in opened.squatters where !before.contains(squatter) {
+            reports.append(.untrustedFileIgnored(path: squatter.path, owner: squatter.owner))
+        }
+    }
+
+    /// For a store open read-only beside another user's files: opens it again when they are gone (then as usual), or
+    /// when the database file changed since; returns whether it did. Nothing for any other store.
+    private func reopenIfSquatted() throws(PrefsError) -> Bool {
+        guard let squatted, !connection.isInTransaction else { return false }
+        guard let directory = try folder.existing() else { return false }
+        var unchanged = try directory.stamp(of: folder.name) == squatted.stamp && squatted.stamp != nil
+        for squatter in squatted.squatters where unchanged {
+            unchanged = try directory.foreignOwner(of: (squatter.path as NSString).lastPathComponent) == squatter.owner
+        }
+        guard !unchanged else { return false }
+        connection.close()
+        let opened = try Self.open(folder, options: options)
+        connection = opened.connection
+        dataVersion = try sqlite { () throws(SQLiteError) in try connection.dataVersion() }
+        try noteSquatters(opened)
+        return true
     }
 
     /// Runs SQLite calls, mapping a not-a-database error to ``PrefsError/corruptStore(path:reason:)``.
@@ -191,8 +237,11 @@ final class SQLiteBackend: StoreBackend {
         try sqlite { () throws(SQLiteError) in try connection.execute("BEGIN IMMEDIATE") }
     }
 
-    /// Throws ``PrefsError/readOnlyStore(path:reason:)`` for a store opened read-only.
+    /// Throws ``PrefsError/readOnlyStore(path:reason:)`` for a store opened read-only; for one opened read-only beside
+    /// another user's file (that is still there), the refusal that names it.
     private func requireWritable() throws(PrefsError) {
+        if try reopenIfSquatted() { changedSinceRefresh = true }
+        if let squatter = squatted?.squatters.first { throw squatter.refusal }
         if connection.isReadOnly, let reason = PrefsError.readOnlyReason(path: path) { throw .readOnlyStore(path: path, reason: reason) }
     }
 
@@ -213,6 +262,7 @@ final class SQLiteBackend: StoreBackend {
         if !connection.isClosed, !connection.isInTransaction, let watch = movedWatch, watch.isQuiet() { return }
         #endif
         // Closed: an earlier reopen failed (its error was thrown then); try again.
+        if !connection.isClosed, !connection.isInTransaction { FileChecks.slow.add(1, ordering: .relaxed) }
         guard connection.isClosed || (!connection.isInTransaction && connection.fileHasMoved()) else {
             armMovedWatch()
             return
@@ -224,8 +274,10 @@ final class SQLiteBackend: StoreBackend {
             _ = try? connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             connection.close()
         }
-        connection = try Self.open(folder, options: options)
+        let opened = try Self.open(folder, options: options)
+        connection = opened.connection
         dataVersion = try sqlite { () throws(SQLiteError) in try connection.dataVersion() }
+        try noteSquatters(opened)
         changedSinceRefresh = true
     }
 
@@ -236,10 +288,22 @@ final class SQLiteBackend: StoreBackend {
         guard !connection.isInTransaction, !connection.isReadOnly else { return }
         if movedWatch == nil, !movedWatchUnavailable {
             movedWatch = FileReplacementWatch()
-            movedWatchUnavailable = movedWatch == nil
+            if movedWatch == nil {
+                movedWatchUnavailable = true
+                if let reason = FileWatcher.shared.takeInstanceLimitReport() { reports.append(.fileWatchUnavailable(reason: reason)) }
+            }
         }
         guard let movedWatch, movedWatch.watched == nil else { return }
-        movedWatch.watch(fileAt: path)
+        do throws(FileWatcher.Unavailable) {
+            try movedWatch.watch(fileAt: path)
+        } catch {
+            // The system's limit of watches: the long way from now on (the process says so once).
+            self.movedWatch = nil
+            movedWatchUnavailable = true
+            if let reason = FileWatcher.shared.takeLimitReport(error) { reports.append(.fileWatchUnavailable(reason: reason)) }
+            return
+        }
+        FileChecks.slow.add(1, ordering: .relaxed)
         if connection.fileHasMoved() { movedWatch.stop() }  // the next check reopens the file the long way
         #endif
     }
@@ -342,6 +406,7 @@ final class SQLiteBackend: StoreBackend {
     }
 
     func refresh() throws -> Bool {
+        if try reopenIfSquatted() { changedSinceRefresh = true }
         try reopenIfMoved()
         defer { changedSinceRefresh = false }
         let current = try sqlite { () throws(SQLiteError) in try connection.dataVersion() }

@@ -41,6 +41,19 @@ func waitFor(_ path: String) {
     while path != "-", !FileManager.default.fileExists(atPath: path) { usleep(2_000) }
 }
 
+/// Once the file `go` exists, ends `presentation` with `answer` (`ok`, `never`, `dismiss` or `cancel`) and says so.
+func answer(_ presentation: DialogPresentation, after go: String, with answer: String) throws {
+    waitFor(go)
+    switch answer {
+    case "ok": try presentation.finish(.hideForSession)
+    case "never": try presentation.finish(.neverRemind)
+    case "dismiss": try presentation.finish(.dismiss)
+    case "cancel": try presentation.cancel()
+    default: fail("unknown answer \(answer)")
+    }
+    say("finished")
+}
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard arguments.count == 7 else {
     fail("usage: dialoggate-test-child claim|race|next|launch|donate|message|hold json|sqlite PATH ID|FEED|KEY MAX|- FILE ARG")
@@ -61,15 +74,7 @@ do {
                 say("declined: \(decision)")
             case .granted(let presentation):
                 say("granted")
-                waitFor(arguments[5])
-                switch arguments[6] {
-                case "ok": try presentation.finish(.hideForSession)
-                case "never": try presentation.finish(.neverRemind)
-                case "dismiss": try presentation.finish(.dismiss)
-                case "cancel": try presentation.cancel()
-                default: fail("unknown answer \(arguments[6])")
-                }
-                say("finished")
+                try answer(presentation, after: arguments[5], with: arguments[6])
             }
         } else {
             guard let rounds = Int(arguments[6]) else { fail("race needs ROUNDS") }
@@ -94,15 +99,7 @@ do {
             say("declined: \(decision)")
         case .granted(let presentation):
             say("granted \(presentation.dialog.id)")
-            waitFor(arguments[5])
-            switch arguments[6] {
-            case "ok": try presentation.finish(.hideForSession)
-            case "never": try presentation.finish(.neverRemind)
-            case "dismiss": try presentation.finish(.dismiss)
-            case "cancel": try presentation.cancel()
-            default: fail("unknown answer \(arguments[6])")
-            }
-            say("finished")
+            try answer(presentation, after: arguments[5], with: arguments[6])
         }
     case "launch", "donate":
         guard let rounds = Int(arguments[5]) else { fail("ROUNDS must be a number") }

@@ -14,6 +14,10 @@ import FoundationNetworking
 struct TestFeedServerTests {
     private let context = MessageContext(bundleIdentifier: "com.example.app", appVersion: "1.0", osVersion: "17.2", localeIdentifier: "en_US")
 
+    /// Fetches that wait as long as a loaded machine needs: under ThreadSanitizer on a 2-core CI machine, with every
+    /// suite running at once, a fetch from loopback took longer than the default 10 s timeout.
+    private let unhurried = FeedOptions(timeout: .seconds(120))
+
     private func message(_ id: Int) -> String {
         #"{"id": \#(id), "bundleId": "com.example.app", "title": "Title \#(id)", "text": "Text \#(id)", "confirmLabel": "OK"}"#
     }
@@ -22,7 +26,7 @@ struct TestFeedServerTests {
     func publishAndRevalidate() async throws {
         let server = try TestFeedServer("[\(message(2))]")
         defer { server.stop() }
-        let center = MessageCenter(feedURL: server.url, prefs: try Prefs(.memory), context: context)
+        let center = MessageCenter(feedURL: server.url, prefs: try Prefs(.memory), context: context, options: unhurried)
         await center.refresh()
         let shown = try #require(center.pendingMessage)
         #expect(shown.id == 2)
@@ -46,7 +50,7 @@ struct TestFeedServerTests {
     func failure() async throws {
         let server = try TestFeedServer("[\(message(5))]")
         defer { server.stop() }
-        let center = MessageCenter(feedURL: server.url, prefs: try Prefs(.memory), context: context)
+        let center = MessageCenter(feedURL: server.url, prefs: try Prefs(.memory), context: context, options: unhurried)
         server.fail(status: 503)
         await center.refresh(force: true)
         #expect(center.lastError != nil)

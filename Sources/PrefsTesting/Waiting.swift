@@ -12,8 +12,15 @@ public final class DiagnosticLog: Sendable {
 
 /// Waits (polling every 5 ms) until `condition` holds or `timeout` passes; returns whether it held. `condition` runs on
 /// the caller's actor (a `@MainActor` test's state needs no `@Sendable`).
+///
+/// The default timeout, a minute, is for a loaded CI machine running every suite at once: a condition that holds
+/// returns at its first poll after, so only a failing test waits that long.
+///
+/// ```swift
+/// #expect(await eventually { other[.launchCount] == 3 })
+/// ```
 public func eventually(
-    timeout: Duration = .seconds(10),
+    timeout: Duration = .seconds(60),
     isolation: isolated (any Actor)? = #isolation,
     _ condition: () throws -> Bool
 ) async rethrows -> Bool {

@@ -101,7 +101,7 @@ struct ReadmeExamples {
         withObservationTracking { _ = model.value } onChange: { changed.set() }
         prefs[.launchCount] = 5
         #expect(await values.next() == 5)
-        #expect(await eventually(timeout: .seconds(5)) { changed.value })
+        #expect(await eventually(timeout: .seconds(60)) { changed.value })
         #expect(model.value == 5)
     }
 

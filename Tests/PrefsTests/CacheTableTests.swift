@@ -18,7 +18,7 @@ struct CacheTableTests {
         }
     }
 
-    static let entries = (0..<8).map { Prefs.State.Entry(try? StoredValue($0)) }
+    static let entries = (0..<8).map { StoreCache.Entry(try? StoredValue($0)) }
 
     /// The name `k<index>`; its hash one of `spread` values (all alike for 1), or its own.
     static func name(_ index: Int, spread: Int?) -> CacheName {
@@ -39,13 +39,13 @@ struct CacheTableTests {
             switch Int.random(in: 0..<100, using: &random) {
             case 0..<40:
                 let entry = Int.random(in: 0..<Self.entries.count, using: &random)
-                table[name] = Prefs.State.Slot(entry: Self.entries[entry])
+                table[name] = StoreCache.Slot(entry: Self.entries[entry])
                 model[name.name] = (entry, false)
             case 40..<55:
                 table.update(name) { $0.declared = true }
                 model[name.name]?.declared = true
             case 55..<65:
-                table.update(name, default: Prefs.State.Slot(entry: Self.entries[0])) { $0.declared.toggle() }
+                table.update(name, default: StoreCache.Slot(entry: Self.entries[0])) { $0.declared.toggle() }
                 let current = model[name.name] ?? (0, false)
                 model[name.name] = (current.entry, !current.declared)
             case 65..<95:
@@ -73,10 +73,10 @@ struct CacheTableTests {
     @Test("a name is found by its text, not its hash alone; equal texts with the cache's own hashes agree")
     func namesCompareByText() {
         var table = CacheTable()
-        table[CacheName("a", hash: 5)] = Prefs.State.Slot(entry: Self.entries[1])
+        table[CacheName("a", hash: 5)] = StoreCache.Slot(entry: Self.entries[1])
         #expect(table[CacheName("b", hash: 5)] == nil)
         #expect(table[CacheName("a", hash: 5)]?.entry === Self.entries[1])
-        table[CacheName("name")] = Prefs.State.Slot(entry: Self.entries[2])
+        table[CacheName("name")] = StoreCache.Slot(entry: Self.entries[2])
         #expect(table[CacheName(Prefs.Key<Int>("name", initial: 0))]?.entry === Self.entries[2])
     }
 }

@@ -290,8 +290,8 @@ struct RealAppCoreTests {
             fixture.diagnostics.all.filter { if case .refreshFailed = $0.kind { true } else { false } }.count
         }
         #expect(await eventually { refreshFailures() == 1 })
-        let ticks = prefs.state.withLock { $0.pollTicks }
-        #expect(await eventually { prefs.state.withLock { $0.pollTicks } >= ticks + 10 })
+        let ticks = prefs.state.withLock { $0.refresher.ticks }
+        #expect(await eventually { prefs.state.withLock { $0.refresher.ticks } >= ticks + 10 })
         #expect(refreshFailures() == 1)
         try Data("[1, 2".utf8).write(to: URL(fileURLWithPath: path), options: .atomic)  // another version, another problem
         #expect(await eventually { refreshFailures() >= 2 })
@@ -377,8 +377,8 @@ struct ReadNeverWritesTests {
             _ = await values.next()
             let observable = reader.observable(.renamed)
             _ = observable.value
-            let ticks = reader.state.withLock { $0.pollTicks }
-            #expect(await eventually { reader.state.withLock { $0.pollTicks } >= ticks + 3 })
+            let ticks = reader.state.withLock { $0.refresher.ticks }
+            #expect(await eventually { reader.state.withLock { $0.refresher.ticks } >= ticks + 3 })
             _ = (try reader.snapshot(), try reader.declaredKeys(), try reader.storedValue(forKey: "newName"))
             let defaults = PrefsDefaults(reader)
             _ = (defaults.integer(forKey: "launchCount"), defaults.dictionaryRepresentation())

@@ -78,8 +78,8 @@ struct SuspensionTests {
         }
         #expect(await eventually { seen.all == [1] })
         func waitForPolls(_ count: Int) async {
-            let ticks = prefs.state.withLock { $0.pollTicks }
-            _ = await eventually { prefs.state.withLock { $0.pollTicks } >= ticks + count }
+            let ticks = prefs.state.withLock { $0.refresher.ticks }
+            _ = await eventually { prefs.state.withLock { $0.refresher.ticks } >= ticks + count }
         }
         await waitForPolls(3)
 

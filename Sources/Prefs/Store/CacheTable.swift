@@ -11,7 +11,7 @@
 /// of it uninitialized), else the hash with its top bit set; a lookup compares tags before it compares names. Removal
 /// shifts the buckets after a hole back into it (no tombstones), so a probe always ends at an empty bucket.
 struct CacheTable: ~Copyable {
-    typealias Slot = Prefs.State.Slot
+    typealias Slot = StoreCache.Slot
 
     private struct Bucket {
         var tag: Int

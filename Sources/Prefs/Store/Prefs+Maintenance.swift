@@ -30,9 +30,8 @@ extension Prefs {
         if !io.isSuspended { try flush() }  // a suspended store has nothing pending: not reopened only to be closed
         state.withLock { state in
             state.closed = true
-            state.polling = nil
-            state.generation &+= 1
-            state.cache.removeAll()
+            state.refresher.stop()
+            state.cache.invalidateAll(keepingCapacity: false)
         }
         finishObservers()
         try PrefsError.converting { try io.close { backend in try backend.flush() } }
@@ -51,76 +50,6 @@ extension Prefs {
         try PrefsError.converting { try io.withBackend { backend in try backend.quickCheckProblems() } }
     }
 
-    func scheduleFlush(after interval: Duration) {
-        let schedule = state.withLock { state -> Bool in
-            guard !state.flushScheduled, !state.closed else { return false }
-            state.flushScheduled = true
-            state.joinedExitFlush = true
-            return true
-        }
-        guard schedule else { return }
-        ExitFlush.remember(self)
-        storage.clock.after(interval) { [weak self] in
-            guard let self,
-                self.state.withLock({ state in
-                    state.flushScheduled = false
-                    return !state.closed
-                })
-            else { return }
-            do {
-                // A suspended store wrote what was pending when it was suspended: nothing to flush, and nothing resumes it.
-                try self.io.withBackendUnlessSuspended("flush()") { backend in try backend.flush() }
-            } catch {
-                self.report(Diagnostic(key: nil, kind: .writeFailed(error, during: "background flush"), store: self.storage.description))
-                self.scheduleFlush(after: interval)
-            }
-        }
-    }
-
-    /// ``refresh()``, reporting a failure as a ``Diagnostic`` (`refreshFailed`) instead of throwing: for poll ticks and
-    /// for readers that must answer anyway, from what they have. A failure is reported once, not again on every call
-    /// while it stays the same.
-    package func refreshReportingErrors() {
-        refreshReportingErrors(onlyIfStale: false)
-    }
-
-    /// A poll tick: ``refreshReportingErrors()``, unless the store is suspended (``suspend()``), whose backend a poll
-    /// leaves alone.
-    func poll() {
-        refreshReportingErrors(onlyIfStale: false, resuming: false)
-    }
-
-    /// Before a cached read of a store whose ``freshness`` has expired: refreshes (once, however many threads read at
-    /// that moment), so that no read serves a value older than the backend's bound. A failure is reported as a
-    /// diagnostic and the cache is served (the backend renews its bound either way, so reads do not all wait on a
-    /// server that does not answer). Inside a transaction body of this store, the body's reads are served as they are.
-    func refreshIfStale() {
-        guard !io.isHeldByCurrentThread else { return }
-        refreshReportingErrors(onlyIfStale: true)
-    }
-
-    private func refreshReportingErrors(onlyIfStale: Bool, resuming: Bool = true) {
-        do {
-            let body = { (backend: any StoreBackend) throws -> Bool in
-                if onlyIfStale, !(self.freshness?.isExpired ?? false) { return false }
-                let changed = try backend.refresh()
-                if changed { self.invalidateCache() }
-                return changed
-            }
-            let changed = try resuming ? io.withBackend("refresh()", body) : io.withBackendUnlessSuspended("refresh()", body) ?? false
-            if changed { notifyObservers(of: nil) }
-            state.withLock { $0.lastPollFailure = nil }
-        } catch PrefsError.closed where onlyIfStale {
-            return  // a closed store reads initial values
-        } catch {
-            let reason = "\(error)"
-            let isNew = state.withLock { state in
-                defer { state.lastPollFailure = reason }
-                return state.lastPollFailure != reason
-            }
-            if isNew { report(Diagnostic(key: nil, kind: .refreshFailed(error, during: nil), store: storage.description)) }
-        }
-    }
 }
 
 // MARK: - Untyped access, for tools

@@ -114,12 +114,9 @@ extension Prefs {
     func register(_ observer: Observer) -> Bool {
         let start = state.withLock { state -> UInt64?? in
             guard !state.closed else { return .none }
-            state.observers[ObjectIdentifier(observer)] = observer
+            state.observers.add(observer)
             for key in observer.keys { state.knownKeys[key.name] = key }
-            guard state.polling == nil else { return .some(nil) }
-            state.pollGeneration &+= 1
-            state.polling = state.pollGeneration
-            return state.pollGeneration
+            return .some(state.refresher.start())
         }
         guard let start else { return false }
         guard let start else { return true }  // already polling
@@ -142,77 +139,20 @@ extension Prefs {
         }
     }
 
-    /// Polling with a listener: a thread of its own waits on it up to `pollInterval`, then refreshes, so another
-    /// process's change is seen as soon as it is signalled, and at the next interval when a signal is lost.
-    ///
-    /// The listener starts listening before this returns (a first, short wait connects), so a change made after
-    /// ``values(for:lossless:)->AsyncStream<Value>`` or ``observable(_:isolation:)`` returns is signalled.
-    private func listenForChanges(_ listener: any BackendChangeListener, generation: UInt64) {
-        listener.startListening()
-        let box = UncheckedListener(listener)
-        let thread = Thread { [weak self, pollInterval] in
-            defer { box.listener.close() }
-            while true {
-                _ = box.listener.wait(upTo: pollInterval)
-                guard let self, self.state.withLock({ $0.polling == generation }) else { return }
-                self.poll()
-                self.state.withLock { $0.pollTicks += 1 }
-            }
-        }
-        thread.name = "Prefs.listener"
-        thread.start()
-    }
-
-    /// One poll tick after `pollInterval`, then the next, for as long as this generation of polling runs.
-    private func schedulePoll(generation: UInt64) {
-        storage.clock.after(pollInterval) { [weak self] in
-            guard let self, self.state.withLock({ $0.polling == generation }) else { return }
-            self.poll()
-            self.state.withLock { $0.pollTicks += 1 }
-            self.schedulePoll(generation: generation)
-        }
-    }
-
     /// Ends every observation: called when the store is closed or released, so `for await` loops over
     /// ``values(for:lossless:)->AsyncStream<Value>`` end instead of waiting for ever.
     func finishObservers() {
         let observers = state.withLock { state in
-            defer { state.observers = [:]; state.polling = nil }
-            return Array(state.observers.values)
+            state.refresher.stop()
+            return state.observers.removeAll()
         }
         for observer in observers { observer.finish?() }
     }
 
     func unregister(_ observer: Observer) {
         state.withLock { state in
-            state.observers.removeValue(forKey: ObjectIdentifier(observer))
-            if state.observers.isEmpty { state.polling = nil }
-        }
-    }
-
-    /// Tells the coalescing observers of the keys `changes` touches (of every key when nil) to look at their keys again,
-    /// after the backend lock is released. The observers of the keys `silenced` touches (the writes of
-    /// ``withoutNotifyingObservers(_:)``) note their values as seen without delivering them.
-    func notifyObservers(of changes: Changeset?, silencing silenced: Changeset? = nil) {
-        for observer in observers(of: changes, where: { !$0.isLossless }) {
-            observer.update(from: self, delivering: !(silenced.map { observer.watches($0) } ?? false))
-        }
-    }
-
-    /// Delivers to the lossless observers of the keys `changes` touches (of every key when nil), silencing as
-    /// ``notifyObservers(of:silencing:)`` does: called under the backend lock right after the cache took a commit (or
-    /// a refresh), so each gets every commit, in order.
-    func deliverInOrder(_ changes: Changeset?, silencing silenced: Changeset? = nil) {
-        for observer in observers(of: changes, where: { $0.isLossless }) {
-            observer.update(from: self, delivering: !(silenced.map { observer.watches($0) } ?? false))
-        }
-    }
-
-    /// The observers of the keys `changes` touches (every observer when nil) that `include` selects.
-    private func observers(of changes: Changeset?, where include: (Observer) -> Bool) -> [Observer] {
-        state.withLock { state -> [Observer] in
-            guard !state.observers.isEmpty else { return [] }
-            return state.observers.values.filter { observer in include(observer) && (changes.map { observer.watches($0) } ?? true) }
+            state.observers.remove(observer)
+            if state.observers.isEmpty { state.refresher.stop() }
         }
     }
 
@@ -222,7 +162,7 @@ extension Prefs {
     func currentStored(_ keys: [Keys]) -> ([StoredValue?], UInt64) {
         var attempt = 0
         while true {
-            let (before, arguments) = state.withLock { ($0.generation, $0.closed ? [:] : $0.arguments) }
+            let (before, arguments) = state.withLock { ($0.cache.generation, $0.closed ? [:] : $0.arguments) }
             var values = keys.map { cachedEntry(for: $0).stored }
             if !arguments.isEmpty {
                 for (index, key) in keys.enumerated() {
@@ -234,86 +174,12 @@ extension Prefs {
                     }
                 }
             }
-            let after = state.withLock { $0.generation }
+            let after = state.withLock { $0.cache.generation }
             attempt += 1
             if before == after || attempt == 8 { return (values, after) }
         }
     }
 
-    /// One subscriber to one or more keys. Deliveries happen in order, one at a time, and never repeat a value.
-    ///
-    /// A coalescing observer looks at its keys when told of a change, after the backend lock is released, and delivers
-    /// what it finds if it is new: a burst of changes may reach it as its last value. A lossless one is told under the
-    /// backend lock, right after each commit enters the cache, so it delivers every committed value in commit order.
-    /// Lock order: a lossless observer's `lock` is taken only under the backend lock (backend, progress, state);
-    /// a coalescing one's never is (progress, state, then the backend to load an uncached key).
-    final class Observer: @unchecked Sendable {
-        // @unchecked Sendable: `progress` and `updating` are read and written only under `lock`.
-        let keys: [Keys]
-        let isLossless: Bool
-        /// Ends the subscriber's stream, if it has one.
-        let finish: (@Sendable () -> Void)?
-        /// Whether the value found by the first update is delivered (a stream's first element) or only noted as the
-        /// baseline (an `Observable`, whose readers read the current value themselves and want only changes).
-        private let deliversInitialValue: Bool
-        private let deliver: @Sendable ([StoredValue?]) -> Void
-        /// The generation and values last delivered (nil: nothing delivered yet), and whether an update is running,
-        /// behind `lock`.
-        private var progress: (generation: UInt64, last: [StoredValue?]?) = (0, nil)
-        private var updating = false
-        /// Recursive: reading the keys may refresh a store whose cache has a staleness bound (PostgreSQL), and the
-        /// refresh notifies the observers, this one included, on this thread. That inner update returns at once (the
-        /// outer one reads, after the refresh, what it brought); a lock that is not recursive deadlocked there.
-        private let lock = NSRecursiveLock()
-
-        init(
-            keys: [Keys],
-            isLossless: Bool = false,
-            deliversInitialValue: Bool = true,
-            finish: (@Sendable () -> Void)? = nil,
-            deliver: @escaping @Sendable ([StoredValue?]) -> Void
-        ) {
-            self.keys = keys
-            self.isLossless = isLossless
-            self.deliversInitialValue = deliversInitialValue
-            self.finish = finish
-            self.deliver = deliver
-        }
-
-        /// Whether `changes` touches one of the keys.
-        func watches(_ changes: Changeset) -> Bool {
-            keys.contains { changes.values[$0.name] != nil }
-        }
-
-        /// Reads the keys' current values and delivers them if they are new (`delivering` false: notes them as seen).
-        /// Reading inside the lock keeps deliveries in commit order: a later reader never delivers an older value.
-        func update(from prefs: Prefs, delivering: Bool = true) {
-            UserCallbacks.deferring { update(locked: prefs, delivering: delivering) }
-        }
-
-        private func update(locked prefs: Prefs, delivering: Bool) {
-            lock.lock()
-            defer { lock.unlock() }
-            guard !updating else { return }  // called back by a refresh this update's read made: see `lock`
-            updating = true
-            defer { updating = false }
-            let (values, generation) = prefs.currentStored(keys)
-            guard generation >= progress.generation else { return }
-            progress.generation = generation
-            let isFirst = progress.last == nil
-            if progress.last == values { return }
-            progress.last = values
-            if isFirst && !deliversInitialValue { return }
-            if delivering { deliver(values) }
-        }
-    }
-}
-
-/// A listener handed to the one thread that uses it.
-// @unchecked Sendable: created before the thread starts, then used by that thread alone.
-private final class UncheckedListener: @unchecked Sendable {
-    let listener: any BackendChangeListener
-    init(_ listener: any BackendChangeListener) { self.listener = listener }
 }
 
 // MARK: - Waiting for another process's change, for tools

@@ -11,9 +11,9 @@ extension Prefs {
         get {
             if io.isSuspended { resumeForRead() }
             if let freshness, freshness.isExpired { refreshIfStale() }
-            switch state.withLock({ $0.hit(CacheName(key)) }) {  // the hot path: one lock, no hashing
+            switch state.withLock({ $0.cache.hit(CacheName(key)) }) {  // the hot path: one lock, no hashing
             case .bits(let bits, let type)?:
-                if type == ObjectIdentifier(Value.self) { return State.Slot.inlineValue(bits, as: Value.self) }
+                if type == ObjectIdentifier(Value.self) { return StoreCache.Slot.inlineValue(bits, as: Value.self) }
             case .string(let string)?:
                 if ObjectIdentifier(Value.self) == ObjectIdentifier(String.self) { return unsafeBitCast(string, to: Value.self) }
             case .absent?:
@@ -48,9 +48,9 @@ extension Prefs {
         // The hot path: one lock, no hashing (the key's name's hash is kept), one reference copied out.
         if io.isSuspended { resumeForRead() }
         if let freshness, freshness.isExpired { refreshIfStale() }
-        switch state.withLock({ $0.hit(CacheName(key)) }) {
+        switch state.withLock({ $0.cache.hit(CacheName(key)) }) {
         case .bits(let bits, let type)? where type == ObjectIdentifier(Value.self):
-            return .stored(State.Slot.inlineValue(bits, as: Value.self))
+            return .stored(StoreCache.Slot.inlineValue(bits, as: Value.self))
         case .string(let string)? where ObjectIdentifier(Value.self) == ObjectIdentifier(String.self):
             return .stored(unsafeBitCast(string, to: Value.self))
         case .entry(let entry)? where entry.holdsDecoded(Value.self):
@@ -69,8 +69,8 @@ extension Prefs {
         guard let stored = entry.stored else { return .initial(key.initial) }
         do {
             let value = try key.decode(stored)
-            let inline = State.Slot.holdsInline(Value.self)
-            let decodedEntry = inline ? entry : State.Entry(stored, decoded: value)
+            let inline = StoreCache.Slot.holdsInline(Value.self)
+            let decodedEntry = inline ? entry : StoreCache.Entry(stored, decoded: value)
             state.withLock { state in
                 let name = CacheName(key)
                 guard state.cache[name]?.entry === entry else { return }  // a write or a refresh came first
@@ -89,7 +89,7 @@ extension Prefs {
     /// `Value`, cached in place of `entry` so that the next read is a cache hit. Nil when none names it (one branch
     /// when the store reads no arguments), and when the argument does not read as a `Value`: that is reported once as
     /// ``Diagnostic/Kind/argumentIgnored(_:)``, and the key reads as without it.
-    private func argumentValue<Value>(for key: Key<Value>, entry: State.Entry) -> Value? {
+    private func argumentValue<Value>(for key: Key<Value>, entry: StoreCache.Entry) -> Value? {
         guard let argument = state.withLock({ $0.arguments.isEmpty || $0.closed ? nil : $0.arguments[key.name] }) else { return nil }
         let value: Value
         do {
@@ -98,7 +98,7 @@ extension Prefs {
             reportIgnoredArgument(error, key: key.name)
             return nil
         }
-        let argumentEntry = State.Entry(entry.stored, argument: value)
+        let argumentEntry = StoreCache.Entry(entry.stored, argument: value)
         state.withLock { state in
             let name = CacheName(key)
             guard state.cache[name]?.entry === entry else { return }  // a write or a refresh came first
@@ -120,7 +120,7 @@ extension Prefs {
     }
 
     /// The entry for a key from the cache, or loaded (moving a value found under a former name).
-    func cachedEntry(for key: Keys) -> State.Entry {
+    func cachedEntry(for key: Keys) -> StoreCache.Entry {
         if io.isSuspended { resumeForRead() }
         if let freshness, freshness.isExpired { refreshIfStale() }
         if let hit = state.withLock({ $0.cache[CacheName(key)]?.entry }) { return hit }
@@ -131,11 +131,11 @@ extension Prefs {
     /// raced with the load. A read never writes: a value under a former name moves to the key's name with the key's
     /// next write. Called from inside a transaction body of this store, it reads with the backend the transaction holds
     /// (the committed state, without the transaction's staged writes).
-    private func loadEntry(for key: Keys) -> State.Entry {
-        let generation = state.withLock { $0.generation }
-        var entry: State.Entry = .absent
+    private func loadEntry(for key: Keys) -> StoreCache.Entry {
+        let generation = state.withLock { $0.cache.generation }
+        var entry: StoreCache.Entry = .absent
         do {
-            entry = try io.withBackendAllowingReentry { backend throws -> State.Entry in
+            entry = try io.withBackendAllowingReentry { backend throws -> StoreCache.Entry in
                 if let stored = try backend.value(forKey: key.name) { return .stored(stored) }
                 return try Self.formerValue(key.formerNames, in: backend).map { .stored($0) } ?? .absent
             }
@@ -146,7 +146,7 @@ extension Prefs {
             return .absent
         }
         return state.withLock { state in
-            guard state.generation == generation, !state.closed else { return entry }
+            guard state.cache.generation == generation, !state.closed else { return entry }
             return state.cache(entry, for: key.name)
         }
     }

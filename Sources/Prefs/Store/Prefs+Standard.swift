@@ -111,7 +111,7 @@ extension Prefs {
         let backend = DeferredBackend(label: storage.description, waitingFor: failure, retryInterval: retryInterval, clock: clock, open: open)
         let prefs = Prefs(storage: storage, backend: backend, pollInterval: .milliseconds(250), onDiagnostic: onDiagnostic)
         // At exit, a last try, then the writes still kept in memory are reported as lost.
-        prefs.state.withLock { $0.joinedExitFlush = true }
+        prefs.state.withLock { $0.committer.joinExitFlush() }
         ExitFlush.remember(prefs)
         return prefs
     }

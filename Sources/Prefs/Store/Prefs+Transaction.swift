@@ -159,7 +159,7 @@ extension Prefs {
                 }
                 let changes = transaction.changes
                 let observed = state.withLock { state in
-                    if external { state.cache.removeAll(keepingCapacity: true) }
+                    if external { state.cache.invalidateAll() }
                     state.cacheCommitted(changes)
                     return !state.observers.isEmpty
                 }
@@ -208,16 +208,14 @@ extension Prefs {
 
     func invalidateCache() {
         state.withLock { state in
-            state.generation &+= 1
-            state.cache.removeAll(keepingCapacity: true)
+            state.cache.invalidateAll()
         }
     }
 
     /// Drops `keys` from the cache, so that their next read asks the backend.
     func invalidateCachedValues(forKeys keys: some Sequence<String>) {
         state.withLock { state in
-            state.generation &+= 1
-            for key in keys { state.cache.remove(CacheName(key)) }
+            state.cache.invalidate(keys)
         }
     }
 }

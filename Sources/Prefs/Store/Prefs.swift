@@ -108,7 +108,7 @@ public final class Prefs: Sendable {
 
     deinit {
         finishObservers()
-        if state.withLock({ $0.joinedExitFlush }) { ExitFlush.forget(ObjectIdentifier(self)) }
+        if state.withLock({ $0.committer.joinedExitFlush }) { ExitFlush.forget(ObjectIdentifier(self)) }
         do {
             try io.close { backend in try backend.flush() }
         } catch let unwritten as DeferredBackend.Unwritten {
@@ -165,8 +165,7 @@ public final class Prefs: Sendable {
             let names = Set(state.arguments.keys).union(values.keys)
             state.arguments = values
             state.reportedArguments = []
-            state.generation &+= 1
-            for name in names { state.cache.remove(CacheName(name)) }
+            state.cache.invalidate(names)
             return names
         }
         guard !names.isEmpty else { return }

@@ -22,10 +22,7 @@ extension JSONFileBackend {
         next.unknownMembers[JSONStoreDocument.declaredInFullMember] = nil
         next.unknownMembers[JSONJournal.generationMember] = .string(generation)
         try setStrayJournalAside()
-        try write(next)  // 1. the new snapshot; the journal is stale from here on
-        snapshotGeneration = generation
-        journalApplies = false
-        editedKeys = JSONJournalMerge.Keys()
+        try write(next, generation: generation)  // 1. the new snapshot; the journal is stale from here on
         unfoldedSince = nil
         // 2. an empty journal continues it (a store that has none yet gets one with its first append; in a shared folder
         // at once, so that no other user can put one there first)
@@ -33,7 +30,7 @@ extension JSONFileBackend {
             return journal.forget()
         }
         try journal.reset(generation: generation, snapshot: snapshotDigest, sync: options.durability == .powerLoss)
-        journalApplies = true
+        loaded = loaded.with(journalApplies: true)
     }
 
     /// Moves a journal that does not belong to the snapshot and holds changes it lacks (``strayJournal``) aside,
@@ -50,17 +47,19 @@ extension JSONFileBackend {
         reports.append(.journalNotApplied(path: journal.path, keys: stray.keys, movedTo: aside))
     }
 
-    /// Replaces the file with `next` and makes it the committed document. Called under the lock.
-    func write(_ next: JSONStoreDocument) throws(PrefsError) {
+    /// Replaces the file with `next` and makes it the committed document, of journal generation `generation` (nil: none),
+    /// which no journal continues yet. Called under the lock.
+    func write(_ next: JSONStoreDocument, generation: String?) throws(PrefsError) {
         var next = next
         // Encoding needs every entry: decode them once and keep them, so that the next compaction parses nothing again
         // and the bytes of the file read are let go.
         next.values.decodeAll()
         next.declarations.decodeAll()
         let data = next.encoded()
-        stamp = try folder.created().replace(folder.name, with: data, sync: options.durability == .powerLoss, trace: options.trace)
-        snapshot = .computed(JSONJournal.SnapshotDigest(data))
-        snapshotFormat = next.formatVersion
+        let stamp = try folder.created().replace(folder.name, with: data, sync: options.durability == .powerLoss, trace: options.trace)
+        loaded = JSONLoadedFiles(
+            stamp: stamp, generation: generation, format: next.formatVersion, snapshot: .computed(JSONJournal.SnapshotDigest(data)),
+            editedKeys: JSONJournalMerge.Keys(), journalApplies: false)
         document = next.formatVersion == JSONStoreDocument.journallessFormatVersion ? next.asReadBack() : next
     }
 

@@ -3,31 +3,21 @@ internal import PrefsJSON
 import PrefsSupport
 
 extension JSONFileBackend {
-    /// Whether a writer of release 0.1 (which locks with `flock` alone) may write the file: it writes format-1
-    /// files, and creates missing ones. It refuses format 2, so a format-2 store needs only the mutex.
+    /// Whether a writer of release 0.1 may write the file (``JSONFormatOne/previousReleasesMayWrite(_:)``).
     var previousReleasesMayWrite: Bool {
-        stamp == nil || snapshotFormat == JSONStoreDocument.journallessFormatVersion
+        JSONFormatOne.previousReleasesMayWrite(loaded)
     }
 
-    /// The format the next write leaves the file in: the one asked for, else the file's own, else the newest.
+    /// The format the next write leaves the file in (``JSONFormatOne/targetFormat(requested:_:)``).
     var targetFormat: Int {
-        if let requested = options.formatVersion { return requested }
-        if stamp != nil, let snapshotFormat { return snapshotFormat }
-        return JSONStoreDocument.formatVersion
+        JSONFormatOne.targetFormat(requested: options.formatVersion, loaded)
     }
 
-    /// Format 1: the whole file, as release 0.1 writes it; a journal beside it is folded in first. Called under the
-    /// lock by ``commitTransaction(_:)``, with `record` the pending changes merged with `changes`.
+    /// Format 1: the whole file, as release 0.1 writes it (``JSONFormatOne``); a journal beside it is folded in first.
+    /// Called under the lock by ``commitTransaction(_:)``, with `record` the pending changes merged with `changes`.
     func commitInFormatOne(_ changes: Changeset, record: Changeset) throws(PrefsError) {
-        guard stamp == nil || !record.isEmpty || snapshotFormat != targetFormat || journalApplies else { return }
-        var next = document
-        next.apply(changes)
-        if let (key, reason) = next.formatOneProblem(among: record.values.keys) { throw PrefsError.encodingFailed(key: key, reason: reason) }
-        next.formatVersion = JSONStoreDocument.journallessFormatVersion
-        try write(next)
-        snapshotGeneration = nil
-        journalApplies = false
-        editedKeys = JSONJournalMerge.Keys()
+        guard let next = try JSONFormatOne.nextDocument(document, changes: changes, record: record, loaded: loaded) else { return }
+        try write(next, generation: nil)
         pending = Changeset()
         pendingWas = JSONJournal.KeyDigests()
         try removeJournal()

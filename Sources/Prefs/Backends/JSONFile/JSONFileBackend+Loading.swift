@@ -27,12 +27,7 @@ extension JSONFileBackend {
             guard let (data, readStamp) = try folder.existing()?.contents(of: folder.name) else {
                 document = JSONStoreDocument()
                 document.apply(pending)
-                stamp = nil
-                snapshotGeneration = nil
-                snapshotFormat = nil
-                snapshot = .none
-                editedKeys = JSONJournalMerge.Keys()
-                journalApplies = false
+                loaded = .none
                 try noteJournalBesideNoSnapshot()
                 return true
             }
@@ -52,20 +47,24 @@ extension JSONFileBackend {
                 current = try folder.existing()?.stamp(of: folder.name)
                 if current != readStamp { continue }
             }
-            snapshot = .read(data)  // its digest computed when asked for: by a journal that continues it, or a write
+            // The snapshot's digest is computed when asked for: by a journal that continues it, or a write.
+            var digest: JSONJournal.SnapshotDigest?
             let combined = JSONJournalMerge.combine(
-                snapshot: fresh, snapshotDigest: snapshotDigest ?? JSONJournal.SnapshotDigest(data), journalGeneration: journal.generation,
-                journalSnapshot: journal.snapshot, records: records, was: journal.was)
-            journalApplies = combined.journalApplies
-            editedKeys = combined.edited
+                snapshot: fresh,
+                snapshotDigest: {
+                    let computed = JSONJournal.SnapshotDigest(data)
+                    digest = computed
+                    return computed
+                }(),
+                journalGeneration: journal.generation, journalSnapshot: journal.snapshot, records: records, was: journal.was)
             fresh = combined.document
             fresh.apply(pending)
             pendingWas = JSONJournal.KeyDigests()
             notePendingWas(in: combined.document, for: pending)
             document = fresh
-            stamp = readStamp
-            snapshotGeneration = generation
-            snapshotFormat = fresh.formatVersion
+            loaded = JSONLoadedFiles(
+                stamp: readStamp, generation: generation, format: fresh.formatVersion, snapshot: digest.map { .computed($0) } ?? .read(data),
+                editedKeys: combined.edited, journalApplies: combined.journalApplies)
             if !combined.edited.isEmpty, reportedEdit != readStamp {
                 reportedEdit = readStamp
                 reports.append(.handEditKept(path: path, keys: combined.edited.names))

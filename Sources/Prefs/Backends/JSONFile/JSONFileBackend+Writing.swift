@@ -63,10 +63,10 @@ extension JSONFileBackend {
             return
         }
         guard !record.isEmpty else { return }
-        journalApplies = false
+        loaded = loaded.with(journalApplies: false)
         try setStrayJournalAside()
         try journal.prepareForAppend(generation: snapshotGeneration, snapshot: snapshotDigest, sync: sync)
-        journalApplies = true
+        loaded = loaded.with(journalApplies: true)
         let was = firstChangeDigests(of: record)
         try journal.append(record, was: was, sync: sync)  // the commit point
         appendedSinceOpen = true

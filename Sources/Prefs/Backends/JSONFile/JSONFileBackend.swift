@@ -53,36 +53,31 @@ final class JSONFileBackend: StoreBackend {
     let lock: FileLock
     /// The journal beside the snapshot, `FILE.journal`.
     let journal: JSONJournalFile
+    /// What this backend last read of its files, or wrote (``JSONLoadedFiles``): replaced whole.
+    var loaded = JSONLoadedFiles.none
     /// The journal generation of the snapshot read (its `journalGeneration` member); nil without one.
-    var snapshotGeneration: String?
+    var snapshotGeneration: String? { loaded.generation }
     /// Whether the journal read continues the snapshot read (same generation), so its records are in `document`.
-    var journalApplies = false
+    var journalApplies: Bool { loaded.journalApplies }
     /// Whether this backend appended to the journal since it was opened (it then compacts when closed).
     var appendedSinceOpen = false
     /// The format of the snapshot read; nil while there is none.
-    var snapshotFormat: Int?
+    var snapshotFormat: Int? { loaded.format }
     /// The size and CRC-32 of the snapshot read or written, which a journal begun on it records; nil while there is
     /// none. Computed when first asked for: a process that only reads the store never asks.
     var snapshotDigest: JSONJournal.SnapshotDigest? {
-        switch snapshot {
+        switch loaded.snapshot {
         case .none: return nil
         case .computed(let digest): return digest
         case .read(let data):
             let digest = JSONJournal.SnapshotDigest(data)
-            snapshot = .computed(digest)
+            loaded = loaded.with(snapshot: .computed(digest))
             return digest
         }
     }
-    var snapshot = SnapshotBytes.none
-    enum SnapshotBytes {
-        case none
-        /// The snapshot read, its digest not computed yet (its values keep the same bytes until they are decoded).
-        case read(Data)
-        case computed(JSONJournal.SnapshotDigest)
-    }
     /// Keys a hand edit of the snapshot changed while the journal held changes to them (``JSONJournalMerge``): the
     /// edit is kept, the journal's changes to them are not applied, and the next write folds the journal.
-    var editedKeys = JSONJournalMerge.Keys()
+    var editedKeys: JSONJournalMerge.Keys { loaded.editedKeys }
     /// A journal beside the snapshot that does not continue it and holds changes the snapshot lacks (or cannot be
     /// read, beside no snapshot): its identity and those keys. Never applied; the next write moves it aside.
     var strayJournal: (identity: FileIdentity?, keys: [String])?
@@ -99,10 +94,12 @@ final class JSONFileBackend: StoreBackend {
     /// When this backend last appended a record that no compaction has folded since; nil when none.
     /// When (``Options/clock``'s uptime) the journal first held records the snapshot lacks, since the last fold.
     var unfoldedSince: UInt64?
-    /// The committed document, with pending coalesced changes applied on top.
+    /// The committed document, with pending coalesced changes applied on top. Kept beside ``loaded``, not in it: its
+    /// entries are decoded in place on their first read, and a write applies its changes to it in place (a copy would
+    /// copy every table on every write).
     var document = JSONStoreDocument()
     /// The stamp of the file `document` was read from or written as; nil while the file does not exist.
-    var stamp: FileSystem.Stamp?
+    var stamp: FileSystem.Stamp? { loaded.stamp }
     /// Changes accepted in coalesced mode and not yet written.
     var pending = Changeset()
     var inTransaction = false

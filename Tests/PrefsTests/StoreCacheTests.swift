@@ -1,0 +1,117 @@
+import Foundation
+@testable import Prefs
+import Testing
+
+/// The store's cache on its own (``StoreCache``): what a read finds, what a commit, a load and an invalidation leave,
+/// and the generation that keeps a read that raced with a write from filling the cache.
+@Suite("Store cache")
+struct StoreCacheTests {
+    static let a = CacheName("a")
+    static let b = CacheName("b")
+
+    static func changes(_ values: [String: StoredValue?]) -> Changeset {
+        var changes = Changeset()
+        for (name, value) in values { changes.values[name] = value.map { .set($0) } ?? .remove }
+        return changes
+    }
+
+    /// What `hit` says, without the entry's identity.
+    static func describe(_ hit: StoreCache.Hit?) -> String {
+        switch hit {
+        case nil: "miss"
+        case .absent?: "absent"
+        case .entry(let entry)?: "entry \(entry.stored.map { "\($0)" } ?? "nil")"
+        case .bits(let bits, let type)?: "bits \(bits) \(type == ObjectIdentifier(Int.self) ? "Int" : "other")"
+        case .string(let string)?: "string \(string)"
+        }
+    }
+
+    @Test("a read finds nothing, the absent entry, a stored entry, then the value decoded inline")
+    func hits() throws {
+        var cache = StoreCache()
+        #expect(Self.describe(cache.hit(Self.a)) == "miss")
+        cache.cache(.absent, for: "a", arguments: [:])
+        #expect(Self.describe(cache.hit(Self.a)) == "absent")
+        let stored = try StoredValue(7)
+        cache.cache(.stored(stored), for: "a", arguments: [:])
+        #expect(Self.describe(cache.hit(Self.a)) == "entry \(stored)")
+        cache.update(Self.a) { $0.keepInline(7) }
+        #expect(Self.describe(cache.hit(Self.a)) == "bits 7 Int")
+        cache.update(Self.a) { $0.keepInline("seven") }
+        #expect(Self.describe(cache.hit(Self.a)) == "string seven")
+        cache.cache(.stored(stored), for: "a", arguments: [:])
+        #expect(Self.describe(cache.hit(Self.a)) == "entry \(stored)", "a new entry forgets the inline value of the old one")
+    }
+
+    @Test("a removed key that a launch argument names gets an entry of its own, not the shared absent one")
+    func absentUnderArgument() {
+        var cache = StoreCache()
+        let arguments = ["a": StoredValue(type: .string, json: .string("5"))]
+        let entry = cache.cache(.absent, for: "a", arguments: arguments)
+        #expect(entry !== StoreCache.Entry.absent && entry.stored == nil)
+        #expect(Self.describe(cache.hit(Self.a)) == "entry nil", "the read looks past it to the argument")
+        cache.takeCommitted(Self.changes(["a": nil, "b": nil]), declared: nil, arguments: arguments)
+        #expect(Self.describe(cache.hit(Self.a)) == "entry nil")
+        #expect(Self.describe(cache.hit(Self.b)) == "absent")
+    }
+
+    @Test("a commit bumps the generation, caches what it wrote, and marks the declared key's slot")
+    func commits() throws {
+        var cache = StoreCache()
+        let before = cache.generation
+        cache.cache(.absent, for: "b", arguments: [:])
+        cache.update(Self.b) { $0.declared = true }
+        let one = try StoredValue(1)
+        cache.takeCommitted(Self.changes(["a": one, "b": nil, "c": try StoredValue("x")]), declared: Self.a, arguments: [:])
+        #expect(cache.generation != before)
+        #expect(cache[Self.a]?.entry.stored == one && cache[Self.a]?.declared == true)
+        #expect(cache[Self.b]?.entry === StoreCache.Entry.absent && cache[Self.b]?.declared == true, "the slot keeps what it knew")
+        #expect(cache[CacheName("c")]?.declared == false)
+        #expect(cache.table.count == 3)
+    }
+
+    @Test("invalidating drops the named slots or all of them, each time under a new generation")
+    func invalidates() throws {
+        var cache = StoreCache()
+        cache.takeCommitted(Self.changes(["a": try StoredValue(1), "b": try StoredValue(2)]), declared: nil, arguments: [:])
+        let committed = cache.generation
+        cache.invalidate(["a"])
+        #expect(cache.generation != committed)
+        #expect(cache[Self.a] == nil && cache[Self.b] != nil)
+        let dropped = cache.generation
+        cache.invalidateAll()
+        #expect(cache.generation != dropped)
+        #expect(cache[Self.b] == nil && cache.table.count == 0)
+        cache.update(Self.b) { $0.declared = true }
+        #expect(cache[Self.b] == nil, "an update finds no slot to change")
+    }
+
+    @Test("an entry keeps its decoded value by its type's identity")
+    func decodedEntries() throws {
+        let entry = StoreCache.Entry(try StoredValue([1, 2]), decoded: [1, 2])
+        #expect(entry.holdsDecoded([Int].self) && !entry.holdsDecoded([String].self) && !entry.holdsDecoded(Int.self))
+        #expect(entry.decodedValue(as: [Int].self) == [1, 2])
+        #expect(!entry.isArgument)
+        let argument = StoreCache.Entry(nil, argument: "from the scheme")
+        #expect(argument.isArgument && argument.holdsDecoded(String.self) && argument.stored == nil)
+        #expect(!StoreCache.Entry.absent.holdsDecoded(Int.self))
+    }
+
+    enum Mode: UInt8 { case light, dark }
+
+    @Test("strings and trivial values of up to 8 bytes are kept inline, and read back bit for bit")
+    func inlineValues() {
+        #expect(StoreCache.Slot.holdsInline(String.self) && StoreCache.Slot.holdsInline(Int.self))
+        #expect(StoreCache.Slot.holdsInline(Bool.self) && StoreCache.Slot.holdsInline(Date.self) && StoreCache.Slot.holdsInline(Mode.self))
+        #expect(!StoreCache.Slot.holdsInline([Int].self) && !StoreCache.Slot.holdsInline(Data.self))
+        #expect(!StoreCache.Slot.holdsInline((Int, Int).self), "16 bytes")
+        func roundTrip<Value: Equatable>(_ value: Value) -> Bool {
+            var slot = StoreCache.Slot(entry: .absent)
+            slot.keepInline(value)
+            guard case .bits(let bits, let type) = slot.inline, type == ObjectIdentifier(Value.self) else { return false }
+            return StoreCache.Slot.inlineValue(bits, as: Value.self) == value
+        }
+        #expect(roundTrip(-3) && roundTrip(true) && roundTrip(Mode.dark) && roundTrip(Int8(-7)) && roundTrip(UInt16(65_000)))
+        #expect(roundTrip(Float(1.5)) && roundTrip(2.25) && roundTrip(Date(timeIntervalSince1970: 1_000)))
+    }
+}

@@ -16,24 +16,35 @@ import Glibc
 @Suite("Suspension: no file lock while suspended", .timeLimit(.minutes(2)))
 struct SuspensionTests {
     #if os(Linux)
-    /// The locks this process holds, as `/proc/locks` lists them, on the files in a directory: those there now, and those
-    /// seen by earlier calls (an SQLite `-shm` removed when its last connection closed, a snapshot replaced by a
-    /// compaction). Another process's lock on an inode seen earlier is not listed: the inode of a removed file may be
-    /// another test's file by now.
-    final class LockTable: @unchecked Sendable {  // used by one test at a time
+    /// The locks this process holds, as `/proc/locks` lists them, on the files in a directory, a file removed since
+    /// included (an SQLite `-shm` removed when its last connection closed, a snapshot replaced by a compaction). A lock
+    /// needs an open descriptor, so the files are those this process has open there (`/proc/self/fd`), matched by
+    /// inode: another test's file, elsewhere, that reuses a removed file's inode is not taken for it (an inode seen
+    /// earlier in the directory was, and failed this suite under load).
+    struct LockTable: Sendable {
         let directory: String
-        private var files: [String: String] = [:]  // "major:minor:inode" as /proc/locks writes it -> file name
 
-        init(_ directory: String) { self.directory = directory }
+        init(_ directory: String) {
+            // Descriptors' paths are resolved: compare with the resolved directory.
+            self.directory = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
+        }
 
         /// The lock lines on the directory's files, each with the file's name.
         func locks() throws -> [String] {
-            for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
+            var files: [String: String] = [:]  // "major:minor:inode" as /proc/locks writes it -> file name
+            for descriptor in try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") {
+                let link = "/proc/self/fd/" + descriptor
+                // A descriptor closed since the listing (another test's) has no link: nothing of ours.
+                guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: link), target.hasPrefix(directory + "/") else {
+                    continue
+                }
                 var info = stat()
-                guard stat(directory + "/" + name, &info) == 0 else { continue }
+                guard stat(link, &info) == 0 else { continue }
                 let device = UInt64(info.st_dev)
                 let major = ((device >> 8) & 0xfff) | ((device >> 32) & ~0xfff)
                 let minor = (device & 0xff) | ((device >> 12) & ~0xff)
+                var name = String(target.dropFirst(directory.count + 1))
+                if name.hasSuffix(" (deleted)") { name = String(name.dropLast(" (deleted)".count)) }
                 files[String(format: "%02llx:%02llx:%llu", major, minor, UInt64(info.st_ino))] = name
             }
             // Read to its end: `String(contentsOfFile:)` reads a /proc file's first page only, and the table passes a page

@@ -34,6 +34,10 @@ public actor SyncEngine {
     /// An engine for `prefs`' keys named in `keys` and those under the name prefixes in `namespaces` (`"editor."`).
     ///
     /// - Parameters:
+    ///   - prefs: the local store, where the synced values and the engine's records live.
+    ///   - transport: where changes go and come from.
+    ///   - keys: keys synced by name.
+    ///   - namespaces: name prefixes whose every key syncs (`"editor."`); none may be under `prefs.sync.`.
     ///   - device: this device's id (``HybridTimestamp/isValidDevice(_:)``); nil: the one stored, or a new random one.
     ///   - clock: the wall clock (tests pass a `TestClock`'s `function`).
     ///   - maximumSkew: a remote change whose timestamp is further ahead of `clock` is refused (``SyncEvent/refused(_:aheadBy:)``).
@@ -147,7 +151,7 @@ public actor SyncEngine {
                         record.pending = false
                         try t.setStoredValue(try Self.stored(record), forKey: SyncNames.record(change.key))
                     }
-                    try t.setStoredValue(try Self.stored(clock.current.description), forKey: SyncNames.clock)
+                    try persistClock(&t)
                 }
             }
             try prefs.setStoredValue(try Self.stored(Date(timeIntervalSince1970: Double(clock.physicalNow) / 1000)), forKey: SyncNames.lastSync)
@@ -192,7 +196,7 @@ public actor SyncEngine {
             let change = SyncChange(key: name, value: current, timestamp: clock.tick(), id: UUID().uuidString)
             try t.setStoredValue(try Self.stored(SyncRecord(change, pending: true)), forKey: SyncNames.record(name))
         }
-        try t.setStoredValue(try Self.stored(clock.current.description), forKey: SyncNames.clock)
+        try persistClock(&t)
     }
 
     /// Merges pulled changes: per key, the greater timestamp wins.
@@ -236,7 +240,7 @@ public actor SyncEngine {
             let total = (try Self.read(Int.self, SyncNames.conflicts, in: t) ?? 0) + conflicts
             try t.setStoredValue(try Self.stored(total), forKey: SyncNames.conflicts)
         }
-        try t.setStoredValue(try Self.stored(clock.current.description), forKey: SyncNames.clock)
+        try persistClock(&t)
         if !events.isEmpty {
             var log = try Self.read([String].self, SyncNames.log, in: t) ?? []
             log.append(contentsOf: events.map(\.description))
@@ -245,6 +249,13 @@ public actor SyncEngine {
     }
 
     // MARK: - Store access
+
+    /// Keeps the clock's last reading in the store (so that it never goes back across launches); writes nothing when
+    /// the store has it already, so that a capture that finds nothing writes nothing.
+    private nonisolated func persistClock(_ t: inout Prefs.Transaction) throws(PrefsError) {
+        let reading = try Self.stored(clock.current.description)
+        if try t.storedValue(forKey: SyncNames.clock) != reading { try t.setStoredValue(reading, forKey: SyncNames.clock) }
+    }
 
     private nonisolated func record(_ key: String, in t: borrowing Prefs.Transaction) throws(PrefsError) -> SyncRecord? {
         try Self.read(SyncRecord.self, SyncNames.record(key), in: t)

@@ -80,6 +80,27 @@ struct PostgreSQLSyncTests {
         #expect(!updated.contains("theme"), "\(updated)")
     }
 
+    @Test("devices as processes: two of Alice's write one key at once and converge; Bob's device reads nothing of hers")
+    func devicesAsProcesses() async throws {
+        let setup = try setUp()
+        _ = try await PostgreSQLSyncTransport(setup.admin).pull(since: nil)
+        let directory = try TemporaryDirectory()
+        @Sendable func device(_ name: String, _ url: String, _ value: String) async throws -> String {
+            let store = directory.file("\(name).json").path
+            let result = try await ChildProcess.run("prefs-test-child", ["sync", "json", store, name, url, "editor.font", value])
+            #expect(result.status == 0, "\(result.stderr)")
+            return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        async let phone = device("phone", setup.alice, "Menlo")
+        async let laptop = device("laptop", setup.alice, "Monaco")
+        _ = try await (phone, laptop)
+        let phoneValue = try await device("phone", setup.alice, "-")
+        let laptopValue = try await device("laptop", setup.alice, "-")
+        #expect(phoneValue == laptopValue)
+        #expect(["value \"Menlo\"", "value \"Monaco\""].contains(phoneValue), "\(phoneValue)")
+        #expect(try await device("bob", setup.bob, "-") == "value none")
+    }
+
     @Test("a push repeated after a lost answer applies once; an older change arriving late loses on the server")
     func idempotentAndOrderIndependent() async throws {
         let setup = try setUp()

@@ -26,6 +26,7 @@ public final class PostgreSQLSyncTransport: SyncTransport {
     private let connectionString: PostgreSQLConnectionString
     private let target: String
     private let timeout: Duration
+    private let maximumSkew: Duration
     private let connection = Mutex<ConnectionBox>(ConnectionBox())
 
     /// A transport to the database of `conninfo` (a URL or `key=value` pairs, as for the PostgreSQL store), as the
@@ -35,8 +36,11 @@ public final class PostgreSQLSyncTransport: SyncTransport {
     /// let transport = try PostgreSQLSyncTransport("postgresql://alice@db.internal/prefs", timeout: .seconds(5))
     /// ```
     ///
+    /// A push whose timestamps are more than `maximumSkew` ahead of the server's clock is refused whole (a device whose
+    /// clock is wrong cannot win on the server; its changes stay queued until its clock is right).
+    ///
     /// Throws `PrefsError.database` (a ``PostgreSQLError``) for a connection string that does not read.
-    public init(_ conninfo: String, timeout: Duration = .seconds(10)) throws(PrefsError) {
+    public init(_ conninfo: String, timeout: Duration = .seconds(10), maximumSkew: Duration = .seconds(300)) throws(PrefsError) {
         target = PostgreSQLRedaction.redact(conninfo)
         do {
             connectionString = try PostgreSQLConnectionString.parse(conninfo)
@@ -47,6 +51,7 @@ public final class PostgreSQLSyncTransport: SyncTransport {
             ).prefsError
         }
         self.timeout = timeout
+        self.maximumSkew = maximumSkew
     }
 
     /// Applies `changes` for the connected user, in one transaction: per key, a change replaces the row only when its
@@ -57,7 +62,16 @@ public final class PostgreSQLSyncTransport: SyncTransport {
     /// try await transport.push(try engine.pendingChanges())
     /// ```
     public func push(_ changes: [SyncChange]) async throws(PrefsError) {
-        try run("pushing changes") { connection, deadline throws(PostgreSQLError) in
+        let (seconds, attoseconds) = maximumSkew.components
+        let bound = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        let refused = try run("pushing changes") { connection, deadline throws(PostgreSQLError) -> (SyncChange, Int64)? in
+            let now =
+                try connection.execute(
+                    "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint", deadline: deadline, operation: "reading the server's clock"
+                ).firstInteger ?? 0
+            if let ahead = changes.first(where: { $0.timestamp.milliseconds - now > bound }) {
+                return (ahead, ahead.timestamp.milliseconds - now)
+            }
             for change in changes {
                 let value = change.valueText
                 try connection.execute(
@@ -72,6 +86,12 @@ public final class PostgreSQLSyncTransport: SyncTransport {
                     [change.key, value?.type, value?.json, change.timestamp.description, change.id], deadline: deadline,
                     operation: "pushing the change of \(change.key)")
             }
+            return nil
+        }
+        if let (change, ahead) = refused {
+            throw .backend(
+                "PostgreSQL sync",
+                reason: "\(target): refused the push: \(change) is \(ahead) ms ahead of the server's clock (at most \(bound) allowed)")
         }
     }
 

@@ -27,7 +27,8 @@ struct PostgreSQLSyncTests {
         )
     }
 
-    private func engine(_ prefs: Prefs, _ transport: PostgreSQLSyncTransport, _ device: String, clock: TestClock = TestClock()) throws -> SyncEngine {
+    /// The clocks start at the real time: the server refuses a push stamped far from its own clock.
+    private func engine(_ prefs: Prefs, _ transport: PostgreSQLSyncTransport, _ device: String, clock: TestClock = TestClock(Date())) throws -> SyncEngine {
         try SyncEngine(prefs: prefs, transport: transport, keys: [Prefs.Keys.syncedTheme], namespaces: ["editor."], device: device, clock: clock.function)
     }
 
@@ -39,7 +40,7 @@ struct PostgreSQLSyncTests {
         let aliceLaptop = try Prefs(.memory)
         let bobPhone = try Prefs(.memory)
         let phoneEngine = try engine(alicePhone, try PostgreSQLSyncTransport(setup.alice), "alice-phone")
-        let laptopClock = TestClock()
+        let laptopClock = TestClock(Date())
         laptopClock.advance(by: 2)
         let laptopEngine = try engine(aliceLaptop, try PostgreSQLSyncTransport(setup.alice), "alice-laptop", clock: laptopClock)
         let bobEngine = try engine(bobPhone, try PostgreSQLSyncTransport(setup.bob), "bob-phone")
@@ -115,6 +116,25 @@ struct PostgreSQLSyncTests {
         #expect(first.changes == [newer])
         #expect(after.changes.isEmpty && after.cursor == first.cursor)
         #expect(try await transport.pull(since: nil).changes == [newer])
+    }
+
+    @Test("a push stamped beyond the maximum skew of the server's clock is refused whole, and applies nothing")
+    func skewRefusedByTheServer() async throws {
+        let setup = try setUp()
+        let transport = try PostgreSQLSyncTransport(setup.admin, maximumSkew: .seconds(60))
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let fine = SyncChange(key: "editor.a", value: try StoredValue(1), timestamp: HybridTimestamp(milliseconds: now, counter: 0, device: "a"), id: "f")
+        let ahead = SyncChange(
+            key: "editor.b", value: try StoredValue(2), timestamp: HybridTimestamp(milliseconds: now + 3_600_000, counter: 0, device: "a"), id: "x")
+        let error = await #expect(throws: PrefsError.self) { try await transport.push([fine, ahead]) }
+        guard case .backend(_, let reason)? = error else {
+            Issue.record("expected a refusal, got \(String(describing: error))")
+            return
+        }
+        #expect(reason.contains("editor.b") && reason.contains("ahead of the server's clock"), "\(reason)")
+        #expect(try await transport.pull(since: nil).changes.isEmpty)
+        try await transport.push([fine])
+        #expect(try await transport.pull(since: nil).changes == [fine])
     }
 
     @Test("a device behind a compaction is told to resync from scratch")

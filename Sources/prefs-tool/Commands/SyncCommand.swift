@@ -8,7 +8,7 @@ import PrefsSync
 enum SyncCommand {
     static let command = Command(
         spec: CommandSpec(
-            name: "sync", summary: "Show a store's sync state: its device, queue and conflicts, and the merges it logged.",
+            name: "sync", summary: "Show the sync state a store keeps: queue, conflicts, merges.",
             usage: "prefs-tool [--store PATH] sync [status] [--json] | log",
             help: """
                 Reads what PrefsSync's engine keeps in the store (under prefs.sync.); reads only.

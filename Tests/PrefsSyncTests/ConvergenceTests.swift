@@ -43,6 +43,9 @@ extension Prefs.Keys {
 /// skewed clocks, random offline periods, crashes (the engine dropped and the file store reopened), lost answers and
 /// concurrent writes. After everyone reconnects: every replica holds the same values, each key's value is the version
 /// with the greatest hybrid timestamp ever pushed, no change id is applied twice, and no initial value was ever pushed.
+///
+/// `swift test` runs 24 seeds; `PREFS_SYNC_SEEDS=N` (and `PREFS_SYNC_FIRST_SEED`) run more. Long runs, 2026-12-06:
+/// seeds 1–10,000 passed in 580 s, and 10,001–13,000 (after the last engine change) in 112 s.
 @Suite struct ConvergenceTests {
     static var seeds: [UInt64] {
         let count = ProcessInfo.processInfo.environment["PREFS_SYNC_SEEDS"].flatMap { UInt64($0) } ?? 24

@@ -202,6 +202,24 @@ struct Device {
         #expect(try tablet.prefs.storedValue(forKey: "prefs.sync.record.editor.fontSize") == nil)
     }
 
+    @Test func aRemovalIsForgottenAfterItsRetentionNotBefore() async throws {
+        let server = InProcessSyncTransport()
+        let phone = try Device("phone", server: server)
+        try phone.prefs.set(18, for: .fontSize)
+        try await phone.engine.sync()
+        try phone.prefs.reset(.fontSize)
+        try await phone.engine.sync()
+        let record = "prefs.sync.record.editor.fontSize"
+        phone.clock.advance(by: 89 * 86_400)
+        try phone.engine.captureLocalChanges()
+        #expect(try phone.prefs.storedValue(forKey: record) != nil)  // 89 days: still remembered
+        phone.clock.advance(by: 2 * 86_400)
+        try phone.engine.captureLocalChanges()
+        #expect(try phone.prefs.storedValue(forKey: record) == nil)
+        #expect(phone.events.all.contains { if case .tombstoneExpired(let change) = $0 { change.key == "editor.fontSize" } else { false } })
+        #expect(try phone.engine.pendingChanges().isEmpty)  // forgetting is not a change
+    }
+
     @Test func syncsKeysAndNamespacesOnlyAndRefusesTheReservedNames() async throws {
         let server = InProcessSyncTransport()
         let phone = try Device("phone", server: server)

@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "PrefsUserDefaults", targets: ["PrefsUserDefaults"]),
         .library(name: "DialogGate", targets: ["DialogGate"]),
         .library(name: "PrefsPostgreSQL", targets: ["PrefsPostgreSQL"]),
+        .library(name: "PrefsSync", targets: ["PrefsSync"]),
         .library(name: "PrefsTesting", targets: ["PrefsTesting"]),
         .executable(name: "prefs-tool", targets: ["prefs-tool"]),
     ],
@@ -33,7 +34,9 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
         ),
-        .target(name: "PrefsPostgreSQL", dependencies: ["Prefs", "PrefsJSON", "PrefsSupport", "CLibPQ"]),
+        // Sync across devices: per-key last-writer-wins by hybrid logical clock, over a transport.
+        .target(name: "PrefsSync", dependencies: ["Prefs"]),
+        .target(name: "PrefsPostgreSQL", dependencies: ["Prefs", "PrefsJSON", "PrefsSupport", "CLibPQ", "PrefsSync"]),
         // libcurl through dlopen, for the feed loader on Linux (see Sources/CCurlShim/include/CCurlShim.h).
         .target(name: "CCurlShim", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         // The messages feed's format: decoding and linting, versions, targeting. Values and rules only: a feed publisher's
@@ -45,12 +48,12 @@ let package = Package(
         .target(name: "DialogGate", dependencies: ["Prefs", "PrefsJSON", "PrefsSupport", "MessageFeed", "MessageFeedFetching"]),
         // What an app's tests use (a product); this project's own harness (child processes, another user, a loopback
         // HTTP server, the server's faults) is the test-only target below.
-        .target(name: "PrefsTesting", dependencies: ["Prefs", "PrefsJSON", "PrefsSupport"]),
+        .target(name: "PrefsTesting", dependencies: ["Prefs", "PrefsJSON", "PrefsSupport", "PrefsSync"]),
         .target(name: "PrefsTestHarness", dependencies: ["PrefsTesting", "Prefs", "PrefsJSON", "PrefsSupport"], path: "Tests/TestHarness"),
         // Test support in C: a pass-through SQLite VFS reporting syncs, for the simulated power cuts.
         .target(name: "CSQLiteCrashVFS", dependencies: ["CSQLite"]),
-        .executableTarget(name: "prefs-tool", dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "MessageFeed", "MessageFeedFetching", "PrefsJSON", "PrefsPostgreSQL"]),
-        .executableTarget(name: "prefs-test-child", dependencies: ["Prefs", "PrefsJSON", "PrefsUserDefaults", "PrefsPostgreSQL", "PrefsTesting", "PrefsTestHarness"]),
+        .executableTarget(name: "prefs-tool", dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "MessageFeed", "MessageFeedFetching", "PrefsJSON", "PrefsPostgreSQL", "PrefsSync"]),
+        .executableTarget(name: "prefs-test-child", dependencies: ["Prefs", "PrefsJSON", "PrefsUserDefaults", "PrefsPostgreSQL", "PrefsSync", "PrefsTesting", "PrefsTestHarness"]),
         .executableTarget(name: "dialoggate-test-child", dependencies: ["Prefs", "PrefsJSON", "DialogGate", "MessageFeed", "MessageFeedFetching"]),
         .executableTarget(name: "prefs-torture", dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "PrefsPostgreSQL", "DialogGate", "MessageFeed", "MessageFeedFetching", "PrefsTesting", "PrefsTestHarness", "PrefsSupport"], path: "Torture/prefs-torture"),
         // Fixtures shared by the test targets (keys, the backends the conformance suites run over, canned feeds, a clock).
@@ -69,16 +72,17 @@ let package = Package(
         .testTarget(name: "DialogGateTests", dependencies: ["DialogGate", "MessageFeed", "MessageFeedFetching", "Prefs", "PrefsJSON", "PrefsSupport", "PrefsUserDefaults", "PrefsTesting", "PrefsTestHarness", "TestFixtures", "dialoggate-test-child", "prefs-tool"]),
         .testTarget(
             name: "PrefsPostgreSQLTests",
-            dependencies: ["PrefsPostgreSQL", "Prefs", "PrefsJSON", "PrefsSupport", "DialogGate", "PrefsTesting", "PrefsTestHarness", "TestFixtures", "prefs-test-child", "prefs-tool"],
+            dependencies: ["PrefsPostgreSQL", "PrefsSync", "Prefs", "PrefsJSON", "PrefsSupport", "DialogGate", "PrefsTesting", "PrefsTestHarness", "TestFixtures", "prefs-test-child", "prefs-tool"],
             exclude: ["Fixtures"]),
-        .testTarget(name: "PrefsToolTests", dependencies: ["Prefs", "PrefsJSON", "PrefsUserDefaults", "DialogGate", "MessageFeed", "MessageFeedFetching", "PrefsTesting", "PrefsTestHarness", "TestFixtures", "prefs-tool", "prefs-test-child", "PrefsSupport"]),
+        .testTarget(name: "PrefsSyncTests", dependencies: ["PrefsSync", "Prefs", "PrefsTesting", "PrefsTestHarness"]),
+        .testTarget(name: "PrefsToolTests", dependencies: ["PrefsSync", "Prefs", "PrefsJSON", "PrefsUserDefaults", "DialogGate", "MessageFeed", "MessageFeedFetching", "PrefsTesting", "PrefsTestHarness", "TestFixtures", "prefs-tool", "prefs-test-child", "PrefsSupport"]),
         .testTarget(name: "PrefsTestingTests", dependencies: ["PrefsTesting", "PrefsTestHarness", "Prefs", "DialogGate", "MessageFeed", "prefs-test-child"]),
-        .testTarget(name: "ReadmeTests", dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "PrefsTesting", "PrefsTestHarness", "PrefsPostgreSQL", "PrefsSupport", "PrefsJSON"]),
+        .testTarget(name: "ReadmeTests", dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "PrefsTesting", "PrefsTestHarness", "PrefsPostgreSQL", "PrefsSupport", "PrefsJSON", "PrefsSync"]),
         // The same examples pasted into @MainActor view controllers, in a target whose code is main-actor isolated by
         // default (as an app target in Xcode 26 is), and the seeds' flows run from there.
         .testTarget(
             name: "ReadmeMainActorTests",
-            dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "PrefsTesting", "PrefsPostgreSQL"],
+            dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "PrefsTesting", "PrefsPostgreSQL", "PrefsSync"],
             swiftSettings: [.unsafeFlags(["-default-isolation", "MainActor"])]
         ),
     ]

@@ -24,6 +24,11 @@
 //                                                            it until killed
 //   prefs-test-child watch   json|sqlite PATH KEY            prints each value of the Int KEY, one per line, until stdin closes
 //   prefs-test-child set     json|sqlite PATH KEY TYPE JSON  writes one raw value (TYPE as prefs-tool lists it); prints "ack"
+//   prefs-test-child sync    json|sqlite PATH DEVICE CONNINFO KEY VALUE|-
+//                                                            a device of PrefsSync: sets KEY to the string VALUE (- sets
+//                                                            nothing), syncs the namespace "editor." twice through a
+//                                                            PostgreSQLSyncTransport to CONNINFO as DEVICE, prints "value
+//                                                            JSON" (or "value none") of KEY
 //   prefs-test-child standard KEY VALUE                     sets the Int KEY through a @Pref on Prefs.standard (never set, so
 //                                                            the default location), prints the store's path
 //   prefs-test-child suite NAME KEY VALUE                   sets the Int KEY through PrefsDefaults(suiteName: NAME), prints
@@ -89,6 +94,9 @@ import PrefsJSON
 import PrefsTestHarness
 import PrefsTesting
 import PrefsUserDefaults
+import PrefsPostgreSQL
+import PrefsSync
+import Synchronization
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("prefs-test-child: \(message)\n".utf8))
@@ -430,6 +438,25 @@ if coalescedStore != nil {
             guard arguments.count == 6, let type = ValueType(arguments[4]) else { fail("set needs KEY TYPE JSON") }
             try prefs.setStoredValue(StoredValue(type: type, json: try JSON.parse(arguments[5])), forKey: arguments[3])
             say("ack")
+        case "sync":
+            guard arguments.count == 7 else { fail("sync needs DEVICE CONNINFO KEY VALUE|-") }
+            if arguments[6] != "-" { try prefs.setStoredValue(try StoredValue(arguments[6]), forKey: arguments[5]) }
+            let engine = try SyncEngine(
+                prefs: prefs, transport: try PostgreSQLSyncTransport(arguments[4]), namespaces: ["editor."], device: arguments[3])
+            let failure = Mutex<String?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            Task.detached {
+                do {
+                    try await engine.sync()
+                    try await engine.sync()
+                } catch {
+                    failure.withLock { $0 = "\(error)" }
+                }
+                done.signal()
+            }
+            done.wait()
+            if let failure = failure.withLock({ $0 }) { fail(failure) }
+            say("value \(try prefs.storedValue(forKey: arguments[5])?.jsonText ?? "none")")
         case "hold":
             guard arguments.count == 4 else { fail("hold needs KEY") }
             try prefs.transaction { transaction in

@@ -26,7 +26,7 @@ enum PrefsTool {
         StoreCommands.all + [StoresCommand.command] + TransferCommands.all + [
             WatchCommand.command, CheckCommand.command, DialogsCommand.command, FeedCommand.command, MessagesCommand.command,
             DemoCommand.command,
-            NamespacesCommand.command,
+            NamespacesCommand.command, SyncCommand.command,
         ]
 
     static var usage: String { "usage: prefs-tool [--store PATH | --app ID] COMMAND [ARGUMENTS…]" }

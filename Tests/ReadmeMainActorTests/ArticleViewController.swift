@@ -12,6 +12,7 @@ import Prefs
 import PrefsPostgreSQL
 import PrefsTesting
 import PrefsUserDefaults
+import PrefsSync
 
 extension Prefs.Keys {
     static let launchCount = Key<Int>("launchCount", initial: 0)
@@ -76,6 +77,10 @@ extension Prefs.Keys {
     static let hasSeenWelcome = Key<Bool>("hasSeenWelcome", initial: false)
 }
 
+extension Prefs.Keys {
+    static let fontSize = Key<Int>("editor.fontSize", initial: 12)   // synced: it is under "editor."
+}
+
 /// A view controller holding every example: its methods are the articles' code, run on the main actor. The alert it
 /// "presents" is answered by `answer`, as a user's tap would be, and recorded in `shownAlerts`.
 @MainActor
@@ -112,6 +117,15 @@ final class ArticleViewController {
         try prefs.update(.launchCount) { $0 += 1 }  // atomic, across threads and processes
         SettingsModel().username = "ada"  // writes through; survives a crash once it returns
         print(prefs[.launchCount], prefs.isStored(.username))
+    }
+
+    /// README, Sync: one device's change, pushed.
+    func readmeSync() async throws -> StoredValue? {
+        let transport = InProcessSyncTransport()   // in tests; in an app, PostgreSQLSyncTransport(url) or a service of your own
+        let sync = try SyncEngine(prefs: prefs, transport: transport, namespaces: ["editor."])
+        try prefs.set(14, for: .fontSize)
+        try await sync.sync()                      // pull, merge each key by hybrid logical clock, push
+        return transport.current["editor.fontSize"]?.value
     }
 
     /// README, LocalDialogs.md and DialogGate.md: the generic local dialog and seed 001's mapping.

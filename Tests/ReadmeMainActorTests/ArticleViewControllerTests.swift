@@ -26,6 +26,12 @@ struct ArticleViewControllerTests {
         _ = ArticleViewController.appGroups
     }
 
+    @Test("README, Sync: the change is pushed, from the main actor")
+    func readmeSync() async throws {
+        let controller = ArticleViewController(prefs: try Prefs(.memory))
+        #expect(try await controller.readmeSync() == (try StoredValue(14)))
+    }
+
     @Test("README, LocalDialogs.md, KeysAndValues.md and Prefs.md, run on the main actor")
     func localDialogsAndKeys() throws {
         let prefs = try Prefs(.memory)

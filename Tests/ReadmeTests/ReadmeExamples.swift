@@ -8,6 +8,7 @@ import Testing
 import PrefsJSON
 import PrefsUserDefaults
 import PrefsSupport
+import PrefsSync
 
 extension Prefs.Keys {
     static let launchCount = Key<Int>("launchCount", initial: 0)
@@ -295,5 +296,24 @@ struct RemoteMessagesFormatTwoExamples {
         clock.advance(by: .seconds(86_400))
         await center.refresh()
         #expect(center.pendingMessage == nil)
+    }
+}
+
+extension Prefs.Keys {
+    static let fontSize = Key<Int>("editor.fontSize", initial: 12)   // synced: it is under "editor."
+}
+
+@Suite("README examples: sync")
+struct ReadmeSyncExamples {
+    @Test("two devices: the phone's change reaches the laptop, whose initial value is never pushed")
+    func sync() async throws {
+        let prefs = try Prefs(.memory)
+        let transport = InProcessSyncTransport()   // in tests; in an app, PostgreSQLSyncTransport(url) or a service of your own
+        let sync = try SyncEngine(prefs: prefs, transport: transport, namespaces: ["editor."])
+        try prefs.set(14, for: .fontSize)
+        try await sync.sync()                      // pull, merge each key by hybrid logical clock, push
+        let laptop = try Prefs(.memory)
+        try await SyncEngine(prefs: laptop, transport: transport, namespaces: ["editor."]).sync()
+        #expect(laptop[.fontSize] == 14)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 public import Prefs
+import Synchronization
 
 /// Syncs chosen keys of a local store with other devices through a ``SyncTransport``, one key at a time: the version
 /// with the greatest ``HybridTimestamp`` wins, on every device and on the server, whatever order the changes arrive in.
@@ -8,11 +9,12 @@ public import Prefs
 /// pushed, so a new installation adopts the values set on the user's other devices instead of overwriting them with
 /// its initial ones. A removal syncs as a tombstone, kept for `tombstoneRetention`.
 ///
-/// Changes are found by comparing the store with what the engine last recorded there, at each ``sync()`` (and
-/// ``captureLocalChanges()``); the engine keeps its records, its queue of unpushed changes and its cursor in the store
-/// itself under the reserved prefix `prefs.sync.`, written in the same transaction as the values they describe. So a
-/// change made offline, or before a crash, is pushed at the next sync, and a push repeated after a crash applies once
-/// (changes carry ids).
+/// A change this process makes to a synced key is stamped when it is made: right after its commit, the engine records
+/// it (with its ``HybridTimestamp``) in the store, so the later write wins whenever each device syncs. A change another
+/// process makes to the store (a widget, `prefs-tool`) is found by comparing the store with the engine's records at the
+/// next ``sync()`` or ``captureLocalChanges()``, and stamped then. The engine keeps its records, its queue of unpushed
+/// changes and its cursor in the store itself under the reserved prefix `prefs.sync.`. So a change made offline, or
+/// before a crash, is pushed at the next sync, and a push repeated after a crash applies once (changes carry ids).
 ///
 /// ```swift
 /// let engine = try SyncEngine(prefs: prefs, transport: transport, keys: [Prefs.Keys.theme], namespaces: ["editor."])
@@ -30,6 +32,8 @@ public actor SyncEngine {
     private let onEvent: @Sendable (SyncEvent) -> Void
     /// The sync running now; a second ``sync()`` waits for it.
     private var running: Task<Void, Never>?
+    /// The store's report of this process's changes, which stamps each when it is made (``captureWritten(_:)``).
+    private let subscription = Mutex<Prefs.ChangeSubscription?>(nil)
 
     /// An engine for `prefs`' keys named in `keys` and those under the name prefixes in `namespaces` (`"editor."`).
     ///
@@ -73,6 +77,8 @@ public actor SyncEngine {
         self.clock = HybridClock(device: chosen, wallClock: clock, maximumSkew: maximumSkew, last: last)
         self.tombstoneRetention = tombstoneRetention
         self.onEvent = onEvent
+        let listening = prefs.onChange { [weak self] names in self?.captureWritten(names) }
+        subscription.withLock { $0 = listening }
     }
 
     /// Pulls other devices' changes and merges them, then pushes this device's: its changes since the last sync (found
@@ -106,6 +112,23 @@ public actor SyncEngine {
             try capture(&t, events: &events)
         }
         deliver(events)
+    }
+
+    /// Stamps and queues this process's change to synced keys `names` as it is committed. Another process's changes
+    /// (nil) wait for the next capture. A capture that fails leaves the change as it is in the store: the next one
+    /// finds it, and stamps it then.
+    private nonisolated func captureWritten(_ names: Set<String>?) {
+        guard let names else { return }
+        let synced = names.filter(syncs)
+        guard !synced.isEmpty else { return }
+        do {
+            let events = try inTransaction { (t: inout Prefs.Transaction, events: inout [SyncEvent]) throws(PrefsError) in
+                try capture(&t, events: &events, only: synced)
+            }
+            deliver(events)
+        } catch {
+            // Nothing is lost: the value is in the store and the next capture compares it with its record.
+        }
     }
 
     /// The local changes not yet pushed, read from the store.
@@ -166,17 +189,21 @@ public actor SyncEngine {
         !name.hasPrefix(SyncNames.prefix) && (keys.contains(name) || namespaces.contains { name.hasPrefix($0) })
     }
 
-    /// Stamps and queues every synced key whose stored value is not the one its record describes; forgets removals
-    /// past their retention.
-    private nonisolated func capture(_ t: inout Prefs.Transaction, events: inout [SyncEvent]) throws(PrefsError) {
-        let stored = try t.storedKeys()
-        var names = keys.filter { !$0.hasPrefix(SyncNames.prefix) }
-        for name in stored {
-            if name.hasPrefix(SyncNames.recordPrefix) {
-                let key = String(name.dropFirst(SyncNames.recordPrefix.count))
-                if syncs(key) { names.insert(key) }
-            } else if syncs(name) {
-                names.insert(name)
+    /// Stamps and queues every synced key (those of `only`, when given) whose stored value is not the one its record
+    /// describes; forgets removals past their retention.
+    private nonisolated func capture(_ t: inout Prefs.Transaction, events: inout [SyncEvent], only: Set<String>? = nil) throws(PrefsError) {
+        var names: Set<String>
+        if let only {
+            names = only
+        } else {
+            names = keys.filter { !$0.hasPrefix(SyncNames.prefix) }
+            for name in try t.storedKeys() {
+                if name.hasPrefix(SyncNames.recordPrefix) {
+                    let key = String(name.dropFirst(SyncNames.recordPrefix.count))
+                    if syncs(key) { names.insert(key) }
+                } else if syncs(name) {
+                    names.insert(name)
+                }
             }
         }
         let horizon = clock.physicalNow - Self.milliseconds(tombstoneRetention)

@@ -89,6 +89,28 @@ struct Device {
         #expect(log.contains { $0.hasPrefix("merged theme: kept string") && $0.hasSuffix("(conflict)") })
     }
 
+    /// A write is stamped when it is made, not when its device next syncs: the phone's offline write came first, so
+    /// the laptop's later one wins though the phone syncs last (stamped at its sync, the phone's would win).
+    @Test func aWriteIsStampedWhenItIsMadeNotWhenItsDeviceSyncs() async throws {
+        let server = InProcessSyncTransport()
+        let phone = try Device("phone", server: server)
+        let laptop = try Device("laptop", server: server)
+        try phone.prefs.set("dark", for: .theme)
+        try phone.prefs.set(14, for: .fontSize)
+        phone.clock.advance(by: 60)
+        laptop.clock.advance(by: 60)
+        try laptop.prefs.set("solarized", for: .theme)
+        try await laptop.engine.sync()
+        phone.clock.advance(by: 3_600)
+        laptop.clock.advance(by: 3_600)
+        try await phone.engine.sync()
+        try await laptop.engine.sync()
+        #expect(phone.prefs[.theme] == "solarized")
+        #expect(laptop.prefs[.theme] == "solarized")
+        #expect(laptop.prefs[.fontSize] == 14, "the phone's other change, uncontested, reaches the laptop")
+        #expect(try phone.engine.conflictCount() == 1)
+    }
+
     @Test func aRemovalSyncsAsATombstone() async throws {
         let server = InProcessSyncTransport()
         let phone = try Device("phone", server: server)
@@ -124,9 +146,10 @@ struct Device {
         let server = InProcessSyncTransport()
         do {
             let phone = try Device("phone", server: server, prefs: Prefs(.jsonFile(url)))
-            try phone.prefs.set("dark", for: .theme)
-            try phone.engine.captureLocalChanges()  // queued in the file
-            try phone.prefs.set(20, for: .fontSize)  // written, not yet seen by the engine: a crash comes now
+            try phone.prefs.set("dark", for: .theme)  // stamped and queued in the file as it commits
+            #expect(try phone.engine.pendingChanges().map(\.key) == ["theme"])
+            // Another process's write (a widget's): in the file, not yet seen by the engine; a crash comes now.
+            try Prefs(.jsonFile(url)).set(20, for: .fontSize)
         }
         let reopened = try Device("phone", server: server, prefs: Prefs(.jsonFile(url)))
         #expect(try reopened.engine.pendingChanges().map(\.key) == ["theme"])

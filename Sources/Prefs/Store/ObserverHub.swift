@@ -10,6 +10,8 @@ import PrefsSupport
 /// picks are told outside that lock.
 struct ObserverHub {
     private var observers: [ObjectIdentifier: Prefs.Observer] = [:]
+    /// Who is told the names of every change (``Prefs/onChange(_:)``), by subscription.
+    private(set) var changeListeners: [ObjectIdentifier: @Sendable (Set<String>?) -> Void] = [:]
 
     /// Whether nothing observes the store (a commit then tells no one, and the poll stops).
     var isEmpty: Bool { observers.isEmpty }
@@ -24,6 +26,14 @@ struct ObserverHub {
     /// Removes `observer`, if it is here.
     mutating func remove(_ observer: Prefs.Observer) {
         observers.removeValue(forKey: ObjectIdentifier(observer))
+    }
+
+    mutating func addChangeListener(_ subscription: Prefs.ChangeSubscription, _ listener: @escaping @Sendable (Set<String>?) -> Void) {
+        changeListeners[ObjectIdentifier(subscription)] = listener
+    }
+
+    mutating func removeChangeListener(_ subscription: ObjectIdentifier) {
+        changeListeners.removeValue(forKey: subscription)
     }
 
     /// Removes every observer, returning them (to finish them outside the store's lock).
@@ -47,9 +57,42 @@ extension Prefs {
     /// after the backend lock is released. The observers of the keys `silenced` touches (the writes of
     /// ``withoutNotifyingObservers(_:)``) note their values as seen without delivering them.
     func notifyObservers(of changes: Changeset?, silencing silenced: Changeset? = nil) {
-        for observer in observers(of: changes, lossless: false) {
+        let (observers, listeners) = state.withLock { state in
+            (state.observers.observers(of: changes, lossless: false), state.observers.changeListeners)
+        }
+        for observer in observers {
             observer.update(from: self, delivering: !(silenced.map { observer.watches($0) } ?? false))
         }
+        if !listeners.isEmpty {
+            let names = changes.map { Set($0.values.keys) }
+            for listener in listeners.values { listener(names) }
+        }
+    }
+
+    /// Tells `listener` the names of the keys each change of this store touched, after the change is committed and the
+    /// store's locks are released, on the thread that made it: a commit of this process gives its names, a change found
+    /// otherwise (another process's write seen by a refresh or a poll) gives nil. Silenced writes
+    /// (``withoutNotifyingObservers(_:)``) are told too. Until the subscription is released or cancelled.
+    ///
+    /// For the package's own layers (sync stamps a change when it is made); apps observe keys with
+    /// ``values(for:lossless:)->AsyncStream<Value>``.
+    package func onChange(_ listener: @escaping @Sendable (Set<String>?) -> Void) -> ChangeSubscription {
+        let subscription = ChangeSubscription(self)
+        state.withLock { $0.observers.addChangeListener(subscription, listener) }
+        return subscription
+    }
+
+    /// A listener of ``onChange(_:)``, removed by ``cancel()`` or when the subscription is released.
+    package final class ChangeSubscription: Sendable {
+        private let removing: @Sendable (ObjectIdentifier) -> Void
+
+        init(_ prefs: Prefs) {
+            removing = { [weak prefs] id in prefs?.state.withLock { $0.observers.removeChangeListener(id) } }
+        }
+
+        package func cancel() { removing(ObjectIdentifier(self)) }
+
+        deinit { cancel() }
     }
 
     /// Delivers to the lossless observers of the keys `changes` touches (of every key when nil), silencing as

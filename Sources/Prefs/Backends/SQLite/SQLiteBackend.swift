@@ -29,6 +29,8 @@ final class SQLiteBackend: StoreBackend {
 
     static let applicationID: Int64 = 0x5072_6673
     static let header = Data("SQLite format 3\u{0}".utf8)
+    /// The header's size, for the check at every open (the `Data` above costs a new process more to make than the check).
+    static let headerSize = 16
 
     let path: String
     private let requestedPath: String

@@ -75,8 +75,10 @@ package final class SQLiteConnection {
     package let isReadOnly: Bool
     /// `nil` once closed.
     private var db: OpaquePointer?
-    /// Cached statements by SQL text (see ``statement(_:)``).
-    private var cache: [String: SQLiteStatement] = [:]
+    /// Cached statements, found by their SQL text (see ``statement(_:)``): a list, as a connection has a dozen at most,
+    /// rather than a dictionary, whose type a new process instantiates at its first statement through a lookup among
+    /// every protocol conformance loaded (an eighth of a store's open and first reads at launch).
+    private var cache: [SQLiteStatement] = []
     /// The database file's device and inode when it was opened (nil for in-memory and temporary databases).
     private var identity: FileIdentity?
 
@@ -131,7 +133,7 @@ package final class SQLiteConnection {
         }
         db = handle
         identity = path == ":memory:" ? nil : FileIdentity(path: path)
-        if let identity { openFiles.withLock { $0[identity, default: 0] += 1 } }
+        if let identity { openFiles.withLock { $0.add(identity) } }
         // Also enables extended codes where SQLITE_OPEN_EXRESCODE is not honoured.
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, Self.milliseconds(options.busyTimeout))
@@ -146,17 +148,14 @@ package final class SQLiteConnection {
     /// referenced elsewhere are finalized. Idempotent; later calls throw `SQLITE_MISUSE`.
     package func close() {
         guard let db else { return }
-        for statement in cache.values {
+        for statement in cache {
             statement.finalize()
         }
         cache.removeAll()
         sqlite3_close_v2(db)
         self.db = nil
         if let identity {
-            openFiles.withLock { files in
-                files[identity, default: 1] -= 1
-                if files[identity] == 0 { files[identity] = nil }
-            }
+            openFiles.withLock { $0.remove(identity) }
         }
     }
 
@@ -165,7 +164,7 @@ package final class SQLiteConnection {
     /// what the file is ask this first.
     package static func isOpenInProcess(_ path: String) -> Bool {
         guard let identity = FileIdentity(path: path) else { return false }
-        return openFiles.withLock { $0[identity] != nil }
+        return openFiles.withLock { $0.contains(identity) }
     }
 
     package var isClosed: Bool { db == nil }
@@ -222,14 +221,14 @@ package final class SQLiteConnection {
     /// `step` fails is evicted and finalized. Use it only for a fixed set of SQL texts, never for SQL
     /// built from data, and never re-entrantly (the same SQL inside its own row loop).
     package func statement(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
-        if let cached = cache[sql] {
+        if let cached = cache.first(where: { $0.sql == sql }) {
             cached.reset()
             cached.clearBindings()
             return cached
         }
         let statement = try prepare(sql, flags: UInt32(SQLITE_PREPARE_PERSISTENT))
         statement.cache = self
-        cache[sql] = statement
+        cache.append(statement)
         return statement
     }
 
@@ -240,9 +239,7 @@ package final class SQLiteConnection {
 
     /// Removes `statement` from the cache (if it is the cached one for its SQL) and finalizes it.
     package func evict(_ statement: SQLiteStatement) {
-        if cache[statement.sql] === statement {
-            cache[statement.sql] = nil
-        }
+        cache.removeAll { $0 === statement }
         statement.cache = nil
         statement.finalize()
     }
@@ -456,7 +453,30 @@ package final class SQLiteConnection {
 // MARK: - Files
 
 /// How many connections of this process have each database file open.
-private let openFiles = Locked<[FileIdentity: Int]>([:])
+private let openFiles = Locked(OpenFiles())
+
+/// The database files open in this process, each with its count of connections: a list, searched in order (a process
+/// has a few stores open), rather than a dictionary, whose type a new process instantiates at its first open by
+/// looking up `FileIdentity`'s `Hashable` conformance among every conformance loaded, Foundation's included.
+private struct OpenFiles {
+    private var files: [(identity: FileIdentity, connections: Int)] = []
+
+    mutating func add(_ identity: FileIdentity) {
+        if let index = files.firstIndex(where: { $0.identity == identity }) {
+            files[index].connections += 1
+        } else {
+            files.append((identity, 1))
+        }
+    }
+
+    mutating func remove(_ identity: FileIdentity) {
+        guard let index = files.firstIndex(where: { $0.identity == identity }) else { return }
+        files[index].connections -= 1
+        if files[index].connections == 0 { files.remove(at: index) }
+    }
+
+    func contains(_ identity: FileIdentity) -> Bool { files.contains { $0.identity == identity } }
+}
 
 /// Creates `path` empty with mode 0600 when it does not exist (`O_CREAT | O_EXCL`), so SQLite
 /// opens a private file instead of creating one with 0644 minus the umask. Special names

@@ -21,6 +21,16 @@ struct LaunchArgumentParsingTests {
         #expect(LaunchArguments.domain([]).isEmpty)
     }
 
+    @Test("A value is trimmed as Foundation trims whitespace and newlines, its shortcut for visible ASCII ends included")
+    func trimming() {
+        for text in [
+            "dark", " dark ", "\tx\n", "a b", "\u{A0}x\u{3000}", "x\u{2028}", "\u{85}", "!", "~ ", "é", "x\u{301}", "", " ", "\u{1F600}",
+            "-1", "(a, b)", "\u{0}x\u{0}", "x\r\n",
+        ] {
+            #expect(LaunchArguments.value(text) == Self.string(text.trimmingCharacters(in: .whitespacesAndNewlines)) || "({<\"[".contains(text.first ?? " "))
+        }
+    }
+
     @Test("Numbers, YES and words stay strings, trimmed; a typed key reads them by its type")
     func scalarsAreStrings() {
         #expect(LaunchArguments.value("5") == Self.string("5"))

@@ -175,6 +175,33 @@ struct LaunchStore {
         }
     }
 
+    /// The same 20 rows read with sqlite3 and nothing else: integers and reals as they are, text (strings, dates, the
+    /// JSON of arrays and of the struct) as Swift strings, not decoded. The floor of the held-out launch probe (issue 44).
+    static func readRows(path: String, indices: [Int]) throws -> [String] {
+        var db: OpaquePointer?
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK, let db else {
+            throw BenchError("sqlite3_open_v2 \(path)")
+        }
+        defer { sqlite3_close_v2(db) }
+        sqlite3_busy_timeout(db, 5000)
+        guard sqlite3_exec(db, "PRAGMA journal_mode = WAL", nil, nil, nil) == SQLITE_OK else { throw BenchError("PRAGMA journal_mode") }
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v3(db, RawSQLite.selectSQL, -1, 0, &statement, nil) == SQLITE_OK, let statement else {
+            throw BenchError("prepare: \(String(cString: sqlite3_errmsg(db)))")
+        }
+        defer { sqlite3_finalize(statement) }
+        return try indices.map { index in
+            defer { sqlite3_reset(statement) }
+            sqlite3_bind_text(statement, 1, "k\(index)", -1, prefs_bench_sqlite_transient())
+            guard sqlite3_step(statement) == SQLITE_ROW else { throw BenchError("raw sqlite3: no row for k\(index)") }
+            switch sqlite3_column_type(statement, 1) {
+            case SQLITE_INTEGER: return String(sqlite3_column_int64(statement, 1))
+            case SQLITE_FLOAT: return String(sqlite3_column_double(statement, 1))
+            default: return sqlite3_column_text(statement, 1).map { String(cString: $0) } ?? ""
+            }
+        }
+    }
+
     // MARK: JSONDecoder, on the Prefs JSON file
 
     /// Any JSON value, as JSONDecoder decodes one without knowing its shape.
@@ -268,7 +295,7 @@ extension Bench {
                     guard let text = field("open_read_ns", in: result.output), let inside = Double(text) else {
                         throw BenchError("launch child \(kind) printed no open_read_ns: \(result.output)")
                     }
-                    if kind != "none", field("values", in: result.output) != expected {
+                    if kind != "none", kind != "raw-sqlite-rows", field("values", in: result.output) != expected {
                         throw BenchError("launch child \(kind) read \(field("values", in: result.output) ?? "nothing"), expected \(expected)")
                     }
                     let phases = kind == "none" ? [:] : ["open+20 reads": Trial(ops: 1, elapsed: .nanoseconds(Int64(inside)))]
@@ -280,6 +307,7 @@ extension Bench {
         let contenders = [
             child("empty process", .baseline, "none", "-"),
             child(Name.rawSQLite, .baseline, "raw-sqlite", paths[.sqlite]!),
+            child(Name.rawRows, .baseline, "raw-sqlite-rows", paths[.sqlite]!),
             child(Name.jsonDecoder, .baseline, "json-decoder", paths[.json]!),
             child(Name.defaults, .baseline, "userdefaults", defaults.suite),
             child(sqlite, .subject, "sqlite", paths[.sqlite]!),
@@ -291,6 +319,7 @@ extension Bench {
             data: (n: n, label: "N = \(Format.count(n)), mixed", type: "mixed"), contenders: contenders, metric: "process", display: .total,
             rules: [
                 Rule(subject: sqlite + inside, baseline: Name.rawSQLite + inside, target: .within(1.2)),
+                Rule(subject: sqlite + inside, baseline: Name.rawRows + inside, target: .within(1.2)),
                 Rule(subject: json + inside, baseline: Name.jsonDecoder + inside, target: .within(0.25)),
                 Rule(subject: sqlite + inside, baseline: Name.defaults + inside),
                 Rule(subject: json + inside, baseline: Name.defaults + inside),
@@ -299,6 +328,7 @@ extension Bench {
             ],
             notes: [
                 Name.rawSQLite: "sqlite3 on the file Prefs wrote: one prepared SELECT per key, arrays and the struct through JSONDecoder",
+                Name.rawRows: "the same 20 rows through sqlite3 only: numbers as they are, text (dates, JSON) not decoded",
                 Name.jsonDecoder: "the whole file decoded by JSONDecoder (values as tagged JSON), then the 20 values taken from it",
                 Name.defaults: "corelibs UserDefaults reading its plist; the struct stored as JSON data, decoded by JSONDecoder",
             ],
@@ -321,13 +351,19 @@ func childLaunch(kind: String, path: String, n: Int) throws {
         values = indices.map { LaunchStore.read(prefs, $0) }
     case "raw-sqlite":
         values = try LaunchStore.readRaw(path: path, indices: indices)
+    case "raw-sqlite-rows":
+        let rows = try LaunchStore.readRows(path: path, indices: indices)
+        let elapsed = clock.now - start
+        print("open_read_ns=\(Int(elapsed.nanoseconds))")
+        print("rows=\(rows.count)")
+        return
     case "json-decoder":
         values = try LaunchStore.readDecoded(path: path, indices: indices)
     case "userdefaults":
         let defaults = try DefaultsBaseline(existing: path).defaults
         values = try indices.map { try LaunchStore.read(defaults, $0) }
     default:
-        throw BenchError("unknown launch kind \(kind): expected sqlite, json, raw-sqlite, json-decoder, userdefaults or none")
+        throw BenchError("unknown launch kind \(kind): expected sqlite, json, raw-sqlite, raw-sqlite-rows, json-decoder, userdefaults or none")
     }
     let elapsed = clock.now - start
     print("open_read_ns=\(Int(elapsed.nanoseconds))")

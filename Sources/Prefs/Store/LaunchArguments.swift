@@ -36,7 +36,7 @@ package enum LaunchArguments {
 
     /// The value an argument gives: an OpenStep property list when it starts like one and is one, else the string.
     package static func value(_ argument: String) -> StoredValue {
-        let text = argument.trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = argument.trimmedOfWhitespaceAndNewlines()
         if let first = text.unicodeScalars.first, "({<\"[".unicodeScalars.contains(first) {
             do {
                 return try OpenStepPropertyList.parse(text)

@@ -270,6 +270,11 @@ extension PrefsStorable where Self: Codable {
     ///
     /// A value held as text (what a store keeps for a `Codable`) is decoded from that text directly: one decoding.
     public init(storedValue: StoredValue) throws {
+        // The same value JSONDecoder gives, from the parsed tree without JSONDecoder's costs, where that is certain.
+        if let value = TreeDecoding.decode(Self.self, from: storedValue) {
+            self = value
+            return
+        }
         do {
             self = try CodableStorage.decoder.decode(Self.self, from: storedValue.jsonData)
         } catch {

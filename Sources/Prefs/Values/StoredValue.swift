@@ -17,8 +17,9 @@ public struct StoredValue: Sendable, Hashable, CustomStringConvertible {
     package var form: Form
 
     /// How a value's JSON form is held. A `Codable` value is encoded once, by `JSONEncoder`, and its text is kept as it
-    /// is: the size check measures it, SQLite and PostgreSQL store it, `JSONDecoder` reads it back, and nothing builds
-    /// its tree unless a tool asks for ``json``. Values of the other types are trees, as their conversions build them.
+    /// is: the size check measures it, SQLite and PostgreSQL store it, and a typed read parses it once and decodes the
+    /// tree (`TreeDecoding`, or `JSONDecoder` where that must decide). Values of the other types are trees, as their
+    /// conversions build them.
     package enum Form: Sendable {
         case tree(JSON)
         /// Compact JSON text: what `JSONEncoder` wrote, or what a database row holds for a `json` value. Text that is

@@ -191,7 +191,7 @@ extension SQLiteBackend {
         guard let info = try directory.trustedStatus(of: name) else { return false }
         let path = directory.path(of: name)
         try FileSystem.requireRegularFile(info, path: path)
-        if info.st_size > 0, info.st_size < header.count {
+        if info.st_size > 0, info.st_size < headerSize {
             throw .corruptStore(path: path, reason: "the file is \(info.st_size) bytes, too short for an SQLite database")
         }
         return true
@@ -300,7 +300,7 @@ extension SQLiteBackend {
         let deadline = ContinuousClock.now + timeout
         while true {
             do {
-                if case .text(let mode)? = try connection.rows("PRAGMA journal_mode").first?.first, mode.lowercased() == "wal" { return }
+                if try text(connection, "PRAGMA journal_mode")?.lowercased() == "wal" { return }
                 try connection.execute("PRAGMA journal_mode = WAL")
                 return
             } catch  where error.code == 5 && ContinuousClock.now < deadline {  // SQLITE_BUSY
@@ -309,8 +309,18 @@ extension SQLiteBackend {
         }
     }
 
+    /// The integer in the first column of the first row of `sql`, else 0. One statement, stepped once: no rows are
+    /// collected (what a new process pays for the arrays' first use counts at launch).
     private static func integer(_ connection: SQLiteConnection, _ sql: String) throws(SQLiteError) -> Int64 {
-        if case .integer(let value)? = try connection.rows(sql).first?.first { return value }
-        return 0
+        let statement = try connection.prepareUncached(sql)
+        guard try statement.step(), case .integer(let value) = statement.column(0) else { return 0 }
+        return value
+    }
+
+    /// The text in the first column of the first row of `sql`, else nil.
+    private static func text(_ connection: SQLiteConnection, _ sql: String) throws(SQLiteError) -> String? {
+        let statement = try connection.prepareUncached(sql)
+        guard try statement.step(), case .text(let value) = statement.column(0) else { return nil }
+        return value
     }
 }

@@ -28,7 +28,9 @@ struct PostgreSQLDeadlineTests {
     func frozenServer() async throws {
         let server = try TestPostgreSQLServer()
         defer { server.stop() }
-        let options = PostgreSQLOptions(connectTimeout: .seconds(1), timeout: .milliseconds(700), stalenessBound: .zero, listens: false)
+        // Deadlines of seconds, not less: under ThreadSanitizer, with every suite running, the calls made before the freeze
+        // and after the thaw take over half a second.
+        let options = PostgreSQLOptions(connectTimeout: .seconds(5), timeout: .seconds(5), stalenessBound: .zero, listens: false)
         let namespace = freshNamespace()
         let prefs = try Prefs(.postgreSQL(server.url, namespace: namespace, options: options))
         // Twice: the second write has the shape of the frozen one below (the namespace registered), prepared on the
@@ -41,7 +43,7 @@ struct PostgreSQLDeadlineTests {
         #expect(!frozen.isEmpty)
         defer { server.thaw() }
         // Each call returns (an error) while the server is still frozen: the guard's limit is two minutes, the
-        // deadline under a second; before deadlines, each waited for the thaw.
+        // deadline five seconds; before deadlines, each waited for the thaw.
         let set = await outcome { try prefs.set(2, for: .launchCount) }
         let setError = try #require(set.map { result -> (any Error)? in if case .failure(let error) = result { error } else { nil } } ?? nil)
         let setFailure = try #require(postgreSQLError(setError), "\(setError)")
@@ -71,7 +73,7 @@ struct PostgreSQLDeadlineTests {
             try Prefs(
                 .postgreSQL(
                     server.url, namespace: namespace,
-                    options: PostgreSQLOptions(connectTimeout: .milliseconds(700), timeout: .milliseconds(700), applicationName: "late")))
+                    options: PostgreSQLOptions(connectTimeout: .seconds(5), timeout: .seconds(5), applicationName: "late")))
         }
         guard case .failure(let failure)? = open, let openError = postgreSQLError(failure) else {
             Issue.record("opening did not fail by its deadline: \(String(describing: open))")
@@ -112,7 +114,8 @@ struct PostgreSQLDeadlineTests {
 
     @Test("a transaction's commit that waits for a row another session holds ends by the client's deadline when the server sets no limit")
     func clientDeadlineWithoutServerLimit() async throws {
-        let fixture = try PostgreSQLFixture(options: PostgreSQLOptions(timeout: .milliseconds(500), statementTimeout: nil, stalenessBound: .seconds(600)))
+        // A deadline of seconds: under ThreadSanitizer, with every suite running, opening the store took over half a second.
+        let fixture = try PostgreSQLFixture(options: PostgreSQLOptions(timeout: .seconds(10), statementTimeout: nil, stalenessBound: .seconds(600)))
         try fixture.prefs.set(1, for: .launchCount)
         let holder = try server().session()
         defer { holder.close() }

@@ -58,6 +58,7 @@ package struct LinkSwapper: Sendable {
                 _ = try? await swapper.stop()
                 throw POSIXError(.ETIMEDOUT)
             }
+            // Real time is the point: another user's process (setpriv, then a compiled swapper) writes its ready file when it runs.
             try await Task.sleep(for: .milliseconds(2))
         }
         return swapper

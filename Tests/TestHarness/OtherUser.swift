@@ -41,6 +41,7 @@ package struct OtherUser: Sendable {
                 // A short local command; exit 9 (exists) or 10 (passwd locked) are retried.
                 let status = try SpawnedProcess.run(
                     "/usr/sbin/useradd", ["--system", "--no-create-home", "--user-group", "--shell", "/usr/sbin/nologin", name])
+                // Real time is the point: the other useradd holding /etc/passwd's lock lets go by itself.
                 if status != 0 { usleep(100_000) }
             }
             throw POSIXError(.EPERM)

@@ -1,22 +1,10 @@
 import Foundation
 import Prefs
 import PrefsSync
+import PrefsTestHarness
 import PrefsTesting
 import Synchronization
 import Testing
-
-/// SplitMix64: a seeded generator, so that a failing seed replays the same run.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// The in-process server, recording every change pushed to it: the model's record of every version ever made.
 final class RecordingTransport: SyncTransport {

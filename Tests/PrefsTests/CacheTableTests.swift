@@ -1,23 +1,12 @@
 import Foundation
 @testable import Prefs
+import PrefsTestHarness
 import Testing
 
 /// The store's cache table against a `Dictionary` doing the same: random insertions, updates and removals, with names
 /// whose hashes collide on purpose, so probes wrap around the table and removals shift runs of buckets back.
 @Suite("Cache table")
 struct CacheTableTests {
-    /// A deterministic generator (SplitMix64), so a failure names a seed that reproduces it.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let entries = (0..<8).map { StoreCache.Entry(try? StoredValue($0)) }
 
     /// The name `k<index>`; its hash one of `spread` values (all alike for 1), or its own.
@@ -30,7 +19,7 @@ struct CacheTableTests {
 
     @Test("random operations read as a Dictionary does", arguments: [nil, 1, 3, 64] as [Int?], [UInt64(1), 2, 3])
     func matchesDictionary(spread: Int?, seed: UInt64) {
-        var random = Generator(state: seed)
+        var random = SeededGenerator(seed: seed)
         var table = CacheTable()
         var model: [String: (entry: Int, declared: Bool)] = [:]
         for step in 0..<4_000 {

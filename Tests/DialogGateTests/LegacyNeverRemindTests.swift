@@ -154,4 +154,39 @@ struct LegacyNeverRemindTests {
         _ = try launch(overrides: DialogOverrides(mode: .showAll)).decision(for: intro)
         #expect(try launch().prefs.storedValue(forKey: DialogRecord.storeKeyName(for: "intro")) == nil)
     }
+
+    /// A launch as QA's scheme starts it: the store reads `arguments` above what it holds.
+    func qaLaunch(_ arguments: [String]) throws -> DialogGate {
+        DialogGate(
+            prefs: try Prefs(.sqlite(URL(fileURLWithPath: path)), launchArguments: arguments), session: DialogSession(), appVersion: "1.0",
+            clock: clock.function)
+    }
+
+    @Test("-UserHasSeenMsg NO shows a dialog answered never remind, for that launch only, and stores nothing of it")
+    func argumentShowsForOneLaunch() throws {
+        let presentation = try #require(try launch().claim(intro).presentation)
+        try presentation.finish(.neverRemind)
+        #expect(try launch().decision(for: intro).reasons.contains { if case .neverRemind = $0 { true } else { false } })
+
+        let qa = try qaLaunch(["-UserHasSeenMsg", "NO"])
+        #expect(qa.decision(for: intro).shouldPresent)
+        try #require(try qa.claim(intro).presentation).finish(.dismiss)
+
+        let next = try launch()
+        #expect(next.decision(for: intro).reasons.contains { if case .neverRemind = $0 { true } else { false } })
+        #expect(try next.prefs.storedValue(forKey: "UserHasSeenMsg")?.isTruthy == true, "the answer is kept")
+    }
+
+    @Test("-UserHasSeenMsg YES hides a dialog never answered, for that launch only, and adopts nothing")
+    func argumentHidesForOneLaunch() throws {
+        let qa = try qaLaunch(["-UserHasSeenMsg", "YES"])
+        #expect(qa.decision(for: intro).reasons == [.legacyNeverRemind(key: "UserHasSeenMsg")])
+        #expect(try qa.claim(intro).presentation == nil)
+        #expect(try qaLaunch(["-UserHasSeenMsg", "maybe"]).decision(for: intro).shouldPresent, "no Bool: the store decides")
+
+        let next = try launch()
+        #expect(try next.prefs.storedValue(forKey: "UserHasSeenMsg") == nil)
+        #expect(try next.prefs.storedValue(forKey: DialogRecord.storeKeyName(for: "intro")) == nil)
+        #expect(next.decision(for: intro).shouldPresent)
+    }
 }

@@ -33,7 +33,7 @@ public struct DialogPolicy: Sendable, Hashable {
     public var resetsOn: VersionChange?
     /// A store key holding `true` once the user chose never-remind, for stores written by older code:
     /// a key the caller chose (`"UserHasSeenMsg"`) or an app's own constant (`"dialog_neverAgain"`). DialogGate reads
-    /// it and writes it.
+    /// it and writes it; a launch argument naming it (`-UserHasSeenMsg NO`) decides for that launch, and is not stored.
     /// Any name UserDefaults accepted works, white space at either end included (`"Intro tip "`); only one holding
     /// U+0000 (or over 1 MiB) is refused, with `PrefsError.invalidKeyName` from the calls that write it.
     public var neverRemindKey: String?

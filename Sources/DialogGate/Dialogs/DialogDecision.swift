@@ -93,6 +93,10 @@ enum DialogRules {
         var record: DialogRecord?
         /// The policy's ``DialogPolicy/neverRemindKey`` when the value stored under it (by older code) reads as true.
         var legacyNeverRemindKey: String?
+        /// A launch argument naming the policy's never-remind key (`-UserHasSeenMsg NO`), read as a `Bool`, which
+        /// decides "never remind" for this launch above the store: true hides, false shows as though none was recorded.
+        /// Nil when no argument names it (or it does not read as a `Bool`).
+        var neverRemindArgument: Bool?
         var suppressedForSession: Bool
         /// Whether a presentation of the dialog is on screen now (a live ``DialogRecord/claim``).
         var beingPresented: Bool
@@ -108,13 +112,14 @@ enum DialogRules {
         var conditions: ConditionInputs
 
         init(
-            record: DialogRecord?, legacyNeverRemindKey: String? = nil, suppressedForSession: Bool = false,
+            record: DialogRecord?, legacyNeverRemindKey: String? = nil, neverRemindArgument: Bool? = nil, suppressedForSession: Bool = false,
             beingPresented: Bool = false, appVersion: String? = nil, now: Date, overrides: DialogOverrides = DialogOverrides(),
             displayFrequency: DisplayFrequency = .unlimited, sessionPresentedAny: Bool = false,
             lastPresentationOfAny: DialogGate.LastPresentation = DialogGate.LastPresentation(), conditions: ConditionInputs = ConditionInputs()
         ) {
             self.record = record
             self.legacyNeverRemindKey = legacyNeverRemindKey
+            self.neverRemindArgument = neverRemindArgument
             self.suppressedForSession = suppressedForSession
             self.beingPresented = beingPresented
             self.appVersion = appVersion
@@ -203,7 +208,9 @@ enum DialogRules {
     static func isDone(_ dialog: Dialog, _ input: Input) -> Bool {
         let (stored, versionNote) = effectiveRecord(input.record, policy: dialog.policy, appVersion: input.appVersion)
         let record = reanchored(stored, now: input.now)
-        if let since = record.neverRemindSince {
+        if let argument = input.neverRemindArgument {
+            if argument { return true }
+        } else if let since = record.neverRemindSince {
             guard let expiry = dialog.policy.neverRemindExpiry else { return true }
             if input.now < ClockRule.end(of: expiry.timeInterval, from: since, anchor: record.neverRemindReanchoredAt, now: input.now) { return true }
         } else if input.legacyNeverRemindKey != nil, versionNote?.clearsAnswers != true {
@@ -230,7 +237,10 @@ enum DialogRules {
         if input.beingPresented { blocking.append(.alreadyPresenting) }
         if input.suppressedForSession { blocking.append(.suppressedForSession) }
         var notes = versionNote.map { [$0] } ?? []
-        if let since = record.neverRemindSince {
+        if let argument = input.neverRemindArgument, let key = dialog.policy.neverRemindKey {
+            // The launch argument decides for this launch, above the record and the stored key (QA's `-UserHasSeenMsg NO`).
+            if argument { blocking.append(.legacyNeverRemind(key: key)) }
+        } else if let since = record.neverRemindSince {
             // The legacy key, written with the answer, expires with it: only a record without an answer date defers to it.
             if let expiry = dialog.policy.neverRemindExpiry,
                 input.now >= ClockRule.end(of: expiry.timeInterval, from: since, anchor: record.neverRemindReanchoredAt, now: input.now)

@@ -349,6 +349,7 @@ public final class DialogGate: Sendable {
         DialogRules.Input(
             record: record,
             legacyNeverRemindKey: legacyValue?.isTruthy == true ? dialog.policy.neverRemindKey : nil,
+            neverRemindArgument: dialog.policy.neverRemindKey.flatMap(neverRemindArgument(named:)),
             suppressedForSession: session.isSuppressed(dialog.id),
             beingPresented: record?.claim.map { Self.binds($0, now: now) } ?? false,
             appVersion: appVersion,
@@ -359,6 +360,13 @@ public final class DialogGate: Sendable {
             lastPresentationOfAny: lastOfAny,
             conditions: conditions
         )
+    }
+
+    /// The launch argument naming a never-remind key (`-UserHasSeenMsg NO`) read as a `Bool`, as the app's typed keys
+    /// read it; nil when none names it or it reads as no `Bool` (the key's own reads report that).
+    private func neverRemindArgument(named name: String) -> Bool? {
+        guard let argument = prefs.launchArgumentValue(forKey: name) else { return nil }
+        return (try? LaunchArguments.converted(argument, to: .bool))?.isTruthy
     }
 
     /// A dialog to claim, with its record's key and its never-remind key's name (both checked).
@@ -475,7 +483,7 @@ public final class DialogGate: Sendable {
     /// clear it). Equal to `stored` when there is nothing to keep.
     private func observed(_ dialog: Dialog, _ stored: DialogRecord?, _ input: DialogRules.Input) -> DialogRecord? {
         var record = stored.map { DialogRules.reanchored($0, now: input.now) }
-        if let key = input.legacyNeverRemindKey, record?.neverRemindKey != key {
+        if let key = input.legacyNeverRemindKey, input.neverRemindArgument == nil, record?.neverRemindKey != key {
             var adopted = record ?? DialogRecord()
             Self.stamp(&adopted, dialog, appVersion: appVersion)
             record = adopted

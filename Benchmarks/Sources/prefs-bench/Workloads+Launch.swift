@@ -136,9 +136,9 @@ struct LaunchStore {
 
     // MARK: Raw sqlite3, on the Prefs schema
 
-    /// The same reads with sqlite3 directly on the file Prefs wrote: a prepared `SELECT type, value … WHERE key = ?`
-    /// per key, and each value made typed the way an app using sqlite3 would (JSON text through JSONDecoder).
-    static func readRaw(path: String, indices: [Int]) throws -> [Value] {
+    /// Opens the file with sqlite3 as an app would (WAL, a busy timeout), prepares `SELECT type, value … WHERE key = ?`
+    /// once, and gives `read` the statement stepped to each of `indices`' rows in turn.
+    static func rawRows<T>(path: String, indices: [Int], _ read: (OpaquePointer, Int) throws -> T) throws -> [T] {
         var db: OpaquePointer?
         guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK, let db else {
             throw BenchError("sqlite3_open_v2 \(path)")
@@ -151,11 +151,19 @@ struct LaunchStore {
             throw BenchError("prepare: \(String(cString: sqlite3_errmsg(db)))")
         }
         defer { sqlite3_finalize(statement) }
-        let decoder = JSONDecoder()
         return try indices.map { index in
             defer { sqlite3_reset(statement) }
             sqlite3_bind_text(statement, 1, "k\(index)", -1, prefs_bench_sqlite_transient())
             guard sqlite3_step(statement) == SQLITE_ROW else { throw BenchError("raw sqlite3: no row for k\(index)") }
+            return try read(statement, index)
+        }
+    }
+
+    /// The same reads with sqlite3 directly on the file Prefs wrote, each value made typed the way an app using
+    /// sqlite3 would (JSON text through JSONDecoder).
+    static func readRaw(path: String, indices: [Int]) throws -> [Value] {
+        let decoder = JSONDecoder()
+        return try rawRows(path: path, indices: indices) { statement, index in
             func text() -> String { sqlite3_column_text(statement, 1).map { String(cString: $0) } ?? "" }
             func json() -> Data { Data(text().utf8) }
             switch value(index) {
@@ -178,26 +186,11 @@ struct LaunchStore {
     /// The same 20 rows read with sqlite3 and nothing else: integers and reals as they are, text (strings, dates, the
     /// JSON of arrays and of the struct) as Swift strings, not decoded. The floor of the held-out launch probe (issue 44).
     static func readRows(path: String, indices: [Int]) throws -> [String] {
-        var db: OpaquePointer?
-        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK, let db else {
-            throw BenchError("sqlite3_open_v2 \(path)")
-        }
-        defer { sqlite3_close_v2(db) }
-        sqlite3_busy_timeout(db, 5000)
-        guard sqlite3_exec(db, "PRAGMA journal_mode = WAL", nil, nil, nil) == SQLITE_OK else { throw BenchError("PRAGMA journal_mode") }
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v3(db, RawSQLite.selectSQL, -1, 0, &statement, nil) == SQLITE_OK, let statement else {
-            throw BenchError("prepare: \(String(cString: sqlite3_errmsg(db)))")
-        }
-        defer { sqlite3_finalize(statement) }
-        return try indices.map { index in
-            defer { sqlite3_reset(statement) }
-            sqlite3_bind_text(statement, 1, "k\(index)", -1, prefs_bench_sqlite_transient())
-            guard sqlite3_step(statement) == SQLITE_ROW else { throw BenchError("raw sqlite3: no row for k\(index)") }
+        try rawRows(path: path, indices: indices) { statement, _ in
             switch sqlite3_column_type(statement, 1) {
-            case SQLITE_INTEGER: return String(sqlite3_column_int64(statement, 1))
-            case SQLITE_FLOAT: return String(sqlite3_column_double(statement, 1))
-            default: return sqlite3_column_text(statement, 1).map { String(cString: $0) } ?? ""
+            case SQLITE_INTEGER: String(sqlite3_column_int64(statement, 1))
+            case SQLITE_FLOAT: String(sqlite3_column_double(statement, 1))
+            default: sqlite3_column_text(statement, 1).map { String(cString: $0) } ?? ""
             }
         }
     }

@@ -15,8 +15,7 @@ extension Prefs {
     /// Records `keys`; see ``declare(_:)-(Prefs.Keys...)``.
     public func declare(_ keys: [Keys]) throws(PrefsError) {
         state.withLock { state in
-            state.declared.reserveCapacity(state.declared.count + keys.count)
-            state.knownKeys.reserveCapacity(state.knownKeys.count + keys.count)
+            state.known.reserveCapacity(state.known.count + keys.count)
         }
         // In commits of at most `declarationsPerCommit` keys (one for any app's usual few hundred): a change set of every
         // key at once held some 150 bytes a key until it committed (100,000 keys: 15 MB beside the store's own, more
@@ -31,10 +30,7 @@ extension Prefs {
                 changes.declarations[key.name] = key.declaration
             }
             state.withLock { state in
-                for key in chunk {
-                    state.declared.insert(key.name)
-                    state.knownKeys[key.name] = key
-                }
+                for key in chunk { state.noteKnown(key, declared: true) }
             }
             try commit(changes)
             start = chunk.endIndex
@@ -61,7 +57,7 @@ extension Prefs {
         state.withLock { state in
             state.declarationEpoch &+= 1
             for name in names {
-                state.declared.remove(name)
+                state.forgetDeclared(CacheName(name))
                 state.cache.update(CacheName(name)) { $0.declared = false }
             }
         }
@@ -79,7 +75,7 @@ extension Prefs {
     /// the store by any process; nil when neither has one (or it is `nil`). A declaration that cannot be read is
     /// reported as a diagnostic and reads as none.
     package func initialStoredValue(forKey name: String) -> StoredValue? {
-        if let key = state.withLock({ $0.knownKeys[name] }) { return key.initialStoredValue() }
+        if let key = state.withLock({ $0.knownKey(name) }) { return key.initialStoredValue() }
         do {
             return try recordedDeclaration(for: name)?.initialValue
         } catch {
@@ -96,7 +92,7 @@ extension Prefs {
         } catch {
             report(Diagnostic(key: nil, kind: .refreshFailed(error, during: "reading the declarations"), store: storage.description))
         }
-        for (name, key) in state.withLock({ $0.knownKeys }) { values[name] = key.initialStoredValue() }
+        for (name, key) in state.withLock({ $0.knownKeys() }) { values[name] = key.initialStoredValue() }
         return values
     }
 

@@ -46,10 +46,14 @@ final class MemoryBackend: StoreBackend {
     var distinctDeclarationCount: Int { table.count }
 
     func apply(_ changes: Changeset) {
-        // Room for every change at once (a store's keys, set or declared at launch, are one change set), without counting a
-        // key twice when it is both set and declared.
-        let added = max(changes.values.count, changes.declarations.count)
-        if added > 1 { records.reserveCapacity(records.count + added) }
+        // Room for every new name at once (a store's keys, set or declared at launch, are one change set), counting only
+        // names not recorded yet: declarations of keys already set would otherwise double a table that needs no room.
+        if changes.values.count + changes.declarations.count > 1 {
+            var added = 0
+            for name in changes.values.keys where records[CacheName(name)] == nil { added += 1 }
+            for name in changes.declarations.keys where changes.values[name] == nil && records[CacheName(name)] == nil { added += 1 }
+            records.reserveCapacity(records.count + added)
+        }
         let empty = Record(value: nil, declaration: Declarations.none)
         for (key, change) in changes.values {
             let name = CacheName(key)

@@ -1,5 +1,9 @@
-/// The store's cache of keys: an open-addressing hash table, probed linearly and at most 13/16 full, whose buckets hold
-/// a name's hash, the name and its slot side by side.
+/// The store's cache of keys (``StoreCache/Slot`` by name).
+typealias CacheTable = NameTable<StoreCache.Slot>
+
+/// A table of slots by name: an open-addressing hash table, probed linearly and at most 13/16 full, whose buckets hold
+/// a name's hash, the name and its slot side by side. The store's cache (``CacheTable``), and the memory backend's
+/// records.
 ///
 /// Why not `Dictionary`: a `Dictionary` keeps its keys and its values in two arrays, so a lookup reads a line of each,
 /// and it doubles its table whenever it is 3/4 full (at 100,000 keys it holds 262,144 buckets, 2.6 per key). Here a
@@ -10,9 +14,7 @@
 /// Memory: one allocation of `capacity` buckets. A bucket's first word is its tag: 0 when the bucket is empty (the rest
 /// of it uninitialized), else the hash with its top bit set; a lookup compares tags before it compares names. Removal
 /// shifts the buckets after a hole back into it (no tombstones), so a probe always ends at an empty bucket.
-struct CacheTable: ~Copyable {
-    typealias Slot = StoreCache.Slot
-
+struct NameTable<Slot>: ~Copyable {
     private struct Bucket {
         var tag: Int
         var name: String
@@ -88,6 +90,12 @@ struct CacheTable: ~Copyable {
         count = 0
     }
 
+    /// Calls `body` with every name and its slot, in no order.
+    func forEach(_ body: (String, Slot) throws -> Void) rethrows {
+        guard let buckets else { return }
+        for index in 0..<capacity where tag(at: index) != 0 { try body(buckets[index].name, buckets[index].slot) }
+    }
+
     /// Makes room for `minimumCount` slots without another allocation.
     mutating func reserveCapacity(_ minimumCount: Int) {
         if minimumCount > Self.maximumCount(capacity) { resize(to: Self.capacity(for: minimumCount)) }
@@ -95,7 +103,7 @@ struct CacheTable: ~Copyable {
 
     // MARK: - The table
 
-    private static let tagBit = Int.min
+    private static var tagBit: Int { Int.min }
 
     /// How many slots `capacity` buckets hold: 13/16 of them (a probe that finds nothing reads some 13 buckets when
     /// the table is that full, 5 when it is half as full).

@@ -14,20 +14,31 @@ extension Prefs {
 
     /// Records `keys`; see ``declare(_:)-(Prefs.Keys...)``.
     public func declare(_ keys: [Keys]) throws(PrefsError) {
-        var changes = Changeset()
-        for key in keys where try recordedDeclaration(for: key.name) != key.declaration {
-            changes.declarations[key.name] = key.declaration
-        }
         state.withLock { state in
-            state.declared.reserveCapacity(state.declared.count + keys.count)
-            state.knownKeys.reserveCapacity(state.knownKeys.count + keys.count)
-            for key in keys {
-                state.declared.insert(key.name)
-                state.knownKeys[key.name] = key
-            }
+            state.known.reserveCapacity(state.known.count + keys.count)
         }
-        try commit(changes)
+        // In commits of at most `declarationsPerCommit` keys (one for any app's usual few hundred): a change set of every
+        // key at once held some 150 bytes a key until it committed (100,000 keys: 15 MB beside the store's own, more
+        // while its table grew). Declarations are no values: a typed read never waits for one, and a key whose commit
+        // failed is recorded again by its next set.
+        var start = keys.startIndex
+        repeat {
+            let chunk = keys[start..<min(start + Self.declarationsPerCommit, keys.endIndex)]
+            var changes = Changeset()
+            changes.declarations.reserveCapacity(chunk.count)
+            for key in chunk where try recordedDeclaration(for: key.name) != key.declaration {
+                changes.declarations[key.name] = key.declaration
+            }
+            state.withLock { state in
+                for key in chunk { state.noteKnown(key, declared: true) }
+            }
+            try commit(changes)
+            start = chunk.endIndex
+        } while start < keys.endIndex
     }
+
+    /// How many declarations ``declare(_:)-([Prefs.Keys])`` records in one commit.
+    static let declarationsPerCommit = 16384
 
     /// Records every case of a key enum.
     public func declare<Keys: PrefsKeyEnum>(_: Keys.Type) throws(PrefsError) {
@@ -46,7 +57,7 @@ extension Prefs {
         state.withLock { state in
             state.declarationEpoch &+= 1
             for name in names {
-                state.declared.remove(name)
+                state.forgetDeclared(CacheName(name))
                 state.cache.update(CacheName(name)) { $0.declared = false }
             }
         }
@@ -64,7 +75,7 @@ extension Prefs {
     /// the store by any process; nil when neither has one (or it is `nil`). A declaration that cannot be read is
     /// reported as a diagnostic and reads as none.
     package func initialStoredValue(forKey name: String) -> StoredValue? {
-        if let key = state.withLock({ $0.knownKeys[name] }) { return key.initialStoredValue() }
+        if let key = state.withLock({ $0.knownKey(name) }) { return key.initialStoredValue() }
         do {
             return try recordedDeclaration(for: name)?.initialValue
         } catch {
@@ -81,7 +92,7 @@ extension Prefs {
         } catch {
             report(Diagnostic(key: nil, kind: .refreshFailed(error, during: "reading the declarations"), store: storage.description))
         }
-        for (name, key) in state.withLock({ $0.knownKeys }) { values[name] = key.initialStoredValue() }
+        for (name, key) in state.withLock({ $0.knownKeys() }) { values[name] = key.initialStoredValue() }
         return values
     }
 

@@ -115,7 +115,7 @@ extension Prefs {
         let start = state.withLock { state -> UInt64?? in
             guard !state.closed else { return .none }
             state.observers.add(observer)
-            for key in observer.keys { state.knownKeys[key.name] = key }
+            for key in observer.keys { state.noteKnown(key, declared: false) }
             return .some(state.refresher.start())
         }
         guard let start else { return false }

@@ -9,14 +9,12 @@ extension Prefs {
     struct State: ~Copyable {
         /// The cache of keys: the fast path (``StoreCache``).
         var cache = StoreCache()
-        /// Keys whose declaration this process has checked or recorded. A cache slot may say so too.
-        var declared: Set<String> = []
+        /// Keys this process declared, set or observed in this store, by name (``Known``): one table for what a `Set`
+        /// of declared names and a `Dictionary` of keys kept apart (some 105 bytes a key at 100,000 keys, now 52).
+        var known = NameTable<Known>()
         /// Bumped when declarations are removed, so that a set that checked its key's declaration before the removal
         /// does not mark its cache entry declared after it.
         var declarationEpoch: UInt64 = 0
-        /// Keys this process declared or observed in this store, by name: their initial values are what code that
-        /// reads by name (UserDefaults' API) sees while nothing is stored. The last key told of a name wins.
-        var knownKeys: [String: Keys] = [:]
         /// Who observes which keys (``ObserverHub``).
         var observers = ObserverHub()
         /// The poll while something observes the store (``Refresher``).
@@ -41,7 +39,47 @@ extension Prefs {
 
         /// Whether `name`'s declaration is known to be recorded: one lookup when its cache slot says so.
         func isDeclared(_ name: CacheName) -> Bool {
-            cache[name]?.declared == true || declared.contains(name.name)
+            cache[name]?.declared == true || known[name]?.isDeclared == true
+        }
+
+        /// What the store knows of a name.
+        struct Known {
+            /// The key this process declared or observed under the name: its initial value is what code that reads by
+            /// name (UserDefaults' API) sees while nothing is stored. The last key told of a name wins.
+            var key: Keys?
+            /// Whether this process has checked or recorded the name's declaration. A cache slot may say so too.
+            var isDeclared: Bool
+        }
+
+        /// Notes `key`, declared (`declared`) or observed.
+        mutating func noteKnown(_ key: Keys, declared: Bool) {
+            known.update(CacheName(key), default: Known(key: key, isDeclared: declared)) { known in
+                known.key = key
+                if declared { known.isDeclared = true }
+            }
+        }
+
+        /// Notes that the declaration of `name` is checked or recorded.
+        mutating func noteDeclared(_ name: CacheName) {
+            known.update(name, default: Known(key: nil, isDeclared: true)) { $0.isDeclared = true }
+        }
+
+        /// Forgets that the declaration of `name` is recorded (its key, if any, is still known).
+        mutating func forgetDeclared(_ name: CacheName) {
+            guard let found = known[name] else { return }
+            if found.key == nil { known.remove(name) } else { known.update(name) { $0.isDeclared = false } }
+        }
+
+        /// The key known under `name`, if any.
+        func knownKey(_ name: String) -> Keys? {
+            known[CacheName(name)]?.key
+        }
+
+        /// Every key known, by name.
+        func knownKeys() -> [(name: String, key: Keys)] {
+            var keys: [(name: String, key: Keys)] = []
+            known.forEach { name, known in if let key = known.key { keys.append((name, key)) } }
+            return keys
         }
 
         /// Caches `entry` for `name` (``StoreCache/cache(_:for:arguments:)``).

@@ -45,7 +45,7 @@ extension Prefs {
             // When the recorded declaration cannot be read, recording it again is harmless.
             let recorded: KeyDeclaration?? = try? recordedDeclaration(for: key.name)
             if recorded != .some(key.declaration) { changes.declarations[key.name] = key.declaration }
-            state.withLock { _ = $0.declared.insert(key.name) }
+            state.withLock { $0.noteDeclared(cacheName) }
         }
         // The written value is not cached as given: the next read decodes what was stored, so it reads exactly what
         // another process or the next launch reads (a URL relative to a base comes back in its absolute form).

@@ -1,0 +1,49 @@
+import Foundation
+import TestFixtures
+import Prefs
+import PrefsPostgreSQL
+import PrefsTestHarness
+import PrefsTesting
+import Testing
+
+/// Issue 43, item 2: the signalling connection sends one notification per namespace per round (5 ms) while a process
+/// writes, and its thread wakes once per round: writers wake it only when no round is open. Whatever the moment of a
+/// write, another process's listening store hears of it long before its ten-minute bound, and before the thread's
+/// idle wait (10 s) would have ended.
+@Suite("PostgreSQL signalling")
+struct PostgreSQLSignallingTests {
+    /// A writer and a reader with pools of their own (another application name: another signalling connection), as
+    /// two processes have; the reader's bound is ten minutes, so that only a notification brings a write in time.
+    private func pair() async throws -> (writer: Prefs, reader: Prefs) {
+        let url = try server().url
+        let namespace = freshNamespace()
+        let writer = try Prefs(.postgreSQL(url, namespace: namespace, options: PostgreSQLOptions(applicationName: "signalling-writer")))
+        let reader = try Prefs(
+            .postgreSQL(url, namespace: namespace, options: PostgreSQLOptions(stalenessBound: .seconds(600), applicationName: "signalling-reader")))
+        try #require(await eventually(timeout: .seconds(60)) { reader.isListeningForChanges }, "the reader listens")
+        #expect(reader[.launchCount] == 0)
+        return (writer, reader)
+    }
+
+    @Test("a write after a quiet moment (no round open) wakes the signalling thread: it is heard at once, not after its idle wait")
+    func writeAfterQuiet() async throws {
+        let (writer, reader) = try await pair()
+        try writer.set(1, for: .launchCount)
+        #expect(await eventually(timeout: .seconds(8)) { reader[.launchCount] == 1 })
+        // Real time is the point: past the round (5 ms) the signalling thread waits for the next write, which has to
+        // wake it.
+        try await Task.sleep(for: .milliseconds(200))
+        try writer.set(2, for: .launchCount)
+        #expect(await eventually(timeout: .seconds(8)) { reader[.launchCount] == 2 })
+    }
+
+    @Test("writes in a loop, each inside an open round (no wake-up): the last one is heard with its round")
+    func writesInALoop() async throws {
+        let (writer, reader) = try await pair()
+        for value in 1...300 { try writer.set(value, for: .launchCount) }
+        #expect(await eventually(timeout: .seconds(8)) { reader[.launchCount] == 300 })
+        // And a second burst, right after the first was heard (its round may still be open).
+        for value in 301...310 { try writer.set(value, for: .launchCount) }
+        #expect(await eventually(timeout: .seconds(8)) { reader[.launchCount] == 310 })
+    }
+}

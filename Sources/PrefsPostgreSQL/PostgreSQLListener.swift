@@ -52,6 +52,13 @@ final class PostgreSQLListener: @unchecked Sendable {
     /// The least time between two sendings of notifications: the writes of that time share one `pg_notify` per
     /// namespace, so that a process writing in a loop does not double the server's work with notifications.
     static let notificationInterval: Duration = .milliseconds(5)
+    /// The longest time between two sendings while a process writes on: a round that carried two writes or more
+    /// doubles the next one's length, up to this; a round of one write (or none) brings it back to
+    /// ``notificationInterval``. A write now and then is heard at once, one after another's notification within 5 ms
+    /// (a write each time the last was seen), and a process writing thousands a second sends 25 notifications a
+    /// second, not 200: every notification wakes every listening server process, and in a fleet writing one
+    /// namespace every listening instance too.
+    static let longestNotificationInterval: Duration = .milliseconds(40)
     private var running = false
     private var stopped = false
     /// Written to wake the thread when the channels to listen to change, a notification is to be sent, or to stop it.
@@ -168,12 +175,15 @@ final class PostgreSQLListener: @unchecked Sendable {
         var connection: PostgreSQLConnection?
         var listened: Set<String> = []
         var pause: Duration = .milliseconds(50)
-        var lastSent = ContinuousClock.now - Self.notificationInterval
+        var lastSent = ContinuousClock.now - Self.longestNotificationInterval
+        var interval = Self.notificationInterval
+        // `requested` when the last notifications were taken: the writes a round carried are the difference.
+        var lastTaken: UInt64 = 0
         var wantedIDs: Set<UInt64> = []
         defer { connection?.close() }
         while true {
             // Notifications wait for the interval since the last were sent, gathering the writes of that time.
-            let due = lastSent + Self.notificationInterval
+            let due = lastSent + interval
             let (wanted, toSend, taken, stop) = lock.withLock { () -> ([String: [Subscriber]], Set<String>, UInt64, Bool) in
                 wantedIDs = Set(subscribers.keys)
                 if stopped || (subscribers.isEmpty && pending.isEmpty) {
@@ -192,7 +202,11 @@ final class PostgreSQLListener: @unchecked Sendable {
                 return (wanted, pending, requested, false)
             }
             if stop { return }
-            if !toSend.isEmpty { lastSent = .now }
+            if !toSend.isEmpty {
+                lastSent = .now
+                interval = taken - lastTaken >= 2 ? min(interval * 2, Self.longestNotificationInterval) : Self.notificationInterval
+                lastTaken = taken
+            }
             // The notifications taken are dealt with: sent, or given up on with the connection.
             func done() {
                 lock.withLock {
@@ -255,11 +269,11 @@ final class PostgreSQLListener: @unchecked Sendable {
             // channels.
             let roundOpen = lock.withLock { () -> Bool in
                 listening = wantedIDs
-                let open = !pending.isEmpty || ContinuousClock.now < lastSent + Self.notificationInterval
+                let open = !pending.isEmpty || ContinuousClock.now < lastSent + interval
                 idle = !open
                 return open
             }
-            let timeout = roundOpen ? max(1, Int32(clamping: (lastSent + Self.notificationInterval - .now).milliseconds + 1)) : 10_000
+            let timeout = roundOpen ? max(1, Int32(clamping: (lastSent + interval - .now).milliseconds + 1)) : 10_000
             _ = poll(&descriptors, 2, timeout)
             if descriptors[1].revents != 0 { drainWake() }
             guard let notifications = try? current.notifications(operation: "listening for changes") else {

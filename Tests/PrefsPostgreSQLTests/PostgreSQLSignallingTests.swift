@@ -46,4 +46,36 @@ struct PostgreSQLSignallingTests {
         for value in 301...310 { try writer.set(value, for: .launchCount) }
         #expect(await eventually(timeout: .seconds(8)) { reader[.launchCount] == 310 })
     }
+
+    @Test("a process writing on for a second shares a notification per round of up to 40 ms: about 30, not 200")
+    func roundsGrowWhileWriting() async throws {
+        let server = try server()
+        let namespace = freshNamespace()
+        let writer = try Prefs(.postgreSQL(server.url, namespace: namespace, options: PostgreSQLOptions(applicationName: "signalling-writer")))
+        try writer.set(0, for: .launchCount)
+        // Another process listening on the namespace's channel: psql, which prints what it heard after its statement.
+        let application = "signalling-count-\(UUID().uuidString.prefix(8))"
+        let listening = Task {
+            try await ChildProcess.runSystem(
+                server.binDirectory + "/psql",
+                [
+                    "-X", "-q", "-d", server.url + "&application_name=\(application)",
+                    "-c", "LISTEN \"\(PostgreSQLStore.notificationChannel(for: namespace))\"", "-c", "SELECT pg_sleep(4)",
+                ])
+        }
+        try #require(
+            await eventually(timeout: .seconds(60)) {
+                (try? server.psql("SELECT count(*) FROM pg_stat_activity WHERE application_name = '\(application)' AND query LIKE '%pg_sleep%'")) == "1"
+            }, "psql listens")
+        let start = ContinuousClock.now
+        var writes = 0
+        while ContinuousClock.now - start < .seconds(1) {
+            writes += 1
+            try writer.set(writes, for: .launchCount)
+        }
+        try writer.close()  // its last notification sent
+        let heard = try await listening.value.stdout.components(separatedBy: "Asynchronous notification").count - 1
+        // Rounds of 5, 10, 20, then 40 ms: about 28 in a second, and one at the close. At 5 ms each, 200.
+        #expect(heard >= 1 && heard <= 60, "\(heard) notifications for \(writes) writes in a second")
+    }
 }

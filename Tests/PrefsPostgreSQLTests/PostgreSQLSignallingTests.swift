@@ -53,16 +53,19 @@ struct PostgreSQLSignallingTests {
         let namespace = freshNamespace()
         let writer = try Prefs(.postgreSQL(server.url, namespace: namespace, options: PostgreSQLOptions(applicationName: "signalling-writer")))
         try writer.set(0, for: .launchCount)
-        // Another process listening on the namespace's channel: psql, which prints what it heard after its statement.
+        // Another process listening on the namespace's channel: psql, which prints what it heard after each statement
+        // (its sleep, cancelled once the writes are over, and one more). Started here, not in a task, so that it runs
+        // whatever holds the pool's threads.
         let application = "signalling-count-\(UUID().uuidString.prefix(8))"
-        let listening = Task {
-            try await ChildProcess.runSystem(
-                server.binDirectory + "/psql",
-                [
-                    "-X", "-q", "-d", server.url + "&application_name=\(application)",
-                    "-c", "LISTEN \"\(PostgreSQLStore.notificationChannel(for: namespace))\"", "-c", "SELECT pg_sleep(4)",
-                ])
-        }
+        let output = "/tmp/prefs-signalling-\(UUID().uuidString).txt"
+        defer { unlink(output) }
+        let psql = try SpawnedProcess.spawn(
+            server.binDirectory + "/psql",
+            [
+                "-X", "-q", "-d", server.url + "&application_name=\(application)",
+                "-c", "LISTEN \"\(PostgreSQLStore.notificationChannel(for: namespace))\"", "-c", "SELECT pg_sleep(60)", "-c", "SELECT 1",
+            ], stdout: .file(output, append: false))
+        defer { if psql.isRunning { psql.terminate() } }
         try #require(
             await eventually(timeout: .seconds(60)) {
                 (try? server.psql("SELECT count(*) FROM pg_stat_activity WHERE application_name = '\(application)' AND query LIKE '%pg_sleep%'")) == "1"
@@ -74,7 +77,9 @@ struct PostgreSQLSignallingTests {
             try writer.set(writes, for: .launchCount)
         }
         try writer.close()  // its last notification sent
-        let heard = try await listening.value.stdout.components(separatedBy: "Asynchronous notification").count - 1
+        try server.psql("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = '\(application)'")
+        psql.waitUntilExit()
+        let heard = (try String(contentsOfFile: output, encoding: .utf8)).components(separatedBy: "Asynchronous notification").count - 1
         // Rounds of 5, 10, 20, then 40 ms: about 28 in a second, and one at the close. At 5 ms each, 200.
         #expect(heard >= 1 && heard <= 60, "\(heard) notifications for \(writes) writes in a second")
     }

@@ -54,7 +54,7 @@ extension PostgreSQLBackend {
     /// Writes `changes` if every key in `reads` still has the revision it was read at; throws
     /// ``BackendTransactionConflict`` (having written nothing) when one moved.
     private func write(_ changes: Changeset, reads: [String: Int64], pausesAfterConflict: Bool = true) throws {
-        let operation = "writing to namespace \(Self.quoted(namespace))"
+        let operation = writingOperation
         guard !options.readOnly else {
             throw PostgreSQLError(
                 kind: .statementFailed, sqlState: PostgreSQLError.ClientCode.readOnly, message: "the store was opened read-only",
@@ -181,7 +181,7 @@ extension PostgreSQLBackend {
     ) throws -> [(key: String, revision: Int64)] {
         let statement = makeStatement(plan, guard: guarded)
         let rows = try withConnection(retrying: true, operation: operation) { connection, deadline in
-            try connection.execute(statement.sql, statement.parameters, deadline: deadline, commits: true, prepared: true, operation: operation).rows
+            try connection.execute(statement.sql, statement.parameters, deadline: deadline, commits: true, operation: operation).rows
         }
         learn(from: statement, rows)
         if let guarded, !rows.contains(where: { $0.first == guarded.key }) { throw BackendTransactionConflict(keys: [guarded.key]) }
@@ -201,7 +201,7 @@ extension PostgreSQLBackend {
                 let statement = makeStatement(plan, guard: nil)
                 let rows =
                     plan.sets.isEmpty && plan.removes.isEmpty
-                    ? [] : try connection.execute(statement.sql, statement.parameters, deadline: deadline, prepared: true, operation: operation).rows
+                    ? [] : try connection.execute(statement.sql, statement.parameters, deadline: deadline, operation: operation).rows
                 try writeDeclarations(plan, connection, deadline: deadline, operation: operation)
                 let commit = try connection.execute("COMMIT", deadline: deadline, commits: true, operation: operation)
                 // A transaction that failed earlier ends with ROLLBACK as its tag, not an error.
@@ -302,7 +302,7 @@ extension PostgreSQLBackend {
             known = .unknown
         }
         // Behind a pooler in transaction mode there is no signalling connection: the statement notifies itself.
-        let inline = pool.listener == nil ? channel : nil
+        let inline = listener == nil ? channel : nil
         return WriteStatement(plan: plan, namespace: namespace, notifying: inline, guard: guarded, registers: !registered, history: known)
     }
 
@@ -311,7 +311,7 @@ extension PostgreSQLBackend {
     private func learn(from statement: WriteStatement, _ rows: [[String?]]) {
         pool.registeredNamespaces.withLock { _ = $0.insert(namespace) }
         if statement.reportsHistory, let row = rows.first, row.count >= 3 { history = (row[2] == "t", .now) }
-        if !rows.isEmpty, !statement.notifiesInline { pool.listener?.notifyLater(namespace, except: subscription) }
+        if !rows.isEmpty, !statement.notifiesInline { listener?.notifyLater(namespace, except: subscription) }
     }
 
     /// (key, revision) of rows whose first two columns are those.
@@ -380,7 +380,8 @@ struct WriteStatement {
         var notifiesInline: Bool
     }
 
-    var sql: String
+    /// The statement's text, prepared once per connection.
+    var sql: PreparedSQL
     var parameters: [String?]
     /// Whether the rows carry a third column: the namespace keeps history.
     var reportsHistory: Bool
@@ -422,12 +423,12 @@ struct WriteStatement {
         notifiesInline = channel != nil
     }
 
-    private static let texts = Locked<[Shape: String]>([:])
+    private static let texts = Locked<[Shape: PreparedSQL]>([:])
 
-    /// The statement's text for `shape`, made once.
-    static func sql(for shape: Shape) -> String {
+    /// The statement's text for `shape`, and its name, made once.
+    static func sql(for shape: Shape) -> PreparedSQL {
         if let text = texts.withLock({ $0[shape] }) { return text }
-        let text = makeSQL(for: shape)
+        let text = PreparedSQL(makeSQL(for: shape))
         texts.withLock { $0[shape] = text }
         return text
     }

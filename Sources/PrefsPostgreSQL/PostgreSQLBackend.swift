@@ -87,6 +87,11 @@ package final class PostgreSQLBackend: StoreBackend {
     let waiters = PostgreSQLChangeWaiters()
     /// The pool listener's id for this backend, while it listens.
     private(set) var subscription: UInt64?
+    /// The pool's signalling connection (``PostgreSQLPool/listener``), known once the first connection was made; nil
+    /// where there is none (the statements then notify themselves).
+    private(set) var listener: PostgreSQLListener?
+    /// The operation a write names in its errors.
+    private(set) lazy var writingOperation = "writing to namespace \(Self.quoted(namespace))"
 
     package var description: String {
         PostgreSQLOptions.storageDescription(target: target, namespace: namespace)
@@ -113,7 +118,8 @@ package final class PostgreSQLBackend: StoreBackend {
             deadline: .now + options.connectTimeout + options.timeout, readOnly: options.readOnly,
             operation: "opening namespace \(Self.quoted(namespace))"
         ) { _ in }
-        if options.listens, let listener = pool.listener {
+        listener = pool.listener
+        if options.listens, let listener {
             let freshness = freshness, waiters = waiters, settingsChanged = settingsChanged
             subscription = listener.subscribe(
                 .init(namespace: namespace) { event in
@@ -164,12 +170,14 @@ package final class PostgreSQLBackend: StoreBackend {
     func fetch(_ name: String) throws -> Entry {
         try withConnection(retrying: true, operation: "reading key \(Self.quoted(name)) of namespace \(Self.quoted(namespace))") { connection, deadline in
             let result = try connection.execute(
-                "SELECT type, value, revision FROM prefs_values WHERE namespace = $1 AND key = $2", [namespace, name], deadline: deadline,
-                prepared: true, operation: "reading key \(Self.quoted(name)) of namespace \(Self.quoted(namespace))")
+                Self.fetchStatement, [namespace, name], deadline: deadline,
+                operation: "reading key \(Self.quoted(name)) of namespace \(Self.quoted(namespace))")
             guard let row = result.rows.first else { return Entry(stored: nil, revision: 0) }
             return Self.entry(type: row[0], value: row[1], revision: row[2])
         }
     }
+
+    static let fetchStatement = PreparedSQL("SELECT type, value, revision FROM prefs_values WHERE namespace = $1 AND key = $2")
 
     /// Every value: read whole from the server (a full check, in one statement), or inside a transaction from its
     /// snapshot.
@@ -288,13 +296,7 @@ package final class PostgreSQLBackend: StoreBackend {
         let started = options.clock.uptimeNanoseconds
         let result = try withConnection(retrying: true, operation: "checking namespace \(Self.quoted(namespace)) for changes") { connection, deadline in
             try connection.execute(
-                """
-                SELECT pg_current_snapshot()::text, n.created_xid::text || '/' || coalesce(n.pruned_xid::text, ''), \
-                n.history_retention IS NOT NULL, v.key, v.type, v.value, v.revision
-                FROM (SELECT 1) AS one
-                LEFT JOIN prefs_namespaces n ON n.namespace = $1
-                LEFT JOIN prefs_values v ON v.namespace = $1 AND v.xid >= pg_snapshot_xmin($2::pg_snapshot)
-                """, [namespace, base ?? Self.beforeEverything], deadline: deadline, prepared: true,
+                Self.checkStatement, [namespace, base ?? Self.beforeEverything], deadline: deadline,
                 operation: "checking namespace \(Self.quoted(namespace)) for changes")
         }
         guard let first = result.rows.first, let newSnapshot = first[0] else {
@@ -310,6 +312,17 @@ package final class PostgreSQLBackend: StoreBackend {
         }
         return Changes(snapshot: newSnapshot, marker: first[1] ?? "", keepsHistory: first[2] == "t", rows: rows, isFull: base == nil, started: started)
     }
+
+    /// $1 the namespace, $2 the base snapshot: the snapshot now, the namespace's marker and whether it keeps history,
+    /// and the rows written by transactions at or above the base's xmin.
+    static let checkStatement = PreparedSQL(
+        """
+        SELECT pg_current_snapshot()::text, n.created_xid::text || '/' || coalesce(n.pruned_xid::text, ''), \
+        n.history_retention IS NOT NULL, v.key, v.type, v.value, v.revision
+        FROM (SELECT 1) AS one
+        LEFT JOIN prefs_namespaces n ON n.namespace = $1
+        LEFT JOIN prefs_values v ON v.namespace = $1 AND v.xid >= pg_snapshot_xmin($2::pg_snapshot)
+        """)
 
     /// Whether the namespace's row changed since the last check: it was deleted, recreated or pruned. (A namespace
     /// registered since, by its first write, here or elsewhere, is not that: every row it holds was written since, and
@@ -470,8 +483,8 @@ package final class PostgreSQLBackend: StoreBackend {
 
     package func close() {
         // Other processes hear of this store's last writes, even if this process ends next.
-        if pool.hasSignals { pool.listener?.flush(until: .now + options.timeout) }
-        if let subscription { pool.listener?.unsubscribe(subscription) }
+        if pool.hasSignals { listener?.flush(until: .now + options.timeout) }
+        if let subscription { listener?.unsubscribe(subscription) }
         subscription = nil
         waiters.closeAll()
     }
@@ -511,9 +524,13 @@ package final class PostgreSQLBackend: StoreBackend {
                 continue
             }
             result += "\""
-            for character in element.unicodeScalars {
-                if character == "\"" || character == "\\" { result += "\\" }
-                result.unicodeScalars.append(character)
+            if element.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+                for character in element.unicodeScalars {
+                    if character == "\"" || character == "\\" { result += "\\" }
+                    result.unicodeScalars.append(character)
+                }
+            } else {
+                result += element  // nothing to escape: appended whole
             }
             result += "\""
         }

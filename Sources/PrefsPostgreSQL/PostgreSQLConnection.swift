@@ -21,8 +21,8 @@ final class PostgreSQLConnection {
     /// name, so that the server plans it once; off behind a pooler in transaction mode, whose server sessions change
     /// from one statement to the next.
     var preparesStatements = false
-    /// The statements prepared on this connection, by their text, with their names.
-    private var preparedNames: [String: String] = [:]
+    /// The names of the statements prepared on this connection (``PreparedSQL/name``).
+    private var preparedNames: Set<String> = []
 
     /// Connects by `deadline` with libpq's keywords and values, in order (a later one wins over an earlier one with the
     /// same keyword). The store parses connection strings itself (``PostgreSQLConnectionString``), so libpq never
@@ -144,17 +144,32 @@ final class PostgreSQLConnection {
         _ sql: String, _ parameters: [String?] = [], deadline: ContinuousClock.Instant, commits: Bool = false, prepared: Bool = false,
         operation: @autoclosure () -> String
     ) throws(PostgreSQLError) -> Result {
+        try execute(
+            prepared && preparesStatements ? PreparedSQL(sql) : nil, sql, parameters, deadline: deadline, commits: commits, operation: operation)
+    }
+
+    /// Runs `statement` as ``execute(_:_:deadline:commits:prepared:operation:)`` does with `prepared`, its name made
+    /// once (a statement the store runs on every write or read: no hash of its text per call).
+    @discardableResult
+    func execute(
+        _ statement: PreparedSQL, _ parameters: [String?] = [], deadline: ContinuousClock.Instant, commits: Bool = false,
+        operation: @autoclosure () -> String
+    ) throws(PostgreSQLError) -> Result {
+        try execute(statement, statement.text, parameters, deadline: deadline, commits: commits, operation: operation)
+    }
+
+    private func execute(
+        _ statement: PreparedSQL?, _ sql: String, _ parameters: [String?], deadline: ContinuousClock.Instant, commits: Bool,
+        operation: () -> String
+    ) throws(PostgreSQLError) -> Result {
         let handle = try openHandle(operation)
         let sent: Int32
-        if prepared && preparesStatements {
-            let name: String
-            if let known = preparedNames[sql] {
-                name = known
-            } else {
-                name = "prefs_" + StableHash.hex(sql)
+        if let statement, preparesStatements {
+            let name = statement.name
+            if !preparedNames.contains(name) {
                 guard PQsendPrepare(handle, name, sql, Int32(parameters.count), nil) == 1 else { throw error(from: nil, operation: operation()) }
                 _ = try finish(handle, deadline: deadline, commits: false, operation: operation)
-                preparedNames[sql] = name
+                preparedNames.insert(name)
             }
             sent = withOptionalCStrings(parameters) { values in
                 PQsendQueryPrepared(handle, name, Int32(parameters.count), values, nil, nil, 0)
@@ -339,6 +354,18 @@ final class PostgreSQLConnection {
     /// `text` as a quoted SQL identifier (for `LISTEN`, which takes no parameter).
     static func quotedIdentifier(_ text: String) -> String {
         "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}
+
+/// A statement's text and the name it is prepared under on a connection: `prefs_` and a hash of the text, so that one
+/// text has one name on every connection.
+struct PreparedSQL: Sendable {
+    let text: String
+    let name: String
+
+    init(_ text: String) {
+        self.text = text
+        name = "prefs_" + StableHash.hex(text)
     }
 }
 

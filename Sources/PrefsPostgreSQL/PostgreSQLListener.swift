@@ -43,12 +43,22 @@ final class PostgreSQLListener: @unchecked Sendable {
     private var handled: UInt64 = 0
     /// Set while ``flush(until:)`` waits: pending notifications go at once.
     private var flushing = false
+    /// Set while the thread waits without a round open (nothing sent in the last interval, nothing pending): the next
+    /// write wakes it. While a round is open, the thread wakes by itself when it is due, and writers do not wake it.
+    private var idle = false
     /// The subscriptions the thread listens for now: their channels are listened to on its connection, and a
     /// notification arriving on it reaches them (``isListening(_:)``).
     private var listening: Set<UInt64> = []
     /// The least time between two sendings of notifications: the writes of that time share one `pg_notify` per
     /// namespace, so that a process writing in a loop does not double the server's work with notifications.
     static let notificationInterval: Duration = .milliseconds(5)
+    /// The longest time between two sendings while a process writes on: a round that carried two writes or more
+    /// doubles the next one's length, up to this; a round of one write (or none) brings it back to
+    /// ``notificationInterval``. A write now and then is heard at once, one after another's notification within 5 ms
+    /// (a write each time the last was seen), and a process writing thousands a second sends 25 notifications a
+    /// second, not 200: every notification wakes every listening server process, and in a fleet writing one
+    /// namespace every listening instance too.
+    static let longestNotificationInterval: Duration = .milliseconds(40)
     private var running = false
     private var stopped = false
     /// Written to wake the thread when the channels to listen to change, a notification is to be sent, or to stop it.
@@ -98,12 +108,16 @@ final class PostgreSQLListener: @unchecked Sendable {
     /// subscription `writer`), and other processes soon (the thread's next `pg_notify`).
     func notifyLater(_ namespace: String, except writer: UInt64?) {
         let (local, wake) = lock.withLock { () -> ([Subscriber], Bool) in
-            // The thread is woken for the first notification of a round only: it sleeps until the round is due, and
-            // takes the ones asked for meanwhile with it (a process writing in a loop wakes it once per round).
-            let wake = pending.isEmpty || !running
+            // The thread is woken only when it waits with no round open: otherwise it wakes by itself when the round
+            // is due, and takes the notifications asked for meanwhile with it (a process writing in a loop wakes it
+            // no more than once per round, and sends one notification per namespace per round).
+            let wake = idle || !running
+            idle = false
             pending.insert(namespace)
             requested += 1
-            return (subscribers.filter { $0.key != writer && $0.value.namespace == namespace }.map(\.value), wake)
+            var local: [Subscriber] = []
+            for (id, subscriber) in subscribers where id != writer && subscriber.namespace == namespace { local.append(subscriber) }
+            return (local, wake)
         }
         for subscriber in local { subscriber.notify(.write) }
         if wake { startOrPoke() }
@@ -161,12 +175,15 @@ final class PostgreSQLListener: @unchecked Sendable {
         var connection: PostgreSQLConnection?
         var listened: Set<String> = []
         var pause: Duration = .milliseconds(50)
-        var lastSent = ContinuousClock.now - Self.notificationInterval
+        var lastSent = ContinuousClock.now - Self.longestNotificationInterval
+        var interval = Self.notificationInterval
+        // `requested` when the last notifications were taken: the writes a round carried are the difference.
+        var lastTaken: UInt64 = 0
         var wantedIDs: Set<UInt64> = []
         defer { connection?.close() }
         while true {
             // Notifications wait for the interval since the last were sent, gathering the writes of that time.
-            let due = lastSent + Self.notificationInterval
+            let due = lastSent + interval
             let (wanted, toSend, taken, stop) = lock.withLock { () -> ([String: [Subscriber]], Set<String>, UInt64, Bool) in
                 wantedIDs = Set(subscribers.keys)
                 if stopped || (subscribers.isEmpty && pending.isEmpty) {
@@ -185,7 +202,11 @@ final class PostgreSQLListener: @unchecked Sendable {
                 return (wanted, pending, requested, false)
             }
             if stop { return }
-            if !toSend.isEmpty { lastSent = .now }
+            if !toSend.isEmpty {
+                lastSent = .now
+                interval = taken - lastTaken >= 2 ? min(interval * 2, Self.longestNotificationInterval) : Self.notificationInterval
+                lastTaken = taken
+            }
             // The notifications taken are dealt with: sent, or given up on with the connection.
             func done() {
                 lock.withLock {
@@ -233,7 +254,7 @@ final class PostgreSQLListener: @unchecked Sendable {
                     try current.execute(
                         "SELECT pg_notify(c, n) FROM unnest($1::text[], $2::text[]) AS u(c, n)",
                         [PostgreSQLBackend.arrayLiteral(namespaces.map(PostgreSQLStore.notificationChannel)), PostgreSQLBackend.arrayLiteral(namespaces)],
-                        deadline: deadline(), operation: "notifying")
+                        deadline: deadline(), prepared: true, operation: "notifying")
                 }
             } catch {
                 done()
@@ -243,11 +264,16 @@ final class PostgreSQLListener: @unchecked Sendable {
             done()
             guard let socket = current.socket else { continue }
             var descriptors = [pollfd(fd: socket, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
-            let waiting = lock.withLock { () -> Bool in
+            // A round is open while notifications wait, or were sent in the last interval: the thread wakes when it is
+            // due (writes meanwhile do not wake it). Otherwise it waits for a write, a notification, or a change of
+            // channels.
+            let roundOpen = lock.withLock { () -> Bool in
                 listening = wantedIDs
-                return !pending.isEmpty
+                let open = !pending.isEmpty || ContinuousClock.now < lastSent + interval
+                idle = !open
+                return open
             }
-            let timeout = waiting ? max(1, Int32(clamping: (lastSent + Self.notificationInterval - .now).milliseconds + 1)) : 10_000
+            let timeout = roundOpen ? max(1, Int32(clamping: (lastSent + interval - .now).milliseconds + 1)) : 10_000
             _ = poll(&descriptors, 2, timeout)
             if descriptors[1].revents != 0 { drainWake() }
             guard let notifications = try? current.notifications(operation: "listening for changes") else {
@@ -271,6 +297,9 @@ final class PostgreSQLListener: @unchecked Sendable {
     /// check): without `synchronous_commit`, the server's one lock for notifying transactions is held for moments.
     private func connect() -> PostgreSQLConnection? {
         guard let pool, let connection = try? pool.makeConnection(deadline: deadline(), signals: true) else { return nil }
+        // There is a signalling connection only without a pooler in transaction mode: its session is its own, and the
+        // notifying statement is planned once.
+        connection.preparesStatements = true
         guard (try? connection.executeScript("SET synchronous_commit = off", deadline: deadline(), operation: "setting up notifications")) != nil else {
             connection.close()
             return nil

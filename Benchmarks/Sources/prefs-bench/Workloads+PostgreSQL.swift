@@ -6,7 +6,8 @@ import PrefsTesting
 
 // Workload 9: the PostgreSQL store against raw libpq on the same private server, in the same run: a set against a
 // plain autocommit upsert and against the store's own statement run raw; an update against a raw UPDATE … RETURNING; a
-// batch against a raw upsert of the same rows; a strict read and the cache hit against a raw SELECT.
+// batch against a raw upsert of the same rows; strict reads (of the namespace, of one key) and the cache hit against a raw
+// SELECT.
 
 extension Bench {
     func postgreSQL(n requested: Int) throws {
@@ -80,6 +81,7 @@ extension Bench {
         let cached = "Prefs postgresql, typed get (cache hit)"
         let strict = "Prefs postgresql, refresh() and get"
         let strictSmall = "Prefs postgresql, refresh() and get, 20 keys in the namespace"
+        let keyed = "Prefs postgresql, revisioned(_:) (the key read from the server)"
         let small = try Prefs(.postgreSQL(url, namespace: "bench-small"))
         defer { try? small.close() }
         let smallKeys = Array(data.keys.prefix(20))
@@ -110,6 +112,9 @@ extension Bench {
                         }
                     }
                 },
+                Contender(name: keyed, role: .subject, maxOps: n, adaptive: true) {
+                    .init { _, ops in try timed(ops: ops) { for i in 0..<ops { blackHole(try store.revisioned(data.keys[i]).value) } } }
+                },
                 Contender(name: cached, role: .subject, maxOps: n) {
                     .init { _, ops in timed(ops: ops) { for i in 0..<ops { blackHole(store[data.keys[i]]) } } }
                 },
@@ -117,11 +122,12 @@ extension Bench {
             metric: "get",
             rules: [
                 Rule(subject: strictSmall, baseline: "raw libpq, SELECT", target: .within(1.3)), Rule(subject: strict, baseline: "raw libpq, SELECT"),
-                Rule(subject: cached, baseline: "raw libpq, SELECT"),
+                Rule(subject: keyed, baseline: "raw libpq, SELECT", target: .within(1.3)), Rule(subject: cached, baseline: "raw libpq, SELECT"),
             ],
             notes: [
                 strict: "the staleness check (rows written since the last check, found among the namespace's 1k rows), then the cache",
                 strictSmall: "what a read costs once the staleness bound has passed, for a namespace of a user's size",
+                keyed: "a strict read of one key: its row and revision in one keyed statement, as the raw SELECT reads it",
                 cached: "within the staleness bound (1 s by default): no round trip",
             ])
 
@@ -160,19 +166,37 @@ extension Bench {
 
         // Update: the value and revision from the cache, then one compare-and-set statement.
         let rawUpdate = "raw libpq, UPDATE … RETURNING"
+        let sameUpdate = "raw libpq, the store's statement"
+        // The store's work without the store: each key's value and revision held in a dictionary (as the store's cache
+        // holds them), the new value computed here, and the store's guarded statement, whose new revision is kept.
+        var guarded = try statements.revisions(raw)
         try measure(
             workload: 9, title: "PostgreSQL update (read-modify-write)", data: info,
             contenders: [
                 Contender(name: rawUpdate, role: .baseline, maxOps: n, adaptive: true) {
                     .init { _, ops in try timed(ops: ops) { for i in 0..<ops { try statements.increment(raw, data.names[i]) } } }
                 },
+                Contender(name: sameUpdate, role: .baseline, maxOps: n, adaptive: true) {
+                    .init { _, ops in
+                        try timed(ops: ops) {
+                            for i in 0..<ops {
+                                let name = data.names[i]
+                                guard let (value, revision) = guarded[name] else { throw BenchError("no row for \(name)") }
+                                guarded[name] = (value + 1, try statements.guardedUpdate(raw, name, String(value + 1), revision: revision))
+                            }
+                        }
+                    }
+                },
                 Contender(name: subject, role: .subject, maxOps: n, adaptive: true) {
                     .init { _, ops in try timed(ops: ops) { for i in 0..<ops { try store.update(data.keys[i]) { $0 += 1 } } } }
                 },
             ],
             metric: "update",
-            rules: [Rule(subject: subject, baseline: rawUpdate, target: .within(1.3))],
-            notes: [subject: "atomic across instances: the write compares the revision it read (from the cache), and runs again if it moved"])
+            rules: [Rule(subject: subject, baseline: rawUpdate, target: .within(1.3)), Rule(subject: subject, baseline: sameUpdate)],
+            notes: [
+                subject: "atomic across instances: the write compares the revision it read (from the cache), and runs again if it moved",
+                sameUpdate: "the store's compare-and-set statement, sent by raw libpq with the value and revision it last wrote",
+            ])
 
         try postgreSQLFleet(url: url, names: data.names, keys: data.keys, info: info)
     }
@@ -244,6 +268,41 @@ final class RawLibPQ {
         return String(cString: PQgetvalue(result, 0, 0))
     }
 
+    /// As ``execPrepared(_:_:)``, returning the first row (empty when there is none).
+    func execPreparedRow(_ sql: String, _ parameters: [String]) throws -> [String?] {
+        let name = "bench_\(abs(sql.hashValue))"
+        if !prepared.contains(name) {
+            let result = PQprepare(connection, name, sql, Int32(parameters.count), nil)
+            defer { PQclear(result) }
+            guard PQresultStatus(result) == PGRES_COMMAND_OK else { throw Failure(description: "\(sql): \(String(cString: PQerrorMessage(connection)))") }
+            prepared.insert(name)
+        }
+        let copies = parameters.map { strdup($0) }
+        defer { copies.forEach { free($0) } }
+        let pointers = copies.map { UnsafePointer($0) }
+        let result = PQexecPrepared(connection, name, Int32(parameters.count), pointers, nil, nil, 0)
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
+            throw Failure(description: "\(sql): \(String(cString: PQerrorMessage(connection)))")
+        }
+        guard PQntuples(result) > 0 else { return [] }
+        return (0..<PQnfields(result)).map { PQgetisnull(result, 0, $0) == 0 ? String(cString: PQgetvalue(result, 0, $0)) : nil }
+    }
+
+    /// Every row of a statement (text values, nil for NULL).
+    func rows(_ sql: String, _ parameters: [String]) throws -> [[String?]] {
+        let copies = parameters.map { strdup($0) }
+        defer { copies.forEach { free($0) } }
+        let pointers = copies.map { UnsafePointer($0) }
+        let result = PQexecParams(connection, sql, Int32(parameters.count), nil, pointers, nil, nil, 0)
+        defer { PQclear(result) }
+        guard PQresultStatus(result) == PGRES_TUPLES_OK else { throw Failure(description: "\(sql): \(String(cString: PQerrorMessage(connection)))") }
+        return (0..<PQntuples(result)).map { row in
+            (0..<PQnfields(result)).map { PQgetisnull(result, row, $0) == 0 ? String(cString: PQgetvalue(result, row, $0)) : nil }
+        }
+    }
+
     /// Runs statements without parameters in one round trip (`PQexec`).
     func script(_ sql: String) throws {
         let result = PQexec(connection, sql)
@@ -303,6 +362,28 @@ final class RawLibPQ {
         func increment(_ raw: RawLibPQ, _ key: String) throws {
             try raw.execPrepared(
                 "UPDATE bench_plain SET value = (value::bigint + 1)::text WHERE namespace = $1 AND key = $2 RETURNING value", [namespace, key])
+        }
+
+        /// The store's statement for an update of one key (PrefsPostgreSQL's WriteStatement guarded by a revision, for a
+        /// namespace registered and keeping no history; keep them in step). Returns the new revision.
+        func guardedUpdate(_ raw: RawLibPQ, _ key: String, _ jsonValue: String, revision: Int64) throws -> Int64 {
+            let row = try raw.execPreparedRow(
+                """
+                UPDATE prefs_values SET type = $3, value = $4, revision = nextval('prefs_revision'), previous_revision = revision, \
+                xid = pg_current_xact_id(), changed_at = now() WHERE namespace = $1 AND key = $2 AND revision = $5::bigint RETURNING key, revision
+                """, [namespace, key, "int", jsonValue, String(revision)])
+            guard row.count == 2, let text = row[1], let revision = Int64(text) else { throw BenchError("the guarded update of \(key) lost") }
+            return revision
+        }
+
+        /// Every key of the namespace in the store's table, with its value (an Int) and revision.
+        func revisions(_ raw: RawLibPQ) throws -> [String: (value: Int, revision: Int64)] {
+            var result: [String: (value: Int, revision: Int64)] = [:]
+            for row in try raw.rows("SELECT key, value, revision FROM prefs_values WHERE namespace = $1", [namespace]) {
+                guard let key = row[0], let value = row[1].flatMap({ Int($0) }), let revision = row[2].flatMap({ Int64($0) }) else { continue }
+                result[key] = (value, revision)
+            }
+            return result
         }
 
         func get(_ raw: RawLibPQ, _ key: String) throws -> String? {

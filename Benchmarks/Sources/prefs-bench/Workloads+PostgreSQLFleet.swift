@@ -15,6 +15,7 @@ extension Bench {
         let clients = 8
         let duration = settings.concurrentDuration
         let plain = "raw libpq, one autocommit upsert"
+        let same = "raw libpq, the store's statement"
         for shared in [true, false] {
             let scope = shared ? "one namespace, different keys" : "a namespace each"
             let subject = "Prefs postgresql"
@@ -37,6 +38,19 @@ extension Bench {
                             }
                         }
                     },
+                    Contender(name: same, role: .baseline, maxOps: 1) {
+                        .init { _, _ in
+                            try runClients(clients, for: duration) { client in
+                                let connection = try RawLibPQ(url)
+                                let space = namespace("same", client)
+                                let statements = RawLibPQ.Statements(namespace: space, channel: PostgreSQLStore.notificationChannel(for: space))
+                                try connection.exec("INSERT INTO prefs_namespaces (namespace) VALUES ($1) ON CONFLICT DO NOTHING", [space])
+                                return Client(
+                                    operation: { op in try statements.storeWrite(connection, [names[(client + clients * op) % n]], [String(op)]) },
+                                    close: { connection.close() })
+                            }
+                        }
+                    },
                     Contender(name: subject, role: .subject, maxOps: 1) {
                         .init { _, _ in
                             try runClients(clients, for: duration) { client in
@@ -53,11 +67,12 @@ extension Bench {
                     },
                 ],
                 metric: "set (\(clients) clients)",
-                rules: [Rule(subject: subject, baseline: plain, target: .within(1.3))],
+                rules: [Rule(subject: subject, baseline: plain, target: .within(1.3)), Rule(subject: subject, baseline: same)],
                 notes: [
+                    same: "the store's statement sent by raw libpq: the store adds its notifications (a namespace's per round) and itself",
                     subject: shared
                         ? "writers of different keys of one namespace do not wait for each other (no namespace lock): the throughput of eight"
-                        : "one namespace per client, as instances writing different users' state"
+                        : "one namespace per client, as instances writing different users' state",
                 ],
                 budget: Budget(rounds: settings.quick ? 2 : 5, minRounds: 2, sample: .zero, perContender: .seconds(3600)))
         }

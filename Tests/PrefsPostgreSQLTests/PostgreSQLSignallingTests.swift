@@ -1,0 +1,86 @@
+import Foundation
+import TestFixtures
+import Prefs
+import PrefsPostgreSQL
+import PrefsTestHarness
+import PrefsTesting
+import Testing
+
+/// Issue 43, item 2: the signalling connection sends one notification per namespace per round (5 ms) while a process
+/// writes, and its thread wakes once per round: writers wake it only when no round is open. Whatever the moment of a
+/// write, another process's listening store hears of it long before its ten-minute bound, and before the thread's
+/// idle wait (10 s) would have ended.
+@Suite("PostgreSQL signalling")
+struct PostgreSQLSignallingTests {
+    /// A writer and a reader with pools of their own (another application name: another signalling connection), as
+    /// two processes have; the reader's bound is ten minutes, so that only a notification brings a write in time.
+    private func pair() async throws -> (writer: Prefs, reader: Prefs) {
+        let url = try server().url
+        let namespace = freshNamespace()
+        let writer = try Prefs(.postgreSQL(url, namespace: namespace, options: PostgreSQLOptions(applicationName: "signalling-writer")))
+        let reader = try Prefs(
+            .postgreSQL(url, namespace: namespace, options: PostgreSQLOptions(stalenessBound: .seconds(600), applicationName: "signalling-reader")))
+        try #require(await eventually(timeout: .seconds(60)) { reader.isListeningForChanges }, "the reader listens")
+        #expect(reader[.launchCount] == 0)
+        return (writer, reader)
+    }
+
+    @Test("a write after a quiet moment (no round open) wakes the signalling thread: it is heard at once, not after its idle wait")
+    func writeAfterQuiet() async throws {
+        let (writer, reader) = try await pair()
+        try writer.set(1, for: .launchCount)
+        #expect(await eventually(timeout: .seconds(8)) { reader[.launchCount] == 1 })
+        // Real time is the point: past the round (5 ms) the signalling thread waits for the next write, which has to
+        // wake it.
+        try await Task.sleep(for: .milliseconds(200))
+        try writer.set(2, for: .launchCount)
+        #expect(await eventually(timeout: .seconds(8)) { reader[.launchCount] == 2 })
+    }
+
+    @Test("writes in a loop, each inside an open round (no wake-up): the last one is heard with its round")
+    func writesInALoop() async throws {
+        let (writer, reader) = try await pair()
+        for value in 1...300 { try writer.set(value, for: .launchCount) }
+        #expect(await eventually(timeout: .seconds(8)) { reader[.launchCount] == 300 })
+        // And a second burst, right after the first was heard (its round may still be open).
+        for value in 301...310 { try writer.set(value, for: .launchCount) }
+        #expect(await eventually(timeout: .seconds(8)) { reader[.launchCount] == 310 })
+    }
+
+    @Test("a process writing on for a second shares a notification per round of up to 40 ms: about 30, not 200")
+    func roundsGrowWhileWriting() async throws {
+        let server = try server()
+        let namespace = freshNamespace()
+        let writer = try Prefs(.postgreSQL(server.url, namespace: namespace, options: PostgreSQLOptions(applicationName: "signalling-writer")))
+        try writer.set(0, for: .launchCount)
+        // Another process listening on the namespace's channel: psql, which prints what it heard after each statement
+        // (its sleep, cancelled once the writes are over, and one more). Started here, not in a task, so that it runs
+        // whatever holds the pool's threads.
+        let application = "signalling-count-\(UUID().uuidString.prefix(8))"
+        let output = "/tmp/prefs-signalling-\(UUID().uuidString).txt"
+        defer { unlink(output) }
+        let psql = try SpawnedProcess.spawn(
+            server.binDirectory + "/psql",
+            [
+                "-X", "-q", "-d", server.url + "&application_name=\(application)",
+                "-c", "LISTEN \"\(PostgreSQLStore.notificationChannel(for: namespace))\"", "-c", "SELECT pg_sleep(60)", "-c", "SELECT 1",
+            ], stdout: .file(output, append: false))
+        defer { if psql.isRunning { psql.terminate() } }
+        try #require(
+            await eventually(timeout: .seconds(60)) {
+                (try? server.psql("SELECT count(*) FROM pg_stat_activity WHERE application_name = '\(application)' AND query LIKE '%pg_sleep%'")) == "1"
+            }, "psql listens")
+        let start = ContinuousClock.now
+        var writes = 0
+        while ContinuousClock.now - start < .seconds(1) {
+            writes += 1
+            try writer.set(writes, for: .launchCount)
+        }
+        try writer.close()  // its last notification sent
+        try server.psql("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = '\(application)'")
+        psql.waitUntilExit()
+        let heard = (try String(contentsOfFile: output, encoding: .utf8)).components(separatedBy: "Asynchronous notification").count - 1
+        // Rounds of 5, 10, 20, then 40 ms: about 28 in a second, and one at the close. At 5 ms each, 200.
+        #expect(heard >= 1 && heard <= 60, "\(heard) notifications for \(writes) writes in a second")
+    }
+}

@@ -113,9 +113,10 @@ package final class PostgreSQLBackend: StoreBackend {
                 message: "a namespace is 1 to \(PostgreSQLStore.maximumNamespaceBytes) bytes, without NUL",
                 operation: "opening namespace \(Self.quoted(namespace))", target: target)
         }
-        // A connection now, so that a server that cannot be reached, a newer format or a missing schema show at open.
+        // A connection now, so that a server that cannot be reached, a newer format or a missing schema show at open;
+        // one the pool already had checks the format again (the pool may have outlived another release's upgrade).
         try pool.withConnection(
-            deadline: .now + options.connectTimeout + options.timeout, readOnly: options.readOnly,
+            deadline: .now + options.connectTimeout + options.timeout, readOnly: options.readOnly, checkingFormat: true,
             operation: "opening namespace \(Self.quoted(namespace))"
         ) { _ in }
         listener = pool.listener

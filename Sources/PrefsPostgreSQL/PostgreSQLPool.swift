@@ -85,11 +85,16 @@ final class PostgreSQLPool: @unchecked Sendable {
 
     /// Runs `body` with a connection of the pool, waiting for one (or connecting) by `deadline`. A connection that
     /// `body` leaves broken, or inside a transaction, is closed rather than returned.
+    ///
+    /// With `checkingFormat`, a connection the pool already had checks the format version again first (a new one checks
+    /// it as it is set up): a store opening in a process whose pool outlived a newer release's upgrade refuses it.
     func withConnection<Result>(
-        deadline: ContinuousClock.Instant, readOnly: Bool, operation: @autoclosure () -> String, _ body: (PostgreSQLConnection) throws -> Result
+        deadline: ContinuousClock.Instant, readOnly: Bool, checkingFormat: Bool = false, operation: @autoclosure () -> String,
+        _ body: (PostgreSQLConnection) throws -> Result
     ) throws -> Result {
-        let connection = try borrow(deadline: deadline, readOnly: readOnly, operation: operation)
+        let (connection, isNew) = try borrow(deadline: deadline, readOnly: readOnly, operation: operation)
         defer { giveBack(connection) }
+        if checkingFormat, !isNew { try PostgreSQLSchema.checkVersion(connection, deadline: deadline, probing: false) }
         return try body(connection)
     }
 
@@ -103,13 +108,14 @@ final class PostgreSQLPool: @unchecked Sendable {
         condition.withLock { open }
     }
 
-    private func borrow(deadline: ContinuousClock.Instant, readOnly: Bool, operation: () -> String) throws -> PostgreSQLConnection {
+    /// A connection of the pool, and whether it is new (set up and its format checked just now).
+    private func borrow(deadline: ContinuousClock.Instant, readOnly: Bool, operation: () -> String) throws -> (PostgreSQLConnection, isNew: Bool) {
         condition.lock()
         while true {
             while let connection = idle.popLast() {
                 // A connection that sat idle may have been closed by the server (a restart): drop it now, rather
                 // than learn it from a write whose outcome would then be unknown.
-                if connection.isAlive { condition.unlock(); return connection }
+                if connection.isAlive { condition.unlock(); return (connection, false) }
                 connection.close()
                 open -= 1
             }
@@ -117,7 +123,7 @@ final class PostgreSQLPool: @unchecked Sendable {
                 open += 1
                 condition.unlock()
                 do {
-                    return try connect(deadline: deadline, readOnly: readOnly)
+                    return (try connect(deadline: deadline, readOnly: readOnly), true)
                 } catch {
                     condition.withLock {
                         open -= 1

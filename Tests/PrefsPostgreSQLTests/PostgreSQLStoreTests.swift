@@ -90,6 +90,27 @@ struct PostgreSQLStoreTests {
         #expect(try server.psql("SELECT value FROM prefs_meta", database: database) == "3")
     }
 
+    @Test("a store opened while the process's pool lives on checks the format again: a newer one is refused")
+    func newerFormatRefusedThroughALivePool() throws {
+        let server = try server()
+        let database = "newer_\(UUID().uuidString.prefix(8).lowercased())"
+        try server.psql("CREATE DATABASE \(database)")
+        let url = server.url(database: database)
+        let first = try Prefs(.postgreSQL(url, namespace: "n"))  // keeps the pool, and its idle connection, alive
+        try server.psql("UPDATE prefs_meta SET value = '3' WHERE name = 'format_version'", database: database)
+        do {
+            _ = try Prefs(.postgreSQL(url, namespace: "m"))
+            Issue.record("a newer format was opened through the pool's idle connection")
+        } catch {
+            guard case .unsupportedFormatVersion(_, let found, let supported) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+            #expect(found == 3 && supported == 2)
+        }
+        withExtendedLifetime(first) {}
+    }
+
     @Test("the store's description names the database and namespace, without the password; integrity checks pass")
     func descriptionAndIntegrity() throws {
         let url = try server().tcpURL(password: "hunter2-secret")

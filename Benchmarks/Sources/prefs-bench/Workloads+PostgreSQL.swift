@@ -248,28 +248,22 @@ final class RawLibPQ {
     /// runs the statements it repeats: planned once. Returns the first column of the first row, if any.
     @discardableResult
     func execPrepared(_ sql: String, _ parameters: [String]) throws -> String? {
-        let name = "bench_\(abs(sql.hashValue))"
-        if !prepared.contains(name) {
-            let result = PQprepare(connection, name, sql, Int32(parameters.count), nil)
-            defer { PQclear(result) }
-            guard PQresultStatus(result) == PGRES_COMMAND_OK else { throw Failure(description: "\(sql): \(String(cString: PQerrorMessage(connection)))") }
-            prepared.insert(name)
+        try withPreparedResult(sql, parameters) { result in
+            guard PQntuples(result) > 0, PQnfields(result) > 0, PQgetisnull(result, 0, 0) == 0 else { return nil }
+            return String(cString: PQgetvalue(result, 0, 0))
         }
-        let copies = parameters.map { strdup($0) }
-        defer { copies.forEach { free($0) } }
-        let pointers = copies.map { UnsafePointer($0) }
-        let result = PQexecPrepared(connection, name, Int32(parameters.count), pointers, nil, nil, 0)
-        defer { PQclear(result) }
-        let status = PQresultStatus(result)
-        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
-            throw Failure(description: "\(sql): \(String(cString: PQerrorMessage(connection)))")
-        }
-        guard PQntuples(result) > 0, PQnfields(result) > 0, PQgetisnull(result, 0, 0) == 0 else { return nil }
-        return String(cString: PQgetvalue(result, 0, 0))
     }
 
     /// As ``execPrepared(_:_:)``, returning the first row (empty when there is none).
     func execPreparedRow(_ sql: String, _ parameters: [String]) throws -> [String?] {
+        try withPreparedResult(sql, parameters) { result in
+            guard PQntuples(result) > 0 else { return [] }
+            return (0..<PQnfields(result)).map { PQgetisnull(result, 0, $0) == 0 ? String(cString: PQgetvalue(result, 0, $0)) : nil }
+        }
+    }
+
+    /// Prepares `sql` on first use, runs it with `parameters`, and gives `read` its successful result.
+    private func withPreparedResult<T>(_ sql: String, _ parameters: [String], _ read: (OpaquePointer?) -> T) throws -> T {
         let name = "bench_\(abs(sql.hashValue))"
         if !prepared.contains(name) {
             let result = PQprepare(connection, name, sql, Int32(parameters.count), nil)
@@ -286,8 +280,7 @@ final class RawLibPQ {
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
             throw Failure(description: "\(sql): \(String(cString: PQerrorMessage(connection)))")
         }
-        guard PQntuples(result) > 0 else { return [] }
-        return (0..<PQnfields(result)).map { PQgetisnull(result, 0, $0) == 0 ? String(cString: PQgetvalue(result, 0, $0)) : nil }
+        return read(result)
     }
 
     /// Every row of a statement (text values, nil for NULL).

@@ -69,16 +69,19 @@ struct PostgreSQLStoreTests {
         #expect(try b.snapshot().count == 2)
     }
 
-    @Test("a database marked with a newer format is refused with a clear error, and left untouched")
-    func newerFormatRefused() throws {
+    /// With `throughALivePool`, the first store stays open, so that the second borrows the pool's idle connection
+    /// (whose format was checked before the change) instead of making one.
+    @Test("a database marked with a newer format is refused with a clear error, and left untouched, through a live pool too", arguments: [false, true])
+    func newerFormatRefused(throughALivePool: Bool) throws {
         let server = try server()
         let database = "newer_\(UUID().uuidString.prefix(8).lowercased())"
         try server.psql("CREATE DATABASE \(database)")
         let url = server.url(database: database)
-        _ = try Prefs(.postgreSQL(url, namespace: "n"))  // creates the schema
+        var first: Prefs? = try Prefs(.postgreSQL(url, namespace: "n"))  // creates the schema
+        if !throughALivePool { first = nil }
         try server.psql("UPDATE prefs_meta SET value = '3' WHERE name = 'format_version'", database: database)
         do {
-            _ = try Prefs(.postgreSQL(url, namespace: "n"))
+            _ = try Prefs(.postgreSQL(url, namespace: "m"))
             Issue.record("a newer format was opened")
         } catch {
             guard case .unsupportedFormatVersion(_, let found, let supported) = error else {
@@ -88,26 +91,6 @@ struct PostgreSQLStoreTests {
             #expect(found == 3 && supported == 2)
         }
         #expect(try server.psql("SELECT value FROM prefs_meta", database: database) == "3")
-    }
-
-    @Test("a store opened while the process's pool lives on checks the format again: a newer one is refused")
-    func newerFormatRefusedThroughALivePool() throws {
-        let server = try server()
-        let database = "newer_\(UUID().uuidString.prefix(8).lowercased())"
-        try server.psql("CREATE DATABASE \(database)")
-        let url = server.url(database: database)
-        let first = try Prefs(.postgreSQL(url, namespace: "n"))  // keeps the pool, and its idle connection, alive
-        try server.psql("UPDATE prefs_meta SET value = '3' WHERE name = 'format_version'", database: database)
-        do {
-            _ = try Prefs(.postgreSQL(url, namespace: "m"))
-            Issue.record("a newer format was opened through the pool's idle connection")
-        } catch {
-            guard case .unsupportedFormatVersion(_, let found, let supported) = error else {
-                Issue.record("unexpected \(error)")
-                return
-            }
-            #expect(found == 3 && supported == 2)
-        }
         withExtendedLifetime(first) {}
     }
 

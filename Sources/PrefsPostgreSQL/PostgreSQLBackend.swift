@@ -90,8 +90,8 @@ package final class PostgreSQLBackend: StoreBackend {
     /// The pool's signalling connection (``PostgreSQLPool/listener``), known once the first connection was made; nil
     /// where there is none (the statements then notify themselves).
     private(set) var listener: PostgreSQLListener?
-    /// The operation a write names in its errors.
-    private(set) lazy var writingOperation = "writing to namespace \(Self.quoted(namespace))"
+    /// The operation a write names in its errors (made once: a `lazy var` would race between writing threads).
+    let writingOperation: String
 
     package var description: String {
         PostgreSQLOptions.storageDescription(target: target, namespace: namespace)
@@ -103,6 +103,7 @@ package final class PostgreSQLBackend: StoreBackend {
     package init(conninfo: String, namespace: String, options: PostgreSQLOptions = .init()) throws {
         self.namespace = namespace
         self.options = options
+        writingOperation = "writing to namespace \(Self.quoted(namespace))"
         pool = try PostgreSQLPool.shared(conninfo: conninfo, options: options)
         target = pool.target
         channel = PostgreSQLStore.notificationChannel(for: namespace)

@@ -2,6 +2,7 @@ import Foundation
 @testable import Prefs
 import PrefsJSON
 import PrefsTestHarness
+import TestFixtures
 import Testing
 
 /// The memory backend keeps a key's value and declaration in one record, and each distinct declaration once: checked

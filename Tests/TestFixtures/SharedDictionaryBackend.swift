@@ -75,3 +75,18 @@ package final class SharedDictionaryBackend: StoreBackend {
 
     package func close() { endTransaction() }
 }
+
+extension Changeset {
+    /// Applies the changes to a dictionary of values and one of declarations: values set or removed, declarations
+    /// removed, then set (this backend's storage, and the model the memory backend's records are checked against).
+    package func apply(to stored: inout [String: StoredValue], declarations recorded: inout [String: KeyDeclaration]) {
+        for (key, change) in values {
+            switch change {
+            case .set(let value): stored[key] = value
+            case .remove: stored.removeValue(forKey: key)
+            }
+        }
+        for name in removedDeclarations { recorded.removeValue(forKey: name) }
+        recorded.merge(declarations) { _, new in new }
+    }
+}

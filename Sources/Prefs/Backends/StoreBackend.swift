@@ -222,26 +222,6 @@ package struct Changeset: Sendable, Hashable {
 
     package var isEmpty: Bool { values.isEmpty && declarations.isEmpty && removedDeclarations.isEmpty }
 
-    /// Applies the changes to a dictionary of values (used by the memory and JSON backends).
-    package func apply(to stored: inout [String: StoredValue], declarations recorded: inout [String: KeyDeclaration]) {
-        // Room for every change at once: growing one key at a time would hold the old table and a new one twice its
-        // size together at each step (a store's whole set of keys, declared at launch, is one such change set).
-        stored.reserveCapacity(stored.count + values.count)
-        for (key, change) in values {
-            switch change {
-            case .set(let value): stored[key] = value
-            case .remove: stored.removeValue(forKey: key)
-            }
-        }
-        for name in removedDeclarations { recorded.removeValue(forKey: name) }
-        if recorded.isEmpty {
-            recorded = declarations  // shares the change set's table instead of copying it
-        } else if !declarations.isEmpty {
-            recorded.reserveCapacity(recorded.count + declarations.count)
-            recorded.merge(declarations) { _, new in new }
-        }
-    }
-
     /// Adds `later` on top of these changes, in place.
     mutating func merge(_ later: Changeset) {
         values.merge(later.values) { _, new in new }

@@ -369,12 +369,18 @@ struct WriteStatement {
     }
 
     /// What a statement's text depends on; its parameters are, in order: the namespace, the guarded key's (key, type,
-    /// value, revision), the set keys' (keys, types, values), the removed keys, the channel.
+    /// value, revision), the set keys' (keys, types, values), the removed keys, the channel. One key is passed as
+    /// itself, several as arrays: a function scan over `unnest` costs the server more than the rest of a one-key upsert.
     struct Shape: Hashable {
         enum Guard: Hashable { case none, revision, neverWritten }
+        /// How many keys a part of the statement writes.
+        enum Count: Hashable {
+            case none, one, many
+            init(_ count: Int) { self = count == 0 ? .none : count == 1 ? .one : .many }
+        }
         var guarding: Guard
-        var sets: Bool
-        var removes: Bool
+        var sets: Count
+        var removes: Count
         var registers: Bool
         var history: History
         var notifiesInline: Bool
@@ -407,16 +413,23 @@ struct WriteStatement {
                 parameters += [guarded.key, change.type, change.value, String(guarded.value)]
             }
         }
-        if !sets.isEmpty {
+        if sets.count == 1, let set = sets.first {
+            parameters += [set.key, set.value.type.description, set.value.storageText]
+        } else if !sets.isEmpty {
             parameters += [
                 PostgreSQLBackend.arrayLiteral(sets.map(\.key)), PostgreSQLBackend.arrayLiteral(sets.map { $0.value.type.description }),
                 PostgreSQLBackend.arrayLiteral(sets.map { $0.value.storageText }),
             ]
         }
-        if !removes.isEmpty { parameters.append(PostgreSQLBackend.arrayLiteral(removes)) }
+        if removes.count == 1, let key = removes.first {
+            parameters.append(key)
+        } else if !removes.isEmpty {
+            parameters.append(PostgreSQLBackend.arrayLiteral(removes))
+        }
         if let channel { parameters.append(channel) }
         let shape = Shape(
-            guarding: guarding, sets: !sets.isEmpty, removes: !removes.isEmpty, registers: registers, history: history, notifiesInline: channel != nil)
+            guarding: guarding, sets: Shape.Count(sets.count), removes: Shape.Count(removes.count), registers: registers, history: history,
+            notifiesInline: channel != nil)
         sql = Self.sql(for: shape)
         self.parameters = parameters
         reportsHistory = history == .unknown
@@ -468,24 +481,29 @@ struct WriteStatement {
                 condition = " AND EXISTS (SELECT 1 FROM g)"
             }
         }
-        if shape.sets {
+        if shape.sets != .none {
             let (keys, types, values) = (parameter(), parameter(), parameter())
+            let source =
+                shape.sets == .one
+                ? "SELECT $1, \(keys)::text, \(types)::text, \(values)::text, \(stamp)"
+                : "SELECT $1, k, t, v, \(stamp) FROM unnest(\(keys)::text[], \(types)::text[], \(values)::text[]) AS u(k, t, v)"
             parts.append(
                 """
                 s AS (INSERT INTO prefs_values AS p (namespace, key, type, value, revision, xid, changed_at) \
-                SELECT $1, k, t, v, \(stamp) FROM unnest(\(keys)::text[], \(types)::text[], \(values)::text[]) AS u(k, t, v) WHERE true\(condition) \
+                \(source) WHERE true\(condition) \
                 ON CONFLICT (namespace, key) DO UPDATE SET type = excluded.type, value = excluded.value, \
                 revision = nextval('prefs_revision'), previous_revision = p.revision, xid = excluded.xid, changed_at = excluded.changed_at \
                 \(returning))
                 """)
             sources.append("s")
         }
-        if shape.removes {
+        if shape.removes != .none {
             let keys = parameter()
+            let matching = shape.removes == .one ? "key = \(keys)::text" : "key = ANY(\(keys)::text[])"
             parts.append(
                 """
                 r AS (UPDATE prefs_values SET type = NULL, value = NULL, revision = nextval('prefs_revision'), previous_revision = revision, \
-                xid = pg_current_xact_id(), changed_at = now() WHERE namespace = $1 AND key = ANY(\(keys)::text[]) AND value IS NOT NULL\(condition) \
+                xid = pg_current_xact_id(), changed_at = now() WHERE namespace = $1 AND \(matching) AND value IS NOT NULL\(condition) \
                 \(returning))
                 """)
             sources.append("r")

@@ -164,4 +164,25 @@ struct PostgreSQLFaultTests {
         try prefs.refresh()
         #expect(prefs[keys[3]] == 3)
     }
+
+    @Test("a row whose type and value are not NULL together (no CHECK forbids it) reads as unreadable, or as removed")
+    func typeAndValueApart() throws {
+        let fixture = try PostgreSQLFixture(options: PostgreSQLOptions(stalenessBound: .seconds(600), listens: false))
+        try fixture.prefs.set(5, for: .launchCount)
+        // A new revision, as a write would draw, so that other stores see the row changed.
+        let row = "revision = nextval('prefs_revision'), xid = pg_current_xact_id() WHERE namespace = '\(fixture.namespace)' AND key = 'launchCount'"
+        // The table has no CHECK constraint: the server takes the row as it is.
+        try server().psql("UPDATE prefs_values SET type = NULL, \(row)")
+        try fixture.prefs.refresh()
+        guard case .unreadable(initial: 0, _) = fixture.prefs.lookup(.launchCount) else {
+            Issue.record("a value without a type read as \(fixture.prefs.lookup(.launchCount))")
+            return
+        }
+        try server().psql("UPDATE prefs_values SET type = 'int', value = NULL, \(row)")
+        try fixture.prefs.refresh()
+        guard case .initial(0) = fixture.prefs.lookup(.launchCount) else {
+            Issue.record("a type without a value read as \(fixture.prefs.lookup(.launchCount))")
+            return
+        }
+    }
 }

@@ -142,9 +142,9 @@ struct PostgreSQLFreshnessTests {
         let prefs = try Prefs(.postgreSQL(url, namespace: namespace, options: PostgreSQLOptions(stalenessBound: .seconds(600), listens: false)))
         try prefs.set(5, for: .launchCount)
         #expect(prefs[.launchCount] == 5)
-        // The message that commits: a transaction's COMMIT, or the one statement of a write (the only message carrying
-        // the key as an array element).
-        proxy.arm(["COMMIT", "{\"launchCount\"}"])
+        // The message that commits: a transaction's COMMIT, or the one statement of a write (the only message whose
+        // parameters carry the key followed by a type name, each after its 4-byte length).
+        proxy.arm(["COMMIT", "launchCount\u{0}\u{0}\u{0}\u{3}int"])
         do {
             try prefs.set(6, for: .launchCount)
             Issue.record("the write whose answer was dropped succeeded")

@@ -338,17 +338,23 @@ final class RawLibPQ {
         }
 
         /// The store's own statement for a set (PrefsPostgreSQL's WriteStatement for a namespace already registered
-        /// and keeping no history; keep them in step). The store's signalling connection sends the notification.
+        /// and keeping no history; keep them in step): one key as itself, several as arrays. The store's signalling
+        /// connection sends the notification.
         func storeWrite(_ raw: RawLibPQ, _ keys: [String], _ jsonValues: [String]) throws {
+            let one = keys.count == 1
+            let source =
+                one
+                ? "SELECT $1, $2::text, $3::text, $4::text, nextval('prefs_revision'), pg_current_xact_id(), now()"
+                : "SELECT $1, k, t, v, nextval('prefs_revision'), pg_current_xact_id(), now() FROM unnest($2::text[], $3::text[], $4::text[]) AS u(k, t, v)"
+            let types = Array(repeating: "int", count: keys.count)
             try raw.execPrepared(
                 """
                 INSERT INTO prefs_values AS p (namespace, key, type, value, revision, xid, changed_at) \
-                SELECT $1, k, t, v, nextval('prefs_revision'), pg_current_xact_id(), now() FROM unnest($2::text[], $3::text[], $4::text[]) AS u(k, t, v) \
-                WHERE true ON CONFLICT (namespace, key) DO UPDATE SET type = excluded.type, value = excluded.value, \
+                \(source) WHERE true ON CONFLICT (namespace, key) DO UPDATE SET type = excluded.type, value = excluded.value, \
                 revision = nextval('prefs_revision'), previous_revision = p.revision, xid = excluded.xid, changed_at = excluded.changed_at \
                 RETURNING key, revision
                 """,
-                [namespace, Self.array(keys), Self.array(Array(repeating: "int", count: keys.count)), Self.array(jsonValues)])
+                one ? [namespace, keys[0], types[0], jsonValues[0]] : [namespace, Self.array(keys), Self.array(types), Self.array(jsonValues)])
         }
 
         /// An atomic increment in one statement: what an update is, written by hand for one value type.

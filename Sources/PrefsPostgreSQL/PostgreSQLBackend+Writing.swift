@@ -89,12 +89,16 @@ extension PostgreSQLBackend {
 
     /// The new revisions in the cache; a removal of a key that held nothing changed nothing, and is forgotten.
     private func remember(_ plan: WritePlan, _ written: [(key: String, revision: Int64)]) {
-        let revisions = Dictionary(written, uniquingKeysWith: max)
+        // One key, the common write: no dictionary to build.
+        let revisions = written.count > 1 ? Dictionary(written, uniquingKeysWith: max) : [:]
+        func revision(of key: String) -> Int64? {
+            written.count > 1 ? revisions[key] : written.first.flatMap { $0.key == key ? $0.revision : nil }
+        }
         for (key, value) in plan.sets {
-            setLatest(revisions[key].map { Entry(stored: value, revision: $0) }, for: key)
+            setLatest(revision(of: key).map { Entry(stored: value, revision: $0) }, for: key)
         }
         for key in plan.removes {
-            if let revision = revisions[key] {
+            if let revision = revision(of: key) {
                 setLatest(Entry(stored: nil, revision: revision), for: key)
             } else if cache[key]?.stored != nil {
                 setLatest(nil, for: key)
@@ -309,7 +313,7 @@ extension PostgreSQLBackend {
     /// What a write that committed tells: the namespace is registered, and (when asked) whether it keeps history; and
     /// when it changed rows, the other stores of this process and then other processes are notified.
     private func learn(from statement: WriteStatement, _ rows: [[String?]]) {
-        pool.registeredNamespaces.withLock { _ = $0.insert(namespace) }
+        if statement.registers { pool.registeredNamespaces.withLock { _ = $0.insert(namespace) } }
         if statement.reportsHistory, let row = rows.first, row.count >= 3 { history = (row[2] == "t", .now) }
         if !rows.isEmpty, !statement.notifiesInline { listener?.notifyLater(namespace, except: subscription) }
     }
@@ -384,11 +388,45 @@ struct WriteStatement {
         var registers: Bool
         var history: History
         var notifiesInline: Bool
+
+        /// How many shapes there are: 3 guards × 3 × 3 counts × 2 × 3 histories × 2.
+        static let count = 324
+
+        /// This shape's place among the ``count`` shapes: its statement's text is found without hashing.
+        var index: Int {
+            let guardIndex: Int =
+                switch guarding {
+                case .none: 0
+                case .revision: 1
+                case .neverWritten: 2
+                }
+            func position(of count: Count) -> Int {
+                switch count {
+                case .none: 0
+                case .one: 1
+                case .many: 2
+                }
+            }
+            let historyIndex: Int =
+                switch history {
+                case .off: 0
+                case .on: 1
+                case .unknown: 2
+                }
+            var index = guardIndex
+            index = index * 3 + position(of: sets)
+            index = index * 3 + position(of: removes)
+            index = index * 2 + (registers ? 1 : 0)
+            index = index * 3 + historyIndex
+            return index * 2 + (notifiesInline ? 1 : 0)
+        }
     }
 
     /// The statement's text, prepared once per connection.
     var sql: PreparedSQL
     var parameters: [String?]
+    /// Whether the statement registers the namespace (this process had not).
+    var registers: Bool
     /// Whether the rows carry a third column: the namespace keeps history.
     var reportsHistory: Bool
     /// Whether the statement sends the notification itself (`pg_notify` on `notifying`), where no signalling connection
@@ -397,24 +435,33 @@ struct WriteStatement {
 
     init(plan: WritePlan, namespace: String, notifying channel: String?, guard guarded: (key: String, value: Int64)?, registers: Bool, history: History) {
         var sets = plan.sets, removes = plan.removes
-        var parameters: [String?] = [namespace]
+        var parameters: [String?] = []
+        parameters.reserveCapacity(8)
+        parameters.append(namespace)
         var guarding = Shape.Guard.none
         if let guarded {
             var change: (type: String?, value: String?)?
+            // An update writes its one key: the plan's arrays are then emptied, not copied less one.
             if let index = sets.firstIndex(where: { $0.key == guarded.key }) {
-                let value = sets.remove(at: index).value
+                let value = sets[index].value
+                if sets.count == 1 { sets = [] } else { sets.remove(at: index) }
                 change = (value.type.description, value.storageText)
             } else if let index = removes.firstIndex(of: guarded.key) {
-                removes.remove(at: index)
+                if removes.count == 1 { removes = [] } else { removes.remove(at: index) }
                 change = (nil, nil)
             }
             if let change {
                 guarding = guarded.value == 0 ? .neverWritten : .revision
-                parameters += [guarded.key, change.type, change.value, String(guarded.value)]
+                parameters.append(guarded.key)
+                parameters.append(change.type)
+                parameters.append(change.value)
+                parameters.append(String(guarded.value))
             }
         }
         if sets.count == 1, let set = sets.first {
-            parameters += [set.key, set.value.type.description, set.value.storageText]
+            parameters.append(set.key)
+            parameters.append(set.value.type.description)
+            parameters.append(set.value.storageText)
         } else if !sets.isEmpty {
             parameters += [
                 PostgreSQLBackend.arrayLiteral(sets.map(\.key)), PostgreSQLBackend.arrayLiteral(sets.map { $0.value.type.description }),
@@ -432,17 +479,19 @@ struct WriteStatement {
             notifiesInline: channel != nil)
         sql = Self.sql(for: shape)
         self.parameters = parameters
+        self.registers = registers
         reportsHistory = history == .unknown
         notifiesInline = channel != nil
     }
 
-    private static let texts = Locked<[Shape: PreparedSQL]>([:])
+    /// Each shape's text once made, at its ``Shape/index``.
+    private static let texts = Locked<[PreparedSQL?]>(Array(repeating: nil, count: Shape.count))
 
     /// The statement's text for `shape`, and its name, made once.
     static func sql(for shape: Shape) -> PreparedSQL {
-        if let text = texts.withLock({ $0[shape] }) { return text }
+        if let text = texts.withLock({ $0[shape.index] }) { return text }
         let text = PreparedSQL(makeSQL(for: shape))
-        texts.withLock { $0[shape] = text }
+        texts.withLock { $0[shape.index] = text }
         return text
     }
 

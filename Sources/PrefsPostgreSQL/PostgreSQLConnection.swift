@@ -436,8 +436,31 @@ private func withCStrings<R>(_ strings: [String], _ body: ([UnsafePointer<CChar>
     return body(copies.map { UnsafePointer($0) } + [nil])
 }
 
-private func withOptionalCStrings<R>(_ strings: [String?], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
-    let copies = strings.map { $0.map { strdup($0) } ?? nil }
-    defer { copies.forEach { free($0) } }
-    return body(copies.map { UnsafePointer($0) })
+/// Calls `body` with `strings` as C strings (nil as a null pointer), laid out in one temporary buffer: no allocation
+/// per parameter (on the stack when small), which a statement run on every write would pay each time.
+private func withOptionalCStrings<R>(_ strings: [String?], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> R) -> R {
+    var size = 0
+    for string in strings { size += (string?.utf8.count ?? 0) + 1 }
+    return withUnsafeTemporaryAllocation(of: CChar.self, capacity: max(size, 1)) { bytes in
+        withUnsafeTemporaryAllocation(of: UnsafePointer<CChar>?.self, capacity: max(strings.count, 1)) { pointers in
+            var offset = 0
+            for (index, string) in strings.enumerated() {
+                guard var string else {
+                    pointers[index] = nil
+                    continue
+                }
+                let start = bytes.baseAddress! + offset
+                let count = string.withUTF8 { utf8 in
+                    utf8.withMemoryRebound(to: CChar.self) { chars in
+                        if let source = chars.baseAddress { start.update(from: source, count: chars.count) }
+                    }
+                    return utf8.count
+                }
+                start[count] = 0
+                pointers[index] = UnsafePointer(start)
+                offset += count + 1
+            }
+            return body(UnsafePointer(pointers.baseAddress))
+        }
+    }
 }

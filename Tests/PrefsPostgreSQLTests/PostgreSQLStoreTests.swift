@@ -55,6 +55,25 @@ struct PostgreSQLStoreTests {
         #expect(try sqlite.snapshot() == fixture.prefs.snapshot())
     }
 
+    @Test(
+        "strings of every size and script reach the server whole, one key or several at once (parameters as C strings)",
+        arguments: ["", "ça 🍕 e\u{301}", String(repeating: "0123456789abcdef", count: 16_384)])
+    func parametersWhole(_ text: String) throws {
+        let fixture = try PostgreSQLFixture()
+        let other = try fixture.reopen()
+        try fixture.prefs.set(text, for: .name)
+        try fixture.prefs.update(.nickname) { $0 = text }
+        #expect(try other.storedValue(forKey: "name")?.json == .string(text))
+        #expect(try other.storedValue(forKey: "nickname")?.json == .string(text))
+        try fixture.prefs.batch { transaction in
+            try transaction.set(text + "!", for: .name)
+            try transaction.set(nil, for: .nickname)
+        }
+        try other.refresh()  // what the server holds now, whatever the other store cached
+        #expect(try other.storedValue(forKey: "name")?.json == .string(text + "!"))
+        #expect(try other.storedValue(forKey: "nickname") == nil)
+    }
+
     @Test("namespaces are isolated: same keys, different values; a reset of one leaves the other")
     func namespaces() throws {
         let url = try server().url

@@ -7,6 +7,8 @@ import PrefsJSON
 /// The tool never reads its own arguments as a domain (its stores are opened with `launchArguments: []`): an app's
 /// arguments are another process's, so they are given here, as a scheme or a QA script passes them.
 struct LaunchArgumentsOption {
+    /// The arguments, split as a shell splits them.
+    let words: [String]
     /// The pairs' values by name, as the library reads them.
     let values: [String: StoredValue]
 
@@ -49,6 +51,7 @@ struct LaunchArgumentsOption {
         }
         if quote != nil || escaped { throw ToolError.usage("--arguments: an unterminated quote or a trailing backslash in \(ValueText.quoted(text))", nil) }
         if inWord { words.append(word) }
+        self.words = words
         values = LaunchArguments.domain(words)
     }
 

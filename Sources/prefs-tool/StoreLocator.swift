@@ -103,7 +103,8 @@ struct StoreLocator {
     /// `listening`: a PostgreSQL store listens for other instances' changes (`watch`); every other command reads or
     /// writes once, and opens no signalling connection in the background (one still connecting when the tool exits
     /// ran libpq's Kerberos checks after their library had been torn down: an abort, seen under ThreadSanitizer).
-    func open(create: Bool = false, checked: Bool = false, listening: Bool = false) throws -> Prefs {
+    /// `launchArguments`: an app's, for DialogGate to read as that app would (`dialogs --arguments`); none otherwise.
+    func open(create: Bool = false, checked: Bool = false, listening: Bool = false, launchArguments: [String] = []) throws -> Prefs {
         guard create || exists else { throw ToolError.io(missingStoreMessage()) }
         if create, !exists, postgreSQL == nil {
             let directory = url.deletingLastPathComponent().path
@@ -129,8 +130,8 @@ struct StoreLocator {
             let options = PostgreSQLOptions(listens: listening, readOnly: !(create || checked))
             let storage =
                 try postgreSQL.map { Prefs.Storage.postgreSQL($0.conninfo, namespace: $0.namespace, options: options) } ?? Prefs.Storage.file(url)
-            // The tool's own arguments are commands, never an argument domain (`list --arguments` gives an app's).
-            prefs = try Prefs(storage, pollInterval: .milliseconds(100), launchArguments: [])
+            // The tool's own arguments are commands, never an argument domain (`dialogs --arguments` gives an app's).
+            prefs = try Prefs(storage, pollInterval: .milliseconds(100), launchArguments: launchArguments)
         } catch {
             throw ToolError(error)
         }

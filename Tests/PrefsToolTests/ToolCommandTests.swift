@@ -369,6 +369,31 @@ struct ToolCommandTests {
         #expect(errors.contains("the file is empty") && errors.contains("; still watching\n"), "\(errors)")
     }
 
+    @Test("dialogs --arguments: a scheme's -UserHasSeenMsg decides never remind as the app launched so reads it; nothing is written")
+    func dialogsWithArguments() async throws {
+        let directory = try TemporaryDirectory()
+        let store = directory.file("d.sqlite").path
+        let prefs = try Prefs(.sqlite(URL(fileURLWithPath: store)))
+        let gate = DialogGate(prefs: prefs, session: DialogSession(), overrides: DialogOverrides())
+        try gate.record(.neverRemind, for: Dialog("intro", policy: DialogPolicy(neverRemindKey: "UserHasSeenMsg")))
+        let before = try prefs.snapshot()
+        let plain = try await tool("--store", store, "dialogs")
+        #expect(plain.status == 0 && !plain.stdout.contains("argument"), "\(plain)")
+
+        let no = try await tool("--store", store, "dialogs", "--arguments", "-UserHasSeenMsg NO")
+        #expect(no.status == 0, "\(no.stderr)")
+        #expect(no.stdout.hasPrefix("intro\t") && no.stdout.hasSuffix("\targument -UserHasSeenMsg NO: may show this launch\n"), "\(no.stdout)")
+        let json = try await tool("--store", store, "dialogs", "list", "--json", "--arguments", "-UserHasSeenMsg NO")
+        #expect(try JSON.parse(json.stdout)["intro"]?["neverRemindArgument"] == .bool(false), "\(json.stdout)")
+        let explain = try await tool("--store", store, "dialogs", "explain", "intro", "--arguments", "-launchCount 3 -UserHasSeenMsg YES")
+        #expect(explain.stdout.hasPrefix("intro\t") && explain.stdout.contains("\targument -UserHasSeenMsg YES: never remind this launch\n"))
+        // An argument that reads as no Bool is ignored, as the app ignores it: the store decides.
+        let maybe = try await tool("--store", store, "dialogs", "--arguments", "-UserHasSeenMsg maybe")
+        #expect(maybe.status == 0 && !maybe.stdout.contains("argument"), "\(maybe)")
+        #expect(try await tool("--store", store, "dialogs", "--arguments", "-UserHasSeenMsg 'NO").status == 64)
+        #expect(try prefs.snapshot() == before, "the arguments are never written")
+    }
+
     @Test("dialogs list and reset")
     func dialogs() async throws {
         let directory = try TemporaryDirectory()

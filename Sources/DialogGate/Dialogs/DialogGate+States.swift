@@ -38,7 +38,8 @@ extension DialogGate {
     /// Every dialog with stored state, sorted by id, from the latest committed state. A dialog whose id is not
     /// a valid key name is listed under its key's name (`h.` and a hash; see ``DialogRecord/storeKeyName(for:)``),
     /// with its id in ``DialogState/dialogID``. A record that names a never-remind key written by older code
-    /// carries that key's stored value (``DialogState/legacyValue``).
+    /// carries that key's stored value (``DialogState/legacyValue``), and what a launch argument naming that key
+    /// decides for this launch (``DialogState/neverRemindArgument``).
     package func states() throws -> [DialogState] {
         prefs.refreshReportingErrors()
         let values = try prefs.snapshot()  // one read: each record beside the key it names
@@ -50,6 +51,7 @@ extension DialogGate {
                 var state = DialogState(id: id, record: record, suppressedForSession: false)
                 state.suppressedForSession = session.isSuppressed(state.dialogID)
                 state.legacyValue = record.neverRemindKey.flatMap { values[$0] }
+                state.neverRemindArgument = record.neverRemindKey.flatMap(neverRemindArgument(named:))
                 return state
             } catch {
                 return DialogState(id: id, record: nil, suppressedForSession: session.isSuppressed(id), problem: "\(error)")
@@ -119,6 +121,9 @@ package struct DialogState: Sendable, Hashable {
     /// The value stored under the record's ``DialogRecord/neverRemindKey`` (by older code, or by DialogGate
     /// alongside its own record), or nil.
     package var legacyValue: StoredValue?
+    /// What a launch argument naming the never-remind key (`-UserHasSeenMsg NO`), read as a `Bool`, decides for the
+    /// launch of the store's ``Prefs`` (above the record and the stored key); nil without one.
+    package var neverRemindArgument: Bool?
 
     package init(id: String, record: DialogRecord?, suppressedForSession: Bool, problem: String? = nil, legacyValue: StoredValue? = nil) {
         self.id = id

@@ -364,7 +364,7 @@ public final class DialogGate: Sendable {
 
     /// The launch argument naming a never-remind key (`-UserHasSeenMsg NO`) read as a `Bool`, as the app's typed keys
     /// read it; nil when none names it or it reads as no `Bool` (the key's own reads report that).
-    private func neverRemindArgument(named name: String) -> Bool? {
+    func neverRemindArgument(named name: String) -> Bool? {
         guard let argument = prefs.launchArgumentValue(forKey: name) else { return nil }
         return (try? LaunchArguments.converted(argument, to: .bool))?.isTruthy
     }

@@ -3,17 +3,23 @@ import Foundation
 import Prefs
 import PrefsJSON
 
-/// `dialogs [list] [--json]`, `dialogs explain ID [--json]`, `dialogs reset ID…|--all`: DialogGate's state per dialog id.
+/// `dialogs [list] [--json] [--arguments ARGS]`, `dialogs explain ID [--json] [--arguments ARGS]`, `dialogs reset
+/// ID…|--all`: DialogGate's state per dialog id.
 enum DialogsCommand {
     static let command = Command(
         spec: CommandSpec(
             name: "dialogs", summary: "List or reset DialogGate's state per dialog id.",
-            usage: "prefs-tool [--store PATH] dialogs [list] [--json] | dialogs explain ID [--json] | dialogs reset ID…|--all",
+            usage:
+                "prefs-tool [--store PATH] dialogs [list] [--json] [--arguments ARGS] | dialogs explain ID [--json] [--arguments ARGS]"
+                + " | dialogs reset ID…|--all",
             help: """
                 list: one line per dialog with stored state (or declared by the app, DialogGate.declare): ID, presentations,
                 last answer, never-remind and snooze dates, and a never-remind key written by older code
                 ("UserHasSeenMsg" = "YES") with the value it holds.
-                --json prints {"ID": {"presentations", "lastPresented", "lastResponse", "lastResponseDate", "neverRemindSince", "snoozedUntil", "neverRemindKey", "neverRemindKeyValue", …}}.
+                --json prints {"ID": {"presentations", "lastPresented", "lastResponse", "lastResponseDate", "neverRemindSince", "snoozedUntil", "neverRemindKey", "neverRemindKeyValue", "neverRemindArgument", …}}.
+                --arguments ARGS (list, explain): as an app launched with ARGS, such as '-UserHasSeenMsg NO' (split as a
+                shell splits them): a dialog's never-remind key given there decides never remind for that launch, shown
+                as "argument -UserHasSeenMsg NO: may show this launch" (or "YES: never remind"). Nothing is written.
                 explain: the dialog's state, the launches recorded, and every condition of its policy (as the app's last
                 decision recorded them) with its current value and whether it is met, as the app's next launch would see
                 it (the app version of the last launch). A parameter the app sets in memory is not in the store: shown as
@@ -23,10 +29,12 @@ enum DialogsCommand {
                 stored; an ID with no stored state is named on stderr, with the nearest stored one.
                 """,
             actions: [
-                CommandSpec(name: "dialogs list", summary: "", usage: "prefs-tool [--store PATH] dialogs [list] [--json]", help: "", flags: ["json"]),
                 CommandSpec(
-                    name: "dialogs explain", summary: "", usage: "prefs-tool [--store PATH] dialogs explain ID [--json]", help: "",
-                    flags: ["json"], positionals: 1...1),
+                    name: "dialogs list", summary: "", usage: "prefs-tool [--store PATH] dialogs [list] [--json] [--arguments ARGS]", help: "",
+                    options: ["arguments"], flags: ["json"]),
+                CommandSpec(
+                    name: "dialogs explain", summary: "", usage: "prefs-tool [--store PATH] dialogs explain ID [--json] [--arguments ARGS]", help: "",
+                    options: ["arguments"], flags: ["json"], positionals: 1...1),
                 CommandSpec(
                     name: "dialogs reset", summary: "", usage: "prefs-tool [--store PATH] dialogs reset ID…|--all", help: "",
                     flags: ["all"], positionals: 0...Int.max),
@@ -34,9 +42,10 @@ enum DialogsCommand {
             defaultAction: "list")
     ) { arguments, context in
         let rest = arguments.positionals
+        let launch = try arguments.option("arguments").map(LaunchArgumentsOption.init)?.words ?? []
         switch arguments.action {
         case "explain":
-            let gate = DialogGate(prefs: try context.store.open(), session: DialogSession(), overrides: DialogOverrides())
+            let gate = DialogGate(prefs: try context.store.open(launchArguments: launch), session: DialogSession(), overrides: DialogOverrides())
             guard let (state, conditions, usage) = try gate.explanation(of: rest[0]) else {
                 let known = try gate.states().map(\.id)
                 let hint = KeyName.nearest(to: rest[0], in: known).map { "; did you mean \(ValueText.quoted($0))?" } ?? ""
@@ -86,14 +95,15 @@ enum DialogsCommand {
             }
             return 0
         default:
-            let gate = DialogGate(prefs: try context.store.open(), session: DialogSession(), overrides: DialogOverrides())
+            let gate = DialogGate(prefs: try context.store.open(launchArguments: launch), session: DialogSession(), overrides: DialogOverrides())
             let states = try gate.states()
             if arguments.flag("json") {
                 var object: [String: JSON] = [:]
                 for state in states {
                     var entry = try state.record.map { try $0.storedValue().json } ?? .object(["problem": .string(state.problem ?? "unreadable")])
-                    if case .object(var members) = entry, let legacy = state.legacyValue {
-                        members["neverRemindKeyValue"] = legacy.json
+                    if case .object(var members) = entry {
+                        if let legacy = state.legacyValue { members["neverRemindKeyValue"] = legacy.json }
+                        if let argument = state.neverRemindArgument { members["neverRemindArgument"] = .bool(argument) }
                         entry = .object(members)
                     }
                     object[state.id] = entry
@@ -124,6 +134,10 @@ enum DialogsCommand {
             // The key older code reads: QA sees why a dialog with no answer recorded here stays hidden.
             let value = if case .string(let text) = legacy.json { ValueText.quoted(text) } else { ValueText.plain(legacy) }
             parts.append("legacy key \(ValueText.quoted(key)) = \(value)" + (state.legacyNeverRemind ? " (never remind)" : ""))
+        }
+        if let key = record.neverRemindKey, let argument = state.neverRemindArgument {
+            // `--arguments`: the app launched so reads the key from its argument, whatever the store says.
+            parts.append("argument -\(key) \(argument ? "YES: never remind" : "NO: may show") this launch")
         }
         return parts.joined(separator: "\t")
     }

@@ -238,11 +238,15 @@ final class PostgreSQLListener: @unchecked Sendable {
                 continue
             }
             let added = Set(wanted.keys).subtracting(listened), removed = listened.subtracting(wanted.keys)
+            // Whether a statement ran on the connection this time round: reading its answer may have read other
+            // sessions' notifications into libpq's buffer too, where poll(2) on the socket cannot see them.
+            var ranStatement = false
             do {
                 if !added.isEmpty || !removed.isEmpty {
                     let script =
                         added.sorted().map { "LISTEN \(PostgreSQLConnection.quotedIdentifier($0))" }
                         + removed.sorted().map { "UNLISTEN \(PostgreSQLConnection.quotedIdentifier($0))" }
+                    ranStatement = true
                     try current.executeScript(script.joined(separator: "; "), deadline: deadline(), operation: "listening for changes")
                     listened = Set(wanted.keys)
                     // A write made while the channel was not yet listened to sent nothing this connection heard.
@@ -251,6 +255,7 @@ final class PostgreSQLListener: @unchecked Sendable {
                 if !toSend.isEmpty {
                     // The notifications of this process's writes, one per namespace.
                     let namespaces = toSend.sorted()
+                    ranStatement = true
                     try current.execute(
                         "SELECT pg_notify(c, n) FROM unnest($1::text[], $2::text[]) AS u(c, n)",
                         [PostgreSQLBackend.arrayLiteral(namespaces.map(PostgreSQLStore.notificationChannel)), PostgreSQLBackend.arrayLiteral(namespaces)],
@@ -262,6 +267,12 @@ final class PostgreSQLListener: @unchecked Sendable {
                 continue
             }
             done()
+            // Those are told now: waiting first would leave them unread until the next byte on the socket, up to the
+            // idle wait (10 s) when nothing else comes.
+            if ranStatement, !deliverNotifications(on: current, to: wanted) {
+                current.close()
+                continue
+            }
             guard let socket = current.socket else { continue }
             var descriptors = [pollfd(fd: socket, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
             // A round is open while notifications wait, or were sent in the last interval: the thread wakes when it is
@@ -276,21 +287,25 @@ final class PostgreSQLListener: @unchecked Sendable {
             let timeout = roundOpen ? max(1, Int32(clamping: (lastSent + interval - .now).milliseconds + 1)) : 10_000
             _ = poll(&descriptors, 2, timeout)
             if descriptors[1].revents != 0 { drainWake() }
-            guard let notifications = try? current.notifications(operation: "listening for changes") else {
-                current.close()
-                continue
-            }
-            let own = current.backendPID
-            for notification in notifications where notification.pid != own {  // this process's own: told already
-                for subscriber in wanted[notification.channel] ?? [] {
-                    if subscriber.namespace == notification.payload {
-                        subscriber.notify(.write)
-                    } else if PostgreSQLStore.settingsPayload(for: subscriber.namespace) == notification.payload {
-                        subscriber.notify(.settings)
-                    }
+            if !deliverNotifications(on: current, to: wanted) { current.close() }
+        }
+    }
+
+    /// Reads what the server sent without waiting, and tells each subscriber of a notification's channel of another
+    /// session's write (or settings change) to its namespace. False when the connection failed.
+    private func deliverNotifications(on connection: PostgreSQLConnection, to wanted: [String: [Subscriber]]) -> Bool {
+        guard let notifications = try? connection.notifications(operation: "listening for changes") else { return false }
+        let own = connection.backendPID
+        for notification in notifications where notification.pid != own {  // this process's own: told already
+            for subscriber in wanted[notification.channel] ?? [] {
+                if subscriber.namespace == notification.payload {
+                    subscriber.notify(.write)
+                } else if PostgreSQLStore.settingsPayload(for: subscriber.namespace) == notification.payload {
+                    subscriber.notify(.settings)
                 }
             }
         }
+        return true
     }
 
     /// The signalling connection. Its notifications need no durability (a lost one costs a store a wait until its next

@@ -66,10 +66,23 @@ struct PostgreSQLSignallingTests {
                 "-c", "LISTEN \"\(PostgreSQLStore.notificationChannel(for: namespace))\"", "-c", "SELECT pg_sleep(60)", "-c", "SELECT 1",
             ], stdout: .file(output, append: false))
         defer { if psql.isRunning { psql.terminate() } }
+        // What the last check saw, for the failure's message: this wait has timed out in a full run under load.
+        var lastCheck = "no check"
         try #require(
             await eventually(timeout: .seconds(60)) {
-                (try? server.psql("SELECT count(*) FROM pg_stat_activity WHERE application_name = '\(application)' AND query LIKE '%pg_sleep%'")) == "1"
-            }, "psql listens")
+                do {
+                    lastCheck = try server.psql(
+                        "SELECT count(*) FROM pg_stat_activity WHERE application_name = '\(application)' AND query LIKE '%pg_sleep%'")
+                } catch {
+                    lastCheck = "\(error)"
+                }
+                return lastCheck == "1"
+            },
+            """
+            psql listens (last check: \(lastCheck); psql running: \(psql.isRunning); its output: \
+            \((try? String(contentsOfFile: output, encoding: .utf8)) ?? "none"); the server's sessions: \
+            \((try? server.psql("SELECT application_name, state, left(query, 40) FROM pg_stat_activity")) ?? "unknown"))
+            """)
         let start = ContinuousClock.now
         var writes = 0
         while ContinuousClock.now - start < .seconds(1) {

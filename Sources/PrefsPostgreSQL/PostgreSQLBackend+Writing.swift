@@ -363,7 +363,7 @@ struct WritePlan {
 /// text, so a connection prepares each once.
 struct WriteStatement {
     /// What the store knows of the namespace's history.
-    enum History: Hashable {
+    enum History: Hashable, CaseIterable {
         /// It keeps none: no history is written.
         case off
         /// It keeps one: each row written gets its entry.
@@ -376,9 +376,9 @@ struct WriteStatement {
     /// value, revision), the set keys' (keys, types, values), the removed keys, the channel. One key is passed as
     /// itself, several as arrays: a function scan over `unnest` costs the server more than the rest of a one-key upsert.
     struct Shape: Hashable {
-        enum Guard: Hashable { case none, revision, neverWritten }
+        enum Guard: Hashable, CaseIterable { case none, revision, neverWritten }
         /// How many keys a part of the statement writes.
-        enum Count: Hashable {
+        enum Count: Hashable, CaseIterable {
             case none, one, many
             init(_ count: Int) { self = count == 0 ? .none : count == 1 ? .one : .many }
         }
@@ -389,36 +389,22 @@ struct WriteStatement {
         var history: History
         var notifiesInline: Bool
 
-        /// How many shapes there are: 3 guards × 3 × 3 counts × 2 × 3 histories × 2.
-        static let count = 324
+        private static let guards = Guard.allCases, counts = Count.allCases, histories = History.allCases
+        /// How many shapes there are.
+        static let count = guards.count * counts.count * counts.count * 2 * histories.count * 2
 
         /// This shape's place among the ``count`` shapes: its statement's text is found without hashing.
         var index: Int {
-            let guardIndex: Int =
-                switch guarding {
-                case .none: 0
-                case .revision: 1
-                case .neverWritten: 2
-                }
-            func position(of count: Count) -> Int {
-                switch count {
-                case .none: 0
-                case .one: 1
-                case .many: 2
-                }
-            }
-            let historyIndex: Int =
-                switch history {
-                case .off: 0
-                case .on: 1
-                case .unknown: 2
-                }
-            var index = guardIndex
-            index = index * 3 + position(of: sets)
-            index = index * 3 + position(of: removes)
-            index = index * 2 + (registers ? 1 : 0)
-            index = index * 3 + historyIndex
-            return index * 2 + (notifiesInline ? 1 : 0)
+            var index = 0
+            func add<Case: Equatable>(_ value: Case, of cases: [Case]) { index = index * cases.count + (cases.firstIndex(of: value) ?? 0) }
+            func add(_ flag: Bool) { index = index * 2 + (flag ? 1 : 0) }
+            add(guarding, of: Self.guards)
+            add(sets, of: Self.counts)
+            add(removes, of: Self.counts)
+            add(registers)
+            add(history, of: Self.histories)
+            add(notifiesInline)
+            return index
         }
     }
 

@@ -114,4 +114,35 @@ struct StoreCacheTests {
         #expect(roundTrip(-3) && roundTrip(true) && roundTrip(Mode.dark) && roundTrip(Int8(-7)) && roundTrip(UInt16(65_000)))
         #expect(roundTrip(Float(1.5)) && roundTrip(2.25) && roundTrip(Date(timeIntervalSince1970: 1_000)))
     }
+
+    @Test("a hit's string moves into the read's result: its reference is neither copied nor dropped")
+    func stringMovesOut() {
+        let original = String(repeating: "a string of its own on the heap ", count: 3)
+        var hit = original  // a second reference, as a hit takes out of the lock
+        func read<Value>(_ string: inout String, as _: Value.Type) -> Value {  // generic, as the store's read
+            StoreCache.Slot.stringValue(&string, as: Value.self)
+        }
+        let value = read(&hit, as: String.self)
+        #expect(value == original)
+        #expect(hit.isEmpty, "moved, not copied: the hit no longer holds the reference")
+    }
+
+    @Test("cache-hit reads of a heap string, in a generic caller, give the stored string and keep it for later reads")
+    func stringHits() throws {
+        let prefs = try Prefs(.memory)
+        let key = Prefs.Key<String>("title", initial: "")
+        let first = String(repeating: "the first title, long enough for the heap ", count: 2)
+        try prefs.set(first, for: key)
+        func reads<Value: PrefsStorable & Equatable>(_ key: Prefs.Key<Value>, _ expected: Value) -> Bool {
+            (0..<1_000).allSatisfy { _ in
+                guard case .stored(let looked) = prefs.lookup(key) else { return false }
+                return prefs[key] == expected && looked == expected
+            }
+        }
+        #expect(reads(key, first))
+        let kept = prefs[key]
+        try prefs.set("second", for: key)
+        #expect(reads(key, "second"))
+        #expect(kept == first, "a value read earlier outlives the cache's")
+    }
 }

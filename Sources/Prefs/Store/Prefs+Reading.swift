@@ -14,8 +14,8 @@ extension Prefs {
             switch state.withLock({ $0.cache.hit(CacheName(key)) }) {  // the hot path: one lock, no hashing
             case .bits(let bits, let type)?:
                 if type == ObjectIdentifier(Value.self) { return StoreCache.Slot.inlineValue(bits, as: Value.self) }
-            case .string(let string)?:
-                if ObjectIdentifier(Value.self) == ObjectIdentifier(String.self) { return unsafeBitCast(string, to: Value.self) }
+            case .string(var string)?:
+                if ObjectIdentifier(Value.self) == ObjectIdentifier(String.self) { return StoreCache.Slot.stringValue(&string, as: Value.self) }
             case .absent?:
                 return key.initial
             case .entry(let entry)?:
@@ -51,8 +51,8 @@ extension Prefs {
         switch state.withLock({ $0.cache.hit(CacheName(key)) }) {
         case .bits(let bits, let type)? where type == ObjectIdentifier(Value.self):
             return .stored(StoreCache.Slot.inlineValue(bits, as: Value.self))
-        case .string(let string)? where ObjectIdentifier(Value.self) == ObjectIdentifier(String.self):
-            return .stored(unsafeBitCast(string, to: Value.self))
+        case .string(var string)? where ObjectIdentifier(Value.self) == ObjectIdentifier(String.self):
+            return .stored(StoreCache.Slot.stringValue(&string, as: Value.self))
         case .entry(let entry)? where entry.holdsDecoded(Value.self):
             let value = entry.decodedValue(as: Value.self)
             return entry.isArgument ? .argument(value) : .stored(value)

@@ -142,6 +142,20 @@ struct StoreCache: ~Copyable {
             default: withUnsafeBytes(of: bits) { $0.load(as: Value.self) }
             }
         }
+
+        /// `string` as a `Value`, which must be `String` (the caller compared their identities): the reference the
+        /// hit took out of the lock moves into the result, and `string` is left empty. `unsafeBitCast` would copy it
+        /// (a retain through `Value`'s value witness, in a caller the compiler did not specialize) and then release
+        /// the hit's: two more atomic operations on the string's object every read.
+        @inline(__always)
+        static func stringValue<Value>(_ string: inout String, as _: Value.Type) -> Value {
+            withUnsafeMutablePointer(to: &string) { pointer in
+                let raw = UnsafeMutableRawPointer(pointer)
+                let value = raw.assumingMemoryBound(to: Value.self).move()
+                raw.initializeMemory(as: String.self, to: "")  // no reference: releasing it is no atomic operation
+                return value
+            }
+        }
     }
 
     /// What a cached read takes out of the lock: an inline value (a string retained), or the entry (one reference).

@@ -123,6 +123,38 @@ package final class SQLiteStatement {
         }
     }
 
+    /// Binds `text` to the 1-based parameter `index`, as ``bind(_:at:)`` binds `.text(text)`, without making the
+    /// ``SQLiteValue`` (a row writer's key, bound for every row).
+    package func bind(text: String, at index: Int32) throws(SQLiteError) {
+        guard let handle else { throw finalizedError() }
+        var text = text
+        let rc = text.withUTF8 { utf8 -> Int32 in
+            guard let base = utf8.baseAddress, utf8.count > 0 else {
+                return sqlite3_bind_text(handle, index, "", 0, prefs_sqlite_transient())
+            }
+            return base.withMemoryRebound(to: CChar.self, capacity: utf8.count) { chars in
+                sqlite3_bind_text64(handle, index, chars, sqlite3_uint64(utf8.count), prefs_sqlite_transient(), UInt8(SQLITE_UTF8))
+            }
+        }
+        if rc != SQLITE_OK {
+            throw SQLiteError.raised(rc, db: sqlite3_db_handle(handle), sql: sql, path: path)
+        }
+    }
+
+    /// Binds the text of a static string to the 1-based parameter `index` without copying it (`SQLITE_STATIC`: its
+    /// bytes live as long as the program), such as a type name bound for every row.
+    package func bind(static text: StaticString, at index: Int32) throws(SQLiteError) {
+        guard let handle else { throw finalizedError() }
+        // A one-character literal is held as its scalar, not as bytes that outlive this call: bind a copy of it.
+        guard text.hasPointerRepresentation, text.utf8CodeUnitCount > 0 else { return try bind(text: text.description, at: index) }
+        let rc = text.utf8Start.withMemoryRebound(to: CChar.self, capacity: text.utf8CodeUnitCount) { chars in
+            sqlite3_bind_text(handle, index, chars, Int32(text.utf8CodeUnitCount), nil)  // nil: SQLITE_STATIC
+        }
+        if rc != SQLITE_OK {
+            throw SQLiteError.raised(rc, db: sqlite3_db_handle(handle), sql: sql, path: path)
+        }
+    }
+
     /// Sets every parameter back to NULL (https://www.sqlite.org/c3ref/clear_bindings.html).
     package func clearBindings() {
         guard let handle else { return }

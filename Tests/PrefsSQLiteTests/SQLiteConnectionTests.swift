@@ -47,6 +47,27 @@ struct SQLiteConnectionTests {
         }
     }
 
+    @Test("text and static text bind their exact bytes, kept by SQLite past the call, one-character literals included")
+    func textBindings() throws {
+        try withDatabase { connection, _ in
+            let statement = try connection.statement("INSERT INTO prefs(key, value) VALUES (?1, ?2)")
+            let names: [(key: String, value: StaticString)] = [("a", "int"), ("b", "x"), ("caf\u{E9}\u{0}z", "[string: int]"), ("", "")]
+            for (key, value) in names {
+                // A key made here and gone before the step: SQLite must hold its own copy of it.
+                try statement.bind(text: String(key.unicodeScalars), at: 1)
+                try statement.bind(static: value, at: 2)
+                #expect(try !statement.step())
+                statement.reset()
+            }
+            let rows = try connection.rows("SELECT key, value, typeof(value) FROM prefs ORDER BY key")
+            #expect(
+                rows == [
+                    [.text(""), .text(""), .text("text")], [.text("a"), .text("int"), .text("text")], [.text("b"), .text("x"), .text("text")],
+                    [.text("caf\u{E9}\u{0}z"), .text("[string: int]"), .text("text")],
+                ])
+        }
+    }
+
     @Test("reuse clears bindings from the previous use")
     func cacheClearsBindings() throws {
         try withDatabase { connection, _ in

@@ -15,6 +15,14 @@ struct SQLiteWriteOrderTests {
         "abcdefgh", "abcdefgi", "abcdefg", "abcdefgh\u{0}", "abcdefgh0", "abcdefgg",
     ]
 
+    /// `keys` as the commit sorts them.
+    static func sorted(_ keys: [String]) -> [String] {
+        var entries = keys.enumerated().map { SQLiteBackend.KeyOrdered(prefix: SQLiteBackend.leadingBytes($1), key: $1, value: $0) }
+        SQLiteBackend.sortByKey(&entries)
+        #expect(entries.allSatisfy { keys[$0.value] == $0.key }, "each key keeps its value")
+        return entries.map(\.key)
+    }
+
     /// `keys` sorted by their UTF-8 bytes, the order SQLite's `BINARY` collation keeps.
     static func byteOrder(_ keys: [String]) -> [String] {
         keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
@@ -25,9 +33,7 @@ struct SQLiteWriteOrderTests {
         var random = SeededGenerator(seed: 7)
         for _ in 0..<20 {
             let keys = Self.awkward.shuffled(using: &random)
-            let order = SQLiteBackend.keyOrder(of: keys)
-            #expect(Set(order).count == keys.count)
-            #expect(order.map { keys[Int($0)] } == Self.byteOrder(keys))
+            #expect(Self.sorted(keys) == Self.byteOrder(keys))
         }
     }
 
@@ -41,8 +47,30 @@ struct SQLiteWriteOrderTests {
             keys.insert(String((0..<Int.random(in: 0...12, using: &random)).map { _ in letters.randomElement(using: &random)! }))
         }
         let shuffled = Array(keys).shuffled(using: &random)
-        let order = SQLiteBackend.keyOrder(of: shuffled)
-        #expect(order.map { shuffled[Int($0)] } == Self.byteOrder(shuffled))
+        #expect(Self.sorted(shuffled) == Self.byteOrder(shuffled))
+    }
+
+    /// A value the sort must move, not copy or drop.
+    final class Box {
+        let key: String
+        init(_ key: String) { self.key = key }
+    }
+
+    @Test("keys and values held on the heap are moved whole: each entry keeps its own, and none is kept after")
+    func heapEntries() {
+        var random = SeededGenerator(seed: 11)
+        // Longer than a small string's 15 bytes, so each key is a heap object too.
+        let keys = (0..<2_000).map { "preferences.section\($0 % 7).name-\(Int.random(in: 0..<1_000_000, using: &random))-\($0)" }
+        weak var watched: Box?
+        do {
+            var entries = keys.map { SQLiteBackend.KeyOrdered(prefix: SQLiteBackend.leadingBytes($0), key: $0, value: Box($0)) }
+            watched = entries[0].value
+            SQLiteBackend.sortByKey(&entries)
+            #expect(entries.map(\.key) == Self.byteOrder(keys))
+            #expect(entries.allSatisfy { $0.value.key == $0.key })
+            #expect(watched != nil)
+        }
+        #expect(watched == nil, "the sorted array held the last reference")
     }
 
     @Test("a large commit visits every row once, with its own value, in byte order")

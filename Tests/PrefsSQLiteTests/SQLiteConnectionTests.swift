@@ -68,6 +68,36 @@ struct SQLiteConnectionTests {
         }
     }
 
+    @Test("text bound without a copy is read in place while the body runs, unbound after it, and after a failure too")
+    func textBoundInPlace() throws {
+        try withDatabase { connection, _ in
+            let statement = try connection.statement("SELECT ?1, length(?1)")
+            // A heap string made here, and a small one: both read where they are while bound.
+            for text in [String(repeating: "caf\u{E9} ", count: 20), "k1"] {
+                var row: [SQLiteValue] = []
+                try statement.withText(text, at: 1) { () throws(SQLiteError) in
+                    defer { statement.reset() }
+                    #expect(try statement.step())
+                    row = [statement.column(0), statement.column(1)]
+                }
+                #expect(row == [.text(text), .integer(Int64(text.count))])
+                #expect(try statement.step())
+                #expect(statement.column(0) == .null, "unbound once the body returned")
+                statement.reset()
+            }
+            let failure = SQLiteError(misuse: "the body's own", code: 1, sql: nil, path: nil)
+            do {
+                try statement.withText("x", at: 1) { () throws(SQLiteError) in throw failure }
+                Issue.record("the body's error was not thrown")
+            } catch {
+                #expect((error as? SQLiteError) == failure)
+            }
+            #expect(try statement.step())
+            #expect(statement.column(0) == .null, "unbound after the body threw")
+            statement.reset()
+        }
+    }
+
     @Test("reuse clears bindings from the previous use")
     func cacheClearsBindings() throws {
         try withDatabase { connection, _ in

@@ -474,16 +474,27 @@ final class SQLiteBackend: StoreBackend {
                 statement = try connection.statement(Self.upsertSQL)
                 writeStatements.upsert = statement
             }
-            defer { statement.reset() }
-            // The statement's three parameters, bound one by one: no `SQLiteValue` for the key, no copy of a type name.
-            try statement.bind(text: key, at: 1)
-            if let name = Self.staticName(of: value.type) {
-                try statement.bind(static: name, at: 2)
-            } else {
-                try statement.bind(text: value.type.description, at: 2)
+            // The statement's three parameters, bound one by one: the key where the string holds it and the type name
+            // of a scalar as a static string, neither copied, and no `SQLiteValue` for the key.
+            try statement.withText(key, at: 1) { () throws(SQLiteError) in
+                defer { statement.reset() }
+                if let name = Self.staticName(of: value.type) {
+                    try statement.bind(static: name, at: 2)
+                } else {
+                    try statement.bind(text: value.type.description, at: 2)
+                }
+                let stored = Self.sqliteValue(value)
+                if case .text(let text) = stored {
+                    // A string's text, where the string holds it too (reset before it is unbound).
+                    try statement.withText(text, at: 3) { () throws(SQLiteError) in
+                        defer { statement.reset() }
+                        _ = try statement.step()
+                    }
+                } else {
+                    try statement.bind(stored, at: 3)
+                    _ = try statement.step()
+                }
             }
-            try statement.bind(Self.sqliteValue(value), at: 3)
-            _ = try statement.step()
         case .remove:
             let statement: SQLiteStatement
             if let held = writeStatements.delete, !held.isFinalized {
@@ -492,9 +503,10 @@ final class SQLiteBackend: StoreBackend {
                 statement = try connection.statement(Self.deleteSQL)
                 writeStatements.delete = statement
             }
-            defer { statement.reset() }
-            try statement.bind(text: key, at: 1)
-            _ = try statement.step()
+            try statement.withText(key, at: 1) { () throws(SQLiteError) in
+                defer { statement.reset() }
+                _ = try statement.step()
+            }
         }
     }
 

@@ -123,6 +123,73 @@ package final class SQLiteStatement {
         }
     }
 
+    /// Binds `text` to the 1-based parameter `index`, as ``bind(_:at:)`` binds `.text(text)`, without making the
+    /// ``SQLiteValue`` (a row writer's key, bound for every row).
+    package func bind(text: String, at index: Int32) throws(SQLiteError) {
+        guard let handle else { throw finalizedError() }
+        var text = text
+        let rc = text.withUTF8 { utf8 -> Int32 in
+            guard let base = utf8.baseAddress, utf8.count > 0 else {
+                return sqlite3_bind_text(handle, index, "", 0, prefs_sqlite_transient())
+            }
+            return base.withMemoryRebound(to: CChar.self, capacity: utf8.count) { chars in
+                sqlite3_bind_text64(handle, index, chars, sqlite3_uint64(utf8.count), prefs_sqlite_transient(), UInt8(SQLITE_UTF8))
+            }
+        }
+        if rc != SQLITE_OK {
+            throw SQLiteError.raised(rc, db: sqlite3_db_handle(handle), sql: sql, path: path)
+        }
+    }
+
+    /// Runs `body` with `text` bound to the 1-based parameter `index` without a copy (`SQLITE_STATIC`: SQLite reads
+    /// the bytes where the string holds them), then binds NULL in its place, so that the statement never keeps a
+    /// pointer to bytes that are gone. `body` steps the statement and resets it before it returns (a parameter can
+    /// be bound again only then). For a row writer's key and text value, bound for every row: a copy costs SQLite an
+    /// allocation and a free each time.
+    ///
+    /// Not generic: across the module boundary a generic body cost more (metadata, witness tables) than the copy saved.
+    package func withText(_ text: String, at index: Int32, _ body: () throws(SQLiteError) -> Void) throws(SQLiteError) {
+        guard let handle else { throw finalizedError() }
+        var text = text
+        var failure: SQLiteError?
+        text.withUTF8 { utf8 in
+            let rc: Int32
+            if let base = utf8.baseAddress, utf8.count > 0 {
+                rc = base.withMemoryRebound(to: CChar.self, capacity: utf8.count) { chars in
+                    sqlite3_bind_text64(handle, index, chars, sqlite3_uint64(utf8.count), nil, UInt8(SQLITE_UTF8))  // nil: SQLITE_STATIC
+                }
+            } else {
+                rc = sqlite3_bind_text(handle, index, "", 0, prefs_sqlite_transient())  // a nil pointer would bind NULL
+            }
+            guard rc == SQLITE_OK else {
+                failure = SQLiteError.raised(rc, db: sqlite3_db_handle(handle), sql: sql, path: path)
+                return
+            }
+            do throws(SQLiteError) {
+                try body()
+            } catch {
+                failure = error
+            }
+        }
+        // The statement as it is now: a failed step finalizes a cached one, and then there is nothing to unbind.
+        if let current = self.handle { sqlite3_bind_null(current, index) }
+        if let failure { throw failure }
+    }
+
+    /// Binds the text of a static string to the 1-based parameter `index` without copying it (`SQLITE_STATIC`: its
+    /// bytes live as long as the program), such as a type name bound for every row.
+    package func bind(static text: StaticString, at index: Int32) throws(SQLiteError) {
+        guard let handle else { throw finalizedError() }
+        // A one-character literal is held as its scalar, not as bytes that outlive this call: bind a copy of it.
+        guard text.hasPointerRepresentation, text.utf8CodeUnitCount > 0 else { return try bind(text: text.description, at: index) }
+        let rc = text.utf8Start.withMemoryRebound(to: CChar.self, capacity: text.utf8CodeUnitCount) { chars in
+            sqlite3_bind_text(handle, index, chars, Int32(text.utf8CodeUnitCount), nil)  // nil: SQLITE_STATIC
+        }
+        if rc != SQLITE_OK {
+            throw SQLiteError.raised(rc, db: sqlite3_db_handle(handle), sql: sql, path: path)
+        }
+    }
+
     /// Sets every parameter back to NULL (https://www.sqlite.org/c3ref/clear_bindings.html).
     package func clearBindings() {
         guard let handle else { return }

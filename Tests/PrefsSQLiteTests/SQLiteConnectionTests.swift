@@ -47,6 +47,57 @@ struct SQLiteConnectionTests {
         }
     }
 
+    @Test("text and static text bind their exact bytes, kept by SQLite past the call, one-character literals included")
+    func textBindings() throws {
+        try withDatabase { connection, _ in
+            let statement = try connection.statement("INSERT INTO prefs(key, value) VALUES (?1, ?2)")
+            let names: [(key: String, value: StaticString)] = [("a", "int"), ("b", "x"), ("caf\u{E9}\u{0}z", "[string: int]"), ("", "")]
+            for (key, value) in names {
+                // A key made here and gone before the step: SQLite must hold its own copy of it.
+                try statement.bind(text: String(key.unicodeScalars), at: 1)
+                try statement.bind(static: value, at: 2)
+                #expect(try !statement.step())
+                statement.reset()
+            }
+            let rows = try connection.rows("SELECT key, value, typeof(value) FROM prefs ORDER BY key")
+            #expect(
+                rows == [
+                    [.text(""), .text(""), .text("text")], [.text("a"), .text("int"), .text("text")], [.text("b"), .text("x"), .text("text")],
+                    [.text("caf\u{E9}\u{0}z"), .text("[string: int]"), .text("text")],
+                ])
+        }
+    }
+
+    @Test("text bound without a copy is read in place while the body runs, unbound after it, and after a failure too")
+    func textBoundInPlace() throws {
+        try withDatabase { connection, _ in
+            let statement = try connection.statement("SELECT ?1, length(?1)")
+            // A heap string made here, and a small one: both read where they are while bound.
+            for text in [String(repeating: "caf\u{E9} ", count: 20), "k1"] {
+                var row: [SQLiteValue] = []
+                try statement.withText(text, at: 1) { () throws(SQLiteError) in
+                    defer { statement.reset() }
+                    #expect(try statement.step())
+                    row = [statement.column(0), statement.column(1)]
+                }
+                #expect(row == [.text(text), .integer(Int64(text.count))])
+                #expect(try statement.step())
+                #expect(statement.column(0) == .null, "unbound once the body returned")
+                statement.reset()
+            }
+            let failure = SQLiteError(misuse: "the body's own", code: 1, sql: nil, path: nil)
+            do {
+                try statement.withText("x", at: 1) { () throws(SQLiteError) in throw failure }
+                Issue.record("the body's error was not thrown")
+            } catch {
+                #expect((error as? SQLiteError) == failure)
+            }
+            #expect(try statement.step())
+            #expect(statement.column(0) == .null, "unbound after the body threw")
+            statement.reset()
+        }
+    }
+
     @Test("reuse clears bindings from the previous use")
     func cacheClearsBindings() throws {
         try withDatabase { connection, _ in

@@ -93,8 +93,12 @@ extension Prefs {
             throw PrefsError.encodingFailed(key: key, reason: encodingFailureReason(error))
         }
         if stored.isNil { return .remove }
-        let type = Value.valueType
-        if type != .json { stored.type = type }  // a `json` value (a Codable, a StoredValue) keeps the type its form names
+        // A `json` value (a Codable, a StoredValue) keeps the type its form names. A match, not `!=`: no copies of
+        // the types for every value written.
+        switch Value.valueType {
+        case .json: break
+        case let type: stored.type = type
+        }
         try Self.checkLimits(stored, key: key)
         return .set(stored)
     }

@@ -122,7 +122,8 @@ public struct StoredValue: Sendable, Hashable, CustomStringConvertible {
     /// Whether this is an explicit `nil` (a JSON `null`, of any type).
     package var isNil: Bool {
         switch form {
-        case .tree(let json): json == .null
+        case .tree(.null): true  // a match, not `==`: no copy of the tree for every value a store writes
+        case .tree: false
         case .text(let text): text == "null"
         }
     }

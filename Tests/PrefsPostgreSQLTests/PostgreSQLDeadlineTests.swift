@@ -131,7 +131,7 @@ struct PostgreSQLDeadlineTests {
         // go, since a cancel the server handled only after the ROLLBACK would let the update through (under load the
         // two race), and then the update's outcome would be what a client deadline leaves it: unknown.
         #expect(
-            await eventually(timeout: .seconds(60)) {
+            await ChildProcess.eventually {
                 (try? server().psql("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")) == "0"
             })
         try holder.run("ROLLBACK")

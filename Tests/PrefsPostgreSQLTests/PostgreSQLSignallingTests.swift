@@ -2,6 +2,7 @@ import Foundation
 import TestFixtures
 import Prefs
 import PrefsPostgreSQL
+import PrefsSupport
 import PrefsTestHarness
 import PrefsTesting
 import Testing
@@ -66,20 +67,23 @@ struct PostgreSQLSignallingTests {
                 "-c", "LISTEN \"\(PostgreSQLStore.notificationChannel(for: namespace))\"", "-c", "SELECT pg_sleep(60)", "-c", "SELECT 1",
             ], stdout: .file(output, append: false))
         defer { if psql.isRunning { psql.terminate() } }
-        // What the last check saw, for the failure's message: this wait has timed out in a full run under load.
-        var lastCheck = "no check"
+        // What the last check saw, for the failure's message: this wait has timed out in a full run under load. Each
+        // check runs psql, off the pool's threads (a minute of checks on one would stall the other tests).
+        let lastCheck = Locked("no check")
         try #require(
-            await eventually(timeout: .seconds(60)) {
+            await ChildProcess.eventually {
+                let seen: String
                 do {
-                    lastCheck = try server.psql(
+                    seen = try server.psql(
                         "SELECT count(*) FROM pg_stat_activity WHERE application_name = '\(application)' AND query LIKE '%pg_sleep%'")
                 } catch {
-                    lastCheck = "\(error)"
+                    seen = "\(error)"
                 }
-                return lastCheck == "1"
+                lastCheck.withLock { $0 = seen }
+                return seen == "1"
             },
             """
-            psql listens (last check: \(lastCheck); psql running: \(psql.isRunning); its output: \
+            psql listens (last check: \(lastCheck.withLock { $0 }); psql running: \(psql.isRunning); its output: \
             \((try? String(contentsOfFile: output, encoding: .utf8)) ?? "none"); the server's sessions: \
             \((try? server.psql("SELECT application_name, state, left(query, 40) FROM pg_stat_activity")) ?? "unknown"))
             """)

@@ -121,6 +121,20 @@ package struct ChildProcess: Sendable {
         }
     }
 
+    /// As PrefsTesting's `eventually`, for a condition that blocks (one that runs `psql`, say): each check runs on a
+    /// thread of its own (``offPool(_:)``), every `interval`, so that a test polling for a minute never holds one of
+    /// the pool's threads, which the other tests wait for.
+    package static func eventually(
+        timeout: Duration = .seconds(60), every interval: Duration = .milliseconds(50), _ condition: @escaping @Sendable () -> Bool
+    ) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if await offPool(condition) { return true }
+            try? await Task.sleep(for: interval)
+        }
+        return await offPool(condition)
+    }
+
     private static func finishBlocking(_ process: SpawnedProcess, _ out: Pipe, _ err: Pipe) -> Result {
         let group = DispatchGroup()
         let errorData = LockedData()

@@ -23,6 +23,17 @@ public indirect enum ValueType: Sendable, Hashable, CustomStringConvertible, Los
 
     public var description: String {
         switch self {
+        case .array(let element): "[\(element)]"
+        case .dictionary(let value): "[string: \(value)]"
+        case .other(let name): name
+        case .bool, .int, .uint, .double, .string, .date, .data, .url, .json: staticName?.description ?? ""
+        }
+    }
+
+    /// A scalar type's name, as ``description`` gives it, as a static string (which SQLite binds without a copy);
+    /// nil for arrays, dictionaries and other types. The one place the scalar names are spelled.
+    var staticName: StaticString? {
+        switch self {
         case .bool: "bool"
         case .int: "int"
         case .uint: "uint"
@@ -32,9 +43,7 @@ public indirect enum ValueType: Sendable, Hashable, CustomStringConvertible, Los
         case .data: "data"
         case .url: "url"
         case .json: "json"
-        case .array(let element): "[\(element)]"
-        case .dictionary(let value): "[string: \(value)]"
-        case .other(let name): name
+        case .array, .dictionary, .other: nil
         }
     }
 

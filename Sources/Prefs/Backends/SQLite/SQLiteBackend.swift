@@ -374,7 +374,7 @@ final class SQLiteBackend: StoreBackend {
             // of a scalar as a static string, neither copied, and no `SQLiteValue` for the key.
             try statement.withText(key, at: 1) { () throws(SQLiteError) in
                 defer { statement.reset() }
-                if let name = Self.staticName(of: value.type) {
+                if let name = value.type.staticName {
                     try statement.bind(static: name, at: 2)
                 } else {
                     try statement.bind(text: value.type.description, at: 2)
@@ -403,22 +403,6 @@ final class SQLiteBackend: StoreBackend {
                 defer { statement.reset() }
                 _ = try statement.step()
             }
-        }
-    }
-
-    /// The name of a scalar type as a static string, which SQLite binds without a copy; nil for the others.
-    private static func staticName(of type: ValueType) -> StaticString? {
-        switch type {
-        case .bool: "bool"
-        case .int: "int"
-        case .uint: "uint"
-        case .double: "double"
-        case .string: "string"
-        case .date: "date"
-        case .data: "data"
-        case .url: "url"
-        case .json: "json"
-        case .array, .dictionary, .other: nil
         }
     }
 

@@ -1,0 +1,247 @@
+import Foundation
+import Prefs
+import PrefsSupport
+
+/// A changeset in the form the statements take: canonical names, values as type name and JSON text.
+struct WritePlan {
+    var sets: [(key: String, value: StoredValue)] = []
+    var removes: [String] = []
+    var declarations: [(key: String, declaration: KeyDeclaration)] = []
+    var undeclared: [String] = []
+
+    init(_ changes: Changeset) {
+        for (key, change) in changes.values.sorted(by: { $0.key < $1.key }) {
+            switch change {
+            case .set(let value): sets.append((PostgreSQLBackend.canonicalName(key), value))
+            case .remove: removes.append(PostgreSQLBackend.canonicalName(key))
+            }
+        }
+        declarations = changes.declarations.sorted { $0.key < $1.key }.map { (PostgreSQLBackend.canonicalName($0.key), $0.value) }
+        undeclared = changes.removedDeclarations.sorted().map(PostgreSQLBackend.canonicalName)
+    }
+
+    /// Every key whose value the write changes.
+    var keys: [String] { sets.map(\.key) + removes }
+
+    func writes(_ key: String) -> Bool {
+        sets.contains { $0.key == key } || removes.contains(key)
+    }
+}
+
+/// The statement that writes a plan's values, as small as the plan allows, so that a plain set is one upsert: values
+/// upserted and removals made tombstones, each with a new revision drawn under its row's lock (and the revision it
+/// replaced); the namespace registered when this process has not yet; the history written when the namespace keeps
+/// one (or, when the store does not know, if it does, and the statement says which); with a guard, all of it only if
+/// the guarded key still has its revision. The notification is sent after the commit by the pool's signalling
+/// connection (``PostgreSQLListener``), or by the statement where there is none. Returns (key, revision) for each row
+/// written, and in a third column, when asked, whether the namespace keeps history. Statements of one shape have one
+/// text, so a connection prepares each once.
+struct WriteStatement {
+    /// What the store knows of the namespace's history.
+    enum History: Hashable, CaseIterable {
+        /// It keeps none: no history is written.
+        case off
+        /// It keeps one: each row written gets its entry.
+        case on
+        /// Not known lately: entries are written if it keeps one, and the statement returns whether it does.
+        case unknown
+    }
+
+    /// What a statement's text depends on; its parameters are, in order: the namespace, the guarded key's (key, type,
+    /// value, revision), the set keys' (keys, types, values), the removed keys, the channel. One key is passed as
+    /// itself, several as arrays: a function scan over `unnest` costs the server more than the rest of a one-key upsert.
+    struct Shape: Hashable {
+        enum Guard: Hashable, CaseIterable { case none, revision, neverWritten }
+        /// How many keys a part of the statement writes.
+        enum Count: Hashable, CaseIterable {
+            case none, one, many
+            init(_ count: Int) { self = count == 0 ? .none : count == 1 ? .one : .many }
+        }
+        var guarding: Guard
+        var sets: Count
+        var removes: Count
+        var registers: Bool
+        var history: History
+        var notifiesInline: Bool
+
+        private static let guards = Guard.allCases, counts = Count.allCases, histories = History.allCases
+        /// How many shapes there are.
+        static let count = guards.count * counts.count * counts.count * 2 * histories.count * 2
+
+        /// This shape's place among the ``count`` shapes: its statement's text is found without hashing.
+        var index: Int {
+            var index = 0
+            func add<Case: Equatable>(_ value: Case, of cases: [Case]) { index = index * cases.count + (cases.firstIndex(of: value) ?? 0) }
+            func add(_ flag: Bool) { index = index * 2 + (flag ? 1 : 0) }
+            add(guarding, of: Self.guards)
+            add(sets, of: Self.counts)
+            add(removes, of: Self.counts)
+            add(registers)
+            add(history, of: Self.histories)
+            add(notifiesInline)
+            return index
+        }
+    }
+
+    /// The statement's text, prepared once per connection.
+    var sql: PreparedSQL
+    var parameters: [String?]
+    /// Whether the statement registers the namespace (this process had not).
+    var registers: Bool
+    /// Whether the rows carry a third column: the namespace keeps history.
+    var reportsHistory: Bool
+    /// Whether the statement sends the notification itself (`pg_notify` on `notifying`), where no signalling connection
+    /// sends it after the commit.
+    var notifiesInline: Bool
+
+    init(plan: WritePlan, namespace: String, notifying channel: String?, guard guarded: (key: String, value: Int64)?, registers: Bool, history: History) {
+        var sets = plan.sets, removes = plan.removes
+        var parameters: [String?] = []
+        parameters.reserveCapacity(8)
+        parameters.append(namespace)
+        var guarding = Shape.Guard.none
+        if let guarded {
+            var change: (type: String?, value: String?)?
+            // An update writes its one key: the plan's arrays are then emptied, not copied less one.
+            if let index = sets.firstIndex(where: { $0.key == guarded.key }) {
+                let value = sets[index].value
+                if sets.count == 1 { sets = [] } else { sets.remove(at: index) }
+                change = (value.type.description, value.storageText)
+            } else if let index = removes.firstIndex(of: guarded.key) {
+                if removes.count == 1 { removes = [] } else { removes.remove(at: index) }
+                change = (nil, nil)
+            }
+            if let change {
+                guarding = guarded.value == 0 ? .neverWritten : .revision
+                parameters.append(guarded.key)
+                parameters.append(change.type)
+                parameters.append(change.value)
+                parameters.append(String(guarded.value))
+            }
+        }
+        if sets.count == 1, let set = sets.first {
+            parameters.append(set.key)
+            parameters.append(set.value.type.description)
+            parameters.append(set.value.storageText)
+        } else if !sets.isEmpty {
+            parameters += [
+                PostgreSQLBackend.arrayLiteral(sets.map(\.key)), PostgreSQLBackend.arrayLiteral(sets.map { $0.value.type.description }),
+                PostgreSQLBackend.arrayLiteral(sets.map { $0.value.storageText }),
+            ]
+        }
+        if removes.count == 1, let key = removes.first {
+            parameters.append(key)
+        } else if !removes.isEmpty {
+            parameters.append(PostgreSQLBackend.arrayLiteral(removes))
+        }
+        if let channel { parameters.append(channel) }
+        let shape = Shape(
+            guarding: guarding, sets: Shape.Count(sets.count), removes: Shape.Count(removes.count), registers: registers, history: history,
+            notifiesInline: channel != nil)
+        sql = Self.sql(for: shape)
+        self.parameters = parameters
+        self.registers = registers
+        reportsHistory = history == .unknown
+        notifiesInline = channel != nil
+    }
+
+    /// Each shape's text once made, at its ``Shape/index``.
+    private static let texts = Locked<[PreparedSQL?]>(Array(repeating: nil, count: Shape.count))
+
+    /// The statement's text for `shape`, and its name, made once.
+    static func sql(for shape: Shape) -> PreparedSQL {
+        if let text = texts.withLock({ $0[shape.index] }) { return text }
+        let text = PreparedSQL(makeSQL(for: shape))
+        texts.withLock { $0[shape.index] = text }
+        return text
+    }
+
+    private static func makeSQL(for shape: Shape) -> String {
+        var count = 1  // $1: the namespace
+        func parameter() -> String {
+            count += 1
+            return "$\(count)"
+        }
+        let stamp = "nextval('prefs_revision'), pg_current_xact_id(), now()"
+        let returning = "RETURNING key, revision, previous_revision, type, value, changed_at"
+        var parts: [String] = []
+        var sources: [String] = []
+        var condition = ""
+        if shape.registers { parts.append("ns AS (INSERT INTO prefs_namespaces (namespace) VALUES ($1) ON CONFLICT (namespace) DO NOTHING)") }
+        if shape.guarding != .none {
+            let (key, type, value, revision) = (parameter(), parameter(), parameter(), parameter())
+            let update = """
+                UPDATE prefs_values SET type = \(type), value = \(value), revision = nextval('prefs_revision'), previous_revision = revision, \
+                xid = pg_current_xact_id(), changed_at = now() WHERE namespace = $1 AND key = \(key) AND revision = \(revision)::bigint \(returning)
+                """
+            if shape.guarding == .neverWritten {
+                // Read as never written: a placeholder row (revision 0) is updated, or else the row is created.
+                parts.append("g1 AS (\(update))")
+                parts.append(
+                    """
+                    g2 AS (INSERT INTO prefs_values (namespace, key, type, value, revision, xid, changed_at) \
+                    SELECT $1, \(key), \(type), \(value), \(stamp) WHERE NOT EXISTS (SELECT 1 FROM g1) \
+                    ON CONFLICT (namespace, key) DO NOTHING \(returning))
+                    """)
+                sources += ["g1", "g2"]
+                condition = " AND EXISTS (SELECT 1 FROM g1 UNION ALL SELECT 1 FROM g2)"
+            } else {
+                parts.append("g AS (\(update))")
+                sources.append("g")
+                condition = " AND EXISTS (SELECT 1 FROM g)"
+            }
+        }
+        if shape.sets != .none {
+            let (keys, types, values) = (parameter(), parameter(), parameter())
+            let source =
+                shape.sets == .one
+                ? "SELECT $1, \(keys)::text, \(types)::text, \(values)::text, \(stamp)"
+                : "SELECT $1, k, t, v, \(stamp) FROM unnest(\(keys)::text[], \(types)::text[], \(values)::text[]) AS u(k, t, v)"
+            parts.append(
+                """
+                s AS (INSERT INTO prefs_values AS p (namespace, key, type, value, revision, xid, changed_at) \
+                \(source) WHERE true\(condition) \
+                ON CONFLICT (namespace, key) DO UPDATE SET type = excluded.type, value = excluded.value, \
+                revision = nextval('prefs_revision'), previous_revision = p.revision, xid = excluded.xid, changed_at = excluded.changed_at \
+                \(returning))
+                """)
+            sources.append("s")
+        }
+        if shape.removes != .none {
+            let keys = parameter()
+            let matching = shape.removes == .one ? "key = \(keys)::text" : "key = ANY(\(keys)::text[])"
+            parts.append(
+                """
+                r AS (UPDATE prefs_values SET type = NULL, value = NULL, revision = nextval('prefs_revision'), previous_revision = revision, \
+                xid = pg_current_xact_id(), changed_at = now() WHERE namespace = $1 AND \(matching) AND value IS NOT NULL\(condition) \
+                \(returning))
+                """)
+            sources.append("r")
+        }
+        // No rows (a plan with only declarations): a source of the same columns that yields none.
+        let none = """
+            SELECT NULL::text AS key, NULL::bigint AS revision, NULL::bigint AS previous_revision, NULL::text AS type, NULL::text AS value, \
+            NULL::timestamptz AS changed_at WHERE false
+            """
+        let union = sources.isEmpty ? none : sources.map { "SELECT * FROM \($0)" }.joined(separator: " UNION ALL ")
+        parts.append("c AS (\(union))")
+        let kept = "EXISTS (SELECT 1 FROM prefs_namespaces WHERE namespace = $1 AND history_retention IS NOT NULL)"
+        if shape.history != .off {
+            parts.append(
+                """
+                h AS (INSERT INTO prefs_history (namespace, key, revision, previous_revision, type, value, changed_at) \
+                SELECT $1, key, revision, previous_revision, type, value, changed_at FROM c\(shape.history == .unknown ? " WHERE \(kept)" : ""))
+                """)
+        }
+        var columns = "key, revision"
+        if shape.history == .unknown { columns += ", \(kept)" }
+        if shape.notifiesInline { columns += ", pg_notify(\(parameter()), $1)" }
+        if parts.count == 2, sources.count == 1, ["s", "r", "g"].contains(sources[0]), shape.history == .off, let statement = parts.first {
+            // One upsert, removal or guarded update and nothing else: the statement itself, returning what the CTE's would.
+            let open = statement.index(after: statement.firstIndex(of: "(")!)
+            let body = statement[open..<statement.index(before: statement.endIndex)]
+            return body.replacingOccurrences(of: returning, with: "RETURNING \(columns)")
+        }
+        return "WITH " + parts.joined(separator: ",\n") + "\nSELECT \(columns) FROM c"
+    }
+}

@@ -49,7 +49,13 @@ extension JSON {
     /// JSON.object(["b": .double(1), "a": .string("é\n")]).serialized()   // {"a":"é\n","b":1.0}
     /// ```
     public func serialized(_ format: JSONFormat = .compact) -> String {
-        String(decoding: serializedBytes(format), as: UTF8.self)
+        // The scalars a store writes most, without a writer's buffer: the same text, a small string held inline.
+        switch self {
+        case .null: return "null"
+        case .bool(let flag): return flag ? "true" : "false"
+        case .int(let number): return String(number)
+        default: return String(decoding: serializedBytes(format), as: UTF8.self)
+        }
     }
 
     /// The JSON text of this value as UTF-8 data; see `serialized(_:)`.

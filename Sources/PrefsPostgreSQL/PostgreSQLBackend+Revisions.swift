@@ -25,7 +25,7 @@ extension PostgreSQLBackend {
     func write(_ changes: Changeset, ifRevisionOf name: String, is expected: Int64) throws -> Int64? {
         let canonical = Self.canonicalName(name)
         do {
-            try commitGuarded(changes, reads: [canonical: expected])
+            try commitGuarded(changes, reads: ReadRevisions(canonical, revision: expected))
         } catch is BackendTransactionConflict {
             setLatest(nil, for: canonical)
             return nil

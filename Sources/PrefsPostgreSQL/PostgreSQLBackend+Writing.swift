@@ -7,19 +7,19 @@ import PrefsSupport
 /// with the revision it was read at); a transaction block for the rest (several keys read, declarations).
 extension PostgreSQLBackend {
     package func apply(_ changes: Changeset) throws {
-        try write(changes, reads: [:])
+        try write(changes, reads: ReadRevisions())
     }
 
     /// Writes `changes` if each key of `reads` still has its revision, else throws ``BackendTransactionConflict``
     /// (at once: a compare-and-set that lost is an answer, not something to wait out).
-    func commitGuarded(_ changes: Changeset, reads: [String: Int64]) throws {
+    func commitGuarded(_ changes: Changeset, reads: ReadRevisions) throws {
         try write(changes, reads: reads, pausesAfterConflict: false)
     }
 
     /// Starts recording what the transaction reads; nothing is sent to the server until it commits, and its body's
     /// first read takes its snapshot (``transactionEntry(_:)``).
     package func beginTransaction() throws {
-        transactionReads = [:]
+        transactionReads = ReadRevisions()
         transactionHasSnapshot = false
         transactionReadsOneKey = false
         transactionSnapshotFailure = nil
@@ -33,7 +33,7 @@ extension PostgreSQLBackend {
     }
 
     package func commitTransaction(_ changes: Changeset) throws {
-        let reads = transactionReads ?? [:]
+        let reads = transactionReads ?? ReadRevisions()
         endTransaction()
         // A transaction that writes nothing read one snapshot, as fresh as reads are promised to be at its first read.
         guard !changes.isEmpty else { return }
@@ -53,7 +53,7 @@ extension PostgreSQLBackend {
 
     /// Writes `changes` if every key in `reads` still has the revision it was read at; throws
     /// ``BackendTransactionConflict`` (having written nothing) when one moved.
-    private func write(_ changes: Changeset, reads: [String: Int64], pausesAfterConflict: Bool = true) throws {
+    private func write(_ changes: Changeset, reads: ReadRevisions, pausesAfterConflict: Bool = true) throws {
         let operation = writingOperation
         guard !options.readOnly else {
             throw PostgreSQLError(
@@ -64,9 +64,9 @@ extension PostgreSQLBackend {
         do {
             let written: [(key: String, revision: Int64)]
             if plan.declarations.isEmpty && plan.undeclared.isEmpty, reads.count <= 1,
-                reads.first.map({ plan.writes($0.key) }) ?? true
+                reads.single.map({ plan.writes($0.key) }) ?? true
             {
-                written = try writeInOneStatement(plan, guard: reads.first, operation: operation)
+                written = try writeInOneStatement(plan, guard: reads.single, operation: operation)
             } else {
                 written = try writeInTransaction(plan, reads: reads, operation: operation)
             }
@@ -184,28 +184,32 @@ extension PostgreSQLBackend {
         _ plan: WritePlan, guard guarded: (key: String, value: Int64)?, operation: String
     ) throws -> [(key: String, revision: Int64)] {
         let statement = makeStatement(plan, guard: guarded)
-        let rows = try withConnection(retrying: true, operation: operation) { connection, deadline in
-            try connection.execute(statement.sql, statement.parameters, deadline: deadline, commits: true, operation: operation).rows
+        let written = try withConnection(retrying: true, operation: operation) { connection, deadline in
+            try connection.executeWrite(
+                statement.sql, statement.parameters, deadline: deadline, commits: true, readsHistory: statement.reportsHistory, operation: operation)
         }
-        learn(from: statement, rows)
-        if let guarded, !rows.contains(where: { $0.first == guarded.key }) { throw BackendTransactionConflict(keys: [guarded.key]) }
-        return Self.revisions(rows)
+        learn(from: statement, written)
+        if let guarded, !written.revisions.contains(where: { $0.key == guarded.key }) { throw BackendTransactionConflict(keys: [guarded.key]) }
+        return written.revisions
     }
 
     // MARK: - A transaction block
 
     /// `BEGIN`; the keys read locked and compared with their revisions; the write; the declarations; `COMMIT`.
     private func writeInTransaction(
-        _ plan: WritePlan, reads: [String: Int64], operation: String
+        _ plan: WritePlan, reads: ReadRevisions, operation: String
     ) throws -> [(key: String, revision: Int64)] {
         try withConnection(retrying: true, operation: operation) { connection, deadline in
             try connection.executeScript(options.beginTransaction, deadline: deadline, operation: operation)
             do {
-                if !reads.isEmpty { try lockAndCompare(reads, connection, deadline: deadline, operation: operation) }
+                if !reads.isEmpty { try lockAndCompare(reads.all, connection, deadline: deadline, operation: operation) }
                 let statement = makeStatement(plan, guard: nil)
-                let rows =
+                let written =
                     plan.sets.isEmpty && plan.removes.isEmpty
-                    ? [] : try connection.execute(statement.sql, statement.parameters, deadline: deadline, operation: operation).rows
+                    ? WrittenRows()
+                    : try connection.executeWrite(
+                        statement.sql, statement.parameters, deadline: deadline, commits: false, readsHistory: statement.reportsHistory,
+                        operation: operation)
                 try writeDeclarations(plan, connection, deadline: deadline, operation: operation)
                 let commit = try connection.execute("COMMIT", deadline: deadline, commits: true, operation: operation)
                 // A transaction that failed earlier ends with ROLLBACK as its tag, not an error.
@@ -214,8 +218,8 @@ extension PostgreSQLBackend {
                         kind: .statementFailed, sqlState: PostgreSQLError.ClientCode.unexpectedAnswer,
                         message: "the server rolled the transaction back (\(commit.commandTag))", operation: operation, target: target)
                 }
-                if !(plan.sets.isEmpty && plan.removes.isEmpty) { learn(from: statement, rows) }
-                return Self.revisions(rows)
+                if !(plan.sets.isEmpty && plan.removes.isEmpty) { learn(from: statement, written) }
+                return written.revisions
             } catch {
                 if connection.isOpen, connection.isInTransaction {
                     _ = try? connection.execute("ROLLBACK", deadline: deadline, operation: "rolling back")
@@ -312,10 +316,10 @@ extension PostgreSQLBackend {
 
     /// What a write that committed tells: the namespace is registered, and (when asked) whether it keeps history; and
     /// when it changed rows, the other stores of this process and then other processes are notified.
-    private func learn(from statement: WriteStatement, _ rows: [[String?]]) {
+    private func learn(from statement: WriteStatement, _ written: WrittenRows) {
         if statement.registers { pool.registeredNamespaces.withLock { _ = $0.insert(namespace) } }
-        if statement.reportsHistory, let row = rows.first, row.count >= 3 { history = (row[2] == "t", .now) }
-        if !rows.isEmpty, !statement.notifiesInline { listener?.notifyLater(namespace, except: subscription) }
+        if let keeps = written.keepsHistory { history = (keeps, .now) }
+        if !written.revisions.isEmpty, !statement.notifiesInline { listener?.notifyLater(namespace, except: subscription) }
     }
 
     /// (key, revision) of rows whose first two columns are those.

@@ -62,7 +62,7 @@ package final class PostgreSQLBackend: StoreBackend {
     /// says so.
     var pendingChange = false
     /// Inside a transaction, the revision of each key it read.
-    var transactionReads: [String: Int64]?
+    var transactionReads: ReadRevisions?
     /// Inside a transaction, whether its body has read: from then on its reads come from ``snapshot``, which moves only
     /// to a snapshot where everything the body read is unchanged.
     var transactionHasSnapshot = false
@@ -375,11 +375,12 @@ package final class PostgreSQLBackend: StoreBackend {
     /// Sets the latest entry of `key` (nil: forgets it, so that the next read outside a transaction asks the server),
     /// keeping its entry as of the last check's snapshot in ``replaced``.
     func setLatest(_ entry: Entry?, for key: String) {
+        // One lookup of `cache` for both the entry it held and the new one.
+        let former = entry.map { cache.updateValue($0, forKey: key) } ?? cache.removeValue(forKey: key)
         if snapshot != nil, replaced[key] == nil {
-            let atSnapshot = cache[key] ?? .absent
+            let atSnapshot = former ?? .absent
             if entry?.revision != atSnapshot.revision || entry == nil { replaced[key] = atSnapshot }
         }
-        cache[key] = entry
     }
 
     // MARK: - A transaction's snapshot
@@ -400,12 +401,12 @@ package final class PostgreSQLBackend: StoreBackend {
         if transactionReadsOneKey, !transactionHasSnapshot, replaced[name] != nil, let latest = cache[name], latest.stored != nil,
             !(freshness?.isExpired ?? false)
         {
-            transactionReads?[name] = latest.revision
+            transactionReads?.record(name, revision: latest.revision)
             return latest
         }
         try prepareTransactionRead(replacing: replaced[name] != nil)
         let entry = replaced[name] ?? cache[name] ?? .absent
-        transactionReads?[name] = entry.revision
+        transactionReads?.record(name, revision: entry.revision)
         return entry
     }
 
@@ -416,7 +417,7 @@ package final class PostgreSQLBackend: StoreBackend {
         for key in Set(cache.keys).union(replaced.keys) {
             let entry = replaced[key] ?? cache[key] ?? .absent
             guard entry.revision != 0 || entry.stored != nil else { continue }
-            transactionReads?[key] = entry.revision
+            transactionReads?.record(key, revision: entry.revision)
             if let stored = entry.stored { values[key] = stored }
         }
         return values
@@ -453,7 +454,7 @@ package final class PostgreSQLBackend: StoreBackend {
         } catch {
             return
         }
-        let reads = transactionReads ?? [:]
+        let reads = transactionReads ?? ReadRevisions()
         let moved = changes.rows.contains { row in reads[row.key].map { $0 != row.entry.revision } ?? false }
         guard !moved, !namespaceMoved(to: changes.marker) else {
             freshness?.expire()  // what it read is not taken in: the next read outside a transaction checks again

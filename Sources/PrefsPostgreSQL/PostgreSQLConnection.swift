@@ -162,13 +162,33 @@ final class PostgreSQLConnection {
         _ statement: PreparedSQL?, _ sql: String, _ parameters: [String?], deadline: ContinuousClock.Instant, commits: Bool,
         operation: () -> String
     ) throws(PostgreSQLError) -> Result {
+        try execute(statement, sql, parameters, deadline: deadline, commits: commits, operation: operation, read: Self.rows(of:))
+            ?? Result(rows: [], commandTag: "")
+    }
+
+    /// Runs the write statement `statement` (autocommit), and reads its rows as ``WrittenRows`` straight from libpq's
+    /// result: a write returns a row per key written, and its rows as strings cost more than the rest of reading them.
+    func executeWrite(
+        _ statement: PreparedSQL, _ parameters: [String?], deadline: ContinuousClock.Instant, commits: Bool, readsHistory: Bool,
+        operation: @autoclosure () -> String
+    ) throws(PostgreSQLError) -> WrittenRows {
+        try execute(
+            statement, statement.text, parameters, deadline: deadline, commits: commits, operation: operation,
+            read: { WrittenRows($0, readsHistory: readsHistory) }) ?? WrittenRows()
+    }
+
+    /// Sends the statement, then reads its last result with `read` (nil: it returned none).
+    private func execute<Output>(
+        _ statement: PreparedSQL?, _ sql: String, _ parameters: [String?], deadline: ContinuousClock.Instant, commits: Bool,
+        operation: () -> String, read: (OpaquePointer) -> Output
+    ) throws(PostgreSQLError) -> Output? {
         let handle = try openHandle(operation)
         let sent: Int32
         if let statement, preparesStatements {
             let name = statement.name
             if !preparedNames.contains(name) {
                 guard PQsendPrepare(handle, name, sql, Int32(parameters.count), nil) == 1 else { throw error(from: nil, operation: operation()) }
-                _ = try finish(handle, deadline: deadline, commits: false, operation: operation)
+                _ = try finish(handle, deadline: deadline, commits: false, operation: operation, read: { _ in () })
                 preparedNames.insert(name)
             }
             sent = withOptionalCStrings(parameters) { values in
@@ -180,7 +200,7 @@ final class PostgreSQLConnection {
             }
         }
         guard sent == 1 else { throw error(from: nil, operation: operation()) }
-        return try finish(handle, deadline: deadline, commits: commits, operation: operation)
+        return try finish(handle, deadline: deadline, commits: commits, operation: operation, read: read)
     }
 
     /// Runs statements without parameters, several separated by `;` in one round trip (the simple protocol), by
@@ -191,7 +211,7 @@ final class PostgreSQLConnection {
     ) throws(PostgreSQLError) -> Result {
         let handle = try openHandle(operation)
         guard PQsendQuery(handle, sql) == 1 else { throw error(from: nil, operation: operation()) }
-        return try finish(handle, deadline: deadline, commits: commits, operation: operation)
+        return try finish(handle, deadline: deadline, commits: commits, operation: operation, read: Self.rows(of:)) ?? Result(rows: [], commandTag: "")
     }
 
     private func openHandle(_ operation: () -> String) throws(PostgreSQLError) -> OpaquePointer {
@@ -203,12 +223,13 @@ final class PostgreSQLConnection {
         return handle
     }
 
-    /// Sends what libpq buffered, then reads every result of the statement sent; the first error wins.
-    private func finish(
-        _ handle: OpaquePointer, deadline: ContinuousClock.Instant, commits: Bool, operation: () -> String
-    ) throws(PostgreSQLError) -> Result {
+    /// Sends what libpq buffered, then reads every result of the statement sent, the last one with `read` (nil: there
+    /// was none); the first error wins.
+    private func finish<Output>(
+        _ handle: OpaquePointer, deadline: ContinuousClock.Instant, commits: Bool, operation: () -> String, read: (OpaquePointer) -> Output
+    ) throws(PostgreSQLError) -> Output? {
         var failure: PostgreSQLError?
-        var last: Result?
+        var last: Output?
         do throws(PostgreSQLError) {
             try flush(handle, deadline: deadline, operation: operation)
             while true {
@@ -217,7 +238,7 @@ final class PostgreSQLConnection {
                 defer { PQclear(result) }
                 let status = PQresultStatus(result)
                 if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK {
-                    last = Self.rows(of: result)
+                    last = read(result)
                 } else if failure == nil {
                     failure = error(from: result, operation: operation())
                 }
@@ -245,7 +266,7 @@ final class PostgreSQLConnection {
             }
             throw failure
         }
-        return last ?? Result(rows: [], commandTag: "")
+        return last
     }
 
     /// `PQflush` until libpq's output buffer is empty, reading input meanwhile (the server may be waiting for us to read).

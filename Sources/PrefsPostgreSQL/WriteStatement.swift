@@ -1,3 +1,4 @@
+import CLibPQ
 import Foundation
 import Prefs
 import PrefsSupport
@@ -10,14 +11,21 @@ struct WritePlan {
     var undeclared: [String] = []
 
     init(_ changes: Changeset) {
-        for (key, change) in changes.values.sorted(by: { $0.key < $1.key }) {
+        func add(_ key: String, _ change: Changeset.Change) {
             switch change {
             case .set(let value): sets.append((PostgreSQLBackend.canonicalName(key), value))
             case .remove: removes.append(PostgreSQLBackend.canonicalName(key))
             }
         }
-        declarations = changes.declarations.sorted { $0.key < $1.key }.map { (PostgreSQLBackend.canonicalName($0.key), $0.value) }
-        undeclared = changes.removedDeclarations.sorted().map(PostgreSQLBackend.canonicalName)
+        if changes.values.count == 1, let (key, change) = changes.values.first {
+            add(key, change)  // the common write: nothing to sort
+        } else {
+            for (key, change) in changes.values.sorted(by: { $0.key < $1.key }) { add(key, change) }
+        }
+        if !changes.declarations.isEmpty {
+            declarations = changes.declarations.sorted { $0.key < $1.key }.map { (PostgreSQLBackend.canonicalName($0.key), $0.value) }
+        }
+        if !changes.removedDeclarations.isEmpty { undeclared = changes.removedDeclarations.sorted().map(PostgreSQLBackend.canonicalName) }
     }
 
     /// Every key whose value the write changes.
@@ -38,7 +46,7 @@ struct WritePlan {
 /// text, so a connection prepares each once.
 struct WriteStatement {
     /// What the store knows of the namespace's history.
-    enum History: Hashable, CaseIterable {
+    enum History: Int, Hashable, CaseIterable {
         /// It keeps none: no history is written.
         case off
         /// It keeps one: each row written gets its entry.
@@ -51,9 +59,9 @@ struct WriteStatement {
     /// value, revision), the set keys' (keys, types, values), the removed keys, the channel. One key is passed as
     /// itself, several as arrays: a function scan over `unnest` costs the server more than the rest of a one-key upsert.
     struct Shape: Hashable {
-        enum Guard: Hashable, CaseIterable { case none, revision, neverWritten }
+        enum Guard: Int, Hashable, CaseIterable { case none, revision, neverWritten }
         /// How many keys a part of the statement writes.
-        enum Count: Hashable, CaseIterable {
+        enum Count: Int, Hashable, CaseIterable {
             case none, one, many
             init(_ count: Int) { self = count == 0 ? .none : count == 1 ? .one : .many }
         }
@@ -64,20 +72,20 @@ struct WriteStatement {
         var history: History
         var notifiesInline: Bool
 
-        private static let guards = Guard.allCases, counts = Count.allCases, histories = History.allCases
         /// How many shapes there are.
-        static let count = guards.count * counts.count * counts.count * 2 * histories.count * 2
+        static let count = Guard.allCases.count * Count.allCases.count * Count.allCases.count * 2 * History.allCases.count * 2
 
-        /// This shape's place among the ``count`` shapes: its statement's text is found without hashing.
+        /// This shape's place among the ``count`` shapes: its statement's text is found without hashing. (Each part's
+        /// raw value is its place among its cases, 0 up.)
         var index: Int {
             var index = 0
-            func add<Case: Equatable>(_ value: Case, of cases: [Case]) { index = index * cases.count + (cases.firstIndex(of: value) ?? 0) }
+            func add<Part: CaseIterable & RawRepresentable<Int>>(_ part: Part) { index = index * Part.allCases.count + part.rawValue }
             func add(_ flag: Bool) { index = index * 2 + (flag ? 1 : 0) }
-            add(guarding, of: Self.guards)
-            add(sets, of: Self.counts)
-            add(removes, of: Self.counts)
+            add(guarding)
+            add(sets)
+            add(removes)
             add(registers)
-            add(history, of: Self.histories)
+            add(history)
             add(notifiesInline)
             return index
         }
@@ -243,5 +251,29 @@ struct WriteStatement {
             return body.replacingOccurrences(of: returning, with: "RETURNING \(columns)")
         }
         return "WITH " + parts.joined(separator: ",\n") + "\nSELECT \(columns) FROM c"
+    }
+}
+
+/// What a write statement returned, read from libpq's result: (key, revision) for each row written (the first two
+/// columns), and whether the namespace keeps history (the third column, when the statement was asked).
+struct WrittenRows {
+    var revisions: [(key: String, revision: Int64)] = []
+    var keepsHistory: Bool?
+
+    init() {}
+
+    init(_ result: OpaquePointer, readsHistory: Bool) {
+        let rowCount = PQntuples(result), columnCount = PQnfields(result)
+        guard columnCount >= 2 else { return }
+        revisions.reserveCapacity(Int(rowCount))
+        for row in 0..<rowCount {
+            guard PQgetisnull(result, row, 0) == 0, PQgetisnull(result, row, 1) == 0,
+                let revision = Int64(String(cString: PQgetvalue(result, row, 1)))
+            else { continue }
+            revisions.append((String(cString: PQgetvalue(result, row, 0)), revision))
+        }
+        if readsHistory, rowCount > 0, columnCount >= 3 {
+            keepsHistory = PQgetisnull(result, 0, 2) == 0 && String(cString: PQgetvalue(result, 0, 2)) == "t"
+        }
     }
 }

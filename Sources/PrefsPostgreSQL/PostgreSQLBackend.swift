@@ -496,7 +496,9 @@ package final class PostgreSQLBackend: StoreBackend {
 
     /// The spelling a key is stored under: Unicode NFC, as the SQLite store writes it.
     static func canonicalName(_ key: String) -> String {
-        key.utf8.allSatisfy { $0 < 0x80 } ? key : key.precomposedStringWithCanonicalMapping
+        // The bytes in one loop where the string holds them contiguously (a native string: every key but a bridged one).
+        let ascii = key.utf8.withContiguousStorageIfAvailable { bytes in bytes.allSatisfy { $0 < 0x80 } } ?? key.utf8.allSatisfy { $0 < 0x80 }
+        return ascii ? key : key.precomposedStringWithCanonicalMapping
     }
 
     /// A row's entry: its value (none for a tombstone), and its revision.

@@ -21,8 +21,8 @@ final class PostgreSQLConnection {
     /// name, so that the server plans it once; off behind a pooler in transaction mode, whose server sessions change
     /// from one statement to the next.
     var preparesStatements = false
-    /// The names of the statements prepared on this connection (``PreparedSQL/name``).
-    private var preparedNames: Set<String> = []
+    /// The statements prepared on this connection, by ``PreparedSQL/hash``.
+    private var preparedStatements: Set<UInt64> = []
 
     /// Connects by `deadline` with libpq's keywords and values, in order (a later one wins over an earlier one with the
     /// same keyword). The store parses connection strings itself (``PostgreSQLConnectionString``), so libpq never
@@ -185,14 +185,17 @@ final class PostgreSQLConnection {
         let handle = try openHandle(operation)
         let sent: Int32
         if let statement, preparesStatements {
-            let name = statement.name
-            if !preparedNames.contains(name) {
-                guard PQsendPrepare(handle, name, sql, Int32(parameters.count), nil) == 1 else { throw error(from: nil, operation: operation()) }
+            if !preparedStatements.contains(statement.hash) {
+                guard PQsendPrepare(handle, statement.name, sql, Int32(parameters.count), nil) == 1 else {
+                    throw error(from: nil, operation: operation())
+                }
                 _ = try finish(handle, deadline: deadline, commits: false, operation: operation, read: { _ in () })
-                preparedNames.insert(name)
+                preparedStatements.insert(statement.hash)
             }
-            sent = withOptionalCStrings(parameters) { values in
-                PQsendQueryPrepared(handle, name, Int32(parameters.count), values, nil, nil, 0)
+            sent = statement.cName.withUnsafeBufferPointer { name in
+                withOptionalCStrings(parameters) { values in
+                    PQsendQueryPrepared(handle, name.baseAddress, Int32(parameters.count), values, nil, nil, 0)
+                }
             }
         } else {
             sent = withOptionalCStrings(parameters) { values in
@@ -382,11 +385,18 @@ final class PostgreSQLConnection {
 /// text has one name on every connection.
 struct PreparedSQL: Sendable {
     let text: String
+    /// The statement's hash, which names it (`prefs_` and its 16 hex digits): a connection's prepared statements are
+    /// known by it, not by their names (no string hashed per call).
+    let hash: UInt64
     let name: String
+    /// `name` as a C string, made once (libpq takes it at every call).
+    let cName: ContiguousArray<CChar>
 
     init(_ text: String) {
         self.text = text
-        name = "prefs_" + StableHash.hex(text)
+        hash = StableHash.fnv1a64(text)
+        name = "prefs_" + StableHash.hex(hash)
+        cName = name.utf8CString
     }
 }
 

@@ -26,7 +26,12 @@ package enum StableHash {
 
     /// The hash as 16 lowercase hex digits.
     package static func hex(_ text: String) -> String {
-        let digits = String(fnv1a64(text), radix: 16)
+        hex(fnv1a64(text))
+    }
+
+    /// `hash` as 16 lowercase hex digits.
+    package static func hex(_ hash: UInt64) -> String {
+        let digits = String(hash, radix: 16)
         return String(repeating: "0", count: 16 - digits.count) + digits
     }
 }

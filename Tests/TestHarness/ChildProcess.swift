@@ -130,6 +130,7 @@ package struct ChildProcess: Sendable {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if await offPool(condition) { return true }
+            // Real time is the point: what is awaited happens in another process (or on the server), on its own time.
             try? await Task.sleep(for: interval)
         }
         return await offPool(condition)

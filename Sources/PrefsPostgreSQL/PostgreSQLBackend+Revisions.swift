@@ -61,6 +61,22 @@ final class PostgreSQLHistoryReader: @unchecked Sendable {
         var revision: Int64
     }
 
+    /// The most changes one read returns.
+    static let changesLimit = 1000
+
+    /// $1 the namespace, $2 the key, $3 the revision: whether the namespace keeps history, the key's revision now, and
+    /// its history entries after $3 (revision, the revision each replaced, type, value), oldest first.
+    static let changesStatement = PreparedSQL(
+        """
+        SELECT n.history_retention IS NOT NULL, coalesce(v.revision, 0), h.revision, h.previous_revision, h.type, h.value
+        FROM (SELECT 1) AS one
+        LEFT JOIN prefs_namespaces n ON n.namespace = $1
+        LEFT JOIN prefs_values v ON v.namespace = $1 AND v.key = $2
+        LEFT JOIN LATERAL (SELECT revision, previous_revision, type, value FROM prefs_history
+                           WHERE namespace = $1 AND key = $2 AND revision > $3::bigint ORDER BY revision LIMIT \(changesLimit)) h ON true
+        ORDER BY h.revision
+        """)
+
     /// The changes of `key` after `revision`, oldest first (at most 1,000 at a time). Throws
     /// ``PostgreSQLError/Kind/revisionCompacted`` when the key changed after `revision` and the namespace's history does
     /// not hold every change: each entry names the revision it replaced, so a gap in the chain shows (the namespace
@@ -68,18 +84,9 @@ final class PostgreSQLHistoryReader: @unchecked Sendable {
     func changes(of key: String, after revision: Int64) throws -> [Change] {
         let name = PostgreSQLBackend.canonicalName(key)
         let operation = "reading the changes of key \(PostgreSQLBackend.quoted(name)) after revision \(revision)"
-        let limit = 1000
         let result = try pool.withConnection(deadline: .now + options.timeout, readOnly: options.readOnly, operation: operation) { connection in
             try connection.execute(
-                """
-                SELECT n.history_retention IS NOT NULL, coalesce(v.revision, 0), h.revision, h.previous_revision, h.type, h.value
-                FROM (SELECT 1) AS one
-                LEFT JOIN prefs_namespaces n ON n.namespace = $1
-                LEFT JOIN prefs_values v ON v.namespace = $1 AND v.key = $2
-                LEFT JOIN LATERAL (SELECT revision, previous_revision, type, value FROM prefs_history
-                                   WHERE namespace = $1 AND key = $2 AND revision > $3::bigint ORDER BY revision LIMIT \(limit)) h ON true
-                ORDER BY h.revision
-                """, [namespace, name, String(revision)], deadline: .now + options.timeout, prepared: true, operation: operation)
+                Self.changesStatement, [namespace, name, String(revision)], deadline: .now + options.timeout, operation: operation)
         }
         guard let first = result.rows.first else { return [] }
         let keepsHistory = first[0] == "t"
@@ -97,7 +104,7 @@ final class PostgreSQLHistoryReader: @unchecked Sendable {
             changes.append(Change(stored: row[5].map { PostgreSQLBackend.storedValue(type: row[4] ?? "", text: $0) }, revision: written))
             previous = written
         }
-        let complete = unbroken && !changes.isEmpty && (changes.count == limit || previous == current)
+        let complete = unbroken && !changes.isEmpty && (changes.count == Self.changesLimit || previous == current)
         guard complete else {
             var error = PostgreSQLError(
                 kind: .revisionCompacted, sqlState: "55000",

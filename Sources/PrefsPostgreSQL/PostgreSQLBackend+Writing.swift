@@ -137,14 +137,15 @@ extension PostgreSQLBackend {
             try connection.execute(
                 Self.pruneStatement,
                 [namespace, options.historyAge.map { String(max(1, $0.milliseconds)) }, options.historyRevisions.map { String(max(1, $0)) }],
-                deadline: deadline, prepared: true, operation: operation)
+                deadline: deadline, operation: operation)
         }
         return Int(result.firstInteger ?? 0)
     }
 
     /// $1 the namespace, $2 the store's age bound in milliseconds (NULL: none), $3 how many entries to keep (NULL:
     /// any number). A namespace that keeps no history (its retention NULL) keeps no entry.
-    static let pruneStatement = """
+    static let pruneStatement = PreparedSQL(
+        """
         WITH doomed AS (SELECT h.key, h.revision FROM prefs_history h JOIN prefs_namespaces n ON n.namespace = h.namespace
                         WHERE h.namespace = $1 AND (n.history_retention IS NULL
                             OR h.changed_at < now() - least(n.history_retention, $2::bigint * interval '1 millisecond')
@@ -153,7 +154,7 @@ extension PostgreSQLBackend {
                         FOR UPDATE OF h SKIP LOCKED),
         gone AS (DELETE FROM prefs_history h USING doomed d WHERE h.namespace = $1 AND h.key = d.key AND h.revision = d.revision RETURNING 1)
         SELECT count(*) FROM gone
-        """
+        """)
 
     /// After `after` conflicts in a row: gives up with ``PostgreSQLError/Kind/timedOut`` once the deadline has passed
     /// since the first, else pauses a little (more after each) so that the writers contending for a key spread out.

@@ -138,18 +138,17 @@ final class PostgreSQLConnection {
     /// `commits`: the statement commits (an autocommit write, or `COMMIT`), so a connection lost or a deadline passed
     /// once it was sent leaves its outcome unknown (``PostgreSQLError/Kind/commitOutcomeUnknown``).
     ///
-    /// `prepared`: a statement the store runs often, prepared once per connection (see ``preparesStatements``).
+    /// A statement the store runs often is a ``PreparedSQL`` (the overload below): prepared once per connection.
     @discardableResult
     func execute(
-        _ sql: String, _ parameters: [String?] = [], deadline: ContinuousClock.Instant, commits: Bool = false, prepared: Bool = false,
+        _ sql: String, _ parameters: [String?] = [], deadline: ContinuousClock.Instant, commits: Bool = false,
         operation: @autoclosure () -> String
     ) throws(PostgreSQLError) -> Result {
-        try execute(
-            prepared && preparesStatements ? PreparedSQL(sql) : nil, sql, parameters, deadline: deadline, commits: commits, operation: operation)
+        try execute(nil, sql, parameters, deadline: deadline, commits: commits, operation: operation)
     }
 
-    /// Runs `statement` as ``execute(_:_:deadline:commits:prepared:operation:)`` does with `prepared`, its name made
-    /// once (a statement the store runs on every write or read: no hash of its text per call).
+    /// Runs `statement` as ``execute(_:_:deadline:commits:operation:)`` does, prepared once per connection where
+    /// ``preparesStatements`` (so the server plans it once), its name made once.
     @discardableResult
     func execute(
         _ statement: PreparedSQL, _ parameters: [String?] = [], deadline: ContinuousClock.Instant, commits: Bool = false,

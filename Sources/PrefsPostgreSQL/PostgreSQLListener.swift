@@ -52,6 +52,8 @@ final class PostgreSQLListener: @unchecked Sendable {
     /// The least time between two sendings of notifications: the writes of that time share one `pg_notify` per
     /// namespace, so that a process writing in a loop does not double the server's work with notifications.
     static let notificationInterval: Duration = .milliseconds(5)
+    /// $1 the channels, $2 their namespaces (the payload): one notification each.
+    static let notifyStatement = PreparedSQL("SELECT pg_notify(c, n) FROM unnest($1::text[], $2::text[]) AS u(c, n)")
     /// The longest time between two sendings while a process writes on: a round that carried two writes or more
     /// doubles the next one's length, up to this; a round of one write (or none) brings it back to
     /// ``notificationInterval``. A write now and then is heard at once, one after another's notification within 5 ms
@@ -257,9 +259,9 @@ final class PostgreSQLListener: @unchecked Sendable {
                     let namespaces = toSend.sorted()
                     ranStatement = true
                     try current.execute(
-                        "SELECT pg_notify(c, n) FROM unnest($1::text[], $2::text[]) AS u(c, n)",
+                        Self.notifyStatement,
                         [PostgreSQLBackend.arrayLiteral(namespaces.map(PostgreSQLStore.notificationChannel)), PostgreSQLBackend.arrayLiteral(namespaces)],
-                        deadline: deadline(), prepared: true, operation: "notifying")
+                        deadline: deadline(), operation: "notifying")
                 }
             } catch {
                 done()

@@ -264,10 +264,14 @@ extension SQLiteBackend {
     /// Counts the store's two tables whose `CREATE TABLE` statement, as `sqlite_master` keeps it, is the one the first
     /// migration ran: 2 when both are exactly as created (an `ALTER TABLE` or a table made anew changes its text).
     static let tablesAsCreatedSQL: String = {
-        let first = SQLiteMigrations.standard.migrations.first { $0.version == 1 }
-        let created: [String] = first?.statements ?? []
-        let texts = created.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" }.joined(separator: ", ")
-        return "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('prefs', 'prefs_declared') AND sql IN (\(texts))"
+        // Plain concatenation: Foundation's string functions would cost a new process more than the probes it saves.
+        var sql = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('prefs', 'prefs_declared') AND sql IN ("
+        let created = SQLiteMigrations.standard.migrations.first { $0.version == 1 }
+        for (index, statement) in (created?.statements ?? []).enumerated() {
+            guard !statement.utf8.contains(UInt8(ascii: "'")) else { return "SELECT 0" }  // none has a quote; probes if one did
+            sql += (index == 0 ? "'" : ", '") + statement + "'"
+        }
+        return sql + ")"
     }()
 
     /// Checks that a file marked as a Prefs store still has the tables, columns and key constraints the store uses,

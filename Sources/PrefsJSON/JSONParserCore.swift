@@ -13,11 +13,25 @@ public struct JSONParserCore<Builder: JSONTreeBuilder> {
     public let origin: Int
     public let maxDepth: Int
     public var pos: Int
-    public var builder: Builder
+    public var builder: Builder {
+        get { parts.builder }
+        nonmutating _modify { yield &parts.builder }
+        nonmutating set { parts.builder = newValue }
+    }
     /// Reused buffer for decoding strings that contain escapes.
-    public var scratch: [UInt8] = []
+    public var scratch: [UInt8] {
+        get { parts.scratch }
+        nonmutating _modify { yield &parts.scratch }
+        nonmutating set { parts.scratch = newValue }
+    }
     /// Reused buffers for checking the values the builder keeps as bytes (``JSONTreeBuilder/keepsNextValue()``).
-    var skipState = JSONSkipState()
+    var skipState: JSONSkipState {
+        get { parts.skipState }
+        nonmutating _modify { yield &parts.skipState }
+        nonmutating set { parts.skipState = newValue }
+    }
+    /// The builder and the buffers, in a class of their own (see ``JSONParserState``). A copy of the parser shares them.
+    let parts: JSONParserState<Builder>
 
     public init(base: UnsafePointer<UInt8>, count: Int, origin: Int, maxDepth: Int, builder: Builder) {
         self.base = base
@@ -25,7 +39,7 @@ public struct JSONParserCore<Builder: JSONTreeBuilder> {
         self.origin = origin
         self.maxDepth = maxDepth
         self.pos = origin
-        self.builder = builder
+        self.parts = JSONParserState(builder)
     }
 
     // MARK: - Document
@@ -270,4 +284,18 @@ extension UInt8 {
             false
         }
     }
+}
+
+/// What a parser holds besides its position: the builder and the reused buffers. Kept out of `JSONParserCore` so that
+/// the parser itself is a few integers and one reference: destroying a `JSONParserCore<SomeBuilder>` whose fields
+/// are many arrays went through its value witness table, whose metadata a new process instantiated from its mangled
+/// name, and that looked up the `SomeBuilder: JSONTreeBuilder` conformance by scanning every conformance record of
+/// the process (some 270 k instructions, the first parse with each builder). This class has no requirement on
+/// `Builder`, so its metadata needs no conformance, and a parse keeps it on the stack. Its properties are accessed
+/// only through the parser that made it, one access at a time: no dynamic exclusivity checks.
+final class JSONParserState<Builder> {
+    @exclusivity(unchecked) var builder: Builder
+    @exclusivity(unchecked) var scratch: [UInt8] = []
+    @exclusivity(unchecked) var skipState = JSONSkipState()
+    init(_ builder: Builder) { self.builder = builder }
 }

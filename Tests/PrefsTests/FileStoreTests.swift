@@ -187,6 +187,8 @@ struct FileStoreTests {
             ("DROP TABLE prefs_declared;", "no such table: prefs_declared"),
             ("ALTER TABLE prefs_declared RENAME COLUMN initial TO first;", "no such column: initial"),
             ("DROP TABLE prefs; CREATE TABLE prefs (key, type, value);", "prefs.key is not a primary key"),
+            // prefs still has the statement that created it: one table as created does not vouch for the other
+            ("DROP TABLE prefs_declared; CREATE TABLE prefs_declared (key, type, initial);", "prefs_declared.key is not a primary key"),
         ])
     func damagedSchema(damage: String, missing: String) async throws {
         let directory = try TemporaryDirectory()
@@ -206,6 +208,25 @@ struct FileStoreTests {
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted() == files)
         #expect(try files.map { try Data(contentsOf: directory.file($0)) } == before)
+    }
+
+    @Test("a Prefs SQLite store whose tables were created by other statements of the same schema opens, reads and writes")
+    func sameSchemaSpelledOtherwise() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.sqlite")
+        let script = """
+            create table prefs ("key" text not null primary key, type text not null, value) without rowid;
+            CREATE TABLE prefs_declared (key TEXT NOT NULL, type TEXT NOT NULL, initial TEXT, PRIMARY KEY (key)) WITHOUT ROWID;
+            INSERT INTO prefs VALUES ('launchCount', 'int', 7);
+            PRAGMA application_id = 1349674611; PRAGMA user_version = 1;
+            """
+        let made = try await ChildProcess.runSystem("/usr/bin/sqlite3", [url.path, script])
+        #expect(made.status == 0, "\(made.stderr)")
+        let prefs = try Prefs(.sqlite(url))
+        #expect(prefs[.launchCount] == 7)
+        try prefs.set(8, for: .launchCount)
+        try prefs.close()
+        #expect(try Prefs(.sqlite(url))[.launchCount] == 8)
     }
 
     @Test("quickCheckProblems: empty for a sound store, whatever its values; a damaged file is reported", arguments: Backend.allCases)

@@ -42,6 +42,21 @@ struct HostileStoreFileTests {
         #expect(ValueType.limitProblem("[a b]") == nil, "malformed, not over a limit")
     }
 
+    /// `[int]` and the other arrays of a scalar are read without the general loop (every row of such a value names its
+    /// type): only when spelled exactly, never a bracket that a combining mark makes another character.
+    @Test("arrays of scalars read as the general parser reads them; a bracket with a combining mark is no bracket")
+    func scalarArrayTypeNames() {
+        for name in ["bool", "int", "uint", "double", "string", "date", "data", "url", "json"] {
+            #expect(ValueType("[\(name)]") == .array(ValueType(name)!), "\(name)")
+            #expect(ValueType("[\(name)]")?.description == "[\(name)]")
+            #expect(ValueType(" [ \(name) ]") == .array(ValueType(name)!), "trimmed by the general loop")
+        }
+        #expect(ValueType("[\u{301}int]") == nil, "\"[\u{301}\" is one character, not a bracket")
+        #expect(ValueType("[int]\u{301}") == nil)
+        #expect(ValueType("[in]") == .array(.other("in")))
+        #expect(ValueType("[]") == nil)
+    }
+
     /// The recursive parser took any colon inside the brackets for a dictionary's, so `[[string: int]]`, the type of a
     /// `[[String: Int]]` value, did not parse: the value was written and then not readable as its type.
     @Test(

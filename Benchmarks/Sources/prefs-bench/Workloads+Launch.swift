@@ -301,6 +301,7 @@ extension Bench {
             child("empty process", .baseline, "none", "-"),
             child(Name.rawSQLite, .baseline, "raw-sqlite", paths[.sqlite]!),
             child(Name.rawRows, .baseline, "raw-sqlite-rows", paths[.sqlite]!),
+            child(Name.rawTyped, .baseline, "raw-sqlite-typed", paths[.sqlite]!),
             child(Name.jsonDecoder, .baseline, "json-decoder", paths[.json]!),
             child(Name.defaults, .baseline, "userdefaults", defaults.suite),
             child(sqlite, .subject, "sqlite", paths[.sqlite]!),
@@ -312,7 +313,8 @@ extension Bench {
             data: (n: n, label: "N = \(Format.count(n)), mixed", type: "mixed"), contenders: contenders, metric: "process", display: .total,
             rules: [
                 Rule(subject: sqlite + inside, baseline: Name.rawSQLite + inside, target: .within(1.2)),
-                Rule(subject: sqlite + inside, baseline: Name.rawRows + inside, target: .within(1.2)),
+                Rule(subject: sqlite + inside, baseline: Name.rawTyped + inside, target: .within(1.2)),
+                Rule(subject: sqlite + inside, baseline: Name.rawRows + inside),
                 Rule(subject: json + inside, baseline: Name.jsonDecoder + inside, target: .within(0.25)),
                 Rule(subject: sqlite + inside, baseline: Name.defaults + inside),
                 Rule(subject: json + inside, baseline: Name.defaults + inside),
@@ -322,6 +324,8 @@ extension Bench {
             notes: [
                 Name.rawSQLite: "sqlite3 on the file Prefs wrote: one prepared SELECT per key, arrays and the struct through JSONDecoder",
                 Name.rawRows: "the same 20 rows through sqlite3 only: numbers as they are, text (dates, JSON) not decoded",
+                Name.rawTyped:
+                    "the same 20 rows through sqlite3, typed without Foundation: dates by fixed offsets, the JSON scanned in place",
                 Name.jsonDecoder: "the whole file decoded by JSONDecoder (values as tagged JSON), then the 20 values taken from it",
                 Name.defaults: "corelibs UserDefaults reading its plist; the struct stored as JSON data, decoded by JSONDecoder",
             ],
@@ -350,13 +354,25 @@ func childLaunch(kind: String, path: String, n: Int) throws {
         print("open_read_ns=\(Int(elapsed.nanoseconds))")
         print("rows=\(rows.count)")
         return
+    case "raw-sqlite-typed":
+        values = try LaunchStore.readTyped(path: path, indices: indices)
+    case "write-sqlite", "write-json":
+        // Not timed: the store a launch reads, left at PATH, to profile a child (`valgrind --tool=callgrind prefs-bench
+        // --child-launch sqlite PATH N`) on the file the workload writes.
+        let url = URL(fileURLWithPath: path)
+        let prefs = try Prefs(kind == "write-sqlite" ? .sqlite(url) : .jsonFile(url))
+        try store.write(prefs)
+        try prefs.close()
+        return
     case "json-decoder":
         values = try LaunchStore.readDecoded(path: path, indices: indices)
     case "userdefaults":
         let defaults = try DefaultsBaseline(existing: path).defaults
         values = try indices.map { try LaunchStore.read(defaults, $0) }
     default:
-        throw BenchError("unknown launch kind \(kind): expected sqlite, json, raw-sqlite, raw-sqlite-rows, json-decoder, userdefaults or none")
+        throw BenchError(
+            "unknown launch kind \(kind): expected sqlite, json, raw-sqlite, raw-sqlite-rows, raw-sqlite-typed, json-decoder, userdefaults, none, "
+                + "write-sqlite or write-json")
     }
     let elapsed = clock.now - start
     print("open_read_ns=\(Int(elapsed.nanoseconds))")

@@ -116,6 +116,7 @@ enum Name {
     static let rawTransaction = "raw sqlite3 one transaction"
     static let rawSQLite = "raw sqlite3"
     static let rawRows = "raw sqlite3, rows only"
+    static let rawTyped = "raw sqlite3, typed rows"
     static let jsonEncoder = "JSONEncoder + atomic replace"
     static let jsonDecoder = "JSONDecoder"
     static let defaults = "UserDefaults"

@@ -80,6 +80,7 @@ public indirect enum ValueType: Sendable, Hashable, CustomStringConvertible, Los
     /// read and the notes applied from the inside out. No recursion, and the work is bounded by the limits.
     private static func parse(_ description: String) -> Parsed {
         if let type = scalar(named: description[...]) { return .type(type) }  // the exact names, without trimming (this runs for every row read)
+        if let element = scalarArrayElement(description) { return .type(.array(element)) }  // `[string]`, `[int]`: as the stores write them
         guard description.utf8.count <= maximumDescriptionBytes else { return .tooLong }
         var isDictionary: [Bool] = []  // outermost first
         var text = trimmed(description[...])
@@ -110,6 +111,15 @@ public indirect enum ValueType: Sendable, Hashable, CustomStringConvertible, Los
             type = dictionary ? .dictionary(type) : .array(type)
         }
         return .type(type)
+    }
+
+    /// The element type of `[NAME]` spelled exactly (no spaces), NAME a scalar's: what the loop below reads it as, without
+    /// its trimming and arrays. Cut on the brackets' bytes, so that `[\u{301}int]` (a bracket with a combining accent) is
+    /// not taken for `[int]`.
+    private static func scalarArrayElement(_ description: String) -> ValueType? {
+        let utf8 = description.utf8
+        guard utf8.count >= 5, utf8.first == UInt8(ascii: "["), utf8.last == UInt8(ascii: "]") else { return nil }
+        return scalar(named: description[utf8.index(after: utf8.startIndex)..<utf8.index(before: utf8.endIndex)])
     }
 
     /// The scalar type `name` spells exactly, compared on its UTF-8 bytes: this runs for every row and entry a store

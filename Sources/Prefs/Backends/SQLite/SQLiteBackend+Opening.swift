@@ -261,11 +261,32 @@ extension SQLiteBackend {
         ("INSERT INTO prefs_declared (key, type, initial) VALUES (?1, ?2, ?3) ON CONFLICT (key) DO NOTHING", "prefs_declared.key is not a primary key"),
     ]
 
+    /// Counts the store's two tables whose `CREATE TABLE` statement, as `sqlite_master` keeps it, is the one the first
+    /// migration ran: 2 when both are exactly as created (an `ALTER TABLE` or a table made anew changes its text).
+    static let tablesAsCreatedSQL: String = {
+        // Plain concatenation: Foundation's string functions would cost a new process more than the probes it saves.
+        var sql = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('prefs', 'prefs_declared') AND sql IN ("
+        let created = SQLiteMigrations.standard.migrations.first { $0.version == 1 }
+        for (index, statement) in (created?.statements ?? []).enumerated() {
+            guard !statement.utf8.contains(UInt8(ascii: "'")) else { return "SELECT 0" }  // none has a quote; probes if one did
+            sql += (index == 0 ? "'" : ", '") + statement + "'"
+        }
+        return sql + ")"
+    }()
+
     /// Checks that a file marked as a Prefs store still has the tables, columns and key constraints the store uses,
     /// by preparing (never running) statements over them: this reads the schema only, writes nothing and takes no
     /// write lock. A damaged schema (a table dropped or recreated by hand) is ``PrefsError/corruptStore(path:reason:)``
     /// naming what is missing, rather than an SQLite error at the first read or write.
+    ///
+    /// A schema whose tables `sqlite_master` still records with the very statements that created them is that schema:
+    /// one query says so, and the probes are not prepared (three statements fewer at every open of a current store).
     private static func checkSchema(_ connection: SQLiteConnection) throws(PrefsError) {
+        do {
+            if try integer(connection, tablesAsCreatedSQL) == 2 { return }
+        } catch {
+            // Nothing is lost: the probes below check the schema all the same, and report what they find as before.
+        }
         for (sql, missing) in schemaProbes {
             do {
                 try sqlite { () throws(SQLiteError) in _ = try connection.prepareUncached(sql) }  // finalized when released

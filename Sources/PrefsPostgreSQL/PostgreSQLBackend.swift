@@ -298,7 +298,7 @@ package final class PostgreSQLBackend: StoreBackend {
         let started = options.clock.uptimeNanoseconds
         let result = try withConnection(retrying: true, operation: "checking namespace \(Self.quoted(namespace)) for changes") { connection, deadline in
             try connection.execute(
-                Self.checkStatement, [namespace, base ?? Self.beforeEverything], deadline: deadline,
+                Self.checkStatement, [namespace, Self.xmin(of: base ?? Self.beforeEverything)], deadline: deadline,
                 operation: "checking namespace \(Self.quoted(namespace)) for changes")
         }
         guard let first = result.rows.first, let newSnapshot = first[0] else {
@@ -315,16 +315,23 @@ package final class PostgreSQLBackend: StoreBackend {
         return Changes(snapshot: newSnapshot, marker: first[1] ?? "", keepsHistory: first[2] == "t", rows: rows, isFull: base == nil, started: started)
     }
 
-    /// $1 the namespace, $2 the base snapshot: the snapshot now, the namespace's marker and whether it keeps history,
-    /// and the rows written by transactions at or above the base's xmin.
+    /// $1 the namespace, $2 the base snapshot's xmin (``xmin(of:)``): the snapshot now, the namespace's marker and
+    /// whether it keeps history, and the rows written by transactions at or above that xmin.
     static let checkStatement = PreparedSQL(
         """
         SELECT pg_current_snapshot()::text, n.created_xid::text || '/' || coalesce(n.pruned_xid::text, ''), \
         n.history_retention IS NOT NULL, v.key, v.type, v.value, v.revision
         FROM (SELECT 1) AS one
         LEFT JOIN prefs_namespaces n ON n.namespace = $1
-        LEFT JOIN prefs_values v ON v.namespace = $1 AND v.xid >= pg_snapshot_xmin($2::pg_snapshot)
+        LEFT JOIN prefs_values v ON v.namespace = $1 AND v.xid >= $2::xid8
         """)
+
+    /// The xmin of a snapshot's text (`xmin:xmax:xip,…`, as `pg_current_snapshot()::text` writes it): the text before
+    /// its first colon, which the server reads as an `xid8` (and refuses, failing the check, if it is none). Passed so
+    /// rather than the whole snapshot: `pg_snapshot_xmin($2::pg_snapshot)` was worked out again for every row scanned.
+    static func xmin(of snapshot: String) -> String {
+        String(snapshot.prefix { $0 != ":" })
+    }
 
     /// Whether the namespace's row changed since the last check: it was deleted, recreated or pruned. (A namespace
     /// registered since, by its first write, here or elsewhere, is not that: every row it holds was written since, and

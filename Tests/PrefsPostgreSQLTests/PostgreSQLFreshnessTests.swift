@@ -133,6 +133,51 @@ struct PostgreSQLFreshnessTests {
         #expect(fixture.prefs[.launchCount] == 3)
     }
 
+    /// In a database of its own (the table's scan counters are the test's alone), after `ANALYZE`: one namespace is
+    /// most of the table. Without plans fixed on the key, the statement's plan followed the statistics: checks of the
+    /// big namespace read the whole table, and once those set the connection's cached plan, so did the small one's.
+    @Test("a check for changes reads only its namespace's rows, through the primary key, whatever the statistics")
+    func checksUseTheKey() async throws {
+        let database = "plans_\(UUID().uuidString.prefix(8).lowercased())"
+        try server().psql("CREATE DATABASE \(database)")
+        let url = try server().url(database: database)
+        let filler = try Prefs(.postgreSQL(url, namespace: "big"))
+        try filler.batch { transaction in
+            for index in 0..<3000 { try transaction.set(index, for: Prefs.Key<Int>("key\(index)", initial: 0)) }
+        }
+        let small = try Prefs(.postgreSQL(url, namespace: "small"))
+        try small.set(1, for: .launchCount)
+        try filler.close()
+        try small.close()
+        try server().psql("ANALYZE prefs_values", database: database)
+        // A session reports its counts when it ends (when idle, only every few seconds): the counts are taken with none.
+        @Sendable func settledCounts() async throws -> [Int] {
+            let sessions = "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database)' AND pid <> pg_backend_pid()"
+            try server().psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(database)' AND pid <> pg_backend_pid()")
+            #expect(await ChildProcess.eventually { (try? server().psql(sessions)) == "0" })
+            let scans = "SELECT seq_scan, idx_scan FROM pg_stat_user_tables WHERE relname = 'prefs_values'"
+            return try server().psql(scans, database: database).split(separator: "|").compactMap { Int($0) }
+        }
+        let before = try await settledCounts()
+        // One pool, so one connection's plans: the big namespace checked first, then the small one.
+        let bigStore = try Prefs(.postgreSQL(url, namespace: "big"))
+        let smallStore = try Prefs(.postgreSQL(url, namespace: "small"))
+        for _ in 0..<10 {
+            try bigStore.refresh()
+            #expect(bigStore[Prefs.Key<Int>("key7", initial: 0)] == 7)
+        }
+        for _ in 0..<10 {
+            try smallStore.refresh()
+            #expect(smallStore[.launchCount] == 1)
+        }
+        try bigStore.close()
+        try smallStore.close()
+        let after = try await settledCounts()
+        try #require(before.count == 2 && after.count == 2, "\(before) → \(after)")
+        #expect(after[1] - before[1] >= 20, "the checks read through the key: (seq_scan, idx_scan) \(before) → \(after)")
+        #expect(after[0] == before[0], "no check read the whole table: (seq_scan, idx_scan) \(before) → \(after)")
+    }
+
     @Test("after a write whose outcome is unknown (the answer to its commit lost), the key is read from the server, not the cache")
     func unknownOutcomeRereads() throws {
         let server = try server()

@@ -165,8 +165,9 @@ final class PostgreSQLConnection {
             ?? Result(rows: [], commandTag: "")
     }
 
-    /// Runs the write statement `statement` (autocommit), and reads its rows as ``WrittenRows`` straight from libpq's
-    /// result: a write returns a row per key written, and its rows as strings cost more than the rest of reading them.
+    /// Runs the write statement `statement` (``WriteStatement``), and reads its rows as ``WrittenRows`` straight from
+    /// libpq's result: a write returns a row per key written, and its rows as strings cost more than the rest of
+    /// reading them.
     func executeWrite(
         _ statement: PreparedSQL, _ parameters: [String?], deadline: ContinuousClock.Instant, commits: Bool, readsHistory: Bool,
         operation: @autoclosure () -> String

@@ -222,25 +222,28 @@ struct StoreCache: ~Copyable {
             case .set(let value): stored = value
             case .remove: stored = nil
             }
+            let argumentNamed = Self.argumentNames(name, stored: stored, arguments: arguments)
             if let declaredName, declaredName.name == name {
-                let argumentNamed = Self.argumentNames(name, stored: stored, arguments: arguments)
                 table[declaredName] = Slot(stored: stored, argumentNamed: argumentNamed, declared: true)  // the key's own hash, kept: no hashing
             } else {
-                cache(stored, for: name, arguments: arguments)
+                put(stored, argumentNamed: argumentNamed, for: CacheName(name))
             }
         }
     }
 
     /// Caches `stored` (nil: nothing stored) for `name`, keeping what the slot knew of its declaration (and nothing of
-    /// what was decoded). Returns the slot cached.
+    /// what was decoded). Returns what a read of the slot finds: its stored value, and whether a launch argument names it.
     @discardableResult
     mutating func cache(_ stored: StoredValue?, for name: String, arguments: [String: StoredValue]) -> Slot {
         let argumentNamed = Self.argumentNames(name, stored: stored, arguments: arguments)
-        var cached = Slot(stored: stored, argumentNamed: argumentNamed)
-        table.update(CacheName(name), default: cached) { slot in
+        put(stored, argumentNamed: argumentNamed, for: CacheName(name))
+        return Slot(stored: stored, argumentNamed: argumentNamed)
+    }
+
+    /// Puts `stored` in the slot of `name`, or in a new one: nothing copied out (a batch's commit puts every key).
+    private mutating func put(_ stored: StoredValue?, argumentNamed: Bool, for name: CacheName) {
+        table.update(name, default: Slot(stored: stored, argumentNamed: argumentNamed)) { slot in
             slot.replaceStored(stored, argumentNamed: argumentNamed)
-            cached = slot
         }
-        return cached
     }
 }

@@ -7,7 +7,7 @@ import Testing
 /// whose hashes collide on purpose, so probes wrap around the table and removals shift runs of buckets back.
 @Suite("Cache table")
 struct CacheTableTests {
-    static let entries = (0..<8).map { StoreCache.Entry(try? StoredValue($0)) }
+    static let entries = (0..<8).map { try? StoredValue($0) }
 
     /// The name `k<index>`; its hash one of `spread` values (all alike for 1), or its own.
     static func name(_ index: Int, spread: Int?) -> CacheName {
@@ -28,13 +28,13 @@ struct CacheTableTests {
             switch Int.random(in: 0..<100, using: &random) {
             case 0..<40:
                 let entry = Int.random(in: 0..<Self.entries.count, using: &random)
-                table[name] = StoreCache.Slot(entry: Self.entries[entry])
+                table[name] = StoreCache.Slot(stored: Self.entries[entry])
                 model[name.name] = (entry, false)
             case 40..<55:
                 table.update(name) { $0.declared = true }
                 model[name.name]?.declared = true
             case 55..<65:
-                table.update(name, default: StoreCache.Slot(entry: Self.entries[0])) { $0.declared.toggle() }
+                table.update(name, default: StoreCache.Slot(stored: Self.entries[0])) { $0.declared.toggle() }
                 let current = model[name.name] ?? (0, false)
                 model[name.name] = (current.entry, !current.declared)
             case 65..<95:
@@ -52,7 +52,7 @@ struct CacheTableTests {
                 for probe in 0..<300 {
                     let slot = table[Self.name(probe, spread: spread)]
                     let expected = model["k\(probe)"]
-                    #expect(slot?.entry === expected.map { Self.entries[$0.entry] }, "step \(step), k\(probe)")
+                    #expect(slot?.stored == expected.flatMap { Self.entries[$0.entry] }, "step \(step), k\(probe)")
                     #expect(slot?.declared == expected?.declared, "step \(step), k\(probe)")
                 }
             }
@@ -62,10 +62,10 @@ struct CacheTableTests {
     @Test("a name is found by its text, not its hash alone; equal texts with the cache's own hashes agree")
     func namesCompareByText() {
         var table = CacheTable()
-        table[CacheName("a", hash: 5)] = StoreCache.Slot(entry: Self.entries[1])
+        table[CacheName("a", hash: 5)] = StoreCache.Slot(stored: Self.entries[1])
         #expect(table[CacheName("b", hash: 5)] == nil)
-        #expect(table[CacheName("a", hash: 5)]?.entry === Self.entries[1])
-        table[CacheName("name")] = StoreCache.Slot(entry: Self.entries[2])
-        #expect(table[CacheName(Prefs.Key<Int>("name", initial: 0))]?.entry === Self.entries[2])
+        #expect(table[CacheName("a", hash: 5)]?.stored == Self.entries[1])
+        table[CacheName("name")] = StoreCache.Slot(stored: Self.entries[2])
+        #expect(table[CacheName(Prefs.Key<Int>("name", initial: 0))]?.stored == Self.entries[2])
     }
 }

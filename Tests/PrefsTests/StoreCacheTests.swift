@@ -20,52 +20,58 @@ struct StoreCacheTests {
         switch hit {
         case nil: "miss"
         case .absent?: "absent"
-        case .entry(let entry)?: "entry \(entry.stored.map { "\($0)" } ?? "nil")"
+        case .undecoded?: "undecoded"
+        case .entry(let entry)?: "entry\(entry.isArgument ? " (argument)" : "")"
         case .bits(let bits, let type)?: "bits \(bits) \(type == ObjectIdentifier(Int.self) ? "Int" : "other")"
         case .string(let string)?: "string \(string)"
         }
     }
 
-    @Test("a read finds nothing, the absent entry, a stored entry, then the value decoded inline")
+    @Test("a read finds nothing, the absent value, a stored value not decoded, then the value decoded inline or in an entry")
     func hits() throws {
         var cache = StoreCache()
         #expect(Self.describe(cache.hit(Self.a)) == "miss")
-        cache.cache(.absent, for: "a", arguments: [:])
+        cache.cache(nil, for: "a", arguments: [:])
         #expect(Self.describe(cache.hit(Self.a)) == "absent")
         let stored = try StoredValue(7)
-        cache.cache(.stored(stored), for: "a", arguments: [:])
-        #expect(Self.describe(cache.hit(Self.a)) == "entry \(stored)")
+        cache.cache(stored, for: "a", arguments: [:])
+        #expect(Self.describe(cache.hit(Self.a)) == "undecoded")
         cache.update(Self.a) { $0.keepInline(7) }
         #expect(Self.describe(cache.hit(Self.a)) == "bits 7 Int")
         cache.update(Self.a) { $0.keepInline("seven") }
         #expect(Self.describe(cache.hit(Self.a)) == "string seven")
-        cache.cache(.stored(stored), for: "a", arguments: [:])
-        #expect(Self.describe(cache.hit(Self.a)) == "entry \(stored)", "a new entry forgets the inline value of the old one")
+        cache.update(Self.a) { $0.decoded = .entry(StoreCache.Entry(decoded: [7])) }
+        #expect(Self.describe(cache.hit(Self.a)) == "entry")
+        #expect(cache[Self.a]?.stored == stored, "the stored value stays beside what was decoded")
+        cache.cache(stored, for: "a", arguments: [:])
+        #expect(Self.describe(cache.hit(Self.a)) == "undecoded", "a new stored value forgets what was decoded from the old one")
     }
 
-    @Test("a removed key that a launch argument names gets an entry of its own, not the shared absent one")
+    @Test("a removed key that a launch argument names is not absent: a read looks past it to the argument")
     func absentUnderArgument() {
         var cache = StoreCache()
         let arguments = ["a": StoredValue(type: .string, json: .string("5"))]
-        let entry = cache.cache(.absent, for: "a", arguments: arguments)
-        #expect(entry !== StoreCache.Entry.absent && entry.stored == nil)
-        #expect(Self.describe(cache.hit(Self.a)) == "entry nil", "the read looks past it to the argument")
+        let slot = cache.cache(nil, for: "a", arguments: arguments)
+        #expect(slot.argumentNamed && slot.stored == nil)
+        #expect(Self.describe(cache.hit(Self.a)) == "undecoded", "the read looks past it to the argument")
         cache.takeCommitted(Self.changes(["a": nil, "b": nil]), declared: nil, arguments: arguments)
-        #expect(Self.describe(cache.hit(Self.a)) == "entry nil")
+        #expect(Self.describe(cache.hit(Self.a)) == "undecoded")
         #expect(Self.describe(cache.hit(Self.b)) == "absent")
+        cache.update(Self.a) { $0.decoded = .entry(StoreCache.Entry(argument: 5)) }
+        #expect(Self.describe(cache.hit(Self.a)) == "entry (argument)")
     }
 
     @Test("a commit bumps the generation, caches what it wrote, and marks the declared key's slot")
     func commits() throws {
         var cache = StoreCache()
         let before = cache.generation
-        cache.cache(.absent, for: "b", arguments: [:])
+        cache.cache(nil, for: "b", arguments: [:])
         cache.update(Self.b) { $0.declared = true }
         let one = try StoredValue(1)
         cache.takeCommitted(Self.changes(["a": one, "b": nil, "c": try StoredValue("x")]), declared: Self.a, arguments: [:])
         #expect(cache.generation != before)
-        #expect(cache[Self.a]?.entry.stored == one && cache[Self.a]?.declared == true)
-        #expect(cache[Self.b]?.entry === StoreCache.Entry.absent && cache[Self.b]?.declared == true, "the slot keeps what it knew")
+        #expect(cache[Self.a]?.stored == one && cache[Self.a]?.declared == true)
+        #expect(cache[Self.b]?.stored == nil && cache[Self.b]?.declared == true, "the slot keeps what it knew")
         #expect(cache[CacheName("c")]?.declared == false)
         #expect(cache.table.count == 3)
     }
@@ -88,13 +94,40 @@ struct StoreCacheTests {
 
     @Test("an entry keeps its decoded value by its type's identity")
     func decodedEntries() throws {
-        let entry = StoreCache.Entry(try StoredValue([1, 2]), decoded: [1, 2])
+        let entry = StoreCache.Entry(decoded: [1, 2])
         #expect(entry.holdsDecoded([Int].self) && !entry.holdsDecoded([String].self) && !entry.holdsDecoded(Int.self))
         #expect(entry.decodedValue(as: [Int].self) == [1, 2])
         #expect(!entry.isArgument)
-        let argument = StoreCache.Entry(nil, argument: "from the scheme")
-        #expect(argument.isArgument && argument.holdsDecoded(String.self) && argument.stored == nil)
-        #expect(!StoreCache.Entry.absent.holdsDecoded(Int.self))
+        let argument = StoreCache.Entry(argument: "from the scheme")
+        #expect(argument.isArgument && argument.holdsDecoded(String.self))
+    }
+
+    @Test("a store's read keeps the stored value and what it decoded in the key's slot: an object only for an array or a Codable")
+    func readsKeepNoObjectPerValue() throws {
+        let prefs = try Prefs(.memory)
+        let count = Prefs.Key<Int>("count", initial: 0)
+        let title = Prefs.Key<String>("title", initial: "")
+        let list = Prefs.Key<[Int]>("list", initial: [])
+        try prefs.set(5, for: count)
+        try prefs.set("five", for: title)
+        try prefs.set([5], for: list)
+        func slot(_ key: Prefs.Keys) -> StoreCache.Slot? { prefs.state.withLock { $0.cache[CacheName(key)] } }
+        let five = try StoredValue(5)
+        let list5 = try StoredValue([5])
+        #expect(slot(count)?.stored == five)
+        guard case .none? = slot(count)?.decoded else { Issue.record("decoded before any read"); return }
+        #expect(prefs[count] == 5 && prefs[title] == "five" && prefs[list] == [5])
+        guard case .bits(5, ObjectIdentifier(Int.self))? = slot(count)?.decoded else { Issue.record("the Int is not inline"); return }
+        guard case .string("five")? = slot(title)?.decoded else { Issue.record("the String is not inline"); return }
+        weak var released: StoreCache.Entry?
+        do {
+            guard case .entry(let entry)? = slot(list)?.decoded else { Issue.record("the array has no entry"); return }
+            #expect(entry.holdsDecoded([Int].self) && slot(list)?.stored == list5)
+            released = entry
+        }
+        try prefs.set([6], for: list)
+        #expect(released == nil, "a new value lets go of what was decoded from the old one")
+        #expect(prefs[list] == [6] && prefs[count] == 5 && prefs.isStored(count))
     }
 
     enum Mode: UInt8 { case light, dark }
@@ -106,9 +139,9 @@ struct StoreCacheTests {
         #expect(!StoreCache.Slot.holdsInline([Int].self) && !StoreCache.Slot.holdsInline(Data.self))
         #expect(!StoreCache.Slot.holdsInline((Int, Int).self), "16 bytes")
         func roundTrip<Value: Equatable>(_ value: Value) -> Bool {
-            var slot = StoreCache.Slot(entry: .absent)
+            var slot = StoreCache.Slot(stored: nil)
             slot.keepInline(value)
-            guard case .bits(let bits, let type) = slot.inline, type == ObjectIdentifier(Value.self) else { return false }
+            guard case .bits(let bits, let type) = slot.decoded, type == ObjectIdentifier(Value.self) else { return false }
             return StoreCache.Slot.inlineValue(bits, as: Value.self) == value
         }
         #expect(roundTrip(-3) && roundTrip(true) && roundTrip(Mode.dark) && roundTrip(Int8(-7)) && roundTrip(UInt16(65_000)))

@@ -47,6 +47,14 @@ struct NameTable<Slot>: ~Copyable {
         }
     }
 
+    /// `body`'s answer for the slot of `name`, read in place (a field `body` reads is copied alone, not the whole
+    /// slot), or nil when there is none.
+    @inline(__always)
+    func read<Result>(_ name: CacheName, _ body: (borrowing Slot) -> Result) -> Result? {
+        guard let index = index(of: name) else { return nil }
+        return body(buckets.unsafelyUnwrapped[index].slot)
+    }
+
     /// Runs `body` on the slot of `name` if there is one (`cache[name]?.field = …`).
     mutating func update(_ name: CacheName, _ body: (inout Slot) -> Void) {
         guard let index = index(of: name) else { return }

@@ -163,7 +163,7 @@ extension Prefs {
         var attempt = 0
         while true {
             let (before, arguments) = state.withLock { ($0.cache.generation, $0.closed ? [:] : $0.arguments) }
-            var values = keys.map { cachedEntry(for: $0).stored }
+            var values = keys.map { cachedSlot(for: $0).stored }
             if !arguments.isEmpty {
                 for (index, key) in keys.enumerated() {
                     guard let argument = arguments[key.name] else { continue }

@@ -20,7 +20,7 @@ extension Prefs {
                 return key.initial
             case .entry(let entry)?:
                 if entry.holdsDecoded(Value.self) { return entry.decodedValue(as: Value.self) }
-            case nil: break
+            case .undecoded?, nil: break
             }
             return uncachedValue(for: key)
         }
@@ -60,22 +60,22 @@ extension Prefs {
             return .initial(key.initial)
         default: break
         }
-        let entry = cachedEntry(for: key)
-        if entry.holdsDecoded(Value.self) {
+        let slot = cachedSlot(for: key)
+        if case .entry(let entry) = slot.decoded, entry.holdsDecoded(Value.self) {
             let value = entry.decodedValue(as: Value.self)
             return entry.isArgument ? .argument(value) : .stored(value)
         }
-        if let argument = argumentValue(for: key, entry: entry) { return .argument(argument) }
-        guard let stored = entry.stored else { return .initial(key.initial) }
+        if let argument = argumentValue(for: key, slot: slot) { return .argument(argument) }
+        guard let stored = slot.stored else { return .initial(key.initial) }
         do {
             let value = try key.decode(stored)
             let inline = StoreCache.Slot.holdsInline(Value.self)
-            let decodedEntry = inline ? entry : StoreCache.Entry(stored, decoded: value)
+            let decodedEntry = inline ? nil : StoreCache.Entry(decoded: value)
             state.withLock { state in
                 let name = CacheName(key)
-                guard state.cache[name]?.entry === entry else { return }  // a write or a refresh came first
+                guard let current = state.cache[name], Self.holdsSame(current, as: slot) else { return }  // a write or a refresh came first
                 state.cache.update(name) { slot in
-                    if inline { slot.keepInline(value) } else { slot.entry = decodedEntry }
+                    if let decodedEntry { slot.decoded = .entry(decodedEntry) } else { slot.keepInline(value) }
                 }
             }
             return .stored(value)
@@ -85,11 +85,21 @@ extension Prefs {
         }
     }
 
+    /// Whether the cache's `current` slot still holds what a read found in `read` (so that what the read decoded may
+    /// be kept in it): the same stored value (an equal one decodes alike), and no launch argument's value put there
+    /// since (which reads above it).
+    private static func holdsSame(_ current: borrowing StoreCache.Slot, as read: borrowing StoreCache.Slot) -> Bool {
+        if case .entry(let entry) = current.decoded, entry.isArgument {
+            guard case .entry(let readEntry) = read.decoded, readEntry === entry else { return false }
+        }
+        return current.argumentNamed == read.argumentNamed && current.stored == read.stored
+    }
+
     /// The value of the launch argument that names `key` (see <doc:LaunchArguments>), when one does and it reads as a
-    /// `Value`, cached in place of `entry` so that the next read is a cache hit. Nil when none names it (one branch
+    /// `Value`, cached in `slot`'s place so that the next read is a cache hit. Nil when none names it (one branch
     /// when the store reads no arguments), and when the argument does not read as a `Value`: that is reported once as
     /// ``Diagnostic/Kind/argumentIgnored(_:)``, and the key reads as without it.
-    private func argumentValue<Value>(for key: Key<Value>, entry: StoreCache.Entry) -> Value? {
+    private func argumentValue<Value>(for key: Key<Value>, slot: StoreCache.Slot) -> Value? {
         guard let argument = state.withLock({ $0.arguments.isEmpty || $0.closed ? nil : $0.arguments[key.name] }) else { return nil }
         let value: Value
         do {
@@ -98,11 +108,11 @@ extension Prefs {
             reportIgnoredArgument(error, key: key.name)
             return nil
         }
-        let argumentEntry = StoreCache.Entry(entry.stored, argument: value)
+        let argumentEntry = StoreCache.Entry(argument: value)
         state.withLock { state in
             let name = CacheName(key)
-            guard state.cache[name]?.entry === entry else { return }  // a write or a refresh came first
-            state.cache.update(name) { $0.replaceEntry(argumentEntry) }
+            guard let current = state.cache[name], Self.holdsSame(current, as: slot) else { return }  // a write or a refresh came first
+            state.cache.update(name) { $0.decoded = .entry(argumentEntry) }
         }
         return value
     }
@@ -116,38 +126,41 @@ extension Prefs {
     /// Whether a value is stored under `key`'s name (readable or not). A launch argument does not count: ``lookup(_:)``
     /// tells a key that reads one (``Lookup/argument(_:)``).
     public func isStored(_ key: Keys) -> Bool {
-        cachedEntry(for: key).stored != nil
+        cachedSlot(for: key).stored != nil
     }
 
-    /// The entry for a key from the cache, or loaded (moving a value found under a former name).
-    func cachedEntry(for key: Keys) -> StoreCache.Entry {
+    /// The slot for a key from the cache, or loaded (moving a value found under a former name).
+    func cachedSlot(for key: Keys) -> StoreCache.Slot {
         if io.isSuspended { resumeForRead() }
         if let freshness, freshness.isExpired { refreshIfStale() }
-        if let hit = state.withLock({ $0.cache[CacheName(key)]?.entry }) { return hit }
-        return loadEntry(for: key)
+        if let hit = state.withLock({ $0.cache[CacheName(key)] }) { return hit }
+        return loadSlot(for: key)
     }
 
     /// Loads a key from the backend (under a former name while its own name holds none) and caches it unless a write
     /// raced with the load. A read never writes: a value under a former name moves to the key's name with the key's
     /// next write. Called from inside a transaction body of this store, it reads with the backend the transaction holds
     /// (the committed state, without the transaction's staged writes).
-    private func loadEntry(for key: Keys) -> StoreCache.Entry {
+    private func loadSlot(for key: Keys) -> StoreCache.Slot {
         let generation = state.withLock { $0.cache.generation }
-        var entry: StoreCache.Entry = .absent
+        var stored: StoredValue?
         do {
-            entry = try io.withBackendAllowingReentry { backend throws -> StoreCache.Entry in
-                if let stored = try backend.value(forKey: key.name) { return .stored(stored) }
-                return try Self.formerValue(key.formerNames, in: backend).map { .stored($0) } ?? .absent
+            stored = try io.withBackendAllowingReentry { backend throws -> StoredValue? in
+                if let stored = try backend.value(forKey: key.name) { return stored }
+                return try Self.formerValue(key.formerNames, in: backend)
             }
         } catch PrefsError.closed {
-            return .absent  // a closed store reads initial values
+            return StoreCache.Slot(stored: nil)  // a closed store reads initial values
         } catch {
             report(Diagnostic(key: key.name, kind: .refreshFailed(error, during: nil), store: storage.description))
-            return .absent
+            return StoreCache.Slot(stored: nil)
         }
         return state.withLock { state in
-            guard state.cache.generation == generation, !state.closed else { return entry }
-            return state.cache(entry, for: key.name)
+            guard state.cache.generation == generation, !state.closed else {
+                let argumentNamed = StoreCache.argumentNames(key.name, stored: stored, arguments: state.closed ? [:] : state.arguments)
+                return StoreCache.Slot(stored: stored, argumentNamed: argumentNamed)
+            }
+            return state.cache(stored, for: key.name)
         }
     }
 

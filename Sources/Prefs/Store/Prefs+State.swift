@@ -82,10 +82,10 @@ extension Prefs {
             return keys
         }
 
-        /// Caches `entry` for `name` (``StoreCache/cache(_:for:arguments:)``).
+        /// Caches `stored` for `name` (``StoreCache/cache(_:for:arguments:)``).
         @discardableResult
-        mutating func cache(_ entry: StoreCache.Entry, for name: String) -> StoreCache.Entry {
-            cache.cache(entry, for: name, arguments: arguments)
+        mutating func cache(_ stored: StoredValue?, for name: String) -> StoreCache.Slot {
+            cache.cache(stored, for: name, arguments: arguments)
         }
     }
 }

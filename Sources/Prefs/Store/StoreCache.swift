@@ -2,46 +2,37 @@ import Foundation
 internal import PrefsJSON
 import PrefsSupport
 
-/// The store's cache, its fast path: what each key read last (``Entry``, ``Slot``), found in one probe of
-/// ``CacheTable`` by the key's kept hash, and the generation that tells a read that raced with a write not to fill it.
+/// The store's cache, its fast path: what each key read last (``Slot``, and for some values an ``Entry``), found in
+/// one probe of ``CacheTable`` by the key's kept hash, and the generation that tells a read that raced with a write not
+/// to fill it.
 ///
 /// A part of ``Prefs/State``: it lives under the store's one lock and takes no lock of its own. Its one job is to
 /// answer a read it can (``hit(_:)``) and to take what commits, refreshes and loads give it; the store decides when.
 struct StoreCache: ~Copyable {
-    /// A cached key: its stored value (nil: nothing stored) and, once read through a typed key, the value decoded
-    /// as that key's type, unless its slot keeps that value inline (``Slot/Inline``: strings and small trivial
-    /// values). A class, so a cache hit copies one reference out of the lock. The decoded value is kept
-    /// beside the stored one by its type's identity, so that a read needs neither a dynamic cast nor any generic type's
+    /// A decoded value the slot does not keep inline (an array, a `Codable`), or a launch argument's value (read above
+    /// the stored one, ``Prefs/Lookup/argument(_:)``). A class, so a cache hit copies one reference out of the lock. The
+    /// value is kept by its type's identity, so that a read needs neither a dynamic cast nor any generic type's
     /// metadata beyond its value type's (a generic box's, or an `Optional`'s, is a lookup in the runtime's metadata
     /// cache on every read of a caller the compiler did not specialize), nor another object to reach.
+    ///
+    /// Only such values have one: a stored value, and a value kept inline, live in the slot itself (an object for
+    /// every value took 80 bytes a key with malloc's overhead: 8 MB at 100,000 keys).
     final class Entry: @unchecked Sendable {
         // @unchecked Sendable: immutable; `decoded` holds one value of a Sendable type, written once by `init`.
-        let stored: StoredValue?
-        /// Whether the decoded value is a launch argument's, read above `stored` (``Prefs/Lookup/argument(_:)``);
-        /// `stored` is still what the store holds. Declared right after `stored`, in its padding (an optional
-        /// `StoredValue` is 25 bytes): the object stays 64 bytes.
+        /// Whether the value is a launch argument's, read above the slot's stored value.
         let isArgument: Bool
-        /// The decoded value's type, and the value in memory of its own (nil: not decoded).
-        private let decodedType: Any.Type?
-        private let decoded: UnsafeMutableRawPointer?
+        /// The value's type, and the value in memory of its own.
+        private let decodedType: Any.Type
+        private let decoded: UnsafeMutableRawPointer
 
-        init(_ stored: StoredValue?) {
-            self.stored = stored
-            decodedType = nil
-            decoded = nil
-            isArgument = false
-        }
-
-        init<Value: Sendable>(_ stored: StoredValue, decoded value: Value) {
-            self.stored = stored
+        init<Value: Sendable>(decoded value: Value) {
             decodedType = Value.self
             decoded = Self.allocate(value)
             isArgument = false
         }
 
-        /// An entry whose reads return `value`, a launch argument's, while the store holds `stored`.
-        init<Value: Sendable>(_ stored: StoredValue?, argument value: Value) {
-            self.stored = stored
+        /// An entry whose reads return `value`, a launch argument's, whatever the store holds.
+        init<Value: Sendable>(argument value: Value) {
             decodedType = Value.self
             decoded = Self.allocate(value)
             isArgument = true
@@ -54,7 +45,6 @@ struct StoreCache: ~Copyable {
         }
 
         deinit {
-            guard let decoded, let decodedType else { return }
             func destroy<Value>(_: Value.Type) {
                 let typed = decoded.assumingMemoryBound(to: Value.self)
                 typed.deinitialize(count: 1)
@@ -63,53 +53,54 @@ struct StoreCache: ~Copyable {
             destroy(decodedType)
         }
 
-        static let absent = Entry(nil)
-        static func stored(_ value: StoredValue) -> Entry {
-            Entry(value)
-        }
-
-        /// Whether the value was decoded as a `Value`: one comparison of type identities.
+        /// Whether the value is a `Value`: one comparison of type identities.
         @inline(__always)
         func holdsDecoded<Value>(_: Value.Type) -> Bool {
-            guard let decodedType else { return false }
-            return ObjectIdentifier(decodedType) == ObjectIdentifier(Value.self)
+            ObjectIdentifier(decodedType) == ObjectIdentifier(Value.self)
         }
 
-        /// The decoded value; ``holdsDecoded(_:)`` must have said it is a `Value`.
+        /// The value; ``holdsDecoded(_:)`` must have said it is a `Value`.
         @inline(__always)
         func decodedValue<Value>(as _: Value.Type) -> Value {
-            decoded.unsafelyUnwrapped.assumingMemoryBound(to: Value.self).pointee
+            decoded.assumingMemoryBound(to: Value.self).pointee
         }
     }
-    /// A key's place in the cache: its entry, and whether its declaration is known to be recorded (as
-    /// ``declared`` says, kept beside the entry so that a set of a cached key looks its name up once, not twice;
-    /// false says nothing, and `declared` is then asked).
+
+    /// A key's place in the cache: its stored value (nil: nothing stored), what a read decoded from it, and whether its
+    /// declaration is known to be recorded (as ``Prefs/State/known`` says, kept beside the value so that a set of a
+    /// cached key looks its name up once, not twice; false says nothing, and `known` is then asked).
     ///
     /// A decoded `String`, or a decoded value of a trivial type of at most 8 bytes (`Bool`, `Int`, `Double`, `Date`,
-    /// a plain enum), is kept in the slot itself (``Inline``): a read copies it out of the lock without touching the
-    /// entry. Other decoded values live in the entry.
+    /// a plain enum), is kept in the slot itself (``Decoded/bits(_:_:)``, ``Decoded/string(_:)``): a read copies it
+    /// out of the lock and reaches nothing else. Other decoded values, and launch arguments' values, are an ``Entry``.
+    /// `decoded` comes first, so that a hit reads it in the bucket's first bytes, beside the name.
     struct Slot {
-        var entry: Entry
-        var inline = Inline.none
+        var decoded = Decoded.none
         var declared = false
+        /// Nothing is stored, and a launch argument names the key: a read looks past the absent value to it.
+        var argumentNamed = false
+        var stored: StoredValue?
 
-        /// A decoded value kept in the slot, decoded from ``entry``'s stored value.
-        enum Inline {
+        /// What a read decoded from ``stored`` (or a launch argument's value), kept for the next read.
+        enum Decoded {
             case none
             /// A trivial value's bits and its type's identity.
             case bits(UInt64, ObjectIdentifier)
             case string(String)
+            case entry(Entry)
         }
 
-        init(entry: Entry, declared: Bool = false) {
-            self.entry = entry
+        init(stored: StoredValue?, argumentNamed: Bool = false, declared: Bool = false) {
+            self.stored = stored
+            self.argumentNamed = argumentNamed
             self.declared = declared
         }
 
-        /// Puts `entry` in the slot, forgetting the inline value decoded from the one before.
-        mutating func replaceEntry(_ entry: Entry) {
-            self.entry = entry
-            inline = .none
+        /// Puts `stored` in the slot, forgetting what was decoded from the value before.
+        mutating func replaceStored(_ stored: StoredValue?, argumentNamed: Bool) {
+            self.stored = stored
+            self.argumentNamed = argumentNamed
+            decoded = .none
         }
 
         /// Whether a `Value` is kept inline: `String`, or a trivial type of at most 8 bytes.
@@ -122,12 +113,12 @@ struct StoreCache: ~Copyable {
         /// Keeps `value`, which ``holdsInline(_:)`` accepts, in the slot.
         mutating func keepInline<Value>(_ value: Value) {
             if let string = value as? String {
-                inline = .string(string)
+                decoded = .string(string)
                 return
             }
             var bits: UInt64 = 0
             withUnsafeMutableBytes(of: &bits) { $0.storeBytes(of: value, as: Value.self) }
-            inline = .bits(bits, ObjectIdentifier(Value.self))
+            decoded = .bits(bits, ObjectIdentifier(Value.self))
         }
 
         /// The value in `bits`, kept by ``keepInline(_:)`` for a `Value`: a bit cast of as many bytes as `Value`
@@ -164,19 +155,23 @@ struct StoreCache: ~Copyable {
     enum Hit {
         case bits(UInt64, ObjectIdentifier)
         case string(String)
-        /// Nothing is stored: the key reads its initial value (told by the entry's identity, without reaching it).
+        /// Nothing is stored (and no launch argument names the key): the key reads its initial value.
         case absent
         case entry(Entry)
+        /// A stored value not decoded yet, or an absent one that a launch argument names: the read looks further.
+        case undecoded
     }
 
-    /// The cache's answer for `name`, nil when it has none.
+    /// The cache's answer for `name`, nil when it has none. The slot is read in place: only what the hit takes is copied.
     @inline(__always)
     func hit(_ name: CacheName) -> Hit? {
-        guard let slot = table[name] else { return nil }
-        switch slot.inline {
-        case .none: return slot.entry === Entry.absent ? .absent : .entry(slot.entry)
-        case .bits(let bits, let type): return .bits(bits, type)
-        case .string(let string): return .string(string)
+        table.read(name) { slot in
+            switch slot.decoded {
+            case .bits(let bits, let type): .bits(bits, type)
+            case .string(let string): .string(string)
+            case .entry(let entry): .entry(entry)
+            case .none: slot.stored == nil && !slot.argumentNamed ? .absent : .undecoded
+            }
         }
     }
 
@@ -191,7 +186,7 @@ struct StoreCache: ~Copyable {
     }
 
     /// Runs `body` on the slot of `name` if there is one (a read filling its decoded value, a declaration removed).
-    /// The generation stays: what a slot learns of its own entry changes no value.
+    /// The generation stays: what a slot learns of its own value changes no value.
     mutating func update(_ name: CacheName, _ body: (inout Slot) -> Void) {
         table.update(name, body)
     }
@@ -208,41 +203,47 @@ struct StoreCache: ~Copyable {
         for name in names { table.remove(CacheName(name)) }
     }
 
-    /// The entry that says nothing is stored under `name`: ``Entry/absent``, which a read answers with the initial
-    /// value without looking further, unless a launch argument (`arguments`) names the key; then an entry of its own,
-    /// which a read looks past to the argument.
+    /// Whether a read of `name` looks past an absent value to a launch argument (`arguments`): one branch when the
+    /// store reads none.
     @inline(__always)
-    static func absentEntry(for name: String, arguments: [String: StoredValue]) -> Entry {
-        if arguments.isEmpty || arguments[name] == nil { return .absent }
-        return Entry(nil)
+    static func argumentNames(_ name: String, stored: StoredValue?, arguments: [String: StoredValue]) -> Bool {
+        stored == nil && !arguments.isEmpty && arguments[name] != nil
     }
 
     /// Takes what a commit wrote (a new generation, so no read that raced with it caches older data). `declared`: a
     /// key whose declaration is now known to be recorded, whose slot says so. `arguments`: the launch arguments, for
-    /// the entries of removed keys (``absentEntry(for:arguments:)``).
+    /// the slots of removed keys (``argumentNames(_:stored:arguments:)``).
     mutating func takeCommitted(_ changes: Changeset, declared declaredName: CacheName?, arguments: [String: StoredValue]) {
         generation &+= 1
         if changes.values.count > 1 { table.reserveCapacity(table.count + changes.values.count) }  // one table, not a doubling per key
         for (name, change) in changes.values {
-            let entry: Entry
+            let stored: StoredValue?
             switch change {
-            case .set(let value): entry = .stored(value)
-            case .remove: entry = Self.absentEntry(for: name, arguments: arguments)
+            case .set(let value): stored = value
+            case .remove: stored = nil
             }
+            let argumentNamed = Self.argumentNames(name, stored: stored, arguments: arguments)
             if let declaredName, declaredName.name == name {
-                table[declaredName] = Slot(entry: entry, declared: true)  // the key's own hash, kept: no hashing
+                table[declaredName] = Slot(stored: stored, argumentNamed: argumentNamed, declared: true)  // the key's own hash, kept: no hashing
             } else {
-                cache(entry, for: name, arguments: arguments)
+                put(stored, argumentNamed: argumentNamed, for: CacheName(name))
             }
         }
     }
 
-    /// Caches `entry` for `name`, keeping what the slot knew of its declaration (and nothing of its inline value).
-    /// Returns the entry cached: `entry`, or for ``Entry/absent`` what ``absentEntry(for:arguments:)`` gives.
+    /// Caches `stored` (nil: nothing stored) for `name`, keeping what the slot knew of its declaration (and nothing of
+    /// what was decoded). Returns what a read of the slot finds: its stored value, and whether a launch argument names it.
     @discardableResult
-    mutating func cache(_ entry: Entry, for name: String, arguments: [String: StoredValue]) -> Entry {
-        let entry = entry === Entry.absent ? Self.absentEntry(for: name, arguments: arguments) : entry
-        table.update(CacheName(name), default: Slot(entry: entry)) { $0.replaceEntry(entry) }
-        return entry
+    mutating func cache(_ stored: StoredValue?, for name: String, arguments: [String: StoredValue]) -> Slot {
+        let argumentNamed = Self.argumentNames(name, stored: stored, arguments: arguments)
+        put(stored, argumentNamed: argumentNamed, for: CacheName(name))
+        return Slot(stored: stored, argumentNamed: argumentNamed)
+    }
+
+    /// Puts `stored` in the slot of `name`, or in a new one: nothing copied out (a batch's commit puts every key).
+    private mutating func put(_ stored: StoredValue?, argumentNamed: Bool, for name: CacheName) {
+        table.update(name, default: Slot(stored: stored, argumentNamed: argumentNamed)) { slot in
+            slot.replaceStored(stored, argumentNamed: argumentNamed)
+        }
     }
 }

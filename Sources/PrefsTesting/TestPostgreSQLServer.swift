@@ -232,9 +232,12 @@ public final class TestPostgreSQLServer: Sendable {
         }
         if !alreadyStopped, let pid = postmasterPID {
             let children = Self.children(of: pid)
+            // A server still frozen (`SIGSTOP`, by a test that never thawed it) would hold the `SIGQUIT` pending.
+            for process in [pid] + children { _ = sendSignal(process, SIGCONT) }
             _ = sendSignal(pid, SIGQUIT)
             Self.waitUntilGone([pid], timeout: .seconds(10))
-            for child in children where sendSignal(child, 0) == 0 { _ = sendSignal(child, SIGKILL) }
+            // What outlived the wait goes now: the postmaster too, not only its children.
+            for process in [pid] + children where !Self.hasEnded(process) { _ = sendSignal(process, SIGKILL) }
         }
         try? FileManager.default.removeItem(atPath: directory)
         if !alreadyStopped, let reaper {
@@ -253,6 +256,7 @@ public final class TestPostgreSQLServer: Sendable {
             alive() { state=$(sed 's/.*) //' "/proc/$parent/stat" 2>/dev/null | cut -d' ' -f1); [ -n "$state" ] && [ "$state" != Z ]; }
             while alive; do sleep 0.5; done
             pid=$(head -n 1 "$directory/data/postmaster.pid" 2>/dev/null)
+            kill -CONT "$pid" 2>/dev/null
             if [ -n "$pid" ] && kill -QUIT "$pid" 2>/dev/null; then
                 tries=0
                 while kill -0 "$pid" 2>/dev/null && [ $tries -lt 100 ]; do sleep 0.1; tries=$((tries + 1)); done

@@ -37,6 +37,19 @@ struct PostgreSQLStoreTests {
         #expect(gone, "postmaster \(postmaster) still running or \(directory) still there")
     }
 
+    @Test("stop() ends a server left frozen (SIGSTOP, never thawed): every process of it, and its directory")
+    func stopEndsAFrozenServer() async throws {
+        let server = try TestPostgreSQLServer()
+        let directory = server.directory
+        let frozen = server.freeze()
+        try #require(frozen.count > 1, "the postmaster and its children")
+        server.stop()
+        let gone = await eventually(timeout: .seconds(30)) {
+            frozen.allSatisfy(TestPostgreSQLServer.hasEnded) && !FileManager.default.fileExists(atPath: directory)
+        }
+        #expect(gone, "still there: \(frozen.filter { !TestPostgreSQLServer.hasEnded($0) }) of \(frozen)")
+    }
+
     @Test("values are kept as the other stores keep them (type name and JSON text), readable in psql")
     func readableInPsql() throws {
         let fixture = try PostgreSQLFixture()

@@ -70,7 +70,7 @@ struct PostgreSQLSignallingTests {
             server.binDirectory + "/psql",
             [
                 "-X", "-q", "-d", server.url + "&application_name=\(application)",
-                "-c", "LISTEN \"\(PostgreSQLStore.notificationChannel(for: namespace))\"", "-c", "SELECT pg_sleep(60)", "-c", "SELECT 1",
+                "-c", "LISTEN \"\(PostgreSQLStore.notificationChannel(for: namespace))\"", "-c", "SELECT pg_sleep(300)", "-c", "SELECT 1",
             ], stdout: .file(output, append: false))
         defer { if psql.isRunning { psql.terminate() } }
         // What the last check saw, for the failure's message: this wait has timed out in a full run under load. Each
@@ -93,6 +93,9 @@ struct PostgreSQLSignallingTests {
             \((try? String(contentsOfFile: output, encoding: .utf8)) ?? "none"); the server's sessions: \
             \((try? server.psql("SELECT application_name, state, left(query, 40) FROM pg_stat_activity")) ?? "unknown"))
             """)
+        // Still sleeping, so still listening: under load the wait above can take most of a minute, and a psql whose
+        // sleep had ended before the writes began would hear none of them (0 of 4,413 once, with a 60 s sleep).
+        try #require(psql.isRunning, "psql ended before the writes: \((try? String(contentsOfFile: output, encoding: .utf8)) ?? "no output")")
         let start = ContinuousClock.now
         var writes = 0
         while ContinuousClock.now - start < .seconds(1) {

@@ -40,6 +40,16 @@ extension Bench {
         try raw.exec("INSERT INTO prefs_namespaces (namespace) VALUES ($1) ON CONFLICT DO NOTHING", [namespace])
         try statements.storeWrite(raw, data.names, data.values(round: 0).map(String.init))
 
+        // The one-client rows with the server on one CPU (see OneCPU: on two, this VM's round trips are bimodal); the
+        // fleet's rows, eight clients at once, on every CPU.
+        let oneCPU = try raw.exec("SELECT pg_backend_pid()").flatMap { pid_t($0) }.flatMap(OneCPU.parent(of:)).flatMap(OneCPU.init(postmaster:))
+        defer { oneCPU?.release() }
+        if let oneCPU {
+            recorder.note("workload 9: the one-client rows ran with the benchmark and its PostgreSQL server on CPU \(oneCPU.cpu) alone")
+        } else {
+            recorder.note("workload 9: the one-client rows ran on every CPU (affinity could not be set)")
+        }
+
         let subject = "Prefs postgresql"
         let plain = "raw libpq, one autocommit upsert"
         let same = "raw libpq, the store's statement"
@@ -198,6 +208,7 @@ extension Bench {
                 sameUpdate: "the store's compare-and-set statement, sent by raw libpq with the value and revision it last wrote",
             ])
 
+        oneCPU?.release()
         try postgreSQLFleet(url: url, names: data.names, keys: data.keys, info: info)
     }
 }

@@ -187,7 +187,8 @@ extension PostgreSQLBackend {
         let statement = makeStatement(plan, guard: guarded)
         let written = try withConnection(retrying: true, operation: operation) { connection, deadline in
             try connection.executeWrite(
-                statement.sql, statement.parameters, deadline: deadline, commits: true, readsHistory: statement.reportsHistory, operation: operation)
+                statement.sql, statement.parameters, deadline: deadline, commits: true, readsHistory: statement.reportsHistory,
+                soleKey: statement.soleKey, operation: operation)
         }
         learn(from: statement, written)
         if let guarded, !written.revisions.contains(where: { $0.key == guarded.key }) { throw BackendTransactionConflict(keys: [guarded.key]) }
@@ -210,7 +211,7 @@ extension PostgreSQLBackend {
                     ? WrittenRows()
                     : try connection.executeWrite(
                         statement.sql, statement.parameters, deadline: deadline, commits: false, readsHistory: statement.reportsHistory,
-                        operation: operation)
+                        soleKey: statement.soleKey, operation: operation)
                 try writeDeclarations(plan, connection, deadline: deadline, operation: operation)
                 let commit = try connection.execute("COMMIT", deadline: deadline, commits: true, operation: operation)
                 // A transaction that failed earlier ends with ROLLBACK as its tag, not an error.

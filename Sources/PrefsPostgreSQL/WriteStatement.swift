@@ -101,6 +101,8 @@ struct WriteStatement {
     /// Whether the statement sends the notification itself (`pg_notify` on `notifying`), where no signalling connection
     /// sends it after the commit.
     var notifiesInline: Bool
+    /// The key the statement writes, when it writes one (its rows then name it: ``WrittenRows`` keeps this string).
+    var soleKey: String?
 
     init(plan: WritePlan, namespace: String, notifying channel: String?, guard guarded: (key: String, value: Int64)?, registers: Bool, history: History) {
         var sets = plan.sets, removes = plan.removes
@@ -108,6 +110,7 @@ struct WriteStatement {
         parameters.reserveCapacity(8)
         parameters.append(namespace)
         var guarding = Shape.Guard.none
+        var written: String?
         if let guarded {
             var change: (type: String?, value: String?)?
             // An update writes its one key: the plan's arrays are then emptied, not copied less one.
@@ -120,6 +123,7 @@ struct WriteStatement {
                 change = (nil, nil)
             }
             if let change {
+                written = guarded.key
                 guarding = guarded.value == 0 ? .neverWritten : .revision
                 parameters.append(guarded.key)
                 parameters.append(change.type)
@@ -143,6 +147,12 @@ struct WriteStatement {
             parameters.append(PostgreSQLBackend.arrayLiteral(removes))
         }
         if let channel { parameters.append(channel) }
+        switch (written, sets.count, removes.count) {
+        case (let key?, 0, 0): soleKey = key
+        case (nil, 1, 0): soleKey = sets[0].key
+        case (nil, 0, 1): soleKey = removes[0]
+        default: soleKey = nil
+        }
         let shape = Shape(
             guarding: guarding, sets: Shape.Count(sets.count), removes: Shape.Count(removes.count), registers: registers, history: history,
             notifiesInline: channel != nil)
@@ -262,18 +272,42 @@ struct WrittenRows {
 
     init() {}
 
-    init(_ result: OpaquePointer, readsHistory: Bool) {
+    /// Reads `result`; a row whose key is `soleKey` (the key of a one-key write) keeps that string rather than a copy.
+    init(_ result: OpaquePointer, readsHistory: Bool, soleKey: String? = nil) {
         let rowCount = PQntuples(result), columnCount = PQnfields(result)
         guard columnCount >= 2 else { return }
         revisions.reserveCapacity(Int(rowCount))
         for row in 0..<rowCount {
-            guard PQgetisnull(result, row, 0) == 0, PQgetisnull(result, row, 1) == 0,
-                let revision = Int64(String(cString: PQgetvalue(result, row, 1)))
+            guard PQgetisnull(result, row, 0) == 0, PQgetisnull(result, row, 1) == 0, let text = PQgetvalue(result, row, 1),
+                let revision = Self.integer(UnsafeRawBufferPointer(start: text, count: Int(PQgetlength(result, row, 1))))
             else { continue }
-            revisions.append((String(cString: PQgetvalue(result, row, 0)), revision))
+            let key = UnsafeRawBufferPointer(start: PQgetvalue(result, row, 0), count: Int(PQgetlength(result, row, 0)))
+            if var soleKey, soleKey.withUTF8({ $0.elementsEqual(key) }) {
+                revisions.append((soleKey, revision))
+            } else {
+                revisions.append((String(decoding: key, as: UTF8.self), revision))
+            }
         }
         if readsHistory, rowCount > 0, columnCount >= 3 {
             keepsHistory = PQgetisnull(result, 0, 2) == 0 && String(cString: PQgetvalue(result, 0, 2)) == "t"
         }
+    }
+
+    /// A `bigint`'s text (an optional minus, then digits), read from its bytes; nil for anything else or past 64 bits.
+    static func integer(_ text: UnsafeRawBufferPointer) -> Int64? {
+        guard let first = text.first else { return nil }
+        let negative = first == UInt8(ascii: "-")
+        let digits = negative ? UnsafeRawBufferPointer(rebasing: text.dropFirst()) : text
+        guard !digits.isEmpty else { return nil }
+        var magnitude: UInt64 = 0
+        for byte in digits {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            let (times, overflowed) = magnitude.multipliedReportingOverflow(by: 10)
+            let (sum, carried) = times.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
+            guard !overflowed, !carried else { return nil }
+            magnitude = sum
+        }
+        if negative { return magnitude <= UInt64(Int64.max) + 1 ? Int64(truncatingIfNeeded: 0 &- magnitude) : nil }
+        return magnitude <= UInt64(Int64.max) ? Int64(magnitude) : nil
     }
 }

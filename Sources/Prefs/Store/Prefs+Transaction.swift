@@ -148,7 +148,10 @@ extension Prefs {
     private func runTransaction<Result>(
         operation: String, readsOneKey: Bool = false, _ body: (inout Transaction) throws -> Result
     ) throws -> Result {
-        let (result, changed, silenced) = try io.withBackend(operation) { backend throws -> (Result, Changeset?, Changeset?) in
+        // What to tell observers once the lock is released. Kept here rather than returned with the result: a tuple
+        // of the generic `Result` has its metadata made at run time, at every call.
+        var changed: Changeset?, silenced: Changeset?
+        let result = try io.withBackend(operation) { backend throws -> Result in
             let validates = backend.validatesTransactionsAtCommit
             while true {
                 let external = validates ? false : try PrefsError.converting { try backend.refresh() }
@@ -176,10 +179,11 @@ extension Prefs {
                     state.cacheCommitted(changes)
                     return !state.observers.isEmpty
                 }
-                let silenced = observed && !notifiesObservers ? changes : nil
+                silenced = observed && !notifiesObservers ? changes : nil
                 // nil: anything may have changed (another process wrote); tell every observer.
                 if observed { deliverInOrder(external ? nil : changes, silencing: silenced) }
-                return (result, external ? nil : changes, silenced)
+                changed = external ? nil : changes
+                return result
             }
         }
         notifyObservers(of: changed, silencing: silenced)

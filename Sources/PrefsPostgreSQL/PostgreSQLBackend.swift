@@ -491,6 +491,14 @@ package final class PostgreSQLBackend: StoreBackend {
         }
     }
 
+    /// How soon a connection of this store's pool is taken again without checking it (``PostgreSQLPool/livenessWindow``),
+    /// and how many idle connections the pool has checked: for tests.
+    package var connectionLivenessWindow: Duration {
+        get { pool.livenessWindow }
+        set { pool.livenessWindow = newValue }
+    }
+    package var connectionLivenessChecks: Int { pool.livenessChecks }
+
     package func close() {
         // Other processes hear of this store's last writes, even if this process ends next.
         if pool.hasSignals { listener?.flush(until: .now + options.timeout) }

@@ -2,6 +2,7 @@ import Foundation
 import Prefs
 import PrefsJSON
 import PrefsSupport
+import Synchronization
 
 /// Writes: one statement for a write without reads (a set, a reset, a batch) and for an update of one key (compared
 /// with the revision it was read at); a transaction block for the rest (several keys read, declarations).
@@ -298,7 +299,7 @@ extension PostgreSQLBackend {
 
     /// The plan's statement, registering the namespace unless this process did, and with history as last learned.
     private func makeStatement(_ plan: WritePlan, guard guarded: (key: String, value: Int64)?) -> WriteStatement {
-        let registered = pool.registeredNamespaces.withLock { $0.contains(namespace) }
+        let registered = namespaceRegistered()
         if settingsChanged.withLock({ changed in
             defer { changed = false }
             return changed
@@ -313,7 +314,18 @@ extension PostgreSQLBackend {
         }
         // Behind a pooler in transaction mode there is no signalling connection: the statement notifies itself.
         let inline = listener == nil ? channel : nil
-        return WriteStatement(plan: plan, namespace: namespace, notifying: inline, guard: guarded, registers: !registered, history: known)
+        return WriteStatement(
+            plan: plan, namespace: namespace, notifying: inline, guard: guarded, registers: !registered, history: known, last: &lastStatement)
+    }
+
+    /// Whether this process has registered the namespace (``PostgreSQLPool/registeredNamespaces``): looked up once,
+    /// then taken as known until a store of the pool finds a namespace's row gone (``PostgreSQLPool/registrationsRemoved``).
+    private func namespaceRegistered() -> Bool {
+        let removals = pool.registrationsRemoved.load(ordering: .acquiring)
+        if registeredAsOf == removals { return true }
+        let registered = pool.registeredNamespaces.withLock { $0.contains(namespace) }
+        registeredAsOf = registered ? removals : nil
+        return registered
     }
 
     /// What a write that committed tells: the namespace is registered, and (when asked) whether it keeps history; and
@@ -321,7 +333,7 @@ extension PostgreSQLBackend {
     private func learn(from statement: WriteStatement, _ written: WrittenRows) {
         if statement.registers { pool.registeredNamespaces.withLock { _ = $0.insert(namespace) } }
         if let keeps = written.keepsHistory { history = (keeps, .now) }
-        if !written.revisions.isEmpty, !statement.notifiesInline { listener?.notifyLater(namespace, except: subscription) }
+        if !written.revisions.isEmpty, !statement.notifiesInline { listener?.notifyLater(namespace, except: subscription, addedInRound: &notifiedInRound) }
     }
 
     /// (key, revision) of rows whose first two columns are those.

@@ -2,6 +2,7 @@ import Foundation
 import Prefs
 import PrefsJSON
 import PrefsSupport
+import Synchronization
 
 /// A store in a PostgreSQL database, one namespace of it, through libpq.
 ///
@@ -92,6 +93,12 @@ package final class PostgreSQLBackend: StoreBackend {
     private(set) var listener: PostgreSQLListener?
     /// The operation a write names in its errors (made once: a `lazy var` would race between writing threads).
     let writingOperation: String
+    /// The last write statement's text and shape (``WriteStatement/init(plan:namespace:notifying:guard:registers:history:last:)``).
+    var lastStatement: (index: Int, sql: PreparedSQL)?
+    /// ``PostgreSQLPool/registrationsRemoved`` when this store last found its namespace registered (nil: not known).
+    var registeredAsOf: UInt64?
+    /// The signalling thread's round in which this store's last write asked for a notification (``PostgreSQLListener``).
+    var notifiedInRound: UInt64?
 
     package var description: String {
         PostgreSQLOptions.storageDescription(target: target, namespace: namespace)
@@ -354,7 +361,9 @@ package final class PostgreSQLBackend: StoreBackend {
         }
         namespaceMarker = changes.marker
         // A namespace without its row (never written, or deleted) is registered again by the next write.
-        if changes.marker.isEmpty { _ = pool.registeredNamespaces.withLock { $0.remove(namespace) } }
+        if changes.marker.isEmpty, pool.registeredNamespaces.withLock({ $0.remove(namespace) }) != nil {
+            pool.registrationsRemoved.add(1, ordering: .releasing)
+        }
         history = (changes.keepsHistory, .now)
         var seen = Set<String>()
         for (key, entry) in changes.rows {

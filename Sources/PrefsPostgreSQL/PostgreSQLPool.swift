@@ -1,5 +1,6 @@
 import Foundation
 import PrefsSupport
+import Synchronization
 
 /// The connections to one server in this process, shared by every store opened with the same connection string and
 /// options: at most ``PostgreSQLOptions/maximumConnections`` at once, each used by one call at a time, plus one
@@ -41,6 +42,9 @@ final class PostgreSQLPool: @unchecked Sendable {
     /// The namespaces this process has registered (a row in `prefs_namespaces`), so that a write registers its
     /// namespace once, not each time; a check that finds the row gone removes it.
     let registeredNamespaces = Locked<Set<String>>([])
+    /// How many namespaces were removed from ``registeredNamespaces``: a store that found its own registered keeps
+    /// knowing it while this count stays the same, without the lock and the set's lookup at every write.
+    let registrationsRemoved = Atomic<UInt64>(0)
 
     private init(connectionString: PostgreSQLConnectionString, options: PostgreSQLOptions) {
         self.connectionString = connectionString

@@ -72,22 +72,20 @@ struct WriteStatement {
         var history: History
         var notifiesInline: Bool
 
+        /// How many cases each part has (`allCases.count`, which makes an array at each call).
+        private static let guards = Guard.allCases.count, counts = Count.allCases.count, histories = History.allCases.count
         /// How many shapes there are.
-        static let count = Guard.allCases.count * Count.allCases.count * Count.allCases.count * 2 * History.allCases.count * 2
+        static let count = guards * counts * counts * 2 * histories * 2
 
         /// This shape's place among the ``count`` shapes: its statement's text is found without hashing. (Each part's
         /// raw value is its place among its cases, 0 up.)
         var index: Int {
-            var index = 0
-            func add<Part: CaseIterable & RawRepresentable<Int>>(_ part: Part) { index = index * Part.allCases.count + part.rawValue }
-            func add(_ flag: Bool) { index = index * 2 + (flag ? 1 : 0) }
-            add(guarding)
-            add(sets)
-            add(removes)
-            add(registers)
-            add(history)
-            add(notifiesInline)
-            return index
+            var index = guarding.rawValue
+            index = index * Self.counts + sets.rawValue
+            index = index * Self.counts + removes.rawValue
+            index = index * 2 + (registers ? 1 : 0)
+            index = index * Self.histories + history.rawValue
+            return index * 2 + (notifiesInline ? 1 : 0)
         }
     }
 
@@ -104,7 +102,13 @@ struct WriteStatement {
     /// The key the statement writes, when it writes one (its rows then name it: ``WrittenRows`` keeps this string).
     var soleKey: String?
 
-    init(plan: WritePlan, namespace: String, notifying channel: String?, guard guarded: (key: String, value: Int64)?, registers: Bool, history: History) {
+    /// The statement for `plan`; `last` is the caller's last statement text and its shape's index, used when the shape
+    /// is the same (a store writing in a loop finds its text without taking the lock of every store's texts), and
+    /// replaced otherwise.
+    init(
+        plan: WritePlan, namespace: String, notifying channel: String?, guard guarded: (key: String, value: Int64)?, registers: Bool, history: History,
+        last: inout (index: Int, sql: PreparedSQL)?
+    ) {
         var sets = plan.sets, removes = plan.removes
         var parameters: [String?] = []
         parameters.reserveCapacity(8)
@@ -156,7 +160,13 @@ struct WriteStatement {
         let shape = Shape(
             guarding: guarding, sets: Shape.Count(sets.count), removes: Shape.Count(removes.count), registers: registers, history: history,
             notifiesInline: channel != nil)
-        sql = Self.sql(for: shape)
+        let index = shape.index
+        if let last, last.index == index {
+            sql = last.sql
+        } else {
+            sql = Self.sql(for: shape)
+            last = (index, sql)
+        }
         self.parameters = parameters
         self.registers = registers
         reportsHistory = history == .unknown

@@ -189,7 +189,7 @@ extension PostgreSQLBackend {
         let written = try withConnection(retrying: true, operation: operation) { connection, deadline in
             try connection.executeWrite(
                 statement.sql, statement.parameters, deadline: deadline, commits: true, readsHistory: statement.reportsHistory,
-                soleKey: statement.soleKey, operation: operation)
+                soleKey: statement.soleKey, revisionOnly: statement.returnsRevisionOnly, operation: operation)
         }
         learn(from: statement, written)
         if let guarded, !written.revisions.contains(where: { $0.key == guarded.key }) { throw BackendTransactionConflict(keys: [guarded.key]) }
@@ -212,7 +212,7 @@ extension PostgreSQLBackend {
                     ? WrittenRows()
                     : try connection.executeWrite(
                         statement.sql, statement.parameters, deadline: deadline, commits: false, readsHistory: statement.reportsHistory,
-                        soleKey: statement.soleKey, operation: operation)
+                        soleKey: statement.soleKey, revisionOnly: statement.returnsRevisionOnly, operation: operation)
                 try writeDeclarations(plan, connection, deadline: deadline, operation: operation)
                 let commit = try connection.execute("COMMIT", deadline: deadline, commits: true, operation: operation)
                 // A transaction that failed earlier ends with ROLLBACK as its tag, not an error.

@@ -172,11 +172,11 @@ final class PostgreSQLConnection {
     /// reading them.
     func executeWrite(
         _ statement: PreparedSQL, _ parameters: [String?], deadline: ContinuousClock.Instant, commits: Bool, readsHistory: Bool,
-        soleKey: String? = nil, operation: @autoclosure () -> String
+        soleKey: String? = nil, revisionOnly: Bool = false, operation: @autoclosure () -> String
     ) throws(PostgreSQLError) -> WrittenRows {
         try execute(
             statement, statement.text, parameters, deadline: deadline, commits: commits, operation: operation,
-            read: { WrittenRows($0, readsHistory: readsHistory, soleKey: soleKey) }) ?? WrittenRows()
+            read: { WrittenRows($0, readsHistory: readsHistory, soleKey: soleKey, revisionOnly: revisionOnly) }) ?? WrittenRows()
     }
 
     /// Sends the statement, then reads its last result with `read` (nil: it returned none).

@@ -72,6 +72,16 @@ struct WriteStatement {
         var history: History
         var notifiesInline: Bool
 
+        /// Whether the statement is one guarded update, one upsert or one removal of one key, and nothing else: its
+        /// row then says only the new revision (the key is the one sent).
+        var returnsRevisionOnly: Bool {
+            guard history == .off, !registers else { return false }
+            switch (guarding, sets, removes) {
+            case (.revision, .none, .none), (.none, .one, .none), (.none, .none, .one): return true
+            default: return false
+            }
+        }
+
         /// How many cases each part has (`allCases.count`, which makes an array at each call).
         private static let guards = Guard.allCases.count, counts = Count.allCases.count, histories = History.allCases.count
         /// How many shapes there are.
@@ -101,6 +111,8 @@ struct WriteStatement {
     var notifiesInline: Bool
     /// The key the statement writes, when it writes one (its rows then name it: ``WrittenRows`` keeps this string).
     var soleKey: String?
+    /// Whether the statement's row is the new revision alone (``Shape/returnsRevisionOnly``): the key is ``soleKey``.
+    var returnsRevisionOnly: Bool
 
     /// The statement for `plan`; `last` is the caller's last statement text and its shape's index, used when the shape
     /// is the same (a store writing in a loop finds its text without taking the lock of every store's texts), and
@@ -160,6 +172,7 @@ struct WriteStatement {
         let shape = Shape(
             guarding: guarding, sets: Shape.Count(sets.count), removes: Shape.Count(removes.count), registers: registers, history: history,
             notifiesInline: channel != nil)
+        returnsRevisionOnly = shape.returnsRevisionOnly
         let index = shape.index
         if let last, last.index == index {
             sql = last.sql
@@ -261,7 +274,7 @@ struct WriteStatement {
                 SELECT $1, key, revision, previous_revision, type, value, changed_at FROM c\(shape.history == .unknown ? " WHERE \(kept)" : ""))
                 """)
         }
-        var columns = "key, revision"
+        var columns = shape.returnsRevisionOnly ? "revision" : "key, revision"
         if shape.history == .unknown { columns += ", \(kept)" }
         if shape.notifiesInline { columns += ", pg_notify(\(parameter()), $1)" }
         if parts.count == 2, sources.count == 1, ["s", "r", "g"].contains(sources[0]), shape.history == .off, let statement = parts.first {
@@ -283,8 +296,17 @@ struct WrittenRows {
     init() {}
 
     /// Reads `result`; a row whose key is `soleKey` (the key of a one-key write) keeps that string rather than a copy.
-    init(_ result: OpaquePointer, readsHistory: Bool, soleKey: String? = nil) {
+    /// With `revisionOnly`, the row is the revision alone, of `soleKey`.
+    init(_ result: OpaquePointer, readsHistory: Bool, soleKey: String? = nil, revisionOnly: Bool = false) {
         let rowCount = PQntuples(result), columnCount = PQnfields(result)
+        if revisionOnly, let soleKey {
+            if rowCount == 1, columnCount >= 1, PQgetisnull(result, 0, 0) == 0, let text = PQgetvalue(result, 0, 0),
+                let revision = Self.integer(UnsafeRawBufferPointer(start: text, count: Int(PQgetlength(result, 0, 0))))
+            {
+                revisions = [(soleKey, revision)]
+            }
+            return
+        }
         guard columnCount >= 2 else { return }
         revisions.reserveCapacity(Int(rowCount))
         for row in 0..<rowCount {

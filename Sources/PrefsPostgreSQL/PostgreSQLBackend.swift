@@ -39,9 +39,14 @@ package final class PostgreSQLBackend: StoreBackend {
     struct Entry: Equatable {
         var stored: StoredValue?
         var revision: Int64
+        /// The ``replacedGeneration`` in which ``setLatest(_:for:)`` put this key in ``replaced`` (or found it there):
+        /// while it is the current one, the key is known to be there without a lookup. Not part of what the entry is.
+        var replacedIn: UInt32 = 0
 
         /// A key without a row.
         static let absent = Entry(stored: nil, revision: 0)
+
+        static func == (lhs: Entry, rhs: Entry) -> Bool { lhs.stored == rhs.stored && lhs.revision == rhs.revision }
     }
 
     /// Every key read or written, as of the last check for changes or later: what a read outside a transaction serves.
@@ -52,6 +57,9 @@ package final class PostgreSQLBackend: StoreBackend {
     /// the other keys' entries in ``cache`` (and no row for a key in neither), the whole namespace as of ``snapshot``:
     /// the state a transaction body reads.
     private var replaced: [String: Entry] = [:]
+    /// Counts the times ``replaced`` was emptied (never 0): an entry's ``Entry/replacedIn`` of an earlier count says
+    /// nothing.
+    private var replacedGeneration: UInt32 = 1
     /// The snapshot of the last check (`pg_snapshot` text): rows written by transactions it does not see are changes.
     /// Nil until the first check, which reads every row (as does a check that finds the namespace deleted, recreated or
     /// pruned).
@@ -357,7 +365,7 @@ package final class PostgreSQLBackend: StoreBackend {
             // Nothing cached can be trusted (a full check: every row comes back below).
             changed = !cache.isEmpty
             cache.removeAll()
-            replaced.removeAll()
+            forgetReplaced()
         }
         namespaceMarker = changes.marker
         // A namespace without its row (never written, or deleted) is registered again by the next write.
@@ -382,7 +390,7 @@ package final class PostgreSQLBackend: StoreBackend {
             // entry now (a write of this store since, or a row another instance changed, would have come back).
             for (key, older) in replaced where !seen.contains(key) { cache[key] = older }
         }
-        replaced.removeAll()
+        forgetReplaced()
         snapshot = changes.snapshot
         freshness?.renew(checkedAt: changes.started)
         return changed
@@ -391,12 +399,32 @@ package final class PostgreSQLBackend: StoreBackend {
     /// Sets the latest entry of `key` (nil: forgets it, so that the next read outside a transaction asks the server),
     /// keeping its entry as of the last check's snapshot in ``replaced``.
     func setLatest(_ entry: Entry?, for key: String) {
-        // One lookup of `cache` for both the entry it held and the new one.
-        let former = entry.map { cache.updateValue($0, forKey: key) } ?? cache.removeValue(forKey: key)
-        if snapshot != nil, replaced[key] == nil {
-            let atSnapshot = former ?? .absent
-            if entry?.revision != atSnapshot.revision || entry == nil { replaced[key] = atSnapshot }
+        guard snapshot != nil else {
+            if let entry { cache[key] = entry } else { cache.removeValue(forKey: key) }
+            return
         }
+        guard var entry else {
+            let former = cache.removeValue(forKey: key)
+            if former?.replacedIn != replacedGeneration, replaced[key] == nil { replaced[key] = former ?? .absent }
+            return
+        }
+        // One lookup of `cache` for both the entry it held and the new one, marked as replaced; a key marked so in
+        // this generation is in `replaced` already (a store writing a key again looks `replaced` up no more).
+        entry.replacedIn = replacedGeneration
+        let former = cache.updateValue(entry, forKey: key)
+        guard former?.replacedIn != replacedGeneration, replaced[key] == nil else { return }
+        let atSnapshot = former ?? .absent
+        if entry.revision != atSnapshot.revision {
+            replaced[key] = atSnapshot
+        } else {
+            cache[key]?.replacedIn = former?.replacedIn ?? 0  // not replaced after all (rare: the same revision)
+        }
+    }
+
+    /// Empties ``replaced``, and so unmarks every entry marked in it.
+    private func forgetReplaced() {
+        replaced.removeAll()
+        replacedGeneration = replacedGeneration == .max ? 1 : replacedGeneration + 1
     }
 
     // MARK: - A transaction's snapshot
@@ -414,8 +442,8 @@ package final class PostgreSQLBackend: StoreBackend {
     /// holds a value (its former names are not read then): one read cannot be torn, and an update of a key this store
     /// just wrote stays one round trip.
     func transactionEntry(_ name: String) throws -> Entry {
-        if transactionReadsOneKey, !transactionHasSnapshot, replaced[name] != nil, let latest = cache[name], latest.stored != nil,
-            !(freshness?.isExpired ?? false)
+        if transactionReadsOneKey, !transactionHasSnapshot, let latest = cache[name], latest.stored != nil,
+            latest.replacedIn == replacedGeneration || replaced[name] != nil, !(freshness?.isExpired ?? false)
         {
             transactionReads?.record(name, revision: latest.revision)
             return latest

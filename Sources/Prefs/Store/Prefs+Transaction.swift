@@ -26,7 +26,8 @@ extension Prefs {
     /// effects out of it.
     public struct Transaction: ~Copyable {
         let backend: any StoreBackend
-        let reportMismatch: (ValueMismatch, String) -> Void
+        /// The store, which reports mismatches (held rather than a closure over it: no allocation per transaction).
+        let store: Prefs
         var changes = Changeset()
         /// The first error met by a subscript; the transaction throws it instead of committing.
         var failure: PrefsError?
@@ -58,7 +59,7 @@ extension Prefs {
             do {
                 return try key.decode(stored)
             } catch {
-                reportMismatch(error, key.name)
+                store.reportMismatch(error, key: key.name)
                 return key.initial
             }
         }
@@ -156,7 +157,7 @@ extension Prefs {
             while true {
                 let external = validates ? false : try PrefsError.converting { try backend.refresh() }
                 try PrefsError.converting { try readsOneKey ? backend.beginSingleKeyTransaction() : backend.beginTransaction() }
-                var transaction = Transaction(backend: backend, reportMismatch: { [self] in reportMismatch($0, key: $1) })
+                var transaction = Transaction(backend: backend, store: self)
                 let result: Result
                 do {
                     result = try body(&transaction)

@@ -238,23 +238,29 @@ extension PostgreSQLBackend {
         _ reads: [String: Int64], _ connection: PostgreSQLConnection, deadline: ContinuousClock.Instant, operation: String
     ) throws {
         let keys = reads.keys.sorted()  // one order for everyone: no deadlock between two such transactions
-        let result = try connection.execute(
-            """
-            WITH wanted AS (SELECT unnest($2::text[]) AS key),
-            placed AS (INSERT INTO prefs_values (namespace, key, type, value, revision, xid, changed_at)
-                       SELECT $1, key, NULL, NULL, 0, pg_current_xact_id(), now() FROM wanted
-                       ON CONFLICT (namespace, key) DO NOTHING RETURNING key, revision),
-            locked AS (SELECT key, revision FROM prefs_values WHERE namespace = $1 AND key IN (SELECT key FROM wanted)
-                       ORDER BY key FOR UPDATE)
-            SELECT key, revision FROM placed UNION ALL SELECT key, revision FROM locked
-            """, [namespace, Self.arrayLiteral(keys)], deadline: deadline, operation: operation)
-        let found = Dictionary(Self.revisions(result.rows), uniquingKeysWith: { first, _ in first })
+        let result = try connection.executeWrite(
+            Self.lockAndCompareStatement, [namespace, Self.arrayLiteral(keys)], deadline: deadline, commits: false, readsHistory: false,
+            operation: operation)
+        let found = Dictionary(result.revisions, uniquingKeysWith: { first, _ in first })
         let moved = keys.filter { found[$0] != reads[$0] }
         if !moved.isEmpty {
             _ = try? connection.execute("ROLLBACK", deadline: deadline, operation: "rolling back")
             throw BackendTransactionConflict(keys: moved)
         }
     }
+
+    /// $1 the namespace, $2 the keys read (an array, in order): a placeholder row for each key without one, every row
+    /// locked; (key, revision) of each.
+    static let lockAndCompareStatement = PreparedSQL(
+        """
+        WITH wanted AS (SELECT unnest($2::text[]) AS key),
+        placed AS (INSERT INTO prefs_values (namespace, key, type, value, revision, xid, changed_at)
+                   SELECT $1, key, NULL, NULL, 0, pg_current_xact_id(), now() FROM wanted
+                   ON CONFLICT (namespace, key) DO NOTHING RETURNING key, revision),
+        locked AS (SELECT key, revision FROM prefs_values WHERE namespace = $1 AND key IN (SELECT key FROM wanted)
+                   ORDER BY key FOR UPDATE)
+        SELECT key, revision FROM placed UNION ALL SELECT key, revision FROM locked
+        """)
 
     /// The declarations: removed ones deleted, recorded ones upserted (two instances may record one key's declaration
     /// at once: the later wins), with their former names in order.
@@ -334,13 +340,5 @@ extension PostgreSQLBackend {
         if statement.registers { pool.registeredNamespaces.withLock { _ = $0.insert(namespace) } }
         if let keeps = written.keepsHistory { history = (keeps, .now) }
         if !written.revisions.isEmpty, !statement.notifiesInline { listener?.notifyLater(namespace, except: subscription, addedInRound: &notifiedInRound) }
-    }
-
-    /// (key, revision) of rows whose first two columns are those.
-    static func revisions(_ rows: [[String?]]) -> [(key: String, revision: Int64)] {
-        rows.compactMap { row in
-            guard row.count >= 2, let key = row[0], let revision = row[1].flatMap({ Int64($0) }) else { return nil }
-            return (key, revision)
-        }
     }
 }

@@ -167,9 +167,9 @@ final class PostgreSQLConnection {
             ?? Result(rows: [], commandTag: "")
     }
 
-    /// Runs the write statement `statement` (``WriteStatement``), and reads its rows as ``WrittenRows`` straight from
-    /// libpq's result: a write returns a row per key written, and its rows as strings cost more than the rest of
-    /// reading them.
+    /// Runs a statement whose rows are (key, revision) (a ``WriteStatement``, or the lock of a transaction's reads), and
+    /// reads them as ``WrittenRows`` straight from libpq's result: a write returns a row per key written, and its rows
+    /// as strings cost more than the rest of reading them.
     func executeWrite(
         _ statement: PreparedSQL, _ parameters: [String?], deadline: ContinuousClock.Instant, commits: Bool, readsHistory: Bool,
         soleKey: String? = nil, revisionOnly: Bool = false, operation: @autoclosure () -> String

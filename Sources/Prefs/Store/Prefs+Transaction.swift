@@ -151,7 +151,7 @@ extension Prefs {
     ) throws -> Result {
         // What to tell observers once the lock is released. Kept here rather than returned with the result: a tuple
         // of the generic `Result` has its metadata made at run time, at every call.
-        var changed: Changeset?, silenced: Changeset?
+        var changed: Changeset?, silenced: Changeset?, tellsObservers = true
         let result = try io.withBackend(operation) { backend throws -> Result in
             let validates = backend.validatesTransactionsAtCommit
             while true {
@@ -175,11 +175,13 @@ extension Prefs {
                     throw error
                 }
                 let changes = transaction.changes
-                let observed = state.withLock { state in
+                let (observed, quiet) = state.withLock { state in
                     if external { state.cache.invalidateAll() }
                     state.cacheCommitted(changes)
-                    return !state.observers.isEmpty
+                    return (!state.observers.isEmpty, state.observers.hasNoOneToTell)
                 }
+                // No one to tell: the lock is not taken again to find so (one added since is told of later changes).
+                tellsObservers = !quiet
                 silenced = observed && !notifiesObservers ? changes : nil
                 // nil: anything may have changed (another process wrote); tell every observer.
                 if observed { deliverInOrder(external ? nil : changes, silencing: silenced) }
@@ -187,7 +189,7 @@ extension Prefs {
                 return result
             }
         }
-        notifyObservers(of: changed, silencing: silenced)
+        if tellsObservers { notifyObservers(of: changed, silencing: silenced) }
         return result
     }
 

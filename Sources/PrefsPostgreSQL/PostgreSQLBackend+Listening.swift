@@ -1,6 +1,7 @@
 import Foundation
 import Prefs
 import PrefsSupport
+import Synchronization
 
 // MARK: - Change listener
 
@@ -78,5 +79,20 @@ final class PostgreSQLChangeWaiter: BackendChangeListener, @unchecked Sendable {
 
     func close() {
         owner?.remove(self)
+    }
+}
+
+/// A flag one thread raises and another takes down, without a lock: the listener's "the namespace's settings changed",
+/// which every write looks at.
+final class RaisedFlag: Sendable {
+    private let raised = Atomic<Bool>(false)
+
+    func raise() {
+        raised.store(true, ordering: .releasing)
+    }
+
+    /// Whether the flag was raised since the last take, lowering it.
+    func take() -> Bool {
+        raised.load(ordering: .relaxed) && raised.exchange(false, ordering: .acquiringAndReleasing)
     }
 }

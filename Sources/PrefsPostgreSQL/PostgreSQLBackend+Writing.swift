@@ -306,12 +306,7 @@ extension PostgreSQLBackend {
     /// The plan's statement, registering the namespace unless this process did, and with history as last learned.
     private func makeStatement(_ plan: WritePlan, guard guarded: (key: String, value: Int64)?) -> WriteStatement {
         let registered = namespaceRegistered()
-        if settingsChanged.withLock({ changed in
-            defer { changed = false }
-            return changed
-        }) {
-            history = nil
-        }
+        if settingsChanged.take() { history = nil }
         let known: WriteStatement.History
         if let history, ContinuousClock.now - history.learned <= .seconds(1) {
             known = history.keeps ? .on : .off

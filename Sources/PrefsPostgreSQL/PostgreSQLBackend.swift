@@ -81,7 +81,7 @@ package final class PostgreSQLBackend: StoreBackend {
     /// rather than wait for the server again (the transaction throws it instead of committing).
     var transactionSnapshotFailure: (any Error)?
     /// Set by the listener when the namespace's settings changed: what was learned of its history is forgotten.
-    let settingsChanged = Locked(false)
+    let settingsChanged = RaisedFlag()
     /// Whether the namespace keeps history, and when that was learned (a check, or a write that asked): a write whose
     /// knowledge is older than a second asks again, in the same statement.
     var history: (keeps: Bool, learned: ContinuousClock.Instant)?
@@ -140,7 +140,7 @@ package final class PostgreSQLBackend: StoreBackend {
             let freshness = freshness, waiters = waiters, settingsChanged = settingsChanged
             subscription = listener.subscribe(
                 .init(namespace: namespace) { event in
-                    if case .settings = event { settingsChanged.withLock { $0 = true } }
+                    if case .settings = event { settingsChanged.raise() }
                     freshness?.expire()
                     waiters.signal()
                 })

@@ -384,8 +384,9 @@ final class PostgreSQLConnection {
 }
 
 /// A statement's text and the name it is prepared under on a connection: `prefs_` and a hash of the text, so that one
-/// text has one name on every connection.
-struct PreparedSQL: Sendable {
+/// text has one name on every connection. A class: a write hands its statement down several calls, one reference
+/// rather than three.
+final class PreparedSQL: Sendable {
     let text: String
     /// The statement's hash, which names it (`prefs_` and its 16 hex digits): a connection's prepared statements are
     /// known by it, not by their names (no string hashed per call).

@@ -85,6 +85,11 @@ package protocol StoreBackend: AnyObject {
     /// body again, and does not ``refresh()`` before a transaction. False (the default): ``beginTransaction()`` takes a
     /// writer lock, so a body runs once.
     var validatesTransactionsAtCommit: Bool { get }
+    /// Whether ``value(forKey:)`` answers from memory the backend keeps anyway, as cheaply as the store's cache would
+    /// (the memory backend). The store's cache then keeps no copy of what a commit wrote: a written key's next read
+    /// loads it from the backend, and the cache keeps what that read decoded, so that each value is held once. False
+    /// (the default): the cache takes what each commit wrote, so the next read asks the backend nothing.
+    var servesReadsFromMemory: Bool { get }
 }
 
 extension StoreBackend {
@@ -116,6 +121,7 @@ extension StoreBackend {
     package func makeChangeListener() -> (any BackendChangeListener)? { nil }
     package var freshness: BackendFreshness? { nil }
     package var validatesTransactionsAtCommit: Bool { false }
+    package var servesReadsFromMemory: Bool { false }
 }
 
 /// One write in a transaction of its own: `begin`, then `commit`, or `rollback` when `commit` throws. The shape of both

@@ -31,10 +31,11 @@ extension Prefs {
         var reportedArguments: Set<String> = []
 
         /// Puts what a commit wrote into the cache. `declaring`: a key whose declaration is now known to be recorded
-        /// (the one a ``Prefs/set(_:for:)`` wrote), with the ``declarationEpoch`` at which that was checked.
-        mutating func cacheCommitted(_ changes: Changeset, declaring: (name: CacheName, epoch: UInt64)? = nil) {
+        /// (the one a ``Prefs/set(_:for:)`` wrote), with the ``declarationEpoch`` at which that was checked. `backend`:
+        /// the backend that committed them (one that serves its reads from memory gets no copy in the cache).
+        mutating func cacheCommitted(_ changes: Changeset, by backend: any StoreBackend, declaring: (name: CacheName, epoch: UInt64)? = nil) {
             let declaredName = declaring?.epoch == declarationEpoch ? declaring?.name : nil
-            cache.takeCommitted(changes, declared: declaredName, arguments: arguments)
+            cache.takeCommitted(changes, declared: declaredName, arguments: arguments, copiesValues: !backend.servesReadsFromMemory)
         }
 
         /// Whether `name`'s declaration is known to be recorded: one lookup when its cache slot says so.

@@ -173,7 +173,7 @@ extension Prefs {
                 let changes = transaction.changes
                 let observed = state.withLock { state in
                     if external { state.cache.invalidateAll() }
-                    state.cacheCommitted(changes)
+                    state.cacheCommitted(changes, by: backend)
                     return !state.observers.isEmpty
                 }
                 let silenced = observed && !notifiesObservers ? changes : nil

@@ -22,6 +22,9 @@ final class MemoryBackend: StoreBackend {
 
     var description: String { ".memory" }
 
+    /// A read is a probe of ``records``: the store's cache keeps no copy of what a commit wrote.
+    var servesReadsFromMemory: Bool { true }
+
     func value(forKey key: String) -> StoredValue? { records[CacheName(key)]?.value }
 
     func allValues() -> [String: StoredValue] {

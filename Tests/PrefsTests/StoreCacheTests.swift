@@ -76,15 +76,40 @@ struct StoreCacheTests {
         #expect(!kept(Mode.dark, from: mode).inline && kept(Mode.dark, from: mode).stored == mode, "a type with no inline form of its own")
     }
 
-    @Test("a slot holds a stored value or a decoded one in 28 bytes, a bucket of the cache in 56")
+    @Test("a slot holds a stored value or a decoded one, and what is known of its name, in 40 bytes; a bucket in 64")
     func slotLayout() {
-        #expect(MemoryLayout<StoreCache.Slot>.size <= 28)
+        #expect(MemoryLayout<StoreCache.Slot>.size <= 40)
         struct Bucket {
             var tag: Int
             var name: String
             var slot: StoreCache.Slot
         }
-        #expect(MemoryLayout<Bucket>.stride <= 56)
+        #expect(MemoryLayout<Bucket>.stride <= 64)
+    }
+
+    @Test("what is known of a name outlives its value: invalidating unloads the value, and drops a slot only when it says nothing else")
+    func knownNames() throws {
+        var cache = StoreCache()
+        let key = Prefs.Key<Int>("a", initial: 3)
+        cache.noteKnown(key, declared: false)
+        cache.noteDeclared(Self.b)
+        cache.cache(try StoredValue(1), for: "a", arguments: [:])
+        cache.cache(try StoredValue(2), for: "b", arguments: [:])
+        cache.cache(try StoredValue(3), for: "c", arguments: [:])
+        let one = try StoredValue(1)
+        #expect(cache.table.count == 3 && cache[Self.a]?.key === key && cache[Self.a]?.stored == one)
+        cache.invalidateAll()
+        #expect(Self.describe(cache.hit(Self.a)) == "miss" && cache[Self.a] == nil && cache[Self.b] == nil)
+        #expect(cache.known(Self.a)?.key === key && cache.known(Self.b)?.declared == true)
+        #expect(cache.known(CacheName("c")) == nil && cache.table.count == 2, "a slot that knew nothing else is gone")
+        cache.cache(nil, for: "a", arguments: [:])
+        #expect(Self.describe(cache.hit(Self.a)) == "absent" && cache[Self.a]?.key === key, "loading keeps the key")
+        cache.takeCommitted(Self.changes(["a": try StoredValue(4)]), declared: nil, arguments: [:], copiesValues: false)
+        #expect(Self.describe(cache.hit(Self.a)) == "miss" && cache.known(Self.a)?.key === key, "a commit the backend serves unloads it")
+        cache.forgetDeclared(Self.b)
+        #expect(cache.known(Self.b) == nil && cache.table.count == 1)
+        cache.invalidateAll(keepingCapacity: false)
+        #expect(cache.knownKeys().map(\.name) == ["a"])
     }
 
     @Test("a removed key that a launch argument names is not absent: a read looks past it to the argument")

@@ -98,6 +98,21 @@ struct NameTable<Slot>: ~Copyable {
         count = 0
     }
 
+    /// Runs `body` on every slot, in no order, removing those for which it returns false.
+    mutating func updateAll(_ body: (inout Slot) -> Bool) {
+        guard let buckets else { return }
+        var index = 0
+        while index < capacity {
+            if tag(at: index) != 0, !body(&buckets[index].slot) {
+                // The buckets after it may move back into this one: look at it again (a slot seen twice is kept
+                // twice, which `body` allows; none is skipped, since buckets only move back into the hole).
+                remove(at: index)
+                continue
+            }
+            index += 1
+        }
+    }
+
     /// Calls `body` with every name and its slot, in no order.
     func forEach(_ body: (String, Slot) throws -> Void) rethrows {
         guard let buckets else { return }

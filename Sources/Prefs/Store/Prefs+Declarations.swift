@@ -15,7 +15,7 @@ extension Prefs {
     /// Records `keys`; see ``declare(_:)-(Prefs.Keys...)``.
     public func declare(_ keys: [Keys]) throws(PrefsError) {
         state.withLock { state in
-            state.known.reserveCapacity(state.known.count + keys.count)
+            state.cache.reserveCapacity(state.cache.table.count + keys.count)
         }
         // In commits of at most `declarationsPerCommit` keys (one for any app's usual few hundred): a change set of every
         // key at once held some 150 bytes a key until it committed (100,000 keys: 15 MB beside the store's own, more
@@ -58,7 +58,6 @@ extension Prefs {
             state.declarationEpoch &+= 1
             for name in names {
                 state.forgetDeclared(CacheName(name))
-                state.cache.update(CacheName(name)) { $0.declared = false }
             }
         }
         try commit(Changeset(removedDeclarations: Set(names)))

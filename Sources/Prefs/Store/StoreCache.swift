@@ -6,6 +6,9 @@ import PrefsSupport
 /// one probe of ``CacheTable`` by the key's kept hash, and the generation that tells a read that raced with a write not
 /// to fill it.
 ///
+/// It also keeps what the store knows of each name whether or not its value is loaded (the key declared or observed
+/// under it, and whether its declaration is recorded): a slot with nothing loaded (``Slot/Content/unloaded``) is a miss.
+///
 /// A part of ``Prefs/State``: it lives under the store's one lock and takes no lock of its own. Its one job is to
 /// answer a read it can (``hit(_:)``) and to take what commits, refreshes and loads give it; the store decides when.
 struct StoreCache: ~Copyable {
@@ -73,23 +76,31 @@ struct StoreCache: ~Copyable {
         }
     }
 
-    /// A key's place in the cache: its stored value (nil: nothing stored) or what a read decoded from it, and whether
-    /// its declaration is known to be recorded (as ``Prefs/State/known`` says, kept beside the value so that a set of a
-    /// cached key looks its name up once, not twice; false says nothing, and `known` is then asked).
+    /// A key's place in the cache: its stored value (nil: nothing stored) or what a read decoded from it, or nothing
+    /// loaded (``Content/unloaded``); and what the store knows of the name whether or not its value is loaded: the key
+    /// this process declared or observed under it (``key``), and whether its declaration is known to be recorded
+    /// (``declared``). One table for both, so that a name is held once (a table of what is known beside the cache took
+    /// 40 bytes a bucket more: 5.2 MB at 100,000 keys), and a set looks its name up once.
     ///
     /// The slot holds one of the two, never both (``Content``): a decoded `String`, `Int`, `Bool`, `Double` or `Date`
     /// whose stored form is its type's own (what `StoredValue(value)` makes: any value such a key's `set` wrote) is
     /// kept in the slot itself, and its stored value is made again from it when asked (``stored``); any other decoded
-    /// value is an ``Entry``, which keeps the stored value beside it. A slot is 28 bytes, a bucket 56 (a stored value
-    /// beside a decoded one took 49 and 80: at 100,000 keys, 10.5 MB where the slots now take 7.3).
+    /// value is an ``Entry``, which keeps the stored value beside it. A slot is 40 bytes, a bucket 64 (a stored value
+    /// beside a decoded one took 80 a bucket, and what is known of the name 40 more in a table of its own).
     struct Slot {
         private(set) var content: Content
+        /// This process has checked or recorded the name's declaration.
         var declared = false
         /// Nothing is stored, and a launch argument names the key: a read looks past the absent value to it.
         var argumentNamed = false
+        /// The key this process declared or observed under the name: its initial value is what code that reads by
+        /// name (UserDefaults' API) sees while nothing is stored. The last key told of a name wins.
+        var key: Prefs.Keys?
 
         /// What a slot holds.
         enum Content {
+            /// Nothing loaded: the slot only says what is known of the name, and a read asks the backend.
+            case unloaded
             /// The stored value, not decoded yet (nil: nothing stored).
             case stored(StoredValue?)
             /// A decoded trivial value's bits and its type's identity; the stored value is its type's own form of it
@@ -116,10 +127,32 @@ struct StoreCache: ~Copyable {
             self.declared = declared
         }
 
+        /// A slot with nothing loaded, for what is known of a name.
+        init(key: Prefs.Keys?, declared: Bool) {
+            content = .unloaded
+            self.key = key
+            self.declared = declared
+        }
+
+        /// Whether a value (or its absence) is loaded: a read may be answered from the slot.
+        var isLoaded: Bool {
+            if case .unloaded = content { return false }
+            return true
+        }
+
+        /// Whether the slot says something of its name beside its value: removing it would forget that.
+        var isKnown: Bool { declared || key != nil }
+
+        /// Forgets the loaded value, keeping what is known of the name.
+        mutating func unload() {
+            content = .unloaded
+            argumentNamed = false
+        }
+
         /// What a read decoded from the stored value (or a launch argument's value), if anything.
         var decoded: Decoded {
             switch content {
-            case .stored: .none
+            case .unloaded, .stored: .none
             case .bits(let bits, let type): .bits(bits, type)
             case .string(let string): .string(string)
             case .entry(let entry): .entry(entry)
@@ -129,6 +162,7 @@ struct StoreCache: ~Copyable {
         /// The stored value (nil: nothing stored), as the store holds it: made again from a value kept inline.
         var stored: StoredValue? {
             switch content {
+            case .unloaded: nil
             case .stored(let stored): stored
             case .bits(let bits, let type): Self.canonicalStored(bits, type)
             case .string(let string): StoredValue(type: .string, json: .string(string))
@@ -139,6 +173,7 @@ struct StoreCache: ~Copyable {
         /// Whether a value is stored (without making a kept value's stored form again).
         var holdsStored: Bool {
             switch content {
+            case .unloaded: false
             case .stored(let stored): stored != nil
             case .bits, .string: true
             case .entry(let entry): entry.stored != nil
@@ -249,14 +284,16 @@ struct StoreCache: ~Copyable {
     /// The cache's answer for `name`, nil when it has none. The slot is read in place: only what the hit takes is copied.
     @inline(__always)
     func hit(_ name: CacheName) -> Hit? {
-        table.read(name) { slot in
+        let hit = table.read(name) { slot -> Hit? in
             switch slot.content {
             case .bits(let bits, let type): .bits(bits, type)
             case .string(let string): .string(string)
             case .entry(let entry): .entry(entry)
             case .stored(let stored): stored == nil && !slot.argumentNamed ? .absent : .undecoded
+            case .unloaded: nil
             }
         }
+        return hit ?? nil
     }
 
     /// The slots by name.
@@ -264,9 +301,52 @@ struct StoreCache: ~Copyable {
     /// Bumped by every change to the cache; a read that raced with a write does not fill the cache.
     private(set) var generation: UInt64 = 0
 
-    /// The slot for `name`, or nil.
+    /// The slot for `name` if it has a value loaded, or nil.
     subscript(name: CacheName) -> Slot? {
-        @inline(__always) get { table[name] }
+        @inline(__always) get {
+            guard let slot = table[name], slot.isLoaded else { return nil }
+            return slot
+        }
+    }
+
+    /// The slot for `name`, loaded or not (what is known of the name), or nil.
+    func known(_ name: CacheName) -> Slot? {
+        table[name]
+    }
+
+    /// Makes room for `count` slots in all without another allocation.
+    mutating func reserveCapacity(_ count: Int) {
+        table.reserveCapacity(count)
+    }
+
+    /// Notes `key`, declared (`declared`) or observed.
+    mutating func noteKnown(_ key: Prefs.Keys, declared: Bool) {
+        table.update(CacheName(key), default: Slot(key: key, declared: declared)) { slot in
+            slot.key = key
+            if declared { slot.declared = true }
+        }
+    }
+
+    /// Notes that the declaration of `name` is checked or recorded.
+    mutating func noteDeclared(_ name: CacheName) {
+        table.update(name, default: Slot(key: nil, declared: true)) { $0.declared = true }
+    }
+
+    /// Forgets that the declaration of `name` is recorded (its key and value, if any, are kept).
+    mutating func forgetDeclared(_ name: CacheName) {
+        var keep = true
+        table.update(name) { slot in
+            slot.declared = false
+            keep = slot.isKnown || slot.isLoaded
+        }
+        if !keep { table.remove(name) }
+    }
+
+    /// Every key known, by name.
+    func knownKeys() -> [(name: String, key: Prefs.Keys)] {
+        var keys: [(name: String, key: Prefs.Keys)] = []
+        table.forEach { name, slot in if let key = slot.key { keys.append((name, key)) } }
+        return keys
     }
 
     /// Runs `body` on the slot of `name` if there is one (a read filling its decoded value, a declaration removed).
@@ -275,16 +355,31 @@ struct StoreCache: ~Copyable {
         table.update(name, body)
     }
 
-    /// Drops every slot (a refresh found another process's change, a transaction conflicted, the store closed).
+    /// Drops every loaded value (a refresh found another process's change, a transaction conflicted, the store
+    /// closed), keeping what is known of the names; `keepingCapacity` false frees the table when nothing is known.
     mutating func invalidateAll(keepingCapacity: Bool = true) {
         generation &+= 1
-        table.removeAll(keepingCapacity: keepingCapacity)
+        table.updateAll { slot in
+            slot.unload()
+            return slot.isKnown
+        }
+        if !keepingCapacity, table.count == 0 { table.removeAll(keepingCapacity: false) }
     }
 
-    /// Drops the slots of `names`, so that their next read asks the backend.
+    /// Drops the loaded values of `names`, so that their next read asks the backend.
     mutating func invalidate(_ names: some Sequence<String>) {
         generation &+= 1
-        for name in names { table.remove(CacheName(name)) }
+        for name in names { unload(CacheName(name)) }
+    }
+
+    /// Drops the loaded value of `name`, and its slot when it says nothing else.
+    private mutating func unload(_ name: CacheName) {
+        var keep = false
+        table.update(name) { slot in
+            slot.unload()
+            keep = slot.isKnown
+        }
+        if !keep { table.remove(name) }
     }
 
     /// Whether a read of `name` looks past an absent value to a launch argument (`arguments`): one branch when the
@@ -298,13 +393,13 @@ struct StoreCache: ~Copyable {
     /// key whose declaration is now known to be recorded, whose slot says so. `arguments`: the launch arguments, for
     /// the slots of removed keys (``argumentNames(_:stored:arguments:)``). `copiesValues` false: the backend serves its
     /// reads from memory of its own (``StoreBackend/servesReadsFromMemory``), so the cache keeps no copy of what was
-    /// written: the written keys' slots are dropped, and each key's next read loads it and keeps what it decoded.
+    /// written: the written keys' values are unloaded, and each key's next read loads it and keeps what it decoded.
     mutating func takeCommitted(
         _ changes: Changeset, declared declaredName: CacheName?, arguments: [String: StoredValue], copiesValues: Bool = true
     ) {
         generation &+= 1
         guard copiesValues else {
-            for (name, _) in changes.values { table.remove(CacheName(name)) }
+            for (name, _) in changes.values { unload(CacheName(name)) }
             return
         }
         if changes.values.count > 1 { table.reserveCapacity(table.count + changes.values.count) }  // one table, not a doubling per key
@@ -316,7 +411,11 @@ struct StoreCache: ~Copyable {
             }
             let argumentNamed = Self.argumentNames(name, stored: stored, arguments: arguments)
             if let declaredName, declaredName.name == name {
-                table[declaredName] = Slot(stored: stored, argumentNamed: argumentNamed, declared: true)  // the key's own hash, kept: no hashing
+                // The key's own hash, kept: no hashing.
+                table.update(declaredName, default: Slot(stored: stored, argumentNamed: argumentNamed, declared: true)) { slot in
+                    slot.replaceStored(stored, argumentNamed: argumentNamed)
+                    slot.declared = true
+                }
             } else {
                 put(stored, argumentNamed: argumentNamed, for: CacheName(name))
             }

@@ -212,15 +212,15 @@ package struct Changeset: Sendable, Hashable {
         case remove
     }
 
-    /// Value changes by key.
-    package var values: [String: Change] = [:]
+    /// Value changes by key (a ``ChangeTable``: half the memory of a `Dictionary`, for a batch of 100,000 sets).
+    package var values = ChangeTable()
     /// Declarations to record (they replace earlier ones under the same key).
     package var declarations: [String: KeyDeclaration] = [:]
     /// Declarations to forget (a tool restoring a snapshot exactly, or removing what it recorded by mistake).
     /// Applied before ``declarations``: a key in both ends up declared.
     package var removedDeclarations: Set<String> = []
 
-    package init(values: [String: Change] = [:], declarations: [String: KeyDeclaration] = [:], removedDeclarations: Set<String> = []) {
+    package init(values: ChangeTable = [:], declarations: [String: KeyDeclaration] = [:], removedDeclarations: Set<String> = []) {
         self.values = values
         self.declarations = declarations
         self.removedDeclarations = removedDeclarations
@@ -230,7 +230,7 @@ package struct Changeset: Sendable, Hashable {
 
     /// Adds `later` on top of these changes, in place.
     mutating func merge(_ later: Changeset) {
-        values.merge(later.values) { _, new in new }
+        values.merge(later.values)
         for name in later.removedDeclarations { declarations.removeValue(forKey: name) }
         if !later.removedDeclarations.isEmpty { removedDeclarations.formUnion(later.removedDeclarations) }
         if !later.declarations.isEmpty { declarations.merge(later.declarations) { _, new in new } }

@@ -2,8 +2,8 @@
 typealias CacheTable = NameTable<StoreCache.Slot>
 
 /// A table of slots by name: an open-addressing hash table, probed linearly and at most 13/16 full, whose buckets hold
-/// a name's hash, the name and its slot side by side. The store's cache (``CacheTable``), and the memory backend's
-/// records.
+/// a name's hash, the name and its slot side by side. The store's cache (``CacheTable``), the memory backend's
+/// records, and a change set's values (``ChangeTable``).
 ///
 /// Why not `Dictionary`: a `Dictionary` keeps its keys and its values in two arrays, so a lookup reads a line of each,
 /// and it doubles its table whenever it is 3/4 full (at 100,000 keys it holds 262,144 buckets, 2.6 per key). Here a
@@ -117,6 +117,16 @@ struct NameTable<Slot>: ~Copyable {
     func forEach(_ body: (String, Slot) throws -> Void) rethrows {
         guard let buckets else { return }
         for index in 0..<capacity where tag(at: index) != 0 { try body(buckets[index].name, buckets[index].slot) }
+    }
+
+    /// The number of buckets: ``entry(at:)`` takes an index below it.
+    var bucketCount: Int { capacity }
+
+    /// The name and slot in bucket `index` (below ``bucketCount``), or nil when it is empty: a walk over the table that
+    /// a caller drives (``ChangeTable``'s iterator).
+    func entry(at index: Int) -> (name: String, slot: Slot)? {
+        guard tag(at: index) != 0 else { return nil }
+        return (buckets.unsafelyUnwrapped[index].name, buckets.unsafelyUnwrapped[index].slot)
     }
 
     /// Makes room for `minimumCount` slots without another allocation.

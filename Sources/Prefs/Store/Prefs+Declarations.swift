@@ -38,7 +38,7 @@ extension Prefs {
     }
 
     /// How many declarations ``declare(_:)-([Prefs.Keys])`` records in one commit.
-    static let declarationsPerCommit = 16384
+    static let declarationsPerCommit = 1024
 
     /// Records every case of a key enum.
     public func declare<Keys: PrefsKeyEnum>(_: Keys.Type) throws(PrefsError) {

@@ -53,7 +53,7 @@ final class MemoryBackend: StoreBackend {
         // names not recorded yet: declarations of keys already set would otherwise double a table that needs no room.
         if changes.values.count + changes.declarations.count > 1 {
             var added = 0
-            for name in changes.values.keys where records[CacheName(name)] == nil { added += 1 }
+            for (name, _) in changes.values where records[CacheName(name)] == nil { added += 1 }
             for name in changes.declarations.keys where changes.values[name] == nil && records[CacheName(name)] == nil { added += 1 }
             records.reserveCapacity(records.count + added)
         }

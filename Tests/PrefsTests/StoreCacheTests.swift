@@ -112,6 +112,18 @@ struct StoreCacheTests {
         #expect(cache.knownKeys().map(\.name) == ["a"])
     }
 
+    @Test("declaring keys the cache holds already takes no more room: their slots keep them")
+    func declaringCachedKeys() throws {
+        let prefs = try Prefs(.memory)
+        let keys = (0..<200).map { Prefs.Key<Int>("k\($0)", initial: 0) }
+        try prefs.batch { transaction in for key in keys { try transaction.set(1, for: key) } }
+        for key in keys { #expect(prefs[key] == 1) }
+        let buckets = prefs.state.withLock { $0.cache.table.bucketCount }
+        try prefs.declare(keys)
+        #expect(prefs.state.withLock { ($0.cache.table.bucketCount, $0.cache.table.count) } == (buckets, 200))
+        #expect(keys.allSatisfy { key in prefs.state.withLock { $0.knownKey(key.name) === key && $0.isDeclared(CacheName(key)) } })
+    }
+
     @Test("a removed key that a launch argument names is not absent: a read looks past it to the argument")
     func absentUnderArgument() {
         var cache = StoreCache()

@@ -15,7 +15,9 @@ package struct ChangeTable: Sendable, Hashable, Sequence, ExpressibleByDictionar
 
     fileprivate final class Storage: @unchecked Sendable {
         // @unchecked Sendable: a storage referenced by more than one table is never changed (copied on write).
-        var table = NameTable<Change>()
+        // Unchecked exclusivity: a table changes its storage only when it holds the one reference (copied on write), so
+        // no two accesses overlap; checked, every access of a lookup or an iteration step paid two runtime calls.
+        @exclusivity(unchecked) var table = NameTable<Change>()
 
         func copy() -> Storage {
             let copy = Storage()
@@ -94,19 +96,23 @@ package struct ChangeTable: Sendable, Hashable, Sequence, ExpressibleByDictionar
     package struct Iterator: IteratorProtocol {
         fileprivate let storage: Storage?
         fileprivate var index = 0
+        /// The changes not returned yet: the walk stops at the last one, not at the end of the table.
+        fileprivate var remaining: Int
 
         package mutating func next() -> Element? {
-            guard let storage else { return nil }
-            while index < storage.table.bucketCount {
+            guard remaining > 0, let storage else { return nil }
+            while true {
                 defer { index += 1 }
-                if let entry = storage.table.entry(at: index) { return (entry.name, entry.slot) }
+                if let entry = storage.table.entry(at: index) {
+                    remaining -= 1
+                    return (entry.name, entry.slot)
+                }
             }
-            return nil
         }
     }
 
     package func makeIterator() -> Iterator {
-        Iterator(storage: storage)
+        Iterator(storage: storage, remaining: count)
     }
 
     package static func == (lhs: ChangeTable, rhs: ChangeTable) -> Bool {

@@ -139,14 +139,14 @@ struct NameTable<Slot>: ~Copyable {
     private static var tagBit: Int { Int.min }
 
     /// How many slots `capacity` buckets hold: 13/16 of them (a probe that finds nothing reads some 13 buckets when
-    /// the table is that full, 5 when it is half as full).
+    /// the table is that full, 5 when it is half as full); 3/4 of a table of 4 or 8, so that one bucket stays empty.
     private static func maximumCount(_ capacity: Int) -> Int {
-        capacity - capacity / 16 * 3
+        capacity < 16 ? capacity - capacity / 4 : capacity - capacity / 16 * 3
     }
 
-    /// The smallest power of two (at least 16) whose 13/16 hold `count`.
+    /// The smallest power of two (at least 4: a change set of one key, a store of a few) that holds `count`.
     private static func capacity(for count: Int) -> Int {
-        var capacity = 16
+        var capacity = 4
         while maximumCount(capacity) < count { capacity *= 2 }
         return capacity
     }

@@ -399,7 +399,7 @@ struct StoreCache: ~Copyable {
     ) {
         generation &+= 1
         guard copiesValues else {
-            for (name, _) in changes.values { unload(CacheName(name)) }
+            for (name, _) in changes.values { unload(declaredName?.name == name ? declaredName.unsafelyUnwrapped : CacheName(name)) }
             return
         }
         if changes.values.count > 1 { table.reserveCapacity(table.count + changes.values.count) }  // one table, not a doubling per key

@@ -18,6 +18,8 @@ let package = Package(
         .systemLibrary(name: "CLMDB", providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]),
         // glibc's mallinfo2, for the live heap per key of the memory workload.
         .systemLibrary(name: "BenchHeap"),
+        // sched_setaffinity, for the PostgreSQL workload's one-client rows (client and server on one CPU).
+        .systemLibrary(name: "BenchCPU"),
         .executableTarget(
             name: "prefs-bench",
             dependencies: [
@@ -25,7 +27,7 @@ let package = Package(
                 .product(name: "DialogGate", package: "Prefs"),
                 .product(name: "PrefsPostgreSQL", package: "Prefs"),
                 .product(name: "PrefsTesting", package: "Prefs"),
-                "BenchSQLite", "BenchLibPQ", "CLMDB", "BenchHeap",
+                "BenchSQLite", "BenchLibPQ", "CLMDB", "BenchHeap", "BenchCPU",
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),

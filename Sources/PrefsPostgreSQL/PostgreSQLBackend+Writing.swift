@@ -2,6 +2,7 @@ import Foundation
 import Prefs
 import PrefsJSON
 import PrefsSupport
+import Synchronization
 
 /// Writes: one statement for a write without reads (a set, a reset, a batch) and for an update of one key (compared
 /// with the revision it was read at); a transaction block for the rest (several keys read, declarations).
@@ -187,7 +188,8 @@ extension PostgreSQLBackend {
         let statement = makeStatement(plan, guard: guarded)
         let written = try withConnection(retrying: true, operation: operation) { connection, deadline in
             try connection.executeWrite(
-                statement.sql, statement.parameters, deadline: deadline, commits: true, readsHistory: statement.reportsHistory, operation: operation)
+                statement.sql, statement.parameters, deadline: deadline, commits: true, readsHistory: statement.reportsHistory,
+                soleKey: statement.soleKey, revisionOnly: statement.returnsRevisionOnly, operation: operation)
         }
         learn(from: statement, written)
         if let guarded, !written.revisions.contains(where: { $0.key == guarded.key }) { throw BackendTransactionConflict(keys: [guarded.key]) }
@@ -210,7 +212,7 @@ extension PostgreSQLBackend {
                     ? WrittenRows()
                     : try connection.executeWrite(
                         statement.sql, statement.parameters, deadline: deadline, commits: false, readsHistory: statement.reportsHistory,
-                        operation: operation)
+                        soleKey: statement.soleKey, revisionOnly: statement.returnsRevisionOnly, operation: operation)
                 try writeDeclarations(plan, connection, deadline: deadline, operation: operation)
                 let commit = try connection.execute("COMMIT", deadline: deadline, commits: true, operation: operation)
                 // A transaction that failed earlier ends with ROLLBACK as its tag, not an error.
@@ -236,23 +238,29 @@ extension PostgreSQLBackend {
         _ reads: [String: Int64], _ connection: PostgreSQLConnection, deadline: ContinuousClock.Instant, operation: String
     ) throws {
         let keys = reads.keys.sorted()  // one order for everyone: no deadlock between two such transactions
-        let result = try connection.execute(
-            """
-            WITH wanted AS (SELECT unnest($2::text[]) AS key),
-            placed AS (INSERT INTO prefs_values (namespace, key, type, value, revision, xid, changed_at)
-                       SELECT $1, key, NULL, NULL, 0, pg_current_xact_id(), now() FROM wanted
-                       ON CONFLICT (namespace, key) DO NOTHING RETURNING key, revision),
-            locked AS (SELECT key, revision FROM prefs_values WHERE namespace = $1 AND key IN (SELECT key FROM wanted)
-                       ORDER BY key FOR UPDATE)
-            SELECT key, revision FROM placed UNION ALL SELECT key, revision FROM locked
-            """, [namespace, Self.arrayLiteral(keys)], deadline: deadline, operation: operation)
-        let found = Dictionary(Self.revisions(result.rows), uniquingKeysWith: { first, _ in first })
+        let result = try connection.executeWrite(
+            Self.lockAndCompareStatement, [namespace, Self.arrayLiteral(keys)], deadline: deadline, commits: false, readsHistory: false,
+            operation: operation)
+        let found = Dictionary(result.revisions, uniquingKeysWith: { first, _ in first })
         let moved = keys.filter { found[$0] != reads[$0] }
         if !moved.isEmpty {
             _ = try? connection.execute("ROLLBACK", deadline: deadline, operation: "rolling back")
             throw BackendTransactionConflict(keys: moved)
         }
     }
+
+    /// $1 the namespace, $2 the keys read (an array, in order): a placeholder row for each key without one, every row
+    /// locked; (key, revision) of each.
+    static let lockAndCompareStatement = PreparedSQL(
+        """
+        WITH wanted AS (SELECT unnest($2::text[]) AS key),
+        placed AS (INSERT INTO prefs_values (namespace, key, type, value, revision, xid, changed_at)
+                   SELECT $1, key, NULL, NULL, 0, pg_current_xact_id(), now() FROM wanted
+                   ON CONFLICT (namespace, key) DO NOTHING RETURNING key, revision),
+        locked AS (SELECT key, revision FROM prefs_values WHERE namespace = $1 AND key IN (SELECT key FROM wanted)
+                   ORDER BY key FOR UPDATE)
+        SELECT key, revision FROM placed UNION ALL SELECT key, revision FROM locked
+        """)
 
     /// The declarations: removed ones deleted, recorded ones upserted (two instances may record one key's declaration
     /// at once: the later wins), with their former names in order.
@@ -297,7 +305,7 @@ extension PostgreSQLBackend {
 
     /// The plan's statement, registering the namespace unless this process did, and with history as last learned.
     private func makeStatement(_ plan: WritePlan, guard guarded: (key: String, value: Int64)?) -> WriteStatement {
-        let registered = pool.registeredNamespaces.withLock { $0.contains(namespace) }
+        let registered = namespaceRegistered()
         if settingsChanged.withLock({ changed in
             defer { changed = false }
             return changed
@@ -312,7 +320,18 @@ extension PostgreSQLBackend {
         }
         // Behind a pooler in transaction mode there is no signalling connection: the statement notifies itself.
         let inline = listener == nil ? channel : nil
-        return WriteStatement(plan: plan, namespace: namespace, notifying: inline, guard: guarded, registers: !registered, history: known)
+        return WriteStatement(
+            plan: plan, namespace: namespace, notifying: inline, guard: guarded, registers: !registered, history: known, last: &lastStatement)
+    }
+
+    /// Whether this process has registered the namespace (``PostgreSQLPool/registeredNamespaces``): looked up once,
+    /// then taken as known until a store of the pool finds a namespace's row gone (``PostgreSQLPool/registrationsRemoved``).
+    private func namespaceRegistered() -> Bool {
+        let removals = pool.registrationsRemoved.load(ordering: .acquiring)
+        if registeredAsOf == removals { return true }
+        let registered = pool.registeredNamespaces.withLock { $0.contains(namespace) }
+        registeredAsOf = registered ? removals : nil
+        return registered
     }
 
     /// What a write that committed tells: the namespace is registered, and (when asked) whether it keeps history; and
@@ -320,14 +339,6 @@ extension PostgreSQLBackend {
     private func learn(from statement: WriteStatement, _ written: WrittenRows) {
         if statement.registers { pool.registeredNamespaces.withLock { _ = $0.insert(namespace) } }
         if let keeps = written.keepsHistory { history = (keeps, .now) }
-        if !written.revisions.isEmpty, !statement.notifiesInline { listener?.notifyLater(namespace, except: subscription) }
-    }
-
-    /// (key, revision) of rows whose first two columns are those.
-    static func revisions(_ rows: [[String?]]) -> [(key: String, revision: Int64)] {
-        rows.compactMap { row in
-            guard row.count >= 2, let key = row[0], let revision = row[1].flatMap({ Int64($0) }) else { return nil }
-            return (key, revision)
-        }
+        if !written.revisions.isEmpty, !statement.notifiesInline { listener?.notifyLater(namespace, except: subscription, addedInRound: &notifiedInRound) }
     }
 }

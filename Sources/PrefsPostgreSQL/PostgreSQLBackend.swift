@@ -2,6 +2,7 @@ import Foundation
 import Prefs
 import PrefsJSON
 import PrefsSupport
+import Synchronization
 
 /// A store in a PostgreSQL database, one namespace of it, through libpq.
 ///
@@ -38,9 +39,14 @@ package final class PostgreSQLBackend: StoreBackend {
     struct Entry: Equatable {
         var stored: StoredValue?
         var revision: Int64
+        /// The ``replacedGeneration`` in which ``setLatest(_:for:)`` put this key in ``replaced`` (or found it there):
+        /// while it is the current one, the key is known to be there without a lookup. Not part of what the entry is.
+        var replacedIn: UInt32 = 0
 
         /// A key without a row.
         static let absent = Entry(stored: nil, revision: 0)
+
+        static func == (lhs: Entry, rhs: Entry) -> Bool { lhs.stored == rhs.stored && lhs.revision == rhs.revision }
     }
 
     /// Every key read or written, as of the last check for changes or later: what a read outside a transaction serves.
@@ -51,6 +57,9 @@ package final class PostgreSQLBackend: StoreBackend {
     /// the other keys' entries in ``cache`` (and no row for a key in neither), the whole namespace as of ``snapshot``:
     /// the state a transaction body reads.
     private var replaced: [String: Entry] = [:]
+    /// Counts the times ``replaced`` was emptied (never 0): an entry's ``Entry/replacedIn`` of an earlier count says
+    /// nothing.
+    private var replacedGeneration: UInt32 = 1
     /// The snapshot of the last check (`pg_snapshot` text): rows written by transactions it does not see are changes.
     /// Nil until the first check, which reads every row (as does a check that finds the namespace deleted, recreated or
     /// pruned).
@@ -92,6 +101,12 @@ package final class PostgreSQLBackend: StoreBackend {
     private(set) var listener: PostgreSQLListener?
     /// The operation a write names in its errors (made once: a `lazy var` would race between writing threads).
     let writingOperation: String
+    /// The last write statement's text and shape (``WriteStatement/init(plan:namespace:notifying:guard:registers:history:last:)``).
+    var lastStatement: (index: Int, sql: PreparedSQL)?
+    /// ``PostgreSQLPool/registrationsRemoved`` when this store last found its namespace registered (nil: not known).
+    var registeredAsOf: UInt64?
+    /// The signalling thread's round in which this store's last write asked for a notification (``PostgreSQLListener``).
+    var notifiedInRound: UInt64?
 
     package var description: String {
         PostgreSQLOptions.storageDescription(target: target, namespace: namespace)
@@ -350,11 +365,13 @@ package final class PostgreSQLBackend: StoreBackend {
             // Nothing cached can be trusted (a full check: every row comes back below).
             changed = !cache.isEmpty
             cache.removeAll()
-            replaced.removeAll()
+            forgetReplaced()
         }
         namespaceMarker = changes.marker
         // A namespace without its row (never written, or deleted) is registered again by the next write.
-        if changes.marker.isEmpty { _ = pool.registeredNamespaces.withLock { $0.remove(namespace) } }
+        if changes.marker.isEmpty, pool.registeredNamespaces.withLock({ $0.remove(namespace) }) != nil {
+            pool.registrationsRemoved.add(1, ordering: .releasing)
+        }
         history = (changes.keepsHistory, .now)
         var seen = Set<String>()
         for (key, entry) in changes.rows {
@@ -373,7 +390,7 @@ package final class PostgreSQLBackend: StoreBackend {
             // entry now (a write of this store since, or a row another instance changed, would have come back).
             for (key, older) in replaced where !seen.contains(key) { cache[key] = older }
         }
-        replaced.removeAll()
+        forgetReplaced()
         snapshot = changes.snapshot
         freshness?.renew(checkedAt: changes.started)
         return changed
@@ -382,12 +399,32 @@ package final class PostgreSQLBackend: StoreBackend {
     /// Sets the latest entry of `key` (nil: forgets it, so that the next read outside a transaction asks the server),
     /// keeping its entry as of the last check's snapshot in ``replaced``.
     func setLatest(_ entry: Entry?, for key: String) {
-        // One lookup of `cache` for both the entry it held and the new one.
-        let former = entry.map { cache.updateValue($0, forKey: key) } ?? cache.removeValue(forKey: key)
-        if snapshot != nil, replaced[key] == nil {
-            let atSnapshot = former ?? .absent
-            if entry?.revision != atSnapshot.revision || entry == nil { replaced[key] = atSnapshot }
+        guard snapshot != nil else {
+            if let entry { cache[key] = entry } else { cache.removeValue(forKey: key) }
+            return
         }
+        guard var entry else {
+            let former = cache.removeValue(forKey: key)
+            if former?.replacedIn != replacedGeneration, replaced[key] == nil { replaced[key] = former ?? .absent }
+            return
+        }
+        // One lookup of `cache` for both the entry it held and the new one, marked as replaced; a key marked so in
+        // this generation is in `replaced` already (a store writing a key again looks `replaced` up no more).
+        entry.replacedIn = replacedGeneration
+        let former = cache.updateValue(entry, forKey: key)
+        guard former?.replacedIn != replacedGeneration, replaced[key] == nil else { return }
+        let atSnapshot = former ?? .absent
+        if entry.revision != atSnapshot.revision {
+            replaced[key] = atSnapshot
+        } else {
+            cache[key]?.replacedIn = former?.replacedIn ?? 0  // not replaced after all (rare: the same revision)
+        }
+    }
+
+    /// Empties ``replaced``, and so unmarks every entry marked in it.
+    private func forgetReplaced() {
+        replaced.removeAll()
+        replacedGeneration = replacedGeneration == .max ? 1 : replacedGeneration + 1
     }
 
     // MARK: - A transaction's snapshot
@@ -405,8 +442,8 @@ package final class PostgreSQLBackend: StoreBackend {
     /// holds a value (its former names are not read then): one read cannot be torn, and an update of a key this store
     /// just wrote stays one round trip.
     func transactionEntry(_ name: String) throws -> Entry {
-        if transactionReadsOneKey, !transactionHasSnapshot, replaced[name] != nil, let latest = cache[name], latest.stored != nil,
-            !(freshness?.isExpired ?? false)
+        if transactionReadsOneKey, !transactionHasSnapshot, let latest = cache[name], latest.stored != nil,
+            latest.replacedIn == replacedGeneration || replaced[name] != nil, !(freshness?.isExpired ?? false)
         {
             transactionReads?.record(name, revision: latest.revision)
             return latest
@@ -490,6 +527,14 @@ package final class PostgreSQLBackend: StoreBackend {
             try PostgreSQLSchema.problems(connection, deadline: deadline)
         }
     }
+
+    /// How soon a connection of this store's pool is taken again without checking it (``PostgreSQLPool/livenessWindow``),
+    /// and how many idle connections the pool has checked: for tests.
+    package var connectionLivenessWindow: Duration {
+        get { pool.livenessWindow }
+        set { pool.livenessWindow = newValue }
+    }
+    package var connectionLivenessChecks: Int { pool.livenessChecks }
 
     package func close() {
         // Other processes hear of this store's last writes, even if this process ends next.

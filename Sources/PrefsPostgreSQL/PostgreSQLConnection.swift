@@ -23,6 +23,8 @@ final class PostgreSQLConnection {
     var preparesStatements = false
     /// The statements prepared on this connection, by ``PreparedSQL/hash``.
     private var preparedStatements: Set<UInt64> = []
+    /// When a pool last took the connection back (under the pool's lock): see ``PostgreSQLPool/livenessWindow``.
+    var returnedAt: ContinuousClock.Instant?
 
     /// Connects by `deadline` with libpq's keywords and values, in order (a later one wins over an earlier one with the
     /// same keyword). The store parses connection strings itself (``PostgreSQLConnectionString``), so libpq never
@@ -165,16 +167,16 @@ final class PostgreSQLConnection {
             ?? Result(rows: [], commandTag: "")
     }
 
-    /// Runs the write statement `statement` (``WriteStatement``), and reads its rows as ``WrittenRows`` straight from
-    /// libpq's result: a write returns a row per key written, and its rows as strings cost more than the rest of
-    /// reading them.
+    /// Runs a statement whose rows are (key, revision) (a ``WriteStatement``, or the lock of a transaction's reads), and
+    /// reads them as ``WrittenRows`` straight from libpq's result: a write returns a row per key written, and its rows
+    /// as strings cost more than the rest of reading them.
     func executeWrite(
         _ statement: PreparedSQL, _ parameters: [String?], deadline: ContinuousClock.Instant, commits: Bool, readsHistory: Bool,
-        operation: @autoclosure () -> String
+        soleKey: String? = nil, revisionOnly: Bool = false, operation: @autoclosure () -> String
     ) throws(PostgreSQLError) -> WrittenRows {
         try execute(
             statement, statement.text, parameters, deadline: deadline, commits: commits, operation: operation,
-            read: { WrittenRows($0, readsHistory: readsHistory) }) ?? WrittenRows()
+            read: { WrittenRows($0, readsHistory: readsHistory, soleKey: soleKey, revisionOnly: revisionOnly) }) ?? WrittenRows()
     }
 
     /// Sends the statement, then reads its last result with `read` (nil: it returned none).
@@ -444,7 +446,8 @@ enum SocketWait {
         while true {
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero else { return .timedOut }
-            let milliseconds = Int32(clamping: remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1)
+            let (seconds, attoseconds) = remaining.components  // worked out from 128 bits: once
+            let milliseconds = Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
             var descriptor = pollfd(fd: socket, events: events, revents: 0)
             let ready = poll(&descriptor, 1, milliseconds)
             if ready < 0 {

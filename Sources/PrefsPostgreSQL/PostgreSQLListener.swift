@@ -7,7 +7,7 @@ import PrefsSupport
 /// A write does not `NOTIFY` itself: PostgreSQL takes one lock for the whole cluster from a notifying transaction's
 /// commit until it ends (so that notifications queue in commit order), which would make every writer of every
 /// namespace wait for the others' commits. Instead, a write that committed asks for a notification here
-/// (``notifyLater(_:except:)``): the other stores of this process are told at once, and this thread sends one
+/// (``notifyLater(_:except:addedInRound:)``): the other stores of this process are told at once, and this thread sends one
 /// `pg_notify` per namespace for all the writes since its last (one short transaction, while the writers go on).
 ///
 /// Notifications make stores fresher than their staleness bound, never the other way round: a store's reads check the
@@ -37,6 +37,8 @@ final class PostgreSQLListener: @unchecked Sendable {
     private var nextID: UInt64 = 0
     /// Namespaces written by this process since the last notifications were sent.
     private var pending: Set<String> = []
+    /// How many times ``pending`` was taken: a namespace added in the same round is still there.
+    private var pendingRound: UInt64 = 0
     /// How many times notifications were asked for, and how many of those the thread has dealt with (sent, or given
     /// up on): ``flush(until:)`` waits for the second to reach the first.
     private var requested: UInt64 = 0
@@ -108,14 +110,20 @@ final class PostgreSQLListener: @unchecked Sendable {
 
     /// A write to `namespace` committed: tells the other stores of this process on that namespace now (all but the
     /// subscription `writer`), and other processes soon (the thread's next `pg_notify`).
-    func notifyLater(_ namespace: String, except writer: UInt64?) {
+    ///
+    /// `addedInRound` is the writer's: the round in which it last added `namespace` to the pending notifications, so
+    /// that a store writing in a loop does not hash its namespace into the set again at every write.
+    func notifyLater(_ namespace: String, except writer: UInt64?, addedInRound: inout UInt64?) {
         let (local, wake) = lock.withLock { () -> ([Subscriber], Bool) in
             // The thread is woken only when it waits with no round open: otherwise it wakes by itself when the round
             // is due, and takes the notifications asked for meanwhile with it (a process writing in a loop wakes it
             // no more than once per round, and sends one notification per namespace per round).
             let wake = idle || !running
             idle = false
-            pending.insert(namespace)
+            if addedInRound != pendingRound {
+                pending.insert(namespace)
+                addedInRound = pendingRound
+            }
             requested += 1
             var local: [Subscriber] = []
             for (id, subscriber) in subscribers where id != writer && subscriber.namespace == namespace { local.append(subscriber) }
@@ -200,7 +208,10 @@ final class PostgreSQLListener: @unchecked Sendable {
                     wanted[PostgreSQLStore.notificationChannel(for: subscriber.namespace), default: []].append(subscriber)
                 }
                 guard ContinuousClock.now >= due || flushing else { return (wanted, [], handled, false) }
-                defer { pending = [] }
+                defer {
+                    pending = []
+                    pendingRound &+= 1
+                }
                 return (wanted, pending, requested, false)
             }
             if stop { return }

@@ -1,5 +1,6 @@
 import Foundation
 import PrefsSupport
+import Synchronization
 
 /// The connections to one server in this process, shared by every store opened with the same connection string and
 /// options: at most ``PostgreSQLOptions/maximumConnections`` at once, each used by one call at a time, plus one
@@ -20,9 +21,30 @@ final class PostgreSQLPool: @unchecked Sendable {
     private var schemaPrepared = false
     private var standby: Bool?
     private var listenerInstance: PostgreSQLListener?
+    /// How soon after its return a connection is taken again without first checking that the server kept it open
+    /// (one `poll(2)`: a write's fourth system call, where raw libpq makes three): a connection that sat idle may have been
+    /// closed by a restart, an idle timeout or an administrator, and a write sent on it would have an unknown outcome;
+    /// one that completed a statement moments ago is as open as a check would find it. Connection pools do the same
+    /// (HikariCP skips the check for 500 ms, pgx for one second). After a connection is found broken, every idle
+    /// connection returned before then is checked, whatever its age (the server may have gone away for all of them).
+    package var livenessWindow: Duration {
+        get { condition.withLock { window } }
+        set { condition.withLock { window = newValue } }
+    }
+    private var window: Duration = .milliseconds(100)
+    /// When a connection was last found broken (or a new one failed): idle connections returned before are suspect.
+    private var lastBreak: ContinuousClock.Instant?
+    /// How many idle connections were checked before use (for tests).
+    package var livenessChecks: Int {
+        condition.withLock { checks }
+    }
+    private var checks = 0
     /// The namespaces this process has registered (a row in `prefs_namespaces`), so that a write registers its
     /// namespace once, not each time; a check that finds the row gone removes it.
     let registeredNamespaces = Locked<Set<String>>([])
+    /// How many namespaces were removed from ``registeredNamespaces``: a store that found its own registered keeps
+    /// knowing it while this count stays the same, without the lock and the set's lookup at every write.
+    let registrationsRemoved = Atomic<UInt64>(0)
 
     private init(connectionString: PostgreSQLConnectionString, options: PostgreSQLOptions) {
         self.connectionString = connectionString
@@ -114,10 +136,17 @@ final class PostgreSQLPool: @unchecked Sendable {
         while true {
             while let connection = idle.popLast() {
                 // A connection that sat idle may have been closed by the server (a restart): drop it now, rather
-                // than learn it from a write whose outcome would then be unknown.
+                // than learn it from a write whose outcome would then be unknown. One returned moments ago, since
+                // the last connection found broken, is taken as it is (see livenessWindow).
+                if let returned = connection.returnedAt, lastBreak.map({ returned > $0 }) ?? true, ContinuousClock.now - returned < window {
+                    condition.unlock()
+                    return (connection, false)
+                }
+                checks += 1
                 if connection.isAlive { condition.unlock(); return (connection, false) }
                 connection.close()
                 open -= 1
+                lastBreak = .now
             }
             if open < options.maximumConnections {
                 open += 1
@@ -127,6 +156,7 @@ final class PostgreSQLPool: @unchecked Sendable {
                 } catch {
                     condition.withLock {
                         open -= 1
+                        lastBreak = .now
                         condition.signal()
                     }
                     throw error
@@ -145,8 +175,10 @@ final class PostgreSQLPool: @unchecked Sendable {
     private func giveBack(_ connection: PostgreSQLConnection) {
         condition.withLock {
             if connection.isOpen, connection.isHealthy, !connection.isInTransaction {
+                connection.returnedAt = .now
                 idle.append(connection)
             } else {
+                if !connection.isOpen || !connection.isHealthy { lastBreak = .now }
                 connection.close()
                 open -= 1
             }
@@ -214,13 +246,15 @@ final class PostgreSQLPool: @unchecked Sendable {
 }
 
 extension PostgreSQLConnection {
-    /// Whether the server has not closed the connection: reads what has arrived without waiting (a server that shut
-    /// down sent its goodbye and closed the socket).
+    /// Whether the connection is idle as it was left: nothing has arrived on it. A server that shuts down or ends the
+    /// session (a restart, an administrator's `pg_terminate_backend`) sends its goodbye and closes the socket, and
+    /// libpq takes a goodbye read on an idle connection for a notice, its status still good until it reads the end of
+    /// the stream, which may come later: so anything readable counts as a connection to drop (a notice or a changed
+    /// parameter on an idle pooled connection costs a new connection, a rare case).
     var isAlive: Bool {
         guard isHealthy, let socket else { return false }
         var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-        guard poll(&descriptor, 1, 0) > 0 else { return true }
-        return (try? notifications(operation: "checking the connection")) != nil && isHealthy
+        return poll(&descriptor, 1, 0) == 0
     }
 }
 

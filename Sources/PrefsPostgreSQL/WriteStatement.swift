@@ -72,22 +72,30 @@ struct WriteStatement {
         var history: History
         var notifiesInline: Bool
 
+        /// Whether the statement is one guarded update, one upsert or one removal of one key, and nothing else: its
+        /// row then says only the new revision (the key is the one sent).
+        var returnsRevisionOnly: Bool {
+            guard history == .off, !registers else { return false }
+            switch (guarding, sets, removes) {
+            case (.revision, .none, .none), (.none, .one, .none), (.none, .none, .one): return true
+            default: return false
+            }
+        }
+
+        /// How many cases each part has (`allCases.count`, which makes an array at each call).
+        private static let guards = Guard.allCases.count, counts = Count.allCases.count, histories = History.allCases.count
         /// How many shapes there are.
-        static let count = Guard.allCases.count * Count.allCases.count * Count.allCases.count * 2 * History.allCases.count * 2
+        static let count = guards * counts * counts * 2 * histories * 2
 
         /// This shape's place among the ``count`` shapes: its statement's text is found without hashing. (Each part's
         /// raw value is its place among its cases, 0 up.)
         var index: Int {
-            var index = 0
-            func add<Part: CaseIterable & RawRepresentable<Int>>(_ part: Part) { index = index * Part.allCases.count + part.rawValue }
-            func add(_ flag: Bool) { index = index * 2 + (flag ? 1 : 0) }
-            add(guarding)
-            add(sets)
-            add(removes)
-            add(registers)
-            add(history)
-            add(notifiesInline)
-            return index
+            var index = guarding.rawValue
+            index = index * Self.counts + sets.rawValue
+            index = index * Self.counts + removes.rawValue
+            index = index * 2 + (registers ? 1 : 0)
+            index = index * Self.histories + history.rawValue
+            return index * 2 + (notifiesInline ? 1 : 0)
         }
     }
 
@@ -101,13 +109,24 @@ struct WriteStatement {
     /// Whether the statement sends the notification itself (`pg_notify` on `notifying`), where no signalling connection
     /// sends it after the commit.
     var notifiesInline: Bool
+    /// The key the statement writes, when it writes one (its rows then name it: ``WrittenRows`` keeps this string).
+    var soleKey: String?
+    /// Whether the statement's row is the new revision alone (``Shape/returnsRevisionOnly``): the key is ``soleKey``.
+    var returnsRevisionOnly: Bool
 
-    init(plan: WritePlan, namespace: String, notifying channel: String?, guard guarded: (key: String, value: Int64)?, registers: Bool, history: History) {
+    /// The statement for `plan`; `last` is the caller's last statement text and its shape's index, used when the shape
+    /// is the same (a store writing in a loop finds its text without taking the lock of every store's texts), and
+    /// replaced otherwise.
+    init(
+        plan: WritePlan, namespace: String, notifying channel: String?, guard guarded: (key: String, value: Int64)?, registers: Bool, history: History,
+        last: inout (index: Int, sql: PreparedSQL)?
+    ) {
         var sets = plan.sets, removes = plan.removes
         var parameters: [String?] = []
         parameters.reserveCapacity(8)
         parameters.append(namespace)
         var guarding = Shape.Guard.none
+        var written: String?
         if let guarded {
             var change: (type: String?, value: String?)?
             // An update writes its one key: the plan's arrays are then emptied, not copied less one.
@@ -120,6 +139,7 @@ struct WriteStatement {
                 change = (nil, nil)
             }
             if let change {
+                written = guarded.key
                 guarding = guarded.value == 0 ? .neverWritten : .revision
                 parameters.append(guarded.key)
                 parameters.append(change.type)
@@ -143,10 +163,23 @@ struct WriteStatement {
             parameters.append(PostgreSQLBackend.arrayLiteral(removes))
         }
         if let channel { parameters.append(channel) }
+        switch (written, sets.count, removes.count) {
+        case (let key?, 0, 0): soleKey = key
+        case (nil, 1, 0): soleKey = sets[0].key
+        case (nil, 0, 1): soleKey = removes[0]
+        default: soleKey = nil
+        }
         let shape = Shape(
             guarding: guarding, sets: Shape.Count(sets.count), removes: Shape.Count(removes.count), registers: registers, history: history,
             notifiesInline: channel != nil)
-        sql = Self.sql(for: shape)
+        returnsRevisionOnly = shape.returnsRevisionOnly
+        let index = shape.index
+        if let last, last.index == index {
+            sql = last.sql
+        } else {
+            sql = Self.sql(for: shape)
+            last = (index, sql)
+        }
         self.parameters = parameters
         self.registers = registers
         reportsHistory = history == .unknown
@@ -241,7 +274,7 @@ struct WriteStatement {
                 SELECT $1, key, revision, previous_revision, type, value, changed_at FROM c\(shape.history == .unknown ? " WHERE \(kept)" : ""))
                 """)
         }
-        var columns = "key, revision"
+        var columns = shape.returnsRevisionOnly ? "revision" : "key, revision"
         if shape.history == .unknown { columns += ", \(kept)" }
         if shape.notifiesInline { columns += ", pg_notify(\(parameter()), $1)" }
         if parts.count == 2, sources.count == 1, ["s", "r", "g"].contains(sources[0]), shape.history == .off, let statement = parts.first {
@@ -262,18 +295,51 @@ struct WrittenRows {
 
     init() {}
 
-    init(_ result: OpaquePointer, readsHistory: Bool) {
+    /// Reads `result`; a row whose key is `soleKey` (the key of a one-key write) keeps that string rather than a copy.
+    /// With `revisionOnly`, the row is the revision alone, of `soleKey`.
+    init(_ result: OpaquePointer, readsHistory: Bool, soleKey: String? = nil, revisionOnly: Bool = false) {
         let rowCount = PQntuples(result), columnCount = PQnfields(result)
+        if revisionOnly, let soleKey {
+            if rowCount == 1, columnCount >= 1, PQgetisnull(result, 0, 0) == 0, let text = PQgetvalue(result, 0, 0),
+                let revision = Self.integer(UnsafeRawBufferPointer(start: text, count: Int(PQgetlength(result, 0, 0))))
+            {
+                revisions = [(soleKey, revision)]
+            }
+            return
+        }
         guard columnCount >= 2 else { return }
         revisions.reserveCapacity(Int(rowCount))
         for row in 0..<rowCount {
-            guard PQgetisnull(result, row, 0) == 0, PQgetisnull(result, row, 1) == 0,
-                let revision = Int64(String(cString: PQgetvalue(result, row, 1)))
+            guard PQgetisnull(result, row, 0) == 0, PQgetisnull(result, row, 1) == 0, let text = PQgetvalue(result, row, 1),
+                let revision = Self.integer(UnsafeRawBufferPointer(start: text, count: Int(PQgetlength(result, row, 1))))
             else { continue }
-            revisions.append((String(cString: PQgetvalue(result, row, 0)), revision))
+            let key = UnsafeRawBufferPointer(start: PQgetvalue(result, row, 0), count: Int(PQgetlength(result, row, 0)))
+            if var soleKey, soleKey.withUTF8({ $0.elementsEqual(key) }) {
+                revisions.append((soleKey, revision))
+            } else {
+                revisions.append((String(decoding: key, as: UTF8.self), revision))
+            }
         }
         if readsHistory, rowCount > 0, columnCount >= 3 {
             keepsHistory = PQgetisnull(result, 0, 2) == 0 && String(cString: PQgetvalue(result, 0, 2)) == "t"
         }
+    }
+
+    /// A `bigint`'s text (an optional minus, then digits), read from its bytes; nil for anything else or past 64 bits.
+    static func integer(_ text: UnsafeRawBufferPointer) -> Int64? {
+        guard let first = text.first else { return nil }
+        let negative = first == UInt8(ascii: "-")
+        let digits = negative ? UnsafeRawBufferPointer(rebasing: text.dropFirst()) : text
+        guard !digits.isEmpty else { return nil }
+        var magnitude: UInt64 = 0
+        for byte in digits {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            let (times, overflowed) = magnitude.multipliedReportingOverflow(by: 10)
+            let (sum, carried) = times.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
+            guard !overflowed, !carried else { return nil }
+            magnitude = sum
+        }
+        if negative { return magnitude <= UInt64(Int64.max) + 1 ? Int64(truncatingIfNeeded: 0 &- magnitude) : nil }
+        return magnitude <= UInt64(Int64.max) ? Int64(magnitude) : nil
     }
 }

@@ -165,6 +165,35 @@ struct PostgreSQLFaultTests {
         #expect(prefs[keys[3]] == 3)
     }
 
+    @Test("a pooled connection used moments ago is taken as it is; one idle past the window is checked, and dropped when the server closed it")
+    func idleConnectionsChecked() async throws {
+        let server = try server()
+        // Over TCP, where a write sent on a connection the server has closed may have reached it (an unknown outcome);
+        // a pool of its own (its options differ from every other test's), so that the counts are this test's.
+        let url = "postgresql://\(TestPostgreSQLServer.user)@127.0.0.1:\(server.port)/\(TestPostgreSQLServer.database)"
+        let name = "liveness-\(UUID().uuidString.prefix(8))"
+        let backend = try PostgreSQLBackend(conninfo: url, namespace: freshNamespace(), options: PostgreSQLOptions(applicationName: name, listens: false))
+        defer { backend.close() }
+        func write(_ value: Int) throws { try backend.apply(Changeset(values: ["launchCount": .set(try StoredValue(value))])) }
+        backend.connectionLivenessWindow = .seconds(3600)
+        try write(1)
+        let checks = backend.connectionLivenessChecks
+        try write(2)
+        #expect(backend.connectionLivenessChecks == checks, "returned within the window: taken without a poll")
+
+        // Past the window (zero here), the idle connection is checked first; closed by the server, it is dropped and a
+        // new one made: the write goes through, where sent on the closed one it would have failed.
+        backend.connectionLivenessWindow = .zero
+        try write(3)
+        #expect(backend.connectionLivenessChecks == checks + 1)
+        let sessions = "SELECT count(*) FROM pg_stat_activity WHERE application_name = '\(name)'"
+        try server.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '\(name)'")
+        #expect(await ChildProcess.eventually { (try? server.psql(sessions)) == "0" })
+        try write(4)
+        #expect(backend.connectionLivenessChecks == checks + 2)
+        #expect(try backend.value(forKey: "launchCount") == (try StoredValue(4)))
+    }
+
     @Test("a row whose type and value are not NULL together (no CHECK forbids it) reads as unreadable, or as removed")
     func typeAndValueApart() throws {
         let fixture = try PostgreSQLFixture(options: PostgreSQLOptions(stalenessBound: .seconds(600), listens: false))

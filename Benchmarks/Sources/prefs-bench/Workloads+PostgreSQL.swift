@@ -40,6 +40,16 @@ extension Bench {
         try raw.exec("INSERT INTO prefs_namespaces (namespace) VALUES ($1) ON CONFLICT DO NOTHING", [namespace])
         try statements.storeWrite(raw, data.names, data.values(round: 0).map(String.init))
 
+        // The one-client rows with the server on one CPU (see OneCPU: on two, this VM's round trips are bimodal); the
+        // fleet's rows, eight clients at once, on every CPU.
+        let oneCPU = try raw.exec("SELECT pg_backend_pid()").flatMap { pid_t($0) }.flatMap(OneCPU.parent(of:)).flatMap(OneCPU.init(postmaster:))
+        defer { oneCPU?.release() }
+        if let oneCPU {
+            recorder.note("workload 9: the one-client rows ran with the benchmark and its PostgreSQL server on CPU \(oneCPU.cpu) alone")
+        } else {
+            recorder.note("workload 9: the one-client rows ran on every CPU (affinity could not be set)")
+        }
+
         let subject = "Prefs postgresql"
         let plain = "raw libpq, one autocommit upsert"
         let same = "raw libpq, the store's statement"
@@ -198,6 +208,7 @@ extension Bench {
                 sameUpdate: "the store's compare-and-set statement, sent by raw libpq with the value and revision it last wrote",
             ])
 
+        oneCPU?.release()
         try postgreSQLFleet(url: url, names: data.names, keys: data.keys, info: info)
     }
 }
@@ -352,7 +363,7 @@ final class RawLibPQ {
                 INSERT INTO prefs_values AS p (namespace, key, type, value, revision, xid, changed_at) \
                 \(source) WHERE true ON CONFLICT (namespace, key) DO UPDATE SET type = excluded.type, value = excluded.value, \
                 revision = nextval('prefs_revision'), previous_revision = p.revision, xid = excluded.xid, changed_at = excluded.changed_at \
-                RETURNING key, revision
+                RETURNING \(one ? "revision" : "key, revision")
                 """,
                 one ? [namespace, keys[0], types[0], jsonValues[0]] : [namespace, Self.array(keys), Self.array(types), Self.array(jsonValues)])
         }
@@ -364,14 +375,14 @@ final class RawLibPQ {
         }
 
         /// The store's statement for an update of one key (PrefsPostgreSQL's WriteStatement guarded by a revision, for a
-        /// namespace registered and keeping no history; keep them in step). Returns the new revision.
+        /// namespace registered and keeping no history; keep them in step: one key's row is its new revision). Returns the new revision.
         func guardedUpdate(_ raw: RawLibPQ, _ key: String, _ jsonValue: String, revision: Int64) throws -> Int64 {
             let row = try raw.execPreparedRow(
                 """
                 UPDATE prefs_values SET type = $3, value = $4, revision = nextval('prefs_revision'), previous_revision = revision, \
-                xid = pg_current_xact_id(), changed_at = now() WHERE namespace = $1 AND key = $2 AND revision = $5::bigint RETURNING key, revision
+                xid = pg_current_xact_id(), changed_at = now() WHERE namespace = $1 AND key = $2 AND revision = $5::bigint RETURNING revision
                 """, [namespace, key, "int", jsonValue, String(revision)])
-            guard row.count == 2, let text = row[1], let revision = Int64(text) else { throw BenchError("the guarded update of \(key) lost") }
+            guard row.count == 1, let text = row[0], let revision = Int64(text) else { throw BenchError("the guarded update of \(key) lost") }
             return revision
         }
 

@@ -28,8 +28,8 @@ import Synchronization
 /// the work the store does by itself (``withBackendUnlessSuspended(_:_:)``: polls, idle work, a scheduled flush) then
 /// leaves the backend alone, and the next call of any other kind resumes it first (see ``onResume(_:then:)``).
 // @unchecked Sendable: `backend`, `report`, `resume`, `afterResume` and the idle work's state are read and written
-// only by the thread holding `lock` (the thread recorded in `owner`); `owner` is behind a lock of its own; `suspended` is
-// atomic, written only by the thread holding `lock`.
+// only by the thread holding `lock` (the thread recorded in `owner`); `owner` and `suspended` are atomic, written only
+// by the thread holding `lock`.
 final class BackendLock: @unchecked Sendable {
     private let lock = NSLock()
     private var backend: (any StoreBackend)?
@@ -40,9 +40,10 @@ final class BackendLock: @unchecked Sendable {
     /// last one does nothing).
     private var idleWorkScheduled = false
     private var idleWorkGeneration: UInt64 = 0
-    /// The thread holding `lock`. Only that thread ever writes its own identity here, so a thread that reads its
-    /// own identity knows it holds the lock.
-    private let owner = Locked<UInt?>(nil)
+    /// The thread holding `lock`, 0 when none. Only that thread ever writes its own identity here (and 0 before it
+    /// releases `lock`), and a thread sees its own writes in order, so a thread that reads its own identity knows it
+    /// holds the lock; any other value says it does not. Atomic, not behind a lock: three locks fewer per call.
+    private let owner = Atomic<UInt>(0)
     /// Whether the store is suspended: written holding `lock`, read without it by cached reads (``isSuspended``).
     private let suspended = Atomic<Bool>(false)
     /// What the first call after ``suspend(_:)`` runs, holding the lock, before its own work (the store's refresh),
@@ -126,7 +127,7 @@ final class BackendLock: @unchecked Sendable {
     /// Whether the calling thread holds the lock (it is inside a transaction body or a backend call of this store).
     var isHeldByCurrentThread: Bool {
         let me = Self.currentThread
-        return owner.withLock { $0 == me }
+        return owner.load(ordering: .acquiring) == me
     }
 
     /// Runs `body` with the open backend; throws ``PrefsError/closed(store:)`` after ``close(_:)``.
@@ -202,10 +203,10 @@ final class BackendLock: @unchecked Sendable {
     /// Runs `body` with `lock` taken by the caller, then what follows every call (``afterCall()``), then releases it.
     private func holding<Result>(_ body: () throws -> Result) rethrows -> Result {
         let me = Self.currentThread
-        owner.withLock { $0 = me }
+        owner.store(me, ordering: .releasing)
         defer {
             afterCall()
-            owner.withLock { $0 = nil }
+            owner.store(0, ordering: .releasing)
             lock.unlock()
         }
         return try body()

@@ -16,6 +16,9 @@ struct ObserverHub {
     /// Whether nothing observes the store (a commit then tells no one, and the poll stops).
     var isEmpty: Bool { observers.isEmpty }
 
+    /// No observer and no change listener: nothing to tell of a change.
+    var hasNoOneToTell: Bool { observers.isEmpty && changeListeners.isEmpty }
+
     var count: Int { observers.count }
 
     /// Adds `observer` (again: a no-op).

@@ -26,7 +26,8 @@ extension Prefs {
     /// effects out of it.
     public struct Transaction: ~Copyable {
         let backend: any StoreBackend
-        let reportMismatch: (ValueMismatch, String) -> Void
+        /// The store, which reports mismatches (held rather than a closure over it: no allocation per transaction).
+        let store: Prefs
         var changes = Changeset()
         /// The first error met by a subscript; the transaction throws it instead of committing.
         var failure: PrefsError?
@@ -58,7 +59,7 @@ extension Prefs {
             do {
                 return try key.decode(stored)
             } catch {
-                reportMismatch(error, key.name)
+                store.reportMismatch(error, key: key.name)
                 return key.initial
             }
         }
@@ -141,12 +142,15 @@ extension Prefs {
     private func runTransaction<Result>(
         operation: String, readsOneKey: Bool = false, _ body: (inout Transaction) throws -> Result
     ) throws -> Result {
-        let (result, changed, silenced) = try io.withBackend(operation) { backend throws -> (Result, Changeset?, Changeset?) in
+        // What to tell observers once the lock is released. Kept here rather than returned with the result: a tuple
+        // of the generic `Result` has its metadata made at run time, at every call.
+        var changed: Changeset?, silenced: Changeset?, tellsObservers = true
+        let result = try io.withBackend(operation) { backend throws -> Result in
             let validates = backend.validatesTransactionsAtCommit
             while true {
                 let external = validates ? false : try PrefsError.converting { try backend.refresh() }
                 try PrefsError.converting { try readsOneKey ? backend.beginSingleKeyTransaction() : backend.beginTransaction() }
-                var transaction = Transaction(backend: backend, reportMismatch: { [self] in reportMismatch($0, key: $1) })
+                var transaction = Transaction(backend: backend, store: self)
                 let result: Result
                 do {
                     result = try body(&transaction)
@@ -164,18 +168,21 @@ extension Prefs {
                     throw error
                 }
                 let changes = transaction.changes
-                let observed = state.withLock { state in
+                let (observed, quiet) = state.withLock { state in
                     if external { state.cache.invalidateAll() }
                     state.cacheCommitted(changes, by: backend)
-                    return !state.observers.isEmpty
+                    return (!state.observers.isEmpty, state.observers.hasNoOneToTell)
                 }
-                let silenced = observed && !notifiesObservers ? changes : nil
+                // No one to tell: the lock is not taken again to find so (one added since is told of later changes).
+                tellsObservers = !quiet
+                silenced = observed && !notifiesObservers ? changes : nil
                 // nil: anything may have changed (another process wrote); tell every observer.
                 if observed { deliverInOrder(external ? nil : changes, silencing: silenced) }
-                return (result, external ? nil : changes, silenced)
+                changed = external ? nil : changes
+                return result
             }
         }
-        notifyObservers(of: changed, silencing: silenced)
+        if tellsObservers { notifyObservers(of: changed, silencing: silenced) }
         return result
     }
 

@@ -46,6 +46,34 @@ struct MemoryBackendTests {
 
     /// More keys than one commit of ``Prefs/declare(_:)-([Prefs.Keys])`` records: every one is recorded, and the
     /// backend holds their one declaration once.
+    @Test("every value reads back as it was stored, its type and form included, whether held compact or not")
+    func valuesReadBackExactly() throws {
+        let values: [String: StoredValue] = [
+            "int": try StoredValue(42), "intText": StoredValue(type: .int, uncheckedJSONText: "42"),
+            "intAsJSON": StoredValue(type: .json, json: .int(42)), "string": try StoredValue("dark"),
+            "stringText": StoredValue(type: .string, uncheckedJSONText: #""dark""#), "stringAsDate": try StoredValue(Date(timeIntervalSince1970: 5)),
+            "double": try StoredValue(2.5), "list": try StoredValue([1, 2]), "nil": StoredValue(type: .json, json: .null),
+            "notJSON": StoredValue(type: .string, uncheckedJSONText: "plain text"),
+        ]
+        let backend = MemoryBackend(snapshot: [:])
+        backend.apply(Changeset(values: ChangeTable(values.mapValues { .set($0) })))
+        func form(_ value: StoredValue?) -> String {
+            switch value?.form {
+            case .tree(let json)?: "tree \(json)"
+            case .text(let text)?: "text \(text)"
+            case nil: "none"
+            }
+        }
+        for (name, value) in values {
+            let read = backend.value(forKey: name)
+            #expect(read == value && read?.type == value.type && form(read) == form(value), "\(name)")
+        }
+        #expect(backend.allValues() == values)
+        let light = try StoredValue("light")
+        backend.apply(Changeset(values: ["int": .remove, "string": .set(light)]))
+        #expect(backend.value(forKey: "int") == nil && backend.value(forKey: "string") == light)
+    }
+
     @Test("declaring many alike keys records each, and their declaration once")
     func declaresManyKeys() throws {
         let count = Prefs.declarationsPerCommit * 2 + 5

@@ -38,13 +38,90 @@ struct StoreCacheTests {
         #expect(Self.describe(cache.hit(Self.a)) == "undecoded")
         cache.update(Self.a) { $0.keepInline(7) }
         #expect(Self.describe(cache.hit(Self.a)) == "bits 7 Int")
-        cache.update(Self.a) { $0.keepInline("seven") }
-        #expect(Self.describe(cache.hit(Self.a)) == "string seven")
-        cache.update(Self.a) { $0.decoded = .entry(StoreCache.Entry(decoded: [7])) }
+        #expect(cache[Self.a]?.stored == stored, "the stored value is made again from the value kept inline")
+        cache.update(Self.a) { $0.keep(StoreCache.Entry(decoded: [7], stored: stored)) }
         #expect(Self.describe(cache.hit(Self.a)) == "entry")
         #expect(cache[Self.a]?.stored == stored, "the stored value stays beside what was decoded")
-        cache.cache(stored, for: "a", arguments: [:])
+        let seven = try StoredValue("seven")
+        cache.cache(seven, for: "a", arguments: [:])
         #expect(Self.describe(cache.hit(Self.a)) == "undecoded", "a new stored value forgets what was decoded from the old one")
+        cache.update(Self.a) { $0.keepInline("seven") }
+        #expect(Self.describe(cache.hit(Self.a)) == "string seven")
+        #expect(cache[Self.a]?.stored == seven && cache[Self.a]?.holdsStored == true)
+    }
+
+    @Test("a decoded value is kept without its stored value only when that is its type's own form, which reads back equal")
+    func inlineOnlyWithItsOwnForm() throws {
+        func kept<Value: PrefsStorable>(_ value: Value, from stored: StoredValue) -> (inline: Bool, stored: StoredValue?) {
+            var slot = StoreCache.Slot(stored: stored)
+            slot.keepInline(value)
+            if case .entry = slot.decoded { return (false, slot.stored) }
+            return (true, slot.stored)
+        }
+        func ownForm<Value: PrefsStorable>(_ value: Value) throws -> Bool {
+            let stored = try StoredValue(value)
+            let result = kept(value, from: stored)
+            return result.inline && result.stored == stored
+        }
+        for own in [try ownForm(5), try ownForm(true), try ownForm(2.5), try ownForm(Double.infinity), try ownForm("dark")] { #expect(own) }
+        #expect(try ownForm(Date(timeIntervalSince1970: 1_700_000_000.25)))
+        // The same values read from stored forms that are not their types' own: kept beside them, which read back exactly.
+        let asJSON = StoredValue(type: .json, json: .int(5))
+        #expect(!kept(5, from: asJSON).inline && kept(5, from: asJSON).stored?.type == .json)
+        let textual = StoredValue(type: .string, json: .string("5"))
+        #expect(!kept(5, from: textual).inline && kept(5, from: textual).stored == textual)
+        let whole = StoredValue(type: .int, json: .int(3))
+        #expect(!kept(3.0, from: whole).inline && kept(3.0, from: whole).stored == whole, "an Int read as a Double keeps its Int form")
+        let mode = try StoredValue(Mode.dark)
+        #expect(!kept(Mode.dark, from: mode).inline && kept(Mode.dark, from: mode).stored == mode, "a type with no inline form of its own")
+    }
+
+    @Test("a slot holds a stored value or a decoded one, and what is known of its name, in 40 bytes; a bucket in 64")
+    func slotLayout() {
+        #expect(MemoryLayout<StoreCache.Slot>.size <= 40)
+        struct Bucket {
+            var tag: Int
+            var name: String
+            var slot: StoreCache.Slot
+        }
+        #expect(MemoryLayout<Bucket>.stride <= 64)
+    }
+
+    @Test("what is known of a name outlives its value: invalidating unloads the value, and drops a slot only when it says nothing else")
+    func knownNames() throws {
+        var cache = StoreCache()
+        let key = Prefs.Key<Int>("a", initial: 3)
+        cache.noteKnown(key, declared: false)
+        cache.noteDeclared(Self.b)
+        cache.cache(try StoredValue(1), for: "a", arguments: [:])
+        cache.cache(try StoredValue(2), for: "b", arguments: [:])
+        cache.cache(try StoredValue(3), for: "c", arguments: [:])
+        let one = try StoredValue(1)
+        #expect(cache.table.count == 3 && cache[Self.a]?.key === key && cache[Self.a]?.stored == one)
+        cache.invalidateAll()
+        #expect(Self.describe(cache.hit(Self.a)) == "miss" && cache[Self.a] == nil && cache[Self.b] == nil)
+        #expect(cache.known(Self.a)?.key === key && cache.known(Self.b)?.declared == true)
+        #expect(cache.known(CacheName("c")) == nil && cache.table.count == 2, "a slot that knew nothing else is gone")
+        cache.cache(nil, for: "a", arguments: [:])
+        #expect(Self.describe(cache.hit(Self.a)) == "absent" && cache[Self.a]?.key === key, "loading keeps the key")
+        cache.takeCommitted(Self.changes(["a": try StoredValue(4)]), declared: nil, arguments: [:], copiesValues: false)
+        #expect(Self.describe(cache.hit(Self.a)) == "miss" && cache.known(Self.a)?.key === key, "a commit the backend serves unloads it")
+        cache.forgetDeclared(Self.b)
+        #expect(cache.known(Self.b) == nil && cache.table.count == 1)
+        cache.invalidateAll(keepingCapacity: false)
+        #expect(cache.knownKeys().map(\.name) == ["a"])
+    }
+
+    @Test("declaring keys the cache holds already takes no more room: their slots keep them")
+    func declaringCachedKeys() throws {
+        let prefs = try Prefs(.memory)
+        let keys = (0..<200).map { Prefs.Key<Int>("k\($0)", initial: 0) }
+        try prefs.batch { transaction in for key in keys { try transaction.set(1, for: key) } }
+        for key in keys { #expect(prefs[key] == 1) }
+        let buckets = prefs.state.withLock { $0.cache.table.bucketCount }
+        try prefs.declare(keys)
+        #expect(prefs.state.withLock { ($0.cache.table.bucketCount, $0.cache.table.count) } == (buckets, 200))
+        #expect(keys.allSatisfy { key in prefs.state.withLock { $0.knownKey(key.name) === key && $0.isDeclared(CacheName(key)) } })
     }
 
     @Test("a removed key that a launch argument names is not absent: a read looks past it to the argument")
@@ -57,7 +134,7 @@ struct StoreCacheTests {
         cache.takeCommitted(Self.changes(["a": nil, "b": nil]), declared: nil, arguments: arguments)
         #expect(Self.describe(cache.hit(Self.a)) == "undecoded")
         #expect(Self.describe(cache.hit(Self.b)) == "absent")
-        cache.update(Self.a) { $0.decoded = .entry(StoreCache.Entry(argument: 5)) }
+        cache.update(Self.a) { $0.keep(StoreCache.Entry(argument: 5, stored: nil)) }
         #expect(Self.describe(cache.hit(Self.a)) == "entry (argument)")
     }
 
@@ -94,12 +171,13 @@ struct StoreCacheTests {
 
     @Test("an entry keeps its decoded value by its type's identity")
     func decodedEntries() throws {
-        let entry = StoreCache.Entry(decoded: [1, 2])
+        let entry = StoreCache.Entry(decoded: [1, 2], stored: try StoredValue([1, 2]))
         #expect(entry.holdsDecoded([Int].self) && !entry.holdsDecoded([String].self) && !entry.holdsDecoded(Int.self))
         #expect(entry.decodedValue(as: [Int].self) == [1, 2])
         #expect(!entry.isArgument)
-        let argument = StoreCache.Entry(argument: "from the scheme")
-        #expect(argument.isArgument && argument.holdsDecoded(String.self))
+        #expect(entry.stored == (try StoredValue([1, 2])))
+        let argument = StoreCache.Entry(argument: "from the scheme", stored: nil)
+        #expect(argument.isArgument && argument.holdsDecoded(String.self) && argument.stored == nil)
     }
 
     @Test("a store's read keeps the stored value and what it decoded in the key's slot: an object only for an array or a Codable")
@@ -114,9 +192,13 @@ struct StoreCacheTests {
         func slot(_ key: Prefs.Keys) -> StoreCache.Slot? { prefs.state.withLock { $0.cache[CacheName(key)] } }
         let five = try StoredValue(5)
         let list5 = try StoredValue([5])
+        #expect(slot(count) == nil, "the memory backend holds what was written: the cache keeps no copy")
+        #expect(prefs.isStored(count))
         #expect(slot(count)?.stored == five)
         guard case .none? = slot(count)?.decoded else { Issue.record("decoded before any read"); return }
         #expect(prefs[count] == 5 && prefs[title] == "five" && prefs[list] == [5])
+        let storedFive = try StoredValue("five")
+        #expect(slot(count)?.stored == five && slot(title)?.stored == storedFive)
         guard case .bits(5, ObjectIdentifier(Int.self))? = slot(count)?.decoded else { Issue.record("the Int is not inline"); return }
         guard case .string("five")? = slot(title)?.decoded else { Issue.record("the String is not inline"); return }
         weak var released: StoreCache.Entry?
@@ -130,7 +212,7 @@ struct StoreCacheTests {
         #expect(prefs[list] == [6] && prefs[count] == 5 && prefs.isStored(count))
     }
 
-    enum Mode: UInt8 { case light, dark }
+    enum Mode: UInt8, PrefsStorable { case light, dark }
 
     @Test("strings and trivial values of up to 8 bytes are kept inline, and read back bit for bit")
     func inlineValues() {
@@ -139,10 +221,7 @@ struct StoreCacheTests {
         #expect(!StoreCache.Slot.holdsInline([Int].self) && !StoreCache.Slot.holdsInline(Data.self))
         #expect(!StoreCache.Slot.holdsInline((Int, Int).self), "16 bytes")
         func roundTrip<Value: Equatable>(_ value: Value) -> Bool {
-            var slot = StoreCache.Slot(stored: nil)
-            slot.keepInline(value)
-            guard case .bits(let bits, let type) = slot.decoded, type == ObjectIdentifier(Value.self) else { return false }
-            return StoreCache.Slot.inlineValue(bits, as: Value.self) == value
+            StoreCache.Slot.inlineValue(StoreCache.Slot.bits(of: value), as: Value.self) == value
         }
         #expect(roundTrip(-3) && roundTrip(true) && roundTrip(Mode.dark) && roundTrip(Int8(-7)) && roundTrip(UInt16(65_000)))
         #expect(roundTrip(Float(1.5)) && roundTrip(2.25) && roundTrip(Date(timeIntervalSince1970: 1_000)))

@@ -7,6 +7,7 @@ extension Report {
     /// Peak-memory targets: Prefs above an empty process against a baseline above one, at 100k keys.
     static let memoryTargets: [(subject: String, baseline: String, maxRatio: Double)] = [
         ("Prefs memory", Name.dictionary, 3),
+        (Name.memoryOneByOne, Name.dictionaryOneByOne, 3),
         ("Prefs sqlite", Name.rawSQLite, 3),
         ("Prefs json", "JSONEncoder/JSONDecoder", 1),
     ]

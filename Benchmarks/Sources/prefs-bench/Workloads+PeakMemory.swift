@@ -11,6 +11,10 @@ enum MemoryKind: String, CaseIterable {
     case empty
     case dictionary
     case memory, sqlite, json
+    /// The memory store and the `Dictionary` again, their keys set one at a time rather than in one batch (and no
+    /// `declare`: each first set records its key's declaration).
+    case memoryOneByOne = "memory-one-by-one"
+    case dictionaryOneByOne = "dictionary-one-by-one"
     case jsonCoalesced = "json-coalesced"
     case rawSQLite = "raw-sqlite"
     case codable = "json-codable"
@@ -21,6 +25,8 @@ enum MemoryKind: String, CaseIterable {
         case .empty: "empty"
         case .dictionary: Name.dictionary
         case .memory, .sqlite, .json, .jsonCoalesced: Backend(rawValue: rawValue)!.contenderName
+        case .memoryOneByOne: Name.memoryOneByOne
+        case .dictionaryOneByOne: Name.dictionaryOneByOne
         case .rawSQLite: Name.rawSQLite
         case .codable: "JSONEncoder/JSONDecoder"
         case .defaults: Name.defaults
@@ -65,6 +71,20 @@ func childPeakMemory(kind name: String, n: Int) throws {
         for name in data.names { blackHole(dictionary.get(name)) }
         heap = prefs_bench_heap_in_use()
         withExtendedLifetime(dictionary) {}
+    case .dictionaryOneByOne:
+        let dictionary = MutexDictionary<Int>()
+        let values = data.values(round: 0)
+        for index in 0..<n { dictionary.set(values[index], for: data.names[index]) }
+        for name in data.names { blackHole(dictionary.get(name)) }
+        heap = prefs_bench_heap_in_use()
+        withExtendedLifetime(dictionary) {}
+    case .memoryOneByOne:
+        let store = try OpenStore(.memory)
+        try store.fillOneByOne(data)
+        store.warm(data.keys)
+        peak = peakResidentKiB()
+        heap = prefs_bench_heap_in_use()
+        store.close()
     case .memory, .sqlite, .json, .jsonCoalesced:
         let store = try OpenStore(Backend(rawValue: kind.rawValue)!)
         try store.fill(data)

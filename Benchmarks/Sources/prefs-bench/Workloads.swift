@@ -112,6 +112,9 @@ extension DataSet {
 // Contender names shared by workloads.
 enum Name {
     static let dictionary = "Dictionary+Mutex"
+    /// Workload 8's contenders that set their keys one at a time.
+    static let memoryOneByOne = "Prefs memory, one by one"
+    static let dictionaryOneByOne = "Dictionary+Mutex, one by one"
     static let rawAutocommit = "raw sqlite3 autocommit"
     static let rawTransaction = "raw sqlite3 one transaction"
     static let rawSQLite = "raw sqlite3"

@@ -85,6 +85,11 @@ package protocol StoreBackend: AnyObject {
     /// body again, and does not ``refresh()`` before a transaction. False (the default): ``beginTransaction()`` takes a
     /// writer lock, so a body runs once.
     var validatesTransactionsAtCommit: Bool { get }
+    /// Whether ``value(forKey:)`` answers from memory the backend keeps anyway, as cheaply as the store's cache would
+    /// (the memory backend). The store's cache then keeps no copy of what a commit wrote: a written key's next read
+    /// loads it from the backend, and the cache keeps what that read decoded, so that each value is held once. False
+    /// (the default): the cache takes what each commit wrote, so the next read asks the backend nothing.
+    var servesReadsFromMemory: Bool { get }
 }
 
 extension StoreBackend {
@@ -116,6 +121,7 @@ extension StoreBackend {
     package func makeChangeListener() -> (any BackendChangeListener)? { nil }
     package var freshness: BackendFreshness? { nil }
     package var validatesTransactionsAtCommit: Bool { false }
+    package var servesReadsFromMemory: Bool { false }
 }
 
 /// One write in a transaction of its own: `begin`, then `commit`, or `rollback` when `commit` throws. The shape of both
@@ -206,15 +212,15 @@ package struct Changeset: Sendable, Hashable {
         case remove
     }
 
-    /// Value changes by key.
-    package var values: [String: Change] = [:]
+    /// Value changes by key (a ``ChangeTable``: half the memory of a `Dictionary`, for a batch of 100,000 sets).
+    package var values = ChangeTable()
     /// Declarations to record (they replace earlier ones under the same key).
     package var declarations: [String: KeyDeclaration] = [:]
     /// Declarations to forget (a tool restoring a snapshot exactly, or removing what it recorded by mistake).
     /// Applied before ``declarations``: a key in both ends up declared.
     package var removedDeclarations: Set<String> = []
 
-    package init(values: [String: Change] = [:], declarations: [String: KeyDeclaration] = [:], removedDeclarations: Set<String> = []) {
+    package init(values: ChangeTable = [:], declarations: [String: KeyDeclaration] = [:], removedDeclarations: Set<String> = []) {
         self.values = values
         self.declarations = declarations
         self.removedDeclarations = removedDeclarations
@@ -224,7 +230,7 @@ package struct Changeset: Sendable, Hashable {
 
     /// Adds `later` on top of these changes, in place.
     mutating func merge(_ later: Changeset) {
-        values.merge(later.values) { _, new in new }
+        values.merge(later.values)
         for name in later.removedDeclarations { declarations.removeValue(forKey: name) }
         if !later.removedDeclarations.isEmpty { removedDeclarations.formUnion(later.removedDeclarations) }
         if !later.declarations.isEmpty { declarations.merge(later.declarations) { _, new in new } }

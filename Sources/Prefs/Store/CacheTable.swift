@@ -2,8 +2,8 @@
 typealias CacheTable = NameTable<StoreCache.Slot>
 
 /// A table of slots by name: an open-addressing hash table, probed linearly and at most 13/16 full, whose buckets hold
-/// a name's hash, the name and its slot side by side. The store's cache (``CacheTable``), and the memory backend's
-/// records.
+/// a name's hash, the name and its slot side by side. The store's cache (``CacheTable``), the memory backend's
+/// records, and a change set's values (``ChangeTable``).
 ///
 /// Why not `Dictionary`: a `Dictionary` keeps its keys and its values in two arrays, so a lookup reads a line of each,
 /// and it doubles its table whenever it is 3/4 full (at 100,000 keys it holds 262,144 buckets, 2.6 per key). Here a
@@ -98,10 +98,35 @@ struct NameTable<Slot>: ~Copyable {
         count = 0
     }
 
+    /// Runs `body` on every slot, in no order, removing those for which it returns false.
+    mutating func updateAll(_ body: (inout Slot) -> Bool) {
+        guard let buckets else { return }
+        var index = 0
+        while index < capacity {
+            if tag(at: index) != 0, !body(&buckets[index].slot) {
+                // The buckets after it may move back into this one: look at it again (a slot seen twice is kept
+                // twice, which `body` allows; none is skipped, since buckets only move back into the hole).
+                remove(at: index)
+                continue
+            }
+            index += 1
+        }
+    }
+
     /// Calls `body` with every name and its slot, in no order.
     func forEach(_ body: (String, Slot) throws -> Void) rethrows {
         guard let buckets else { return }
         for index in 0..<capacity where tag(at: index) != 0 { try body(buckets[index].name, buckets[index].slot) }
+    }
+
+    /// The number of buckets: ``entry(at:)`` takes an index below it.
+    var bucketCount: Int { capacity }
+
+    /// The name and slot in bucket `index` (below ``bucketCount``), or nil when it is empty: a walk over the table that
+    /// a caller drives (``ChangeTable``'s iterator).
+    func entry(at index: Int) -> (name: String, slot: Slot)? {
+        guard tag(at: index) != 0 else { return nil }
+        return (buckets.unsafelyUnwrapped[index].name, buckets.unsafelyUnwrapped[index].slot)
     }
 
     /// Makes room for `minimumCount` slots without another allocation.
@@ -114,14 +139,14 @@ struct NameTable<Slot>: ~Copyable {
     private static var tagBit: Int { Int.min }
 
     /// How many slots `capacity` buckets hold: 13/16 of them (a probe that finds nothing reads some 13 buckets when
-    /// the table is that full, 5 when it is half as full).
+    /// the table is that full, 5 when it is half as full); 3/4 of a table of 4 or 8, so that one bucket stays empty.
     private static func maximumCount(_ capacity: Int) -> Int {
-        capacity - capacity / 16 * 3
+        capacity < 16 ? capacity - capacity / 4 : capacity - capacity / 16 * 3
     }
 
-    /// The smallest power of two (at least 16) whose 13/16 hold `count`.
+    /// The smallest power of two (at least 4: a change set of one key, a store of a few) that holds `count`.
     private static func capacity(for count: Int) -> Int {
-        var capacity = 16
+        var capacity = 4
         while maximumCount(capacity) < count { capacity *= 2 }
         return capacity
     }

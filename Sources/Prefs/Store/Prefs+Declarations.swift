@@ -15,7 +15,10 @@ extension Prefs {
     /// Records `keys`; see ``declare(_:)-(Prefs.Keys...)``.
     public func declare(_ keys: [Keys]) throws(PrefsError) {
         state.withLock { state in
-            state.known.reserveCapacity(state.known.count + keys.count)
+            // Room for the names the cache has no slot for (a slot of a key set or read already takes its key).
+            var added = 0
+            for key in keys where state.cache.known(CacheName(key)) == nil { added += 1 }
+            state.cache.reserveCapacity(state.cache.table.count + added)
         }
         // In commits of at most `declarationsPerCommit` keys (one for any app's usual few hundred): a change set of every
         // key at once held some 150 bytes a key until it committed (100,000 keys: 15 MB beside the store's own, more
@@ -38,7 +41,7 @@ extension Prefs {
     }
 
     /// How many declarations ``declare(_:)-([Prefs.Keys])`` records in one commit.
-    static let declarationsPerCommit = 16384
+    static let declarationsPerCommit = 1024
 
     /// Records every case of a key enum.
     public func declare<Keys: PrefsKeyEnum>(_: Keys.Type) throws(PrefsError) {
@@ -58,7 +61,6 @@ extension Prefs {
             state.declarationEpoch &+= 1
             for name in names {
                 state.forgetDeclared(CacheName(name))
-                state.cache.update(CacheName(name)) { $0.declared = false }
             }
         }
         try commit(Changeset(removedDeclarations: Set(names)))

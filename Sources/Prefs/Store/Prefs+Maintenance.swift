@@ -120,7 +120,7 @@ extension Prefs {
                 invalidateCachedValues(forKeys: keys)
                 throw error
             }
-            if let committed = outcome.committed { state.withLock { $0.cacheCommitted(committed) } }
+            if let committed = outcome.committed { state.withLock { $0.cacheCommitted(committed, by: backend) } }
             return (outcome.result, outcome.committed)
         }
         if let committed { notifyObservers(of: committed) }

@@ -70,12 +70,12 @@ extension Prefs {
         do {
             let value = try key.decode(stored)
             let inline = StoreCache.Slot.holdsInline(Value.self)
-            let decodedEntry = inline ? nil : StoreCache.Entry(decoded: value)
+            let decodedEntry = inline ? nil : StoreCache.Entry(decoded: value, stored: stored)
             state.withLock { state in
                 let name = CacheName(key)
                 guard let current = state.cache[name], Self.holdsSame(current, as: slot) else { return }  // a write or a refresh came first
                 state.cache.update(name) { slot in
-                    if let decodedEntry { slot.decoded = .entry(decodedEntry) } else { slot.keepInline(value) }
+                    if let decodedEntry { slot.keep(decodedEntry) } else { slot.keepInline(value) }
                 }
             }
             return .stored(value)
@@ -108,11 +108,11 @@ extension Prefs {
             reportIgnoredArgument(error, key: key.name)
             return nil
         }
-        let argumentEntry = StoreCache.Entry(argument: value)
+        let argumentEntry = StoreCache.Entry(argument: value, stored: slot.stored)
         state.withLock { state in
             let name = CacheName(key)
             guard let current = state.cache[name], Self.holdsSame(current, as: slot) else { return }  // a write or a refresh came first
-            state.cache.update(name) { $0.decoded = .entry(argumentEntry) }
+            state.cache.update(name) { $0.keep(argumentEntry) }
         }
         return value
     }
@@ -126,7 +126,7 @@ extension Prefs {
     /// Whether a value is stored under `key`'s name (readable or not). A launch argument does not count: ``lookup(_:)``
     /// tells a key that reads one (``Lookup/argument(_:)``).
     public func isStored(_ key: Keys) -> Bool {
-        cachedSlot(for: key).stored != nil
+        cachedSlot(for: key).holdsStored
     }
 
     /// The slot for a key from the cache, or loaded (moving a value found under a former name).

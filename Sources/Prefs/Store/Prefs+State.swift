@@ -7,11 +7,9 @@ extension Prefs {
     /// observers, the poll, the flush of coalesced writes), and what the façade keeps itself (the declarations this
     /// process has checked, the launch arguments, the diagnostics).
     struct State: ~Copyable {
-        /// The cache of keys: the fast path (``StoreCache``).
+        /// The cache of keys, the fast path (``StoreCache``), which also keeps what the store knows of each name: the
+        /// key this process declared, set or observed under it, and whether its declaration is recorded.
         var cache = StoreCache()
-        /// Keys this process declared, set or observed in this store, by name (``Known``): one table for what a `Set`
-        /// of declared names and a `Dictionary` of keys kept apart (some 105 bytes a key at 100,000 keys, now 52).
-        var known = NameTable<Known>()
         /// Bumped when declarations are removed, so that a set that checked its key's declaration before the removal
         /// does not mark its cache entry declared after it.
         var declarationEpoch: UInt64 = 0
@@ -31,55 +29,42 @@ extension Prefs {
         var reportedArguments: Set<String> = []
 
         /// Puts what a commit wrote into the cache. `declaring`: a key whose declaration is now known to be recorded
-        /// (the one a ``Prefs/set(_:for:)`` wrote), with the ``declarationEpoch`` at which that was checked.
-        mutating func cacheCommitted(_ changes: Changeset, declaring: (name: CacheName, epoch: UInt64)? = nil) {
+        /// (the one a ``Prefs/set(_:for:)`` wrote), with the ``declarationEpoch`` at which that was checked. `backend`:
+        /// the backend that committed them (one that serves its reads from memory gets no copy in the cache).
+        mutating func cacheCommitted(_ changes: Changeset, by backend: any StoreBackend, declaring: (name: CacheName, epoch: UInt64)? = nil) {
             let declaredName = declaring?.epoch == declarationEpoch ? declaring?.name : nil
-            cache.takeCommitted(changes, declared: declaredName, arguments: arguments)
+            cache.takeCommitted(changes, declared: declaredName, arguments: arguments, copiesValues: !backend.servesReadsFromMemory)
         }
 
-        /// Whether `name`'s declaration is known to be recorded: one lookup when its cache slot says so.
+        /// Whether `name`'s declaration is known to be recorded: one lookup.
         func isDeclared(_ name: CacheName) -> Bool {
-            cache[name]?.declared == true || known[name]?.isDeclared == true
+            cache.known(name)?.declared == true
         }
 
-        /// What the store knows of a name.
-        struct Known {
-            /// The key this process declared or observed under the name: its initial value is what code that reads by
-            /// name (UserDefaults' API) sees while nothing is stored. The last key told of a name wins.
-            var key: Keys?
-            /// Whether this process has checked or recorded the name's declaration. A cache slot may say so too.
-            var isDeclared: Bool
-        }
-
-        /// Notes `key`, declared (`declared`) or observed.
+        /// Notes `key`, declared (`declared`) or observed: the cache's slot for its name keeps it
+        /// (``StoreCache/Slot/key``), so that code that reads by name sees its initial value.
         mutating func noteKnown(_ key: Keys, declared: Bool) {
-            known.update(CacheName(key), default: Known(key: key, isDeclared: declared)) { known in
-                known.key = key
-                if declared { known.isDeclared = true }
-            }
+            cache.noteKnown(key, declared: declared)
         }
 
         /// Notes that the declaration of `name` is checked or recorded.
         mutating func noteDeclared(_ name: CacheName) {
-            known.update(name, default: Known(key: nil, isDeclared: true)) { $0.isDeclared = true }
+            cache.noteDeclared(name)
         }
 
         /// Forgets that the declaration of `name` is recorded (its key, if any, is still known).
         mutating func forgetDeclared(_ name: CacheName) {
-            guard let found = known[name] else { return }
-            if found.key == nil { known.remove(name) } else { known.update(name) { $0.isDeclared = false } }
+            cache.forgetDeclared(name)
         }
 
         /// The key known under `name`, if any.
         func knownKey(_ name: String) -> Keys? {
-            known[CacheName(name)]?.key
+            cache.known(CacheName(name))?.key
         }
 
         /// Every key known, by name.
         func knownKeys() -> [(name: String, key: Keys)] {
-            var keys: [(name: String, key: Keys)] = []
-            known.forEach { name, known in if let key = known.key { keys.append((name, key)) } }
-            return keys
+            cache.knownKeys()
         }
 
         /// Caches `stored` for `name` (``StoreCache/cache(_:for:arguments:)``).

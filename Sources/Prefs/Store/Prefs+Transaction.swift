@@ -78,16 +78,9 @@ extension Prefs {
             for former in key.formerNames { changes.values[former] = .remove }
         }
 
-        /// Stages `change` under `name`. From the third key on, the staged writes grow four times at a time rather
-        /// than twice: a batch's keys are hashed again as the table grows, a third as many times so (some 200
-        /// instructions a key, of a batch's 10,000 a row). The table has 4, 16, 64, … buckets, so 10k and 100k keys
-        /// end in the table doubling would make (16,384 and 262,144 buckets), and the old table beside the new one at
-        /// each growth is smaller. The first keys are inserted plainly: an `update` stages one, and the generic
-        /// `reserveCapacity` cost it more than the rest of its staging.
+        /// Stages `change` under `name` (``ChangeTable`` grows as a batch's keys come, doubling its buckets).
         @inline(__always)
         mutating func stage(_ change: Changeset.Change, forKey name: String) {
-            let count = changes.values.count
-            if count >= 3, count == changes.values.capacity { changes.values.reserveCapacity(count &* 4) }
             changes.values[name] = change
         }
 
@@ -177,7 +170,7 @@ extension Prefs {
                 let changes = transaction.changes
                 let (observed, quiet) = state.withLock { state in
                     if external { state.cache.invalidateAll() }
-                    state.cacheCommitted(changes)
+                    state.cacheCommitted(changes, by: backend)
                     return (!state.observers.isEmpty, state.observers.hasNoOneToTell)
                 }
                 // No one to tell: the lock is not taken again to find so (one added since is told of later changes).

@@ -149,7 +149,7 @@ extension Prefs {
                     throw error
                 }
                 let observed = state.withLock { state in
-                    state.cacheCommitted(changes, declaring: declaring)
+                    state.cacheCommitted(changes, by: backend, declaring: declaring)
                     return !state.observers.isEmpty
                 }
                 let silenced = observed && !notifiesObservers ? changes : nil

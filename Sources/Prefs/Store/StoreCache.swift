@@ -6,14 +6,18 @@ import PrefsSupport
 /// one probe of ``CacheTable`` by the key's kept hash, and the generation that tells a read that raced with a write not
 /// to fill it.
 ///
+/// It also keeps what the store knows of each name whether or not its value is loaded (the key declared or observed
+/// under it, and whether its declaration is recorded): a slot with nothing loaded (``Slot/Content/unloaded``) is a miss.
+///
 /// A part of ``Prefs/State``: it lives under the store's one lock and takes no lock of its own. Its one job is to
 /// answer a read it can (``hit(_:)``) and to take what commits, refreshes and loads give it; the store decides when.
 struct StoreCache: ~Copyable {
-    /// A decoded value the slot does not keep inline (an array, a `Codable`), or a launch argument's value (read above
-    /// the stored one, ``Prefs/Lookup/argument(_:)``). A class, so a cache hit copies one reference out of the lock. The
-    /// value is kept by its type's identity, so that a read needs neither a dynamic cast nor any generic type's
-    /// metadata beyond its value type's (a generic box's, or an `Optional`'s, is a lookup in the runtime's metadata
-    /// cache on every read of a caller the compiler did not specialize), nor another object to reach.
+    /// A decoded value the slot does not keep inline (an array, a `Codable`, a trivial value whose stored form is not
+    /// its type's own), or a launch argument's value (read above the stored one, ``Prefs/Lookup/argument(_:)``), with the
+    /// stored value it was read beside. A class, so a cache hit copies one reference out of the lock. The value is kept
+    /// by its type's identity, so that a read needs neither a dynamic cast nor any generic type's metadata beyond its
+    /// value type's (a generic box's, or an `Optional`'s, is a lookup in the runtime's metadata cache on every read of a
+    /// caller the compiler did not specialize), nor another object to reach.
     ///
     /// Only such values have one: a stored value, and a value kept inline, live in the slot itself (an object for
     /// every value took 80 bytes a key with malloc's overhead: 8 MB at 100,000 keys).
@@ -21,21 +25,27 @@ struct StoreCache: ~Copyable {
         // @unchecked Sendable: immutable; `decoded` holds one value of a Sendable type, written once by `init`.
         /// Whether the value is a launch argument's, read above the slot's stored value.
         let isArgument: Bool
+        /// The stored value the entry was made beside (nil: nothing stored, and a launch argument names the key): the
+        /// slot's stored value while it holds the entry.
+        let stored: StoredValue?
         /// The value's type, and the value in memory of its own.
         private let decodedType: Any.Type
         private let decoded: UnsafeMutableRawPointer
 
-        init<Value: Sendable>(decoded value: Value) {
+        /// An entry for `value`, decoded from `stored`.
+        init<Value: Sendable>(decoded value: Value, stored: StoredValue?) {
             decodedType = Value.self
             decoded = Self.allocate(value)
             isArgument = false
+            self.stored = stored
         }
 
-        /// An entry whose reads return `value`, a launch argument's, whatever the store holds.
-        init<Value: Sendable>(argument value: Value) {
+        /// An entry whose reads return `value`, a launch argument's, whatever the store holds (`stored`).
+        init<Value: Sendable>(argument value: Value, stored: StoredValue?) {
             decodedType = Value.self
             decoded = Self.allocate(value)
             isArgument = true
+            self.stored = stored
         }
 
         private static func allocate<Value>(_ value: Value) -> UnsafeMutableRawPointer {
@@ -66,22 +76,43 @@ struct StoreCache: ~Copyable {
         }
     }
 
-    /// A key's place in the cache: its stored value (nil: nothing stored), what a read decoded from it, and whether its
-    /// declaration is known to be recorded (as ``Prefs/State/known`` says, kept beside the value so that a set of a
-    /// cached key looks its name up once, not twice; false says nothing, and `known` is then asked).
+    /// A key's place in the cache: its stored value (nil: nothing stored) or what a read decoded from it, or nothing
+    /// loaded (``Content/unloaded``); and what the store knows of the name whether or not its value is loaded: the key
+    /// this process declared or observed under it (``key``), and whether its declaration is known to be recorded
+    /// (``declared``). One table for both, so that a name is held once (a table of what is known beside the cache took
+    /// 40 bytes a bucket more: 5.2 MB at 100,000 keys), and a set looks its name up once.
     ///
-    /// A decoded `String`, or a decoded value of a trivial type of at most 8 bytes (`Bool`, `Int`, `Double`, `Date`,
-    /// a plain enum), is kept in the slot itself (``Decoded/bits(_:_:)``, ``Decoded/string(_:)``): a read copies it
-    /// out of the lock and reaches nothing else. Other decoded values, and launch arguments' values, are an ``Entry``.
-    /// `decoded` comes first, so that a hit reads it in the bucket's first bytes, beside the name.
+    /// The slot holds one of the two, never both (``Content``): a decoded `String`, `Int`, `Bool`, `Double` or `Date`
+    /// whose stored form is its type's own (what `StoredValue(value)` makes: any value such a key's `set` wrote) is
+    /// kept in the slot itself, and its stored value is made again from it when asked (``stored``); any other decoded
+    /// value is an ``Entry``, which keeps the stored value beside it. A slot is 40 bytes, a bucket 64 (a stored value
+    /// beside a decoded one took 80 a bucket, and what is known of the name 40 more in a table of its own).
     struct Slot {
-        var decoded = Decoded.none
+        private(set) var content: Content
+        /// This process has checked or recorded the name's declaration.
         var declared = false
         /// Nothing is stored, and a launch argument names the key: a read looks past the absent value to it.
         var argumentNamed = false
-        var stored: StoredValue?
+        /// The key this process declared or observed under the name: its initial value is what code that reads by
+        /// name (UserDefaults' API) sees while nothing is stored. The last key told of a name wins.
+        var key: Prefs.Keys?
 
-        /// What a read decoded from ``stored`` (or a launch argument's value), kept for the next read.
+        /// What a slot holds.
+        enum Content {
+            /// Nothing loaded: the slot only says what is known of the name, and a read asks the backend.
+            case unloaded
+            /// The stored value, not decoded yet (nil: nothing stored).
+            case stored(StoredValue?)
+            /// A decoded trivial value's bits and its type's identity; the stored value is its type's own form of it
+            /// (``canonicalStored(_:_:)``).
+            case bits(UInt64, ObjectIdentifier)
+            /// A decoded `String`; the stored value is its `.string` form.
+            case string(String)
+            /// Any other decoded value, or a launch argument's, with the stored value.
+            case entry(Entry)
+        }
+
+        /// What a read decoded, kept for the next read: the slot's content less the stored value.
         enum Decoded {
             case none
             /// A trivial value's bits and its type's identity.
@@ -91,34 +122,122 @@ struct StoreCache: ~Copyable {
         }
 
         init(stored: StoredValue?, argumentNamed: Bool = false, declared: Bool = false) {
-            self.stored = stored
+            content = .stored(stored)
             self.argumentNamed = argumentNamed
             self.declared = declared
         }
 
-        /// Puts `stored` in the slot, forgetting what was decoded from the value before.
-        mutating func replaceStored(_ stored: StoredValue?, argumentNamed: Bool) {
-            self.stored = stored
-            self.argumentNamed = argumentNamed
-            decoded = .none
+        /// A slot with nothing loaded, for what is known of a name.
+        init(key: Prefs.Keys?, declared: Bool) {
+            content = .unloaded
+            self.key = key
+            self.declared = declared
         }
 
-        /// Whether a `Value` is kept inline: `String`, or a trivial type of at most 8 bytes.
+        /// Whether a value (or its absence) is loaded: a read may be answered from the slot.
+        var isLoaded: Bool {
+            if case .unloaded = content { return false }
+            return true
+        }
+
+        /// Whether the slot says something of its name beside its value: removing it would forget that.
+        var isKnown: Bool { declared || key != nil }
+
+        /// Forgets the loaded value, keeping what is known of the name.
+        mutating func unload() {
+            content = .unloaded
+            argumentNamed = false
+        }
+
+        /// What a read decoded from the stored value (or a launch argument's value), if anything.
+        var decoded: Decoded {
+            switch content {
+            case .unloaded, .stored: .none
+            case .bits(let bits, let type): .bits(bits, type)
+            case .string(let string): .string(string)
+            case .entry(let entry): .entry(entry)
+            }
+        }
+
+        /// The stored value (nil: nothing stored), as the store holds it: made again from a value kept inline.
+        var stored: StoredValue? {
+            switch content {
+            case .unloaded: nil
+            case .stored(let stored): stored
+            case .bits(let bits, let type): Self.canonicalStored(bits, type)
+            case .string(let string): StoredValue(type: .string, json: .string(string))
+            case .entry(let entry): entry.stored
+            }
+        }
+
+        /// Whether a value is stored (without making a kept value's stored form again).
+        var holdsStored: Bool {
+            switch content {
+            case .unloaded: false
+            case .stored(let stored): stored != nil
+            case .bits, .string: true
+            case .entry(let entry): entry.stored != nil
+            }
+        }
+
+        /// Puts `stored` in the slot, forgetting what was decoded from the value before.
+        mutating func replaceStored(_ stored: StoredValue?, argumentNamed: Bool) {
+            content = .stored(stored)
+            self.argumentNamed = argumentNamed
+        }
+
+        /// Keeps `entry`, made beside the slot's stored value (``Entry/stored``).
+        mutating func keep(_ entry: Entry) {
+            content = .entry(entry)
+        }
+
+        /// Whether a `Value` may be kept inline: `String`, or a trivial type of at most 8 bytes.
         @inline(__always)
         static func holdsInline<Value>(_: Value.Type) -> Bool {
             if ObjectIdentifier(Value.self) == ObjectIdentifier(String.self) { return true }
             return _isPOD(Value.self) && MemoryLayout<Value>.size <= 8 && MemoryLayout<Value>.alignment <= 8
         }
 
-        /// Keeps `value`, which ``holdsInline(_:)`` accepts, in the slot.
-        mutating func keepInline<Value>(_ value: Value) {
+        /// Keeps `value`, which ``holdsInline(_:)`` accepts and which was decoded from the slot's stored value: inline
+        /// when that stored value is the value's own form (``canonicalStored(_:_:)``), else in an ``Entry`` beside it.
+        mutating func keepInline<Value: Sendable>(_ value: Value) {
+            let stored = self.stored
             if let string = value as? String {
-                decoded = .string(string)
+                if stored == StoredValue(type: .string, json: .string(string)) {
+                    content = .string(string)
+                } else {
+                    content = .entry(Entry(decoded: string, stored: stored))
+                }
                 return
             }
+            let bits = Self.bits(of: value)
+            let type = ObjectIdentifier(Value.self)
+            if let stored, let own = Self.canonicalStored(bits, type), own == stored {
+                content = .bits(bits, type)
+            } else {
+                content = .entry(Entry(decoded: value, stored: stored))
+            }
+        }
+
+        /// The stored form `StoredValue(value)` gives the value of type `type` in `bits`, for the types whose values
+        /// are kept inline without their stored value (`Int`, `Bool`, `Double`, `Date`); nil for any other type.
+        static func canonicalStored(_ bits: UInt64, _ type: ObjectIdentifier) -> StoredValue? {
+            switch type {
+            case ObjectIdentifier(Int.self): Int(bitPattern: UInt(bits)).storedValue()
+            case ObjectIdentifier(Bool.self): (bits != 0).storedValue()
+            case ObjectIdentifier(Double.self): Double(bitPattern: bits).storedValue()
+            case ObjectIdentifier(Date.self):
+                // A date outside ISO 8601's range has no stored form: such a value was read from an entry, not inline.
+                try? Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits)).storedValue()
+            default: nil
+            }
+        }
+
+        /// The bits of a trivial value of at most 8 bytes, as ``inlineValue(_:as:)`` reads them back.
+        static func bits<Value>(of value: Value) -> UInt64 {
             var bits: UInt64 = 0
             withUnsafeMutableBytes(of: &bits) { $0.storeBytes(of: value, as: Value.self) }
-            decoded = .bits(bits, ObjectIdentifier(Value.self))
+            return bits
         }
 
         /// The value in `bits`, kept by ``keepInline(_:)`` for a `Value`: a bit cast of as many bytes as `Value`
@@ -165,14 +284,16 @@ struct StoreCache: ~Copyable {
     /// The cache's answer for `name`, nil when it has none. The slot is read in place: only what the hit takes is copied.
     @inline(__always)
     func hit(_ name: CacheName) -> Hit? {
-        table.read(name) { slot in
-            switch slot.decoded {
+        let hit = table.read(name) { slot -> Hit? in
+            switch slot.content {
             case .bits(let bits, let type): .bits(bits, type)
             case .string(let string): .string(string)
             case .entry(let entry): .entry(entry)
-            case .none: slot.stored == nil && !slot.argumentNamed ? .absent : .undecoded
+            case .stored(let stored): stored == nil && !slot.argumentNamed ? .absent : .undecoded
+            case .unloaded: nil
             }
         }
+        return hit ?? nil
     }
 
     /// The slots by name.
@@ -180,9 +301,52 @@ struct StoreCache: ~Copyable {
     /// Bumped by every change to the cache; a read that raced with a write does not fill the cache.
     private(set) var generation: UInt64 = 0
 
-    /// The slot for `name`, or nil.
+    /// The slot for `name` if it has a value loaded, or nil.
     subscript(name: CacheName) -> Slot? {
-        @inline(__always) get { table[name] }
+        @inline(__always) get {
+            guard let slot = table[name], slot.isLoaded else { return nil }
+            return slot
+        }
+    }
+
+    /// The slot for `name`, loaded or not (what is known of the name), or nil.
+    func known(_ name: CacheName) -> Slot? {
+        table[name]
+    }
+
+    /// Makes room for `count` slots in all without another allocation.
+    mutating func reserveCapacity(_ count: Int) {
+        table.reserveCapacity(count)
+    }
+
+    /// Notes `key`, declared (`declared`) or observed.
+    mutating func noteKnown(_ key: Prefs.Keys, declared: Bool) {
+        table.update(CacheName(key), default: Slot(key: key, declared: declared)) { slot in
+            slot.key = key
+            if declared { slot.declared = true }
+        }
+    }
+
+    /// Notes that the declaration of `name` is checked or recorded.
+    mutating func noteDeclared(_ name: CacheName) {
+        table.update(name, default: Slot(key: nil, declared: true)) { $0.declared = true }
+    }
+
+    /// Forgets that the declaration of `name` is recorded (its key and value, if any, are kept).
+    mutating func forgetDeclared(_ name: CacheName) {
+        var keep = true
+        table.update(name) { slot in
+            slot.declared = false
+            keep = slot.isKnown || slot.isLoaded
+        }
+        if !keep { table.remove(name) }
+    }
+
+    /// Every key known, by name.
+    func knownKeys() -> [(name: String, key: Prefs.Keys)] {
+        var keys: [(name: String, key: Prefs.Keys)] = []
+        table.forEach { name, slot in if let key = slot.key { keys.append((name, key)) } }
+        return keys
     }
 
     /// Runs `body` on the slot of `name` if there is one (a read filling its decoded value, a declaration removed).
@@ -191,16 +355,31 @@ struct StoreCache: ~Copyable {
         table.update(name, body)
     }
 
-    /// Drops every slot (a refresh found another process's change, a transaction conflicted, the store closed).
+    /// Drops every loaded value (a refresh found another process's change, a transaction conflicted, the store
+    /// closed), keeping what is known of the names; `keepingCapacity` false frees the table when nothing is known.
     mutating func invalidateAll(keepingCapacity: Bool = true) {
         generation &+= 1
-        table.removeAll(keepingCapacity: keepingCapacity)
+        table.updateAll { slot in
+            slot.unload()
+            return slot.isKnown
+        }
+        if !keepingCapacity, table.count == 0 { table.removeAll(keepingCapacity: false) }
     }
 
-    /// Drops the slots of `names`, so that their next read asks the backend.
+    /// Drops the loaded values of `names`, so that their next read asks the backend.
     mutating func invalidate(_ names: some Sequence<String>) {
         generation &+= 1
-        for name in names { table.remove(CacheName(name)) }
+        for name in names { unload(CacheName(name)) }
+    }
+
+    /// Drops the loaded value of `name`, and its slot when it says nothing else.
+    private mutating func unload(_ name: CacheName) {
+        var keep = false
+        table.update(name) { slot in
+            slot.unload()
+            keep = slot.isKnown
+        }
+        if !keep { table.remove(name) }
     }
 
     /// Whether a read of `name` looks past an absent value to a launch argument (`arguments`): one branch when the
@@ -212,9 +391,17 @@ struct StoreCache: ~Copyable {
 
     /// Takes what a commit wrote (a new generation, so no read that raced with it caches older data). `declared`: a
     /// key whose declaration is now known to be recorded, whose slot says so. `arguments`: the launch arguments, for
-    /// the slots of removed keys (``argumentNames(_:stored:arguments:)``).
-    mutating func takeCommitted(_ changes: Changeset, declared declaredName: CacheName?, arguments: [String: StoredValue]) {
+    /// the slots of removed keys (``argumentNames(_:stored:arguments:)``). `copiesValues` false: the backend serves its
+    /// reads from memory of its own (``StoreBackend/servesReadsFromMemory``), so the cache keeps no copy of what was
+    /// written: the written keys' values are unloaded, and each key's next read loads it and keeps what it decoded.
+    mutating func takeCommitted(
+        _ changes: Changeset, declared declaredName: CacheName?, arguments: [String: StoredValue], copiesValues: Bool = true
+    ) {
         generation &+= 1
+        guard copiesValues else {
+            for (name, _) in changes.values { unload(declaredName?.name == name ? declaredName.unsafelyUnwrapped : CacheName(name)) }
+            return
+        }
         if changes.values.count > 1 { table.reserveCapacity(table.count + changes.values.count) }  // one table, not a doubling per key
         for (name, change) in changes.values {
             let stored: StoredValue?
@@ -224,7 +411,11 @@ struct StoreCache: ~Copyable {
             }
             let argumentNamed = Self.argumentNames(name, stored: stored, arguments: arguments)
             if let declaredName, declaredName.name == name {
-                table[declaredName] = Slot(stored: stored, argumentNamed: argumentNamed, declared: true)  // the key's own hash, kept: no hashing
+                // The key's own hash, kept: no hashing.
+                table.update(declaredName, default: Slot(stored: stored, argumentNamed: argumentNamed, declared: true)) { slot in
+                    slot.replaceStored(stored, argumentNamed: argumentNamed)
+                    slot.declared = true
+                }
             } else {
                 put(stored, argumentNamed: argumentNamed, for: CacheName(name))
             }

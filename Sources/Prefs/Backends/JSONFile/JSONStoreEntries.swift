@@ -180,7 +180,7 @@ extension JSONStoreDocument {
 
 extension JSONStoreDocument.Entries where Element == StoredValue {
     /// Applies value changes (``Changeset/values``): a set stores the decoded value, a removal removes the entry.
-    mutating func apply(_ changes: [String: Changeset.Change]) {
+    mutating func apply(_ changes: ChangeTable) {
         elements.reserveCapacity(elements.count + changes.count)  // room for every change at once
         for (key, change) in changes {
             switch change {

@@ -3,13 +3,58 @@
 /// Memory: one table of records by name (a ``NameTable``, at most 13/16 full, where a `Dictionary` may be 3/8 full),
 /// each a key's value and its declaration, so a name is held once for both; a declaration is a 4-byte index into
 /// ``Declarations``, which holds each distinct declaration once (a store's keys share a handful: the same type and
-/// initial value). At 100,000 keys: 131,072 buckets of 56 bytes, where a `Dictionary` of values beside one of
-/// declarations took 262,144 buckets of 48 bytes and 262,144 of 56.
+/// initial value). A value is held compact (``Compact``): an `Int` or a `String` as itself, any other value in an
+/// object of its own. At 100,000 keys: 131,072 buckets of 48 bytes, where a `Dictionary` of values beside one of
+/// declarations took 262,144 buckets of 48 bytes and 262,144 of 56 (and a record holding a whole ``StoredValue``, 56).
 final class MemoryBackend: StoreBackend {
     private struct Record {
-        var value: StoredValue?
+        /// The value (nil: none stored).
+        private var compact: Compact?
         /// The declaration's index in the backend's ``Declarations`` (``Declarations/none``: none recorded).
         var declaration: UInt32
+
+        init(value: StoredValue?, declaration: UInt32) {
+            compact = value.map(Compact.init)
+            self.declaration = declaration
+        }
+
+        var value: StoredValue? {
+            get { compact?.value }
+            set { compact = newValue.map(Compact.init) }
+        }
+
+        /// Whether a value is stored (without making it).
+        var holdsValue: Bool { compact != nil }
+    }
+
+    /// A stored value in as few bytes as it needs: an `Int` or a `String` (of their own types, held as trees, as
+    /// their keys' sets make them) as itself, 17 bytes with its case, where a ``StoredValue`` takes 25; any other value
+    /// in an object of its own. Made back into exactly the stored value it was made from.
+    private enum Compact {
+        case int(Int)
+        case string(String)
+        case other(Boxed)
+
+        init(_ value: StoredValue) {
+            switch (value.type, value.form) {
+            case (.int, .tree(.int(let number))): self = .int(number)
+            case (.string, .tree(.string(let text))): self = .string(text)
+            default: self = .other(Boxed(value))
+            }
+        }
+
+        var value: StoredValue {
+            switch self {
+            case .int(let number): StoredValue(type: .int, json: .int(number))
+            case .string(let text): StoredValue(type: .string, json: .string(text))
+            case .other(let boxed): boxed.value
+            }
+        }
+    }
+
+    private final class Boxed: Sendable {
+        let value: StoredValue
+        init(_ value: StoredValue) { self.value = value }
     }
 
     private var records = NameTable<Record>()
@@ -21,6 +66,9 @@ final class MemoryBackend: StoreBackend {
     }
 
     var description: String { ".memory" }
+
+    /// A read is a probe of ``records``: the store's cache keeps no copy of what a commit wrote.
+    var servesReadsFromMemory: Bool { true }
 
     func value(forKey key: String) -> StoredValue? { records[CacheName(key)]?.value }
 
@@ -50,7 +98,7 @@ final class MemoryBackend: StoreBackend {
         // names not recorded yet: declarations of keys already set would otherwise double a table that needs no room.
         if changes.values.count + changes.declarations.count > 1 {
             var added = 0
-            for name in changes.values.keys where records[CacheName(name)] == nil { added += 1 }
+            for (name, _) in changes.values where records[CacheName(name)] == nil { added += 1 }
             for name in changes.declarations.keys where changes.values[name] == nil && records[CacheName(name)] == nil { added += 1 }
             records.reserveCapacity(records.count + added)
         }
@@ -69,7 +117,7 @@ final class MemoryBackend: StoreBackend {
             let name = CacheName(key)
             guard let record = records[name], record.declaration != Declarations.none else { continue }
             table.release(record.declaration)
-            if record.value == nil { records.remove(name) } else { records.update(name) { $0.declaration = Declarations.none } }
+            if !record.holdsValue { records.remove(name) } else { records.update(name) { $0.declaration = Declarations.none } }
         }
         for (key, declaration) in changes.declarations {
             let name = CacheName(key)

@@ -11,15 +11,15 @@ extension SQLiteBackend {
     /// The rows are read from the dictionary once, in its order, into an array that ``sortByKey(_:)`` puts in order:
     /// visiting the dictionary's rows in key order instead (by their positions, sorted) missed the processor's cache
     /// two or three times a row at 100k rows, a quarter of the store's own time in a batch.
-    static func forEachInKeyOrder<Value>(
-        _ rows: [String: Value], _ body: (String, Value) throws(SQLiteError) -> Void
-    ) throws(SQLiteError) {
-        guard rows.count > 64 else {
+    static func forEachInKeyOrder<Rows: Sequence, Value>(
+        _ rows: Rows, _ body: (String, Value) throws(SQLiteError) -> Void
+    ) throws(SQLiteError) where Rows.Element == (key: String, value: Value) {
+        guard rows.underestimatedCount > 64 else {
             for (key, value) in rows { try body(key, value) }
             return
         }
         var entries: [KeyOrdered<Value>] = []
-        entries.reserveCapacity(rows.count)
+        entries.reserveCapacity(rows.underestimatedCount)
         for (key, value) in rows { entries.append(KeyOrdered(prefix: leadingBytes(key), key: key, value: value)) }
         sortByKey(&entries)
         for entry in entries { try body(entry.key, entry.value) }

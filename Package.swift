@@ -35,7 +35,7 @@ let package = Package(
             providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
         ),
         // Sync across devices: per-key last-writer-wins by hybrid logical clock, over a transport.
-        .target(name: "PrefsSync", dependencies: ["Prefs"]),
+        .target(name: "PrefsSync", dependencies: ["Prefs", "PrefsSupport"]),
         .target(name: "PrefsPostgreSQL", dependencies: ["Prefs", "PrefsJSON", "PrefsSupport", "CLibPQ", "PrefsSync"]),
         // libcurl through dlopen, for the feed loader on Linux (see Sources/CCurlShim/include/CCurlShim.h).
         .target(name: "CCurlShim", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
@@ -53,7 +53,7 @@ let package = Package(
         // Test support in C: a pass-through SQLite VFS reporting syncs, for the simulated power cuts.
         .target(name: "CSQLiteCrashVFS", dependencies: ["CSQLite"]),
         .executableTarget(name: "prefs-tool", dependencies: ["Prefs", "PrefsUserDefaults", "DialogGate", "MessageFeed", "MessageFeedFetching", "PrefsJSON", "PrefsPostgreSQL", "PrefsSync"]),
-        .executableTarget(name: "prefs-test-child", dependencies: ["Prefs", "PrefsJSON", "PrefsUserDefaults", "PrefsPostgreSQL", "PrefsSync", "PrefsTesting", "PrefsTestHarness"]),
+        .executableTarget(name: "prefs-test-child", dependencies: ["Prefs", "PrefsJSON", "PrefsUserDefaults", "PrefsPostgreSQL", "PrefsSync", "PrefsSupport", "PrefsTesting", "PrefsTestHarness"]),
         .executableTarget(name: "dialoggate-test-child", dependencies: ["Prefs", "PrefsJSON", "DialogGate", "MessageFeed", "MessageFeedFetching"]),
         .executableTarget(name: "prefs-torture", dependencies: ["Prefs", "PrefsJSON", "PrefsSQLite", "PrefsPostgreSQL", "DialogGate", "MessageFeed", "MessageFeedFetching", "PrefsTesting", "PrefsTestHarness", "PrefsSupport"], path: "Torture/prefs-torture"),
         // Fixtures shared by the test targets (keys, the backends the conformance suites run over, canned feeds, a clock).

@@ -1,7 +1,7 @@
 import Foundation
+import PrefsSupport
 public import Prefs
 public import PrefsSync
-import Synchronization
 
 /// A sync server in PostgreSQL: each user's devices push and pull their synced keys through a table of its own,
 /// `prefs_sync`, where the server applies sync's rule itself (per key, the greatest hybrid timestamp wins; a change id
@@ -27,7 +27,7 @@ public final class PostgreSQLSyncTransport: SyncTransport {
     private let target: String
     private let timeout: Duration
     private let maximumSkew: Duration
-    private let connection = Mutex<ConnectionBox>(ConnectionBox())
+    private let connection = Locked<ConnectionBox>(ConnectionBox())
 
     /// A transport to the database of `conninfo` (a URL or `key=value` pairs, as for the PostgreSQL store), as the
     /// role it names. Connecting waits for the first call.
@@ -267,7 +267,7 @@ public final class PostgreSQLSyncTransport: SyncTransport {
 }
 
 /// The transport's one connection, used under its mutex.
-// @unchecked Sendable: the connection is only touched inside `Mutex.withLock`.
+// @unchecked Sendable: the connection is only touched inside `Locked.withLock`.
 private final class ConnectionBox: @unchecked Sendable {
     var connection: PostgreSQLConnection?
 }

@@ -63,7 +63,7 @@ package struct StoreClock: Sendable, Hashable {
     package final class Manual: Sendable {
         private let now: Atomic<UInt64>
         /// Work waiting for the clock to reach its deadline, in the order it was scheduled.
-        private let pending = Mutex<[(deadline: UInt64, work: @Sendable () -> Void)]>([])
+        private let pending = Locked<[(deadline: UInt64, work: @Sendable () -> Void)]>([])
 
         /// Starts at the system's uptime (any start would do but 0, which a bound reads as "check now").
         package init() {

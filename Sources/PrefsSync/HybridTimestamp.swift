@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import PrefsSupport
 
 /// A hybrid logical clock's reading (Kulkarni et al., "Logical Physical Clocks", 2014): the device's wall-clock time in
 /// milliseconds, a counter that orders events within one millisecond (or while the wall clock lags a time already
@@ -96,13 +96,13 @@ package final class HybridClock: Sendable {
     package let device: String
     package let maximumSkew: Duration
     private let wallClock: @Sendable () -> Date
-    private let last: Mutex<HybridTimestamp>
+    private let last: Locked<HybridTimestamp>
 
     package init(device: String, wallClock: @escaping @Sendable () -> Date, maximumSkew: Duration, last: HybridTimestamp?) {
         self.device = device
         self.wallClock = wallClock
         self.maximumSkew = maximumSkew
-        self.last = Mutex(HybridTimestamp(milliseconds: last?.milliseconds ?? 0, counter: last?.counter ?? 0, device: device))
+        self.last = Locked(HybridTimestamp(milliseconds: last?.milliseconds ?? 0, counter: last?.counter ?? 0, device: device))
     }
 
     package var physicalNow: Int64 {

@@ -1,6 +1,6 @@
 import Foundation
+import PrefsSupport
 public import Prefs
-import Synchronization
 
 /// Syncs chosen keys of a local store with other devices through a ``SyncTransport``, one key at a time: the version
 /// with the greatest ``HybridTimestamp`` wins, on every device and on the server, whatever order the changes arrive in.
@@ -33,7 +33,7 @@ public actor SyncEngine {
     /// The sync running now; a second ``sync()`` waits for it.
     private var running: Task<Void, Never>?
     /// The store's report of this process's changes, which stamps each when it is made (``captureWritten(_:)``).
-    private let subscription = Mutex<Prefs.ChangeSubscription?>(nil)
+    private let subscription = Locked<Prefs.ChangeSubscription?>(nil)
 
     /// An engine for `prefs`' keys named in `keys` and those under the name prefixes in `namespaces` (`"editor."`).
     ///

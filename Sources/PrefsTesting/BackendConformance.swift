@@ -1,7 +1,7 @@
 import Foundation
 import Prefs
-import Synchronization
 import Testing
+import PrefsSupport
 
 /// Proves a storage keeps what a store promises, in a Swift Testing test: the same checks the built-in storages pass.
 ///
@@ -340,7 +340,7 @@ private struct Expect: Sendable {
 
 /// Errors collected from several threads.
 private final class ErrorList: Sendable {
-    private let errors = Mutex<[String]>([])
+    private let errors = Locked<[String]>([])
     func append(_ error: any Error) { errors.withLock { $0.append("\(error)") } }
     var all: [String] { errors.withLock { $0 } }
 }

@@ -1,7 +1,7 @@
 import Foundation
+import PrefsSupport
 public import Prefs
 public import PrefsSync
-import Synchronization
 
 /// A sync server in memory, for tests of an app's sync: give each simulated device's `SyncEngine` the same transport.
 /// It applies the rule a real server applies (per key, the greatest timestamp wins; a change id it holds is ignored),
@@ -23,7 +23,7 @@ public final class InProcessSyncTransport: SyncTransport {
         var losesNextAnswer = false
         var pushes = 0
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// An empty server.
     ///

@@ -96,7 +96,7 @@ import PrefsTesting
 import PrefsUserDefaults
 import PrefsPostgreSQL
 import PrefsSync
-import Synchronization
+import PrefsSupport
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("prefs-test-child: \(message)\n".utf8))
@@ -443,7 +443,7 @@ if coalescedStore != nil {
             if arguments[6] != "-" { try prefs.setStoredValue(try StoredValue(arguments[6]), forKey: arguments[5]) }
             let engine = try SyncEngine(
                 prefs: prefs, transport: try PostgreSQLSyncTransport(arguments[4]), namespaces: ["editor."], device: arguments[3])
-            let failure = Mutex<String?>(nil)
+            let failure = Locked<String?>(nil)
             let done = DispatchSemaphore(value: 0)
             Task.detached {
                 do {

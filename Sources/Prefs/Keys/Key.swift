@@ -1,6 +1,7 @@
 import Foundation
 package import PrefsJSON
 import Synchronization
+import PrefsSupport
 
 extension Prefs {
     /// The namespace for static typed keys. Declare keys in an extension; use them with `prefs[.name]`.
@@ -70,7 +71,7 @@ extension Prefs {
             }
 
             private struct Weak { weak var box: DeclarationBox? }
-            private static let table = Mutex<(boxes: [KeyDeclaration: Weak], sweepAt: Int)>(([:], 64))
+            private static let table = Locked<(boxes: [KeyDeclaration: Weak], sweepAt: Int)>(([:], 64))
         }
 
         /// The box that holds this key's declaration once made, nil before (tests compare boxes by identity).

@@ -299,30 +299,31 @@ struct WrittenRows {
     /// With `revisionOnly`, the row is the revision alone, of `soleKey`.
     init(_ result: OpaquePointer, readsHistory: Bool, soleKey: String? = nil, revisionOnly: Bool = false) {
         let rowCount = PQntuples(result), columnCount = PQnfields(result)
-        if revisionOnly, let soleKey {
-            if rowCount == 1, columnCount >= 1, PQgetisnull(result, 0, 0) == 0, let text = PQgetvalue(result, 0, 0),
-                let revision = Self.integer(UnsafeRawBufferPointer(start: text, count: Int(PQgetlength(result, 0, 0))))
-            {
-                revisions = [(soleKey, revision)]
-            }
-            return
-        }
-        guard columnCount >= 2 else { return }
+        // A revision alone names no key: it is `soleKey`'s; else (key, revision).
+        let keyed = !revisionOnly || soleKey == nil
+        guard columnCount >= (keyed ? 2 : 1) else { return }
         revisions.reserveCapacity(Int(rowCount))
         for row in 0..<rowCount {
-            guard PQgetisnull(result, row, 0) == 0, PQgetisnull(result, row, 1) == 0, let text = PQgetvalue(result, row, 1),
-                let revision = Self.integer(UnsafeRawBufferPointer(start: text, count: Int(PQgetlength(result, row, 1))))
-            else { continue }
-            let key = UnsafeRawBufferPointer(start: PQgetvalue(result, row, 0), count: Int(PQgetlength(result, row, 0)))
-            if var soleKey, soleKey.withUTF8({ $0.elementsEqual(key) }) {
-                revisions.append((soleKey, revision))
-            } else {
-                revisions.append((String(decoding: key, as: UTF8.self), revision))
-            }
+            guard let revision = Self.integer(result, row, keyed ? 1 : 0), let key = keyed ? Self.key(result, row, soleKey) : soleKey else { continue }
+            revisions.append((key, revision))
         }
         if readsHistory, rowCount > 0, columnCount >= 3 {
             keepsHistory = PQgetisnull(result, 0, 2) == 0 && String(cString: PQgetvalue(result, 0, 2)) == "t"
         }
+    }
+
+    /// The key in the first column of `row` (nil: NULL): `soleKey` when it is that key, not a copy of it.
+    private static func key(_ result: OpaquePointer, _ row: Int32, _ soleKey: String?) -> String? {
+        guard PQgetisnull(result, row, 0) == 0 else { return nil }
+        let key = UnsafeRawBufferPointer(start: PQgetvalue(result, row, 0), count: Int(PQgetlength(result, row, 0)))
+        if var soleKey, soleKey.withUTF8({ $0.elementsEqual(key) }) { return soleKey }
+        return String(decoding: key, as: UTF8.self)
+    }
+
+    /// The `bigint` in `column` of `row` (nil: NULL, or not one).
+    private static func integer(_ result: OpaquePointer, _ row: Int32, _ column: Int32) -> Int64? {
+        guard PQgetisnull(result, row, column) == 0, let text = PQgetvalue(result, row, column) else { return nil }
+        return integer(UnsafeRawBufferPointer(start: text, count: Int(PQgetlength(result, row, column))))
     }
 
     /// A `bigint`'s text (an optional minus, then digits), read from its bytes; nil for anything else or past 64 bits.

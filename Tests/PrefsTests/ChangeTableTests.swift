@@ -75,4 +75,52 @@ struct ChangeTableTests {
         #expect(sets.count == 160 && sets["k3"] == 3 && sets["k5"] == nil)
         #expect(ChangeTable(Self.dictionary(forward)) == forward)
     }
+
+    @Test("a table of none or one change (kept inline) grows, shrinks, copies and merges as a Dictionary", arguments: [UInt64(4), 5])
+    func smallTables(seed: UInt64) {
+        var random = SeededGenerator(seed: seed)
+        var table = ChangeTable()
+        var model: [String: Changeset.Change] = [:]
+        var copies: [(ChangeTable, [String: Changeset.Change])] = []
+        for step in 0..<2_000 {
+            // Three names: the table keeps crossing between empty, one change and a table of two or three.
+            let key = "k\(Int.random(in: 0..<3, using: &random))"
+            switch Int.random(in: 0..<100, using: &random) {
+            case 0..<40:
+                let change = Self.change(step)
+                table.insert(change, for: CacheName(key))
+                model[key] = change
+            case 40..<80:
+                table[key] = nil
+                model[key] = nil
+            case 80..<85:
+                table.reserveCapacity(Int.random(in: 0..<4, using: &random))
+            case 85..<90:
+                let later: ChangeTable = [key: .remove]
+                table.merge(later)
+                model[key] = .remove
+            default:
+                copies.append((table, model))
+            }
+            #expect(table.count == model.count && Self.dictionary(table) == model, "step \(step)")
+            #expect(table.first.map { model[$0.key] == $0.value } ?? model.isEmpty, "step \(step)")
+        }
+        for (copy, expected) in copies { #expect(Self.dictionary(copy) == expected, "a copy changed with its original") }
+    }
+
+    @Test("names come out of a table with a hash that finds them in another table, as their own hash does")
+    func keptHashes() {
+        for count in [1, 2, 50] {
+            var table = ChangeTable()
+            for index in 0..<count { table["name\(index)"] = Self.change(index) }
+            var other = NameTable<Int>()
+            var seen = 0
+            table.forEachName { name, _ in
+                other.insert(seen, for: name)
+                seen += 1
+            }
+            #expect(seen == count)
+            for index in 0..<count { #expect(other[CacheName("name\(index)")] != nil, "name\(index) of \(count)") }
+        }
+    }
 }

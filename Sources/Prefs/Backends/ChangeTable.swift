@@ -3,15 +3,35 @@
 ///
 /// Why not `[String: Change]`: a batch of 100,000 sets held 262,144 buckets of 48 bytes (12.6 MB: a `Dictionary` is at
 /// most 3/4 full, and 98,304 keys fill 131,072 buckets), beside the backend's and the cache's own tables while it
-/// committed; here they take 131,072 buckets of 56 bytes (7.3 MB). An empty table allocates nothing.
+/// committed; here they take 131,072 buckets of 56 bytes (7.3 MB). An empty table allocates nothing, nor does a table of
+/// one change (a `set`'s).
 ///
 /// Iteration is in no order, as a `Dictionary`'s; a backend that writes in key order sorts.
 package struct ChangeTable: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
     package typealias Change = Changeset.Change
     package typealias Element = (key: String, value: Change)
 
-    /// The table, shared between copies until one of them changes (nil: empty, nothing allocated).
-    private var storage: Storage?
+    private var contents = Contents.empty
+
+    /// What a table holds. One change is one object with its name's hash (a `set`'s: one allocation, where a table's
+    /// object and its buckets took two, and their setup a sixth of a memory store's set). An object, not the change
+    /// itself inline: a change set is copied several times a commit, and a reference is the cheapest copy.
+    fileprivate enum Contents: Sendable {
+        case empty
+        case one(Single)
+        /// Two changes or more (or room reserved for them), shared between copies until one of them changes.
+        case table(Storage)
+    }
+
+    fileprivate final class Single: Sendable {
+        let name: CacheName
+        let change: Change
+
+        init(_ name: CacheName, _ change: Change) {
+            self.name = name
+            self.change = change
+        }
+    }
 
     fileprivate final class Storage: @unchecked Sendable {
         // @unchecked Sendable: a storage referenced by more than one table is never changed (copied on write).
@@ -22,7 +42,7 @@ package struct ChangeTable: Sendable, Hashable, Sequence, ExpressibleByDictionar
         func copy() -> Storage {
             let copy = Storage()
             copy.table.reserveCapacity(table.count)
-            table.forEach { name, change in copy.table.insert(change, for: CacheName(name)) }
+            table.forEachName { name, change in copy.table.insert(change, for: name) }
             return copy
         }
     }
@@ -39,19 +59,52 @@ package struct ChangeTable: Sendable, Hashable, Sequence, ExpressibleByDictionar
         for (key, change) in dictionary { self[key] = change }
     }
 
-    package var count: Int { storage?.table.count ?? 0 }
+    package var count: Int {
+        switch contents {
+        case .empty: 0
+        case .one: 1
+        case .table(let storage): storage.table.count
+        }
+    }
+
     package var isEmpty: Bool { count == 0 }
     package var underestimatedCount: Int { count }
 
     /// The change of `key`, or nil; setting nil removes it.
     package subscript(key: String) -> Change? {
-        get { storage?.table[CacheName(key)] }
+        get {
+            switch contents {
+            case .empty: nil
+            case .one(let single): single.name.name == key ? single.change : nil
+            case .table(let storage): storage.table[CacheName(key)]
+            }
+        }
         set {
             if let newValue {
-                uniqueStorage().table.insert(newValue, for: CacheName(key))
-            } else if storage?.table[CacheName(key)] != nil {
-                uniqueStorage().table.remove(CacheName(key))
+                insert(newValue, for: CacheName(key))
+            } else {
+                remove(key)
             }
+        }
+    }
+
+    /// Sets the change of `name`, whose hash (a typed key's, kept) is not computed again.
+    mutating func insert(_ change: Change, for name: CacheName) {
+        switch contents {
+        case .empty:
+            contents = .one(Single(name, change))
+        case .one(let single) where single.name.name == name.name:
+            contents = .one(Single(single.name, change))
+        case .one, .table:
+            uniqueStorage().table.insert(change, for: name)
+        }
+    }
+
+    private mutating func remove(_ key: String) {
+        switch contents {
+        case .empty: return
+        case .one(let single): if single.name.name == key { contents = .empty }
+        case .table(let storage): if storage.table[CacheName(key)] != nil { uniqueStorage().table.remove(CacheName(key)) }
         }
     }
 
@@ -64,9 +117,19 @@ package struct ChangeTable: Sendable, Hashable, Sequence, ExpressibleByDictionar
         return iterator.next()
     }
 
+    /// Calls `body` with every change and its name, with the hash the table keeps (another ``NameTable`` finds the name
+    /// by it without hashing it again), in no order.
+    func forEachName(_ body: (CacheName, Change) throws -> Void) rethrows {
+        switch contents {
+        case .empty: return
+        case .one(let single): try body(single.name, single.change)
+        case .table(let storage): try storage.table.forEachName(body)
+        }
+    }
+
     /// Makes room for `minimumCount` changes without another allocation.
     package mutating func reserveCapacity(_ minimumCount: Int) {
-        guard minimumCount > 0 else { return }
+        guard minimumCount > 1 else { return }
         uniqueStorage().table.reserveCapacity(minimumCount)
     }
 
@@ -78,7 +141,7 @@ package struct ChangeTable: Sendable, Hashable, Sequence, ExpressibleByDictionar
             return
         }
         reserveCapacity(count + later.count)
-        for (key, change) in later { self[key] = change }
+        later.forEachName { name, change in insert(change, for: name) }
     }
 
     /// The values whose changes `transform` maps to a value, by key.
@@ -88,36 +151,60 @@ package struct ChangeTable: Sendable, Hashable, Sequence, ExpressibleByDictionar
         return result
     }
 
+    /// The table's storage, made (holding the inline change, if any) or copied so that this table holds the one
+    /// reference to it.
     private mutating func uniqueStorage() -> Storage {
-        if storage == nil { storage = Storage() } else if !isKnownUniquelyReferenced(&storage) { storage = storage.unsafelyUnwrapped.copy() }
-        return storage.unsafelyUnwrapped
+        switch contents {
+        case .table(var storage):
+            contents = .empty  // this table's reference is the storage's only one if no copy shares it
+            if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+            contents = .table(storage)
+            return storage
+        case .one(let single):
+            let storage = Storage()
+            storage.table.insert(single.change, for: single.name)
+            contents = .table(storage)
+            return storage
+        case .empty:
+            let storage = Storage()
+            contents = .table(storage)
+            return storage
+        }
     }
 
     package struct Iterator: IteratorProtocol {
-        fileprivate let storage: Storage?
+        fileprivate let contents: Contents
         fileprivate var index = 0
         /// The changes not returned yet: the walk stops at the last one, not at the end of the table.
         fileprivate var remaining: Int
 
         package mutating func next() -> Element? {
-            guard remaining > 0, let storage else { return nil }
-            while true {
-                defer { index += 1 }
-                if let entry = storage.table.entry(at: index) {
-                    remaining -= 1
-                    return (entry.name, entry.slot)
+            guard remaining > 0 else { return nil }
+            switch contents {
+            case .empty:
+                return nil
+            case .one(let single):
+                remaining = 0
+                return (single.name.name, single.change)
+            case .table(let storage):
+                while true {
+                    defer { index += 1 }
+                    if let entry = storage.table.entry(at: index) {
+                        remaining -= 1
+                        return (entry.name, entry.slot)
+                    }
                 }
             }
         }
     }
 
     package func makeIterator() -> Iterator {
-        Iterator(storage: storage, remaining: count)
+        Iterator(contents: contents, remaining: count)
     }
 
     package static func == (lhs: ChangeTable, rhs: ChangeTable) -> Bool {
         guard lhs.count == rhs.count else { return false }
-        if lhs.storage === rhs.storage { return true }
+        if case .table(let left) = lhs.contents, case .table(let right) = rhs.contents, left === right { return true }
         return lhs.allSatisfy { key, change in rhs[key] == change }
     }
 

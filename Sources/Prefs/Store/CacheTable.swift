@@ -119,6 +119,15 @@ struct NameTable<Slot>: ~Copyable {
         for index in 0..<capacity where tag(at: index) != 0 { try body(buckets[index].name, buckets[index].slot) }
     }
 
+    /// Calls `body` with every name, as a ``CacheName`` with the hash this table keeps for it (its tag: another table
+    /// finds the name by it as by the name's own hash, without hashing the name again), and its slot, in no order.
+    func forEachName(_ body: (CacheName, Slot) throws -> Void) rethrows {
+        guard let buckets else { return }
+        for index in 0..<capacity where tag(at: index) != 0 {
+            try body(CacheName(buckets[index].name, hash: tag(at: index)), buckets[index].slot)
+        }
+    }
+
     /// The number of buckets: ``entry(at:)`` takes an index below it.
     var bucketCount: Int { capacity }
 
@@ -252,7 +261,9 @@ struct CacheName {
         hash = key.nameHash
     }
 
-    /// A name with a hash of the caller's choosing (tests that make names collide).
+    /// A name with a hash of the caller's choosing: the hash a ``NameTable`` keeps for it (``NameTable/forEachName(_:)``,
+    /// its tag: the name's hash with the top bit set, which finds the same bucket in any table), or one that tests
+    /// choose to make names collide.
     init(_ name: String, hash: Int) {
         self.name = name
         self.hash = hash

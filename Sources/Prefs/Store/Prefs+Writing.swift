@@ -35,10 +35,10 @@ extension Prefs {
     /// Writes `change` under `key`'s name, removing its former names' values and recording its declaration in the
     /// same step when this process has not yet. `operation` names the public call.
     private func commitWrite(_ change: Changeset.Change, for key: Keys, operation: String) throws(PrefsError) {
-        var changes = Changeset()
-        changes.values[key.name] = change
-        for former in key.formerNames { changes.values[former] = .remove }
         let cacheName = CacheName(key)
+        var changes = Changeset()
+        changes.values.insert(change, for: cacheName)
+        for former in key.formerNames { changes.values[former] = .remove }
         let (isDeclared, epoch) = state.withLock { ($0.isDeclared(cacheName), $0.declarationEpoch) }
         if !isDeclared {
             // The first write of a key in this process records its declaration in the same step.
@@ -138,8 +138,8 @@ extension Prefs {
         guard !changes.isEmpty else { return }
         // A store waiting to open retries on writes too, as on reads (at most once a retry interval).
         if deferred != nil, let freshness, freshness.isExpired { refreshIfStale() }
-        let (flushInterval, silenced) = try PrefsError.converting {
-            try io.withBackend(operation) { backend throws -> (Duration?, Changeset?) in
+        let (flushInterval, silenced, tellsObservers) = try PrefsError.converting {
+            try io.withBackend(operation) { backend throws -> (Duration?, Changeset?, Bool) in
                 do {
                     try backend.apply(changes)
                 } catch {
@@ -148,17 +148,18 @@ extension Prefs {
                     invalidateCachedValues(forKeys: changes.values.keys)
                     throw error
                 }
-                let observed = state.withLock { state in
+                let (observed, quiet) = state.withLock { state in
                     state.cacheCommitted(changes, by: backend, declaring: declaring)
-                    return !state.observers.isEmpty
+                    return (!state.observers.isEmpty, state.observers.hasNoOneToTell)
                 }
                 let silenced = observed && !notifiesObservers ? changes : nil
                 if observed { deliverInOrder(changes, silencing: silenced) }
-                return (backend.flushInterval, silenced)
+                return (backend.flushInterval, silenced, !quiet)
             }
         }
         if let flushInterval { scheduleFlush(after: flushInterval) }
-        notifyObservers(of: changes, silencing: silenced)
+        // No one to tell: the lock is not taken again to find so (one added since is told of later changes).
+        if tellsObservers { notifyObservers(of: changes, silencing: silenced) }
     }
 }
 

@@ -399,25 +399,24 @@ struct StoreCache: ~Copyable {
     ) {
         generation &+= 1
         guard copiesValues else {
-            for (name, _) in changes.values { unload(declaredName?.name == name ? declaredName.unsafelyUnwrapped : CacheName(name)) }
+            changes.values.forEachName { name, _ in unload(name) }
             return
         }
         if changes.values.count > 1 { table.reserveCapacity(table.count + changes.values.count) }  // one table, not a doubling per key
-        for (name, change) in changes.values {
+        changes.values.forEachName { name, change in  // the names' hashes as the change set keeps them: no hashing
             let stored: StoredValue?
             switch change {
             case .set(let value): stored = value
             case .remove: stored = nil
             }
-            let argumentNamed = Self.argumentNames(name, stored: stored, arguments: arguments)
-            if let declaredName, declaredName.name == name {
-                // The key's own hash, kept: no hashing.
-                table.update(declaredName, default: Slot(stored: stored, argumentNamed: argumentNamed, declared: true)) { slot in
+            let argumentNamed = Self.argumentNames(name.name, stored: stored, arguments: arguments)
+            if let declaredName, declaredName.name == name.name {
+                table.update(name, default: Slot(stored: stored, argumentNamed: argumentNamed, declared: true)) { slot in
                     slot.replaceStored(stored, argumentNamed: argumentNamed)
                     slot.declared = true
                 }
             } else {
-                put(stored, argumentNamed: argumentNamed, for: CacheName(name))
+                put(stored, argumentNamed: argumentNamed, for: name)
             }
         }
     }

@@ -98,18 +98,17 @@ final class MemoryBackend: StoreBackend {
         // names not recorded yet: declarations of keys already set would otherwise double a table that needs no room.
         if changes.values.count + changes.declarations.count > 1 {
             var added = 0
-            for (name, _) in changes.values where records[CacheName(name)] == nil { added += 1 }
+            changes.values.forEachName { name, _ in if records[name] == nil { added += 1 } }
             for name in changes.declarations.keys where changes.values[name] == nil && records[CacheName(name)] == nil { added += 1 }
             records.reserveCapacity(records.count + added)
         }
         let empty = Record(value: nil, declaration: Declarations.none)
-        for (key, change) in changes.values {
-            let name = CacheName(key)
+        changes.values.forEachName { name, change in  // the names' hashes as the change set keeps them: no hashing
             switch change {
             case .set(let value):
                 records.update(name, default: empty) { $0.value = value }
             case .remove:
-                guard let record = records[name] else { continue }
+                guard let record = records[name] else { return }
                 if record.declaration == Declarations.none { records.remove(name) } else { records.update(name) { $0.value = nil } }
             }
         }

@@ -147,6 +147,9 @@ struct JSONLazyValuesTests {
         _ = document.values.decodedValue(forKey: "b")  // one decoded, the others raw
         document.values["new"] = StoredValue(type: .double, json: .double(0.25))
         document.declarations["new"] = KeyDeclaration(type: .double, initial: .double(0))
+        // Every shape of declaration entry: with or without an initial value, with or without former names.
+        document.declarations["bare"] = KeyDeclaration(type: .string, initial: nil)
+        document.declarations["renamed"] = KeyDeclaration(type: .date, initial: nil, formerNames: ["was"])
         #expect(document.values.undecodedCount == 3 && document.declarations.undecodedCount == 2)
 
         var root = document.unknownMembers

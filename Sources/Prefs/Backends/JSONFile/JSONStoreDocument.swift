@@ -139,9 +139,9 @@ struct JSONStoreDocument: Sendable, Hashable {
         writer.writeObject(count: rootNames.count, depth: 0, key: { rootNames[$0] }) { writer, index in
             switch rootNames[index] {
             case "values":
-                Self.write(values, into: &writer) { .object(["type": .string($0.type.description), "value": $0.json]) }
+                Self.write(values, into: &writer, entry: Self.writeValueEntry)
             case "declared":
-                Self.write(declarations, into: &writer, as: \.json)
+                Self.write(declarations, into: &writer, entry: Self.writeDeclarationEntry)
             case let name:
                 writer.write(root[name] ?? .null, depth: 1)
             }
@@ -150,12 +150,50 @@ struct JSONStoreDocument: Sendable, Hashable {
         return Data(writer.takeOutput())
     }
 
-    /// The `"values"` or `"declared"` object, a member of the document's root: each entry in key order, as `json` says
-    /// it.
-    private static func write<Element>(_ entries: Entries<Element>, into writer: inout JSONWriter, as json: (Element) -> JSON) {
+    /// The `"values"` or `"declared"` object, a member of the document's root: each entry in key order, written at
+    /// depth 2 by `entry`.
+    private static func write<Element>(
+        _ entries: Entries<Element>, into writer: inout JSONWriter, entry: (inout JSONWriter, Element) -> Void
+    ) {
         let order = entries.inKeyOrder()
         writer.writeObject(count: order.count, depth: 1, key: { order[$0].key }) { writer, index in
-            writer.write(json(entries.element(at: order[index].place)), depth: 2)
+            entry(&writer, entries.element(at: order[index].place))
+        }
+    }
+
+    /// A value's entry, `{"type": "…", "value": …}`, as `write(.object(…), depth: 2)` writes it, without the object's
+    /// table (a `Dictionary` made and sorted for every entry was most of a compaction's instructions).
+    private static func writeValueEntry(_ writer: inout JSONWriter, _ value: StoredValue) {
+        writer.writeObject(count: 2, depth: 2, key: { $0 == 0 ? "type" : "value" }) { writer, member in
+            if member == 0 { writer.writeString(value.type.description) } else { writer.write(value.json, depth: 3) }
+        }
+    }
+
+    /// A declaration's entry, as ``KeyDeclaration/json`` is written at depth 2, without its tree: its members in key
+    /// order, `formerNames` and `initial` when it has them, then `type`.
+    private static func writeDeclarationEntry(_ writer: inout JSONWriter, _ declaration: KeyDeclaration) {
+        let hasFormerNames = !declaration.formerNames.isEmpty
+        let hasInitial = declaration.initial != nil
+        // Member i of those present, as 0 (formerNames), 1 (initial) or 2 (type).
+        func member(_ index: Int) -> Int {
+            var member = hasFormerNames ? index : index + 1
+            if !hasInitial, member >= 1 { member += 1 }
+            return member
+        }
+        let count = 1 + (hasFormerNames ? 1 : 0) + (hasInitial ? 1 : 0)
+        func name(_ member: Int) -> String {
+            switch member {
+            case 0: "formerNames"
+            case 1: "initial"
+            default: "type"
+            }
+        }
+        writer.writeObject(count: count, depth: 2, key: { name(member($0)) }) { writer, index in
+            switch member(index) {
+            case 0: writer.write(.array(declaration.formerNames.map(JSON.string)), depth: 3)
+            case 1: writer.write(declaration.initial ?? .null, depth: 3)
+            default: writer.writeString(declaration.type.description)
+            }
         }
     }
 }

@@ -118,14 +118,13 @@ extension JSONStoreDocument {
 
         /// Every key in the order a document writes its members (`JSON.keyPrecedes`), with where its entry is: an
         /// encoding reads each with ``element(at:)`` in turn, so that no more than one raw entry is decoded at a time.
-        /// Positions, not elements, are sorted with the keys, and reading one hashes nothing.
+        /// Positions, not elements, are sorted with the keys (``KeyOrder``), and reading one hashes nothing.
         func inKeyOrder() -> [(key: String, place: Place)] {
             var all: [(key: String, place: Place)] = []
             all.reserveCapacity(count)
             for index in elements.indices { all.append((elements.keys[index], .decoded(index))) }
             for index in raw.indices { all.append((raw.keys[index], .raw(index))) }
-            all.sort { JSON.keyPrecedes($0.key, $1.key) }
-            return all
+            return KeyOrder.sorted(all) { $0.key }
         }
 
         /// The element at `place`, one of ``inKeyOrder()``'s (a raw entry decoded for this access).
@@ -200,5 +199,54 @@ extension JSONStoreDocument.Entries: Hashable {
 
     func hash(into hasher: inout Hasher) {
         hasher.combine(decoded())
+    }
+}
+
+/// Sorts a document's keys as `JSON.keyPrecedes` orders them, comparing integers: each key's 8 bytes after the prefix
+/// every key shares, as one big-endian `UInt64` (padded with zeros), and the keys themselves only where those are
+/// equal. Sorting the keys with `keyPrecedes` itself took half of a compaction's instructions at 1,000 keys.
+///
+/// The order is exact: keys that share their first `n` bytes compare as their bytes from `n` on, and a zero of the
+/// padding sorts as a shorter key does (a key whose bytes tie is compared whole).
+enum KeyOrder {
+    static func sorted<Element>(_ elements: [Element], key: (Element) -> String) -> [Element] {
+        guard elements.count > 1 else { return elements }
+        var prefixes: [(prefix: UInt64, index: Int)] = []
+        prefixes.reserveCapacity(elements.count)
+        var shared = Int.max  // bytes every key starts with
+        var first: [UInt8] = []
+        for (index, element) in elements.enumerated() {
+            let fits: Bool? = key(element).utf8.withContiguousStorageIfAvailable { bytes in
+                if index == 0 {
+                    first = Array(bytes)
+                    shared = bytes.count
+                } else {
+                    var common = 0
+                    let limit = min(shared, bytes.count)
+                    while common < limit, bytes[common] == first[common] { common += 1 }
+                    shared = common
+                }
+                return true
+            }
+            guard fits != nil else {
+                return elements.sorted { JSON.keyPrecedes(key($0), key($1)) }  // a string without contiguous bytes
+            }
+        }
+        for (index, element) in elements.enumerated() {
+            let prefix = key(element).utf8.withContiguousStorageIfAvailable { bytes -> UInt64 in
+                var prefix: UInt64 = 0
+                for offset in 0..<8 {
+                    let position = shared + offset
+                    prefix = prefix << 8 | UInt64(position < bytes.count ? bytes[position] : 0)
+                }
+                return prefix
+            }
+            prefixes.append((prefix ?? 0, index))
+        }
+        prefixes.sort { lhs, rhs in
+            if lhs.prefix != rhs.prefix { return lhs.prefix < rhs.prefix }
+            return JSON.keyPrecedes(key(elements[lhs.index]), key(elements[rhs.index]))
+        }
+        return prefixes.map { elements[$0.index] }
     }
 }

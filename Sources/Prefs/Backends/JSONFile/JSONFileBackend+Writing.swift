@@ -85,7 +85,7 @@ extension JSONFileBackend {
     private func firstChangeDigests(of record: Changeset) -> JSONJournal.RecordDigests {
         var was = JSONJournal.RecordDigests()
         let pendingWas = pendingWas.isEmpty ? nil : pendingWas
-        for key in record.values.keys where journal.was.values[key] == nil {
+        for (key, _) in record.values where journal.was.values[key] == nil {  // no array of the keys
             let digest = pendingWas?.values[key] ?? JSONJournal.digest(document.values[key])
             was.values.append(JSONJournal.KeyDigest(key: key, digest: digest))
         }
@@ -103,7 +103,7 @@ extension JSONFileBackend {
     /// Records, for the pending changes' keys that the journal has not changed, a digest of what `committed` holds
     /// for them: what the record that writes them replaces.
     func notePendingWas(in committed: JSONStoreDocument, for changes: Changeset) {
-        for key in changes.values.keys where journal.was.values[key] == nil && pendingWas.values[key] == nil {
+        for (key, _) in changes.values where journal.was.values[key] == nil && pendingWas.values[key] == nil {
             pendingWas.values[key] = JSONJournal.digest(committed.values[key])
         }
         for key in changes.declarations.keys where journal.was.declarations[key] == nil && pendingWas.declarations[key] == nil {

@@ -49,21 +49,23 @@ package final class PostgreSQLBackend: StoreBackend {
         static func == (lhs: Entry, rhs: Entry) -> Bool { lhs.stored == rhs.stored && lhs.revision == rhs.revision }
     }
 
+    // `@exclusivity(unchecked)` below: the store calls its backend from one thread at a time, under its lock, so no two
+    // accesses overlap; checked, an update paid some twenty runtime calls for them (2k instructions).
     /// Every key read or written, as of the last check for changes or later: what a read outside a transaction serves.
     /// Change it with ``setLatest(_:for:)``, which keeps the namespace as of the last check whole.
-    private(set) var cache: [String: Entry] = [:]
+    @exclusivity(unchecked) private(set) var cache: [String: Entry] = [:]
     /// For each key whose ``cache`` entry is not (or may not be) its entry as of ``snapshot`` (this store wrote it
     /// since, read it on its own, or forgot it after a conflict or a failed write): its entry as of ``snapshot``. With
     /// the other keys' entries in ``cache`` (and no row for a key in neither), the whole namespace as of ``snapshot``:
     /// the state a transaction body reads.
-    private var replaced: [String: Entry] = [:]
+    @exclusivity(unchecked) private var replaced: [String: Entry] = [:]
     /// Counts the times ``replaced`` was emptied (never 0): an entry's ``Entry/replacedIn`` of an earlier count says
     /// nothing.
-    private var replacedGeneration: UInt32 = 1
+    @exclusivity(unchecked) private var replacedGeneration: UInt32 = 1
     /// The snapshot of the last check (`pg_snapshot` text): rows written by transactions it does not see are changes.
     /// Nil until the first check, which reads every row (as does a check that finds the namespace deleted, recreated or
     /// pruned).
-    private var snapshot: String?
+    @exclusivity(unchecked) private var snapshot: String?
     /// The namespace's row as the last check saw it (its creation and last pruning), "" when it had none: when it
     /// changes, the namespace was deleted, recreated or pruned, and everything is read again.
     private var namespaceMarker: String?
@@ -71,27 +73,27 @@ package final class PostgreSQLBackend: StoreBackend {
     /// says so.
     var pendingChange = false
     /// Inside a transaction, the revision of each key it read.
-    var transactionReads: ReadRevisions?
+    @exclusivity(unchecked) var transactionReads: ReadRevisions?
     /// Inside a transaction, whether its body has read: from then on its reads come from ``snapshot``, which moves only
     /// to a snapshot where everything the body read is unchanged.
-    var transactionHasSnapshot = false
+    @exclusivity(unchecked) var transactionHasSnapshot = false
     /// Inside a transaction, whether its body reads one key only (an `update`).
-    var transactionReadsOneKey = false
+    @exclusivity(unchecked) var transactionReadsOneKey = false
     /// Inside a transaction, why its snapshot could not be taken: each later read of the body throws it at once,
     /// rather than wait for the server again (the transaction throws it instead of committing).
-    var transactionSnapshotFailure: (any Error)?
+    @exclusivity(unchecked) var transactionSnapshotFailure: (any Error)?
     /// Set by the listener when the namespace's settings changed: what was learned of its history is forgotten.
     let settingsChanged = RaisedFlag()
     /// Whether the namespace keeps history, and when that was learned (a check, or a write that asked): a write whose
     /// knowledge is older than a second asks again, in the same statement.
-    var history: (keeps: Bool, learned: ContinuousClock.Instant)?
+    @exclusivity(unchecked) var history: (keeps: Bool, learned: ContinuousClock.Instant)?
     /// The writes that wrote history since this store last pruned it, and when it did (nil: not yet): see
     /// ``pruneHistoryIfDue()``.
     var historyWritesSincePrune = 0
     var lastHistoryPrune: ContinuousClock.Instant?
     /// Conflicts in a row, and since when, to give up once the deadline has passed.
-    var conflictStreak = 0
-    var firstConflict: ContinuousClock.Instant?
+    @exclusivity(unchecked) var conflictStreak = 0
+    @exclusivity(unchecked) var firstConflict: ContinuousClock.Instant?
     /// The waits of observers of this store (``makeChangeListener()``).
     let waiters = PostgreSQLChangeWaiters()
     /// The pool listener's id for this backend, while it listens.
@@ -102,11 +104,11 @@ package final class PostgreSQLBackend: StoreBackend {
     /// The operation a write names in its errors (made once: a `lazy var` would race between writing threads).
     let writingOperation: String
     /// The last write statement's text and shape (``WriteStatement/init(plan:namespace:notifying:guard:registers:history:last:)``).
-    var lastStatement: (index: Int, sql: PreparedSQL)?
+    @exclusivity(unchecked) var lastStatement: (index: Int, sql: PreparedSQL)?
     /// ``PostgreSQLPool/registrationsRemoved`` when this store last found its namespace registered (nil: not known).
-    var registeredAsOf: UInt64?
+    @exclusivity(unchecked) var registeredAsOf: UInt64?
     /// The signalling thread's round in which this store's last write asked for a notification (``PostgreSQLListener``).
-    var notifiedInRound: UInt64?
+    @exclusivity(unchecked) var notifiedInRound: UInt64?
 
     package var description: String {
         PostgreSQLOptions.storageDescription(target: target, namespace: namespace)

@@ -10,7 +10,10 @@ import PrefsSupport
 /// may be the one that stopped answering) and the connection is closed, so nothing is left half-read.
 /// Statements are parameterized (text format), each in an unnamed statement.
 final class PostgreSQLConnection {
-    private var handle: OpaquePointer?
+    // The state below is marked `@exclusivity(unchecked)`: a connection is used by one thread at a time (the one that
+    // borrowed it from the pool, or made it), so no two accesses overlap; checked, each statement paid runtime calls
+    // for them.
+    @exclusivity(unchecked) private var handle: OpaquePointer?
     /// The connection string with the password hidden, for messages.
     let target: String
     /// The secrets of the connection string, scrubbed from every message libpq or the server gives.
@@ -20,11 +23,11 @@ final class PostgreSQLConnection {
     /// Whether a statement run with `prepared` is prepared once on this connection (`PQsendPrepare`) and then run by
     /// name, so that the server plans it once; off behind a pooler in transaction mode, whose server sessions change
     /// from one statement to the next.
-    var preparesStatements = false
+    @exclusivity(unchecked) var preparesStatements = false
     /// The statements prepared on this connection, by ``PreparedSQL/hash``.
-    private var preparedStatements: Set<UInt64> = []
+    @exclusivity(unchecked) private var preparedStatements: Set<UInt64> = []
     /// When a pool last took the connection back (under the pool's lock): see ``PostgreSQLPool/livenessWindow``.
-    var returnedAt: ContinuousClock.Instant?
+    @exclusivity(unchecked) var returnedAt: ContinuousClock.Instant?
 
     /// Connects by `deadline` with libpq's keywords and values, in order (a later one wins over an earlier one with the
     /// same keyword). The store parses connection strings itself (``PostgreSQLConnectionString``), so libpq never

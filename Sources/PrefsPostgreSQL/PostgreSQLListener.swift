@@ -32,22 +32,24 @@ final class PostgreSQLListener: @unchecked Sendable {
     }
 
     private weak var pool: PostgreSQLPool?
+    /// Guards the state below. Unchecked exclusivity: it is read and written only while `lock` is held, so no two
+    /// accesses overlap; checked, every write's notification paid runtime calls for them.
     private let lock = NSCondition()
-    private var subscribers: [UInt64: Subscriber] = [:]
+    @exclusivity(unchecked) private var subscribers: [UInt64: Subscriber] = [:]
     private var nextID: UInt64 = 0
     /// Namespaces written by this process since the last notifications were sent.
-    private var pending: Set<String> = []
+    @exclusivity(unchecked) private var pending: Set<String> = []
     /// How many times ``pending`` was taken: a namespace added in the same round is still there.
-    private var pendingRound: UInt64 = 0
+    @exclusivity(unchecked) private var pendingRound: UInt64 = 0
     /// How many times notifications were asked for, and how many of those the thread has dealt with (sent, or given
     /// up on): ``flush(until:)`` waits for the second to reach the first.
-    private var requested: UInt64 = 0
-    private var handled: UInt64 = 0
+    @exclusivity(unchecked) private var requested: UInt64 = 0
+    @exclusivity(unchecked) private var handled: UInt64 = 0
     /// Set while ``flush(until:)`` waits: pending notifications go at once.
-    private var flushing = false
+    @exclusivity(unchecked) private var flushing = false
     /// Set while the thread waits without a round open (nothing sent in the last interval, nothing pending): the next
     /// write wakes it. While a round is open, the thread wakes by itself when it is due, and writers do not wake it.
-    private var idle = false
+    @exclusivity(unchecked) private var idle = false
     /// The subscriptions the thread listens for now: their channels are listened to on its connection, and a
     /// notification arriving on it reaches them (``isListening(_:)``).
     private var listening: Set<UInt64> = []

@@ -12,31 +12,33 @@ import PrefsSupport
 /// Readers keep the offset of the end of the last good line and read only bytes appended after it; a journal that
 /// was replaced (another inode: compaction or reset), removed or shortened is read again from its start.
 final class JSONJournalFile {
+    // `@exclusivity(unchecked)` on the state an append uses: a journal belongs to one backend, which the store calls
+    // from one thread at a time, so no two accesses overlap.
     /// The store's folder, through which the journal is read and written, and the journal's name in it.
     private let folder: StoreFolder
     let name: String
     /// The journal's path, for messages.
     var path: String { folder.path(of: name) }
     /// Identity of the file read; nil when there was none.
-    private(set) var identity: FileIdentity?
+    @exclusivity(unchecked) private(set) var identity: FileIdentity?
     /// The header's generation; nil when there is no journal (or no header could be read).
     private(set) var generation: String?
     /// The header's record of the snapshot the journal began on; nil without one.
     private(set) var snapshot: JSONJournal.SnapshotDigest?
     /// What the keys the records read so far change held in that snapshot (their `"was"` digests).
-    private(set) var was = JSONJournal.KeyDigests()
+    @exclusivity(unchecked) private(set) var was = JSONJournal.KeyDigests()
     /// End of the last good line: the append position for a writer, the read position for a reader.
-    private(set) var offset = 0
-    private(set) var lines = 0
-    private(set) var lastSeq = 0
-    private(set) var tail: JSONJournal.Tail = .clean
-    private var descriptor: Int32 = -1
-    private var descriptorIdentity: FileIdentity?
+    @exclusivity(unchecked) private(set) var offset = 0
+    @exclusivity(unchecked) private(set) var lines = 0
+    @exclusivity(unchecked) private(set) var lastSeq = 0
+    @exclusivity(unchecked) private(set) var tail: JSONJournal.Tail = .clean
+    @exclusivity(unchecked) private var descriptor: Int32 = -1
+    @exclusivity(unchecked) private var descriptorIdentity: FileIdentity?
     /// The owner of the journal found last when another user put it there, in a shared folder, before this store made
     /// its own: never read nor written (see ``Directory/foreignOwner(of:)``); the store reads its file without it.
     private(set) var squatter: UInt32?
     /// The buffer each record is written into before its append, kept from one append to the next.
-    private var recordWriter = JSONWriter(indentWidth: 0)
+    @exclusivity(unchecked) private var recordWriter = JSONWriter(indentWidth: 0)
     /// The largest record buffer kept between appends.
     private static let keptRecordCapacity = 64 * 1024
 

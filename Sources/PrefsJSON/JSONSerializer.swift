@@ -75,33 +75,72 @@ extension JSON {
     public func serializedBytes(_ format: JSONFormat = .compact) -> [UInt8] {
         var writer = JSONWriter(indentWidth: format.indentWidth)
         writer.write(self, depth: 0)
-        return writer.output
+        return writer.takeOutput()
     }
 }
 
 // MARK: - Writer
 
 /// Appends JSON text as UTF-8 bytes into one growing buffer.
+///
+/// The buffer is an array kept longer than the text (its tail zeros), so that an append is a copy into room already
+/// there: `Array.append(contentsOf:)` took some 45 instructions for each of the twenty pieces of a journal record.
 public struct JSONWriter {
-    /// The text written so far.
-    public private(set) var output: [UInt8] = []
+    /// `buffer[0..<count]` is the text; the rest is room for more.
+    private var buffer: [UInt8]
+    /// The length of the text written so far.
+    public private(set) var count = 0
     private let indentWidth: Int
 
     public init(indentWidth: Int, capacity: Int = 256) {
         self.indentWidth = indentWidth
-        output.reserveCapacity(capacity)
+        buffer = Array(repeating: 0, count: Swift.max(capacity, 16))
     }
 
-    /// The text written so far, leaving the writer empty (no copy of the buffer).
+    /// The text written so far (a copy; ``withOutput(_:)`` reads it in place).
+    ///
+    /// ```swift
+    /// var writer = JSONWriter(indentWidth: 0)
+    /// writer.write(.int(1), depth: 0)
+    /// writer.output   // Array("1".utf8)
+    /// ```
+    public var output: [UInt8] { Array(buffer[0..<count]) }
+
+    /// The room the writer holds for text, written or not: what keeping it costs.
+    public var capacity: Int { buffer.count }
+
+    /// Calls `body` with the text written so far, in place.
+    ///
+    /// ```swift
+    /// let crc = writer.withOutput { crc32($0) }
+    /// ```
+    public func withOutput<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try buffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+    }
+
+    /// The text written so far, leaving the writer empty (no copy of the text: the buffer is cut to it).
     public mutating func takeOutput() -> [UInt8] {
-        let taken = output
-        output = []
+        var taken: [UInt8] = []
+        swap(&taken, &buffer)
+        taken.removeLast(taken.count - count)
+        count = 0
         return taken
     }
 
     /// Appends `bytes` as they are: text the caller knows to be valid JSON where it goes.
     public mutating func appendRaw(_ bytes: some Sequence<UInt8>) {
-        output.append(contentsOf: bytes)
+        let copied: Void? = bytes.withContiguousStorageIfAvailable { appendBytes(UnsafeRawBufferPointer($0)) }
+        if copied == nil { for byte in bytes { appendByte(byte) } }
+    }
+
+    /// Appends `bytes` as they are: text the caller knows to be valid JSON where it goes.
+    public mutating func appendRaw(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { appendBytes($0) }
+    }
+
+    /// Appends `bytes` as they are: text the caller knows to be valid JSON where it goes.
+    public mutating func appendRaw(_ bytes: UnsafeRawBufferPointer) {
+        appendBytes(bytes)
     }
 
     /// Appends `text` (ASCII) as it is: text the caller knows to be valid JSON where it goes.
@@ -111,14 +150,41 @@ public struct JSONWriter {
 
     /// Empties the writer, keeping its buffer for the next text.
     public mutating func removeAll() {
-        output.removeAll(keepingCapacity: true)
+        count = 0
     }
 
     /// `text` as a JSON string literal, quotes included (used in messages and JSON paths).
     public static func quoted(_ text: String) -> String {
         var writer = JSONWriter(indentWidth: 0)
         writer.writeString(text)
-        return String(decoding: writer.output, as: UTF8.self)
+        return writer.withOutput { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Makes room for `extra` more bytes: the buffer at least doubles when it grows.
+    @inline(__always)
+    private mutating func reserve(_ extra: Int) {
+        if count + extra > buffer.count { grow(to: count + extra) }
+    }
+
+    private mutating func grow(to needed: Int) {
+        buffer.append(contentsOf: repeatElement(0, count: Swift.max(needed, 2 * buffer.count) - buffer.count))
+    }
+
+    @inline(__always)
+    private mutating func appendByte(_ byte: UInt8) {
+        reserve(1)
+        let at = count
+        buffer.withUnsafeMutableBufferPointer { $0[at] = byte }
+        count = at + 1
+    }
+
+    @inline(__always)
+    private mutating func appendBytes(_ bytes: UnsafeRawBufferPointer) {
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+        reserve(bytes.count)
+        let at = count
+        buffer.withUnsafeMutableBytes { ($0.baseAddress.unsafelyUnwrapped + at).copyMemory(from: source, byteCount: bytes.count) }
+        count = at + bytes.count
     }
 
     public mutating func write(_ value: JSON, depth: Int) {
@@ -131,7 +197,8 @@ public struct JSONWriter {
             writeInt(number)
         case .double(let number):
             if number.isFinite {
-                output.append(contentsOf: number.description.utf8)
+                var text = number.description
+                text.withUTF8 { appendBytes(UnsafeRawBufferPointer($0)) }
             } else {
                 appendASCII("null")
             }
@@ -139,14 +206,14 @@ public struct JSONWriter {
             writeString(text)
         case .array(let elements):
             guard !elements.isEmpty else { return appendASCII("[]") }
-            output.append(UInt8(ascii: "["))
+            appendByte(UInt8(ascii: "["))
             for (index, element) in elements.enumerated() {
-                if index > 0 { output.append(UInt8(ascii: ",")) }
+                if index > 0 { appendByte(UInt8(ascii: ",")) }
                 newline(depth: depth + 1)
                 write(element, depth: depth + 1)
             }
             newline(depth: depth)
-            output.append(UInt8(ascii: "]"))
+            appendByte(UInt8(ascii: "]"))
         case .object(let members):
             let sorted = members.sorted { JSON.keyPrecedes($0.key, $1.key) }
             writeObject(count: sorted.count, depth: depth, key: { sorted[$0].key }) { writer, index in
@@ -168,27 +235,31 @@ public struct JSONWriter {
     /// ```
     public mutating func writeObject(count: Int, depth: Int, key: (Int) -> String, value: (inout JSONWriter, Int) -> Void) {
         guard count > 0 else { return appendASCII("{}") }
-        output.append(UInt8(ascii: "{"))
+        appendByte(UInt8(ascii: "{"))
         for index in 0..<count {
-            if index > 0 { output.append(UInt8(ascii: ",")) }
+            if index > 0 { appendByte(UInt8(ascii: ",")) }
             newline(depth: depth + 1)
             writeString(key(index))
-            output.append(UInt8(ascii: ":"))
-            if indentWidth > 0 { output.append(UInt8(ascii: " ")) }
+            appendByte(UInt8(ascii: ":"))
+            if indentWidth > 0 { appendByte(UInt8(ascii: " ")) }
             value(&self, index)
         }
         newline(depth: depth)
-        output.append(UInt8(ascii: "}"))
+        appendByte(UInt8(ascii: "}"))
     }
 
     private mutating func newline(depth: Int) {
         guard indentWidth > 0 else { return }
-        output.append(UInt8(ascii: "\n"))
-        output.append(contentsOf: repeatElement(UInt8(ascii: " "), count: depth * indentWidth))
+        appendByte(UInt8(ascii: "\n"))
+        let spaces = depth * indentWidth
+        reserve(spaces)
+        let at = count
+        buffer.withUnsafeMutableBufferPointer { $0.baseAddress.unsafelyUnwrapped.advanced(by: at).update(repeating: UInt8(ascii: " "), count: spaces) }
+        count = at + spaces
     }
 
     private mutating func appendASCII(_ text: StaticString) {
-        output.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        appendBytes(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     private mutating func writeInt(_ number: Int) {
@@ -206,13 +277,13 @@ public struct JSONWriter {
                 start -= 1
                 buffer[start] = UInt8(ascii: "-")
             }
-            output.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[start...]))
+            appendBytes(UnsafeRawBufferPointer(rebasing: buffer[start...]))
         }
     }
 
     /// Writes a string literal, copying runs that need no escaping in bulk.
     public mutating func writeString(_ text: String) {
-        output.append(UInt8(ascii: "\""))
+        appendByte(UInt8(ascii: "\""))
         var text = text
         text.withUTF8 { bytes in
             var runStart = 0
@@ -234,32 +305,32 @@ public struct JSONWriter {
                     }
                     length = 3
                 }
-                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                appendBytes(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[runStart..<index])))
                 writeEscape(for: byte, next: length == 3 ? bytes[index + 2] : 0)
                 index += length
                 runStart = index
             }
-            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
+            appendBytes(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count])))
         }
-        output.append(UInt8(ascii: "\""))
+        appendByte(UInt8(ascii: "\""))
     }
 
     private mutating func writeEscape(for byte: UInt8, next: UInt8) {
-        output.append(UInt8(ascii: "\\"))
+        appendByte(UInt8(ascii: "\\"))
         switch byte {
-        case UInt8(ascii: "\""): output.append(UInt8(ascii: "\""))
-        case UInt8(ascii: "\\"): output.append(UInt8(ascii: "\\"))
-        case 0x0A: output.append(UInt8(ascii: "n"))
-        case 0x09: output.append(UInt8(ascii: "t"))
-        case 0x0D: output.append(UInt8(ascii: "r"))
-        case 0x08: output.append(UInt8(ascii: "b"))
-        case 0x0C: output.append(UInt8(ascii: "f"))
+        case UInt8(ascii: "\""): appendByte(UInt8(ascii: "\""))
+        case UInt8(ascii: "\\"): appendByte(UInt8(ascii: "\\"))
+        case 0x0A: appendByte(UInt8(ascii: "n"))
+        case 0x09: appendByte(UInt8(ascii: "t"))
+        case 0x0D: appendByte(UInt8(ascii: "r"))
+        case 0x08: appendByte(UInt8(ascii: "b"))
+        case 0x0C: appendByte(UInt8(ascii: "f"))
         case 0xE2: appendASCII(next == 0xA8 ? "u2028" : "u2029")
         default:
             let hex: [UInt8] = Array("0123456789abcdef".utf8)
             appendASCII("u00")
-            output.append(hex[Int(byte >> 4)])
-            output.append(hex[Int(byte & 0x0F)])
+            appendByte(hex[Int(byte >> 4)])
+            appendByte(hex[Int(byte & 0x0F)])
         }
     }
 }

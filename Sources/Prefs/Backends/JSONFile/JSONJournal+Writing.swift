@@ -49,7 +49,7 @@ extension JSONJournal {
     /// Closes the line `writer` holds from `start` on (a JSON object's text without its closing brace) with its
     /// checksum and a newline.
     private static func seal(_ writer: inout JSONWriter, from start: Int) {
-        let crc = writer.output.withUnsafeBytes { crc32(UnsafeRawBufferPointer(rebasing: $0[start...])) }
+        let crc = writer.withOutput { crc32(UnsafeRawBufferPointer(rebasing: $0[start...])) }
         writer.appendRaw(crcPrefix)
         writeHex(crc, into: &writer)
         writer.appendRaw("\"}\n" as StaticString)
@@ -91,7 +91,7 @@ extension JSONJournal {
     /// line: this runs on every set). `was`: the digests of what keys this record is the first to change held in the
     /// snapshot.
     static func writeRecord(seq: Int, changes: Changeset, was: RecordDigests = RecordDigests(), into writer: inout JSONWriter) {
-        let start = writer.output.count
+        let start = writer.count
         writer.appendRaw(#"{"seq":"# as StaticString)
         writer.write(.int(seq), depth: 0)
         if !changes.values.isEmpty {

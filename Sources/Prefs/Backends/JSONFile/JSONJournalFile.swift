@@ -214,15 +214,15 @@ final class JSONJournalFile {
     func append(_ changes: Changeset, was: JSONJournal.RecordDigests, sync: Bool) throws(PrefsError) {
         recordWriter.removeAll()
         JSONJournal.writeRecord(seq: lastSeq + 1, changes: changes, was: was, into: &recordWriter)
-        let line = recordWriter.output
+        let length = recordWriter.count
         // The buffer of an ordinary record is kept for the next one; that of a large one (a batch of thousands of
         // keys) is let go, rather than held as long as the store is open (8 MiB after one record of 100k keys).
-        defer { if recordWriter.output.capacity > Self.keptRecordCapacity { recordWriter = JSONWriter(indentWidth: 0) } }
-        if let failure = line.withUnsafeBytes({ FileSystem.writeFully(descriptor, $0) }) {
+        defer { if recordWriter.capacity > Self.keptRecordCapacity { recordWriter = JSONWriter(indentWidth: 0) } }
+        if let failure = recordWriter.withOutput({ FileSystem.writeFully(descriptor, $0) }) {
             _ = ftruncate(descriptor, off_t(offset))
             throw .io(path: path, operation: "write", errno: failure)
         }
-        trace?.observe(.appended(path: path, data: Data(line)))
+        if let trace { trace.observe(.appended(path: path, data: recordWriter.withOutput { Data($0) })) }
         if sync {
             guard fdatasync(descriptor) == 0 else {
                 let code = errno
@@ -231,7 +231,7 @@ final class JSONJournalFile {
             }
             trace?.observe(.syncedFile(path: path))
         }
-        offset += line.count
+        offset += length
         lines += 1
         lastSeq += 1
         // The writer found these keys without a digest: each is inserted once, without looking again.

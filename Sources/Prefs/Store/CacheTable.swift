@@ -138,6 +138,12 @@ struct NameTable<Slot>: ~Copyable {
         return (buckets.unsafelyUnwrapped[index].name, buckets.unsafelyUnwrapped[index].slot)
     }
 
+    /// The name in bucket `index` (below ``bucketCount``), or nil when it is empty.
+    func name(at index: Int) -> String? {
+        guard tag(at: index) != 0 else { return nil }
+        return buckets.unsafelyUnwrapped[index].name
+    }
+
     /// Makes room for `minimumCount` slots without another allocation.
     mutating func reserveCapacity(_ minimumCount: Int) {
         if minimumCount > Self.maximumCount(capacity) { resize(to: Self.capacity(for: minimumCount)) }

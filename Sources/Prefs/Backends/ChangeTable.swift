@@ -127,6 +127,34 @@ package struct ChangeTable: Sendable, Hashable, Sequence, ExpressibleByDictionar
         }
     }
 
+    /// The number of buckets: ``entry(atBucket:)`` takes an index below it (one for a table of one change).
+    package var bucketCount: Int {
+        switch contents {
+        case .empty: 0
+        case .one: 1
+        case .table(let storage): storage.table.bucketCount
+        }
+    }
+
+    /// The change in bucket `index` (below ``bucketCount``), or nil when it is empty: a walk in an order of the caller's
+    /// own (the SQLite backend's key order, sorting 16 bytes a row rather than copies of the rows).
+    package func entry(atBucket index: Int) -> Element? {
+        switch contents {
+        case .empty: nil
+        case .one(let single): (single.name.name, single.change)
+        case .table(let storage): storage.table.entry(at: index).map { ($0.name, $0.slot) }
+        }
+    }
+
+    /// The key in bucket `index` (below ``bucketCount``), or nil when it is empty.
+    package func key(atBucket index: Int) -> String? {
+        switch contents {
+        case .empty: nil
+        case .one(let single): single.name.name
+        case .table(let storage): storage.table.name(at: index)
+        }
+    }
+
     /// Makes room for `minimumCount` changes without another allocation.
     package mutating func reserveCapacity(_ minimumCount: Int) {
         guard minimumCount > 1 else { return }

@@ -90,6 +90,12 @@ package protocol StoreBackend: AnyObject {
     /// loads it from the backend, and the cache keeps what that read decoded, so that each value is held once. False
     /// (the default): the cache takes what each commit wrote, so the next read asks the backend nothing.
     var servesReadsFromMemory: Bool { get }
+    /// Whether a read ``value(forKey:)`` answers costs one lookup the backend answers cheaply and locally (SQLite: one
+    /// prepared statement). The store's cache then keeps a bounded part of the values (``StoreCache/Limits``), so that
+    /// a large table is not mirrored in memory; what it drops is read again with one lookup. False (the default): the
+    /// cache keeps every value it loads or a commit writes (a backend that holds its values in memory anyway, or whose
+    /// reads cross a network).
+    var readsCostOneLookup: Bool { get }
 }
 
 extension StoreBackend {
@@ -122,6 +128,7 @@ extension StoreBackend {
     package var freshness: BackendFreshness? { nil }
     package var validatesTransactionsAtCommit: Bool { false }
     package var servesReadsFromMemory: Bool { false }
+    package var readsCostOneLookup: Bool { false }
 }
 
 /// One write in a transaction of its own: `begin`, then `commit`, or `rollback` when `commit` throws. The shape of both

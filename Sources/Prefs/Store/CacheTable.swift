@@ -55,6 +55,23 @@ struct NameTable<Slot>: ~Copyable {
         return body(buckets.unsafelyUnwrapped[index].slot)
     }
 
+    /// `body`'s answer for the slot of `name`, which it may change in place (a cache hit marking its slot used), or
+    /// nil when there is none.
+    @inline(__always)
+    mutating func access<Result>(_ name: CacheName, _ body: (inout Slot) -> Result) -> Result? {
+        guard let index = index(of: name) else { return nil }
+        return body(&buckets.unsafelyUnwrapped[index].slot)
+    }
+
+    /// Runs `body` on the slot in bucket `index` (below ``bucketCount``), removing it when `body` returns false: nil
+    /// when the bucket is empty, else whether the slot was kept. A removal may move a later slot into the bucket.
+    mutating func update(at index: Int, _ body: (inout Slot) -> Bool) -> Bool? {
+        guard tag(at: index) != 0 else { return nil }
+        if body(&buckets.unsafelyUnwrapped[index].slot) { return true }
+        remove(at: index)
+        return false
+    }
+
     /// Runs `body` on the slot of `name` if there is one (`cache[name]?.field = …`).
     mutating func update(_ name: CacheName, _ body: (inout Slot) -> Void) {
         guard let index = index(of: name) else { return }
@@ -65,6 +82,17 @@ struct NameTable<Slot>: ~Copyable {
     mutating func update(_ name: CacheName, default makeDefault: @autoclosure () -> Slot, _ body: (inout Slot) -> Void) {
         let index = index(of: name) ?? insertNew(makeDefault(), for: name)
         body(&buckets.unsafelyUnwrapped[index].slot)
+    }
+
+    /// Runs `body` on the slot of `name`, telling it whether the slot is new: inserted as `makeDefault()` gives it when
+    /// there is none (nothing runs when it gives none).
+    mutating func update(_ name: CacheName, orInsert makeDefault: () -> Slot?, _ body: (inout Slot, _ isNew: Bool) -> Void) {
+        if let index = index(of: name) {
+            body(&buckets.unsafelyUnwrapped[index].slot, false)
+        } else if let slot = makeDefault() {
+            let index = insertNew(slot, for: name)  // first: it may allocate the buckets
+            body(&buckets.unsafelyUnwrapped[index].slot, true)
+        }
     }
 
     /// Sets the slot for `name`.
@@ -136,6 +164,12 @@ struct NameTable<Slot>: ~Copyable {
     func entry(at index: Int) -> (name: String, slot: Slot)? {
         guard tag(at: index) != 0 else { return nil }
         return (buckets.unsafelyUnwrapped[index].name, buckets.unsafelyUnwrapped[index].slot)
+    }
+
+    /// The name in bucket `index` (below ``bucketCount``), or nil when it is empty.
+    func name(at index: Int) -> String? {
+        guard tag(at: index) != 0 else { return nil }
+        return buckets.unsafelyUnwrapped[index].name
     }
 
     /// Makes room for `minimumCount` slots without another allocation.

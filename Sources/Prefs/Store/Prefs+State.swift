@@ -9,7 +9,7 @@ extension Prefs {
     struct State: ~Copyable {
         /// The cache of keys, the fast path (``StoreCache``), which also keeps what the store knows of each name: the
         /// key this process declared, set or observed under it, and whether its declaration is recorded.
-        var cache = StoreCache()
+        var cache: StoreCache
         /// Bumped when declarations are removed, so that a set that checked its key's declaration before the removal
         /// does not mark its cache entry declared after it.
         var declarationEpoch: UInt64 = 0
@@ -27,6 +27,11 @@ extension Prefs {
         var arguments: [String: StoredValue] = [:]
         /// The launch arguments reported as ignored, by key name and the type read, so each is reported once.
         var reportedArguments: Set<String> = []
+
+        /// The state of a store whose cache is `cache`.
+        init(cache: consuming StoreCache) {
+            self.cache = cache
+        }
 
         /// Puts what a commit wrote into the cache. `declaring`: a key whose declaration is now known to be recorded
         /// (the one a ``Prefs/set(_:for:)`` wrote), with the ``declarationEpoch`` at which that was checked. `backend`:

@@ -93,7 +93,7 @@ public final class Prefs: Sendable {
         deferred = (backend as? DeferredBackend)?.status
         freshness = backend.freshness
         io = BackendLock(backend, storage: storage)
-        state = Locked(State())
+        state = Locked(State(cache: StoreCache(limits: backend.readsCostOneLookup ? .readsCostOneLookup : nil)))
         let arguments = LaunchArguments.domain(launchArguments ?? storage.defaultLaunchArguments)
         if !arguments.isEmpty { state.withLock { $0.arguments = arguments } }
         for kind in backend.openingReport + backend.takeReports() {

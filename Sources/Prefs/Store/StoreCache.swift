@@ -11,6 +11,9 @@ import PrefsSupport
 ///
 /// A part of ``Prefs/State``: it lives under the store's one lock and takes no lock of its own. Its one job is to
 /// answer a read it can (``hit(_:)``) and to take what commits, refreshes and loads give it; the store decides when.
+///
+/// Over a backend whose reads are one cheap lookup (SQLite), it keeps the loaded values within ``Limits``, dropping
+/// cold ones (StoreCache+Limits.swift); what is known of a name is never dropped.
 struct StoreCache: ~Copyable {
     /// A decoded value the slot does not keep inline (an array, a `Codable`, a trivial value whose stored form is not
     /// its type's own), or a launch argument's value (read above the stored one, ``Prefs/Lookup/argument(_:)``), with the
@@ -93,6 +96,9 @@ struct StoreCache: ~Copyable {
         var declared = false
         /// Nothing is stored, and a launch argument names the key: a read looks past the absent value to it.
         var argumentNamed = false
+        /// Read since the cache's eviction hand last passed it (``StoreCache/Limits``): it stays one more round. A value
+        /// loaded or written and not read since is the first to go.
+        var referenced = false
         /// The key this process declared or observed under the name: its initial value is what code that reads by
         /// name (UserDefaults' API) sees while nothing is stored. The last key told of a name wins.
         var key: Prefs.Keys?
@@ -147,6 +153,7 @@ struct StoreCache: ~Copyable {
         mutating func unload() {
             content = .unloaded
             argumentNamed = false
+            referenced = false
         }
 
         /// What a read decoded from the stored value (or a launch argument's value), if anything.
@@ -281,11 +288,13 @@ struct StoreCache: ~Copyable {
         case undecoded
     }
 
-    /// The cache's answer for `name`, nil when it has none. The slot is read in place: only what the hit takes is copied.
+    /// The cache's answer for `name`, nil when it has none. The slot is read in place: only what the hit takes is copied,
+    /// and the slot is marked used (``Slot/referenced``: one store the first time after the eviction hand passed).
     @inline(__always)
-    func hit(_ name: CacheName) -> Hit? {
-        let hit = table.read(name) { slot -> Hit? in
-            switch slot.content {
+    mutating func hit(_ name: CacheName) -> Hit? {
+        let hit = table.access(name) { slot -> Hit? in
+            if !slot.referenced { slot.referenced = true }
+            return switch slot.content {
             case .bits(let bits, let type): .bits(bits, type)
             case .string(let string): .string(string)
             case .entry(let entry): .entry(entry)
@@ -297,9 +306,20 @@ struct StoreCache: ~Copyable {
     }
 
     /// The slots by name.
-    private(set) var table = CacheTable()
+    var table = CacheTable()
     /// Bumped by every change to the cache; a read that raced with a write does not fill the cache.
     private(set) var generation: UInt64 = 0
+    /// How much the cache keeps loaded, nil: everything it is given (``Limits``).
+    let limits: Limits?
+    /// What the loaded slots hold, counted while ``limits`` is set (``Weight``).
+    var held = Weight()
+    /// The eviction hand: the bucket where the next look for a cold slot starts.
+    var hand = 0
+
+    /// A cache that keeps what it is given within `limits` (nil: everything).
+    init(limits: Limits? = nil) {
+        self.limits = limits
+    }
 
     /// The slot for `name` if it has a value loaded, or nil.
     subscript(name: CacheName) -> Slot? {
@@ -321,7 +341,7 @@ struct StoreCache: ~Copyable {
 
     /// Notes `key`, declared (`declared`) or observed.
     mutating func noteKnown(_ key: Prefs.Keys, declared: Bool) {
-        table.update(CacheName(key), default: Slot(key: key, declared: declared)) { slot in
+        modify(CacheName(key), default: Slot(key: key, declared: declared)) { slot in
             slot.key = key
             if declared { slot.declared = true }
         }
@@ -329,13 +349,13 @@ struct StoreCache: ~Copyable {
 
     /// Notes that the declaration of `name` is checked or recorded.
     mutating func noteDeclared(_ name: CacheName) {
-        table.update(name, default: Slot(key: nil, declared: true)) { $0.declared = true }
+        modify(name, default: Slot(key: nil, declared: true)) { $0.declared = true }
     }
 
     /// Forgets that the declaration of `name` is recorded (its key and value, if any, are kept).
     mutating func forgetDeclared(_ name: CacheName) {
         var keep = true
-        table.update(name) { slot in
+        modify(name) { slot in
             slot.declared = false
             keep = slot.isKnown || slot.isLoaded
         }
@@ -352,7 +372,8 @@ struct StoreCache: ~Copyable {
     /// Runs `body` on the slot of `name` if there is one (a read filling its decoded value, a declaration removed).
     /// The generation stays: what a slot learns of its own value changes no value.
     mutating func update(_ name: CacheName, _ body: (inout Slot) -> Void) {
-        table.update(name, body)
+        modify(name, body)
+        evictIfNeeded()
     }
 
     /// Drops every loaded value (a refresh found another process's change, a transaction conflicted, the store
@@ -363,6 +384,7 @@ struct StoreCache: ~Copyable {
             slot.unload()
             return slot.isKnown
         }
+        held = Weight()
         if !keepingCapacity, table.count == 0 { table.removeAll(keepingCapacity: false) }
     }
 
@@ -374,8 +396,8 @@ struct StoreCache: ~Copyable {
 
     /// Drops the loaded value of `name`, and its slot when it says nothing else.
     private mutating func unload(_ name: CacheName) {
-        var keep = false
-        table.update(name) { slot in
+        var keep = true
+        modify(name) { slot in
             slot.unload()
             keep = slot.isKnown
         }
@@ -394,11 +416,15 @@ struct StoreCache: ~Copyable {
     /// the slots of removed keys (``argumentNames(_:stored:arguments:)``). `copiesValues` false: the backend serves its
     /// reads from memory of its own (``StoreBackend/servesReadsFromMemory``), so the cache keeps no copy of what was
     /// written: the written keys' values are unloaded, and each key's next read loads it and keeps what it decoded.
+    /// So are those of a commit larger than ``Limits/largestCopiedCommit`` while the cache keeps within limits: a
+    /// batch of 100,000 sets no longer leaves the cache holding every value written (8.4 MB of slots, taken while the
+    /// batch's change set was still alive).
     mutating func takeCommitted(
         _ changes: Changeset, declared declaredName: CacheName?, arguments: [String: StoredValue], copiesValues: Bool = true
     ) {
         generation &+= 1
-        guard copiesValues else {
+        defer { evictIfNeeded() }
+        guard copiesValues, changes.values.count <= limits?.largestCopiedCommit ?? .max else {
             changes.values.forEachName { name, _ in unload(name) }
             return
         }
@@ -411,7 +437,7 @@ struct StoreCache: ~Copyable {
             }
             let argumentNamed = Self.argumentNames(name.name, stored: stored, arguments: arguments)
             if let declaredName, declaredName.name == name.name {
-                table.update(name, default: Slot(stored: stored, argumentNamed: argumentNamed, declared: true)) { slot in
+                modify(name, default: Slot(stored: stored, argumentNamed: argumentNamed, declared: true)) { slot in
                     slot.replaceStored(stored, argumentNamed: argumentNamed)
                     slot.declared = true
                 }
@@ -427,12 +453,13 @@ struct StoreCache: ~Copyable {
     mutating func cache(_ stored: StoredValue?, for name: String, arguments: [String: StoredValue]) -> Slot {
         let argumentNamed = Self.argumentNames(name, stored: stored, arguments: arguments)
         put(stored, argumentNamed: argumentNamed, for: CacheName(name))
+        evictIfNeeded()
         return Slot(stored: stored, argumentNamed: argumentNamed)
     }
 
     /// Puts `stored` in the slot of `name`, or in a new one: nothing copied out (a batch's commit puts every key).
     private mutating func put(_ stored: StoredValue?, argumentNamed: Bool, for name: CacheName) {
-        table.update(name, default: Slot(stored: stored, argumentNamed: argumentNamed)) { slot in
+        modify(name, default: Slot(stored: stored, argumentNamed: argumentNamed)) { slot in
             slot.replaceStored(stored, argumentNamed: argumentNamed)
         }
     }

@@ -25,11 +25,48 @@ extension SQLiteBackend {
         for entry in entries { try body(entry.key, entry.value) }
     }
 
+    /// A commit's value changes in key order, as the generic one visits any rows, sorting 16 bytes a
+    /// row (each row's key prefix and its bucket in the table) rather than the rows themselves: 56 bytes a row twice
+    /// over (the array and the sort's scratch) was 11.2 MB beside the change set's own 7.3 MB while a batch of
+    /// 100,000 sets committed, the peak of the SQLite store's memory. Reading the rows from the table in key order
+    /// misses the processor's cache where the copies did not (see above): a 100k batch measured 1.06–2.00× raw sqlite3
+    /// (median 1.22×) for `Int` values against 1.06–1.17× (1.13×), and 0.97–1.11× for `String` against 0.85–1.47×, in
+    /// interleaved runs on a shared machine.
+    static func forEachInKeyOrder(_ rows: ChangeTable, _ body: (String, Changeset.Change) throws(SQLiteError) -> Void) throws(SQLiteError) {
+        guard rows.count > 64 else {
+            for (key, value) in rows { try body(key, value) }
+            return
+        }
+        var entries: [BucketOrdered] = []
+        entries.reserveCapacity(rows.count)
+        for bucket in 0..<rows.bucketCount {
+            if let key = rows.key(atBucket: bucket) { entries.append(BucketOrdered(prefix: leadingBytes(key), bucket: bucket)) }
+        }
+        sortByKey(&entries) { first, second in
+            rows.key(atBucket: first.bucket).unsafelyUnwrapped.utf8.lexicographicallyPrecedes(rows.key(atBucket: second.bucket).unsafelyUnwrapped.utf8)
+        }
+        for entry in entries {
+            let (key, value) = rows.entry(atBucket: entry.bucket).unsafelyUnwrapped
+            try body(key, value)
+        }
+    }
+
+    /// What ``sortByKey(_:)`` orders: an entry with its key's first eight bytes (``leadingBytes(_:)``).
+    protocol PrefixOrdered {
+        var prefix: UInt64 { get }
+    }
+
     /// A row of a commit, with its key's first eight bytes (``leadingBytes(_:)``), as ``sortByKey(_:)`` sorts them.
-    struct KeyOrdered<Value> {
+    struct KeyOrdered<Value>: PrefixOrdered {
         var prefix: UInt64
         var key: String
         var value: Value
+    }
+
+    /// A change set's row by its bucket in the table (``ChangeTable/entry(atBucket:)``), with its key's first eight bytes.
+    struct BucketOrdered: PrefixOrdered {
+        var prefix: UInt64
+        var bucket: Int
     }
 
     /// Sorts `entries` by the UTF-8 bytes of their keys (for the NFC names written, their `String` order too).
@@ -40,6 +77,11 @@ extension SQLiteBackend {
     /// each run of keys alike in those eight bytes, compared whole. A comparison sort of all the rows, through a
     /// closure, cost several times as many instructions.
     static func sortByKey<Value>(_ entries: inout [KeyOrdered<Value>]) {
+        sortByKey(&entries) { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+    }
+
+    /// Sorts `entries` by their keys' first eight bytes, then each run alike in those by `precedes` (whole keys).
+    static func sortByKey<Entry: PrefixOrdered>(_ entries: inout [Entry], tiesBy precedes: (Entry, Entry) -> Bool) {
         let count = entries.count
         guard count > 1 else { return }
         // Through pointers, the entries and the counts alike: no entry copied to read its prefix, no uniqueness check
@@ -47,12 +89,14 @@ extension SQLiteBackend {
         var counts = [Int](repeating: 0, count: 8 * 256)
         counts.withUnsafeMutableBufferPointer { counts in
             entries.withUnsafeMutableBufferPointer { buffer in
-                sortByKey(buffer, counts: counts)
+                sortByKey(buffer, counts: counts, tiesBy: precedes)
             }
         }
     }
 
-    private static func sortByKey<Value>(_ buffer: UnsafeMutableBufferPointer<KeyOrdered<Value>>, counts: UnsafeMutableBufferPointer<Int>) {
+    private static func sortByKey<Entry: PrefixOrdered>(
+        _ buffer: UnsafeMutableBufferPointer<Entry>, counts: UnsafeMutableBufferPointer<Int>, tiesBy precedes: (Entry, Entry) -> Bool
+    ) {
         guard let array = buffer.baseAddress else { return }
         let count = buffer.count
         // How many keys have each value of each of the eight bytes, counted in one pass.
@@ -60,7 +104,7 @@ extension SQLiteBackend {
             let prefix = array[index].prefix
             for byte in 0..<8 { counts[byte &* 256 &+ Int(truncatingIfNeeded: prefix &>> UInt64(56 &- 8 &* byte) & 0xff)] &+= 1 }
         }
-        let scratch = UnsafeMutablePointer<KeyOrdered<Value>>.allocate(capacity: count)
+        let scratch = UnsafeMutablePointer<Entry>.allocate(capacity: count)
         defer { scratch.deallocate() }
         var (from, to) = (array, scratch)
         for byte in (0..<8).reversed() {
@@ -87,7 +131,7 @@ extension SQLiteBackend {
         var runStart = 0
         for index in 1...count {
             guard index == count || array[index].prefix != array[runStart].prefix else { continue }
-            if index - runStart > 1 { buffer[runStart..<index].sort { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) } }
+            if index - runStart > 1 { buffer[runStart..<index].sort(by: precedes) }
             runStart = index
         }
     }

@@ -69,6 +69,8 @@ final class SQLiteBackend: StoreBackend {
     }
 
     var files: [String] { FileSystem.existing([path] + Self.sidecarSuffixes.map { path + $0 }) }
+    /// A read is one prepared statement's lookup in the table's B-tree: the store's cache keeps a bounded part.
+    var readsCostOneLookup: Bool { true }
     /// Rows whose key is not in Unicode NFC, by the NFC name, as the last full read found them.
     ///
     /// Swift compares strings by canonical equivalence, so `"\u{E9}"` and `"e\u{301}"` are one key to Prefs, while

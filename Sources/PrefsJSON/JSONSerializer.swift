@@ -166,8 +166,19 @@ public struct JSONWriter {
         if count + extra > buffer.count { grow(to: count + extra) }
     }
 
+    /// A new buffer of at least `needed` bytes, the text copied and the rest zeroed with one `memcpy` and one `memset`
+    /// (appending the zeros element by element took seconds for a megabyte in a debug build under ThreadSanitizer).
     private mutating func grow(to needed: Int) {
-        buffer.append(contentsOf: repeatElement(0, count: Swift.max(needed, 2 * buffer.count) - buffer.count))
+        let size = Swift.max(needed, 2 * buffer.count)
+        let written = count
+        buffer = buffer.withUnsafeBytes { old in
+            [UInt8](unsafeUninitializedCapacity: size) { room, initialized in
+                let start = UnsafeMutableRawPointer(room.baseAddress.unsafelyUnwrapped)
+                if let source = old.baseAddress, written > 0 { start.copyMemory(from: source, byteCount: written) }
+                memset(start + written, 0, size - written)
+                initialized = size
+            }
+        }
     }
 
     @inline(__always)

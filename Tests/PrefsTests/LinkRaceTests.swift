@@ -28,13 +28,16 @@ struct LinkRaceTests {
         return directory.path + "/" + String(repeating: "d/../", count: 150) + "c0/" + name
     }
 
-    /// Runs `body` up to `attempts` times, for at most `seconds`; returns how many times it ran.
+    /// Runs `body` up to `attempts` times, for about `seconds`, and at least `minimum` times unless a minute passes (a
+    /// slow machine, ThreadSanitizer: the race is tried as often wherever it runs); returns how many times it ran. Real
+    /// time is the point: the other user's process swaps the name meanwhile.
     @discardableResult
-    static func repeatedly(_ attempts: Int = 3000, seconds: Double = 2, _ body: () -> Void) -> Int {
+    static func repeatedly(_ attempts: Int = 3000, seconds: Double = 2, minimum: Int = 60, _ body: () -> Void) -> Int {
         let clock = ContinuousClock()
         let end = clock.now + .milliseconds(Int64(seconds * 1000))
+        let limit = clock.now + .seconds(60)
         var count = 0
-        while count < attempts, clock.now < end {
+        while count < attempts, clock.now < end || (count < minimum && clock.now < limit) {
             body()
             count += 1
         }

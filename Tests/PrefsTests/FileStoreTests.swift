@@ -229,6 +229,25 @@ struct FileStoreTests {
         #expect(try Prefs(.sqlite(url))[.launchCount] == 8)
     }
 
+    @Test("a current store switched to a rollback journal by hand is in WAL mode again once opened, its values kept")
+    func rollbackModeSwitchedBack() async throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("prefs.sqlite")
+        let prefs = try Prefs(.sqlite(url))
+        try prefs.set(5, for: .launchCount)
+        try prefs.close()
+        let switched = try await ChildProcess.runSystem("/usr/bin/sqlite3", [url.path, "PRAGMA journal_mode = DELETE;"])
+        #expect(switched.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "delete", "\(switched.stderr)")
+        let header = { try Data(contentsOf: url).prefix(20) }
+        #expect(try header()[18] == 1, "the file format bytes say rollback journal")
+        let reopened = try Prefs(.sqlite(url))
+        #expect(reopened[.launchCount] == 5)
+        #expect(try header()[18] == 2, "the file format bytes say WAL")
+        try reopened.set(6, for: .launchCount)
+        try reopened.close()
+        #expect(try Prefs(.sqlite(url))[.launchCount] == 6)
+    }
+
     @Test("quickCheckProblems: empty for a sound store, whatever its values; a damaged file is reported", arguments: Backend.allCases)
     func quickCheck(backend: Backend) throws {
         let directory = try TemporaryDirectory()

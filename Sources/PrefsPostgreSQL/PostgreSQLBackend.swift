@@ -210,43 +210,6 @@ package final class PostgreSQLBackend: StoreBackend {
         return values
     }
 
-    package func declarations() throws -> [String: KeyDeclaration] {
-        try withConnection(retrying: true, operation: "reading the declarations of namespace \(Self.quoted(namespace))") { connection, deadline in
-            let declared = try connection.execute(
-                "SELECT key, type, initial FROM prefs_declared WHERE namespace = $1", [namespace], deadline: deadline,
-                operation: "reading the declarations of namespace \(Self.quoted(namespace))")
-            var result: [String: KeyDeclaration] = [:]
-            for row in declared.rows {
-                guard let key = row[0], let declaration = Self.declaration(type: row[1], initial: row[2]) else { continue }
-                result[key] = declaration
-            }
-            let renamed = try connection.execute(
-                "SELECT key, former FROM prefs_renamed WHERE namespace = $1 ORDER BY key, position", [namespace], deadline: deadline,
-                operation: "reading the renames of namespace \(Self.quoted(namespace))")
-            for row in renamed.rows {
-                guard let key = row[0], let former = row[1] else { continue }
-                result[key]?.formerNames.append(former)
-            }
-            return result
-        }
-    }
-
-    package func declaration(forKey key: String) throws -> KeyDeclaration? {
-        let name = Self.canonicalName(key)
-        return try withConnection(retrying: true, operation: "reading the declaration of key \(Self.quoted(name))") {
-            connection, deadline -> KeyDeclaration? in
-            let declared = try connection.execute(
-                "SELECT type, initial FROM prefs_declared WHERE namespace = $1 AND key = $2", [namespace, name], deadline: deadline,
-                operation: "reading the declaration of key \(Self.quoted(name))")
-            guard let row = declared.rows.first, var declaration = Self.declaration(type: row[0], initial: row[1]) else { return nil }
-            let renamed = try connection.execute(
-                "SELECT former FROM prefs_renamed WHERE namespace = $1 AND key = $2 ORDER BY position", [namespace, name], deadline: deadline,
-                operation: "reading the renames of key \(Self.quoted(name))")
-            declaration.formerNames = renamed.rows.compactMap { $0.first ?? nil }
-            return declaration
-        }
-    }
-
     // MARK: - Checking for other instances' changes
 
     /// True when another instance changed what this store has read since the last call. Always asks the server

@@ -51,6 +51,48 @@ struct PostgreSQLWriteTests {
         #expect(try Prefs(.postgreSQL(server.url, namespace: "n")).snapshot().count == keys.count)
     }
 
+    @Test("declaring keys another process recorded reads their declarations, former names included, in one statement")
+    func declarationsReadInOneStatement() throws {
+        let server = try TestPostgreSQLServer(settings: ["log_statement": "all", "log_line_prefix": "'%a|'"])
+        defer { server.stop() }
+        func store(_ application: String) throws -> Prefs {
+            let options = PostgreSQLOptions(stalenessBound: .seconds(600), applicationName: application, listens: false)
+            return try Prefs(.postgreSQL(server.url, namespace: "n", options: options))
+        }
+        // Some keys renamed twice, one through a name that needs canonical composition ("é" as e + U+0301).
+        let keys = (0..<300).map { index in
+            Prefs.Key<Int>(
+                index == 7 ? "cafe\u{301}-\(index)" : "key-\(index)", initial: index,
+                formerNames: index % 3 == 0 ? ["old-\(index)", "older-\(index)"] : [])
+        }
+        let first = try store("first")
+        try first.declare(keys)
+        try first.close()
+
+        let counted = try store("counted"), other = try store("other")
+        func count(_ application: String, _ operation: () throws -> Void) rethrows -> [String] {
+            let before = statements(server, application: application).count
+            try operation()
+            return Array(statements(server, application: application).dropFirst(before))
+        }
+        let declared = try count("counted") { try counted.declare(keys) }
+        #expect(declared.count == 1, "one read, nothing to record again: \(declared)")
+        // A key's first write in a process that has not declared it: its recorded declaration read once, then the write.
+        let firstSet = try count("other") { try other.set(1, for: keys[3]) }
+        #expect(firstSet.count == 2, "\(firstSet)")
+        let changed = Prefs.Key<Int>("key-3", initial: 99, formerNames: ["old-3", "older-3"])
+        let recordedAgain = try count("counted") { try counted.declare([changed]) }
+        let reads = recordedAgain.filter { $0.contains("FROM prefs_declared") }
+        #expect(reads.count == 1 && recordedAgain.first == reads.first, "read once, first: \(recordedAgain)")
+        #expect(recordedAgain.contains { $0.contains("INSERT INTO prefs_declared") }, "a changed initial value is recorded: \(recordedAgain)")
+        let listed = try other.declaredKeys()
+        #expect(listed["key-3"]?.initial == .int(99) && listed["key-3"]?.formerNames == ["old-3", "older-3"])
+        #expect(listed["key-6"]?.formerNames == ["old-6", "older-6"] && listed["caf\u{e9}-7"]?.initial == .int(7))
+        #expect(listed.count == 300)
+        try counted.close()
+        try other.close()
+    }
+
     @Test("one instance's transaction in progress does not hold up another instance's write of a different key")
     func transactionsDoNotBlockOtherKeys() async throws {
         let fixture = try PostgreSQLFixture(options: PostgreSQLOptions(timeout: .seconds(30)))

@@ -21,6 +21,9 @@ package protocol StoreBackend: AnyObject {
     func declarations() throws -> [String: KeyDeclaration]
     /// The declaration recorded for one key (a backend with many keys answers without reading them all).
     func declaration(forKey key: String) throws -> KeyDeclaration?
+    /// The declarations recorded for `keys`, by key (a key with none recorded is absent): what `declare` compares
+    /// against, in one read for them all (a server's backend answers in one round trip).
+    func declarations(forKeys keys: [String]) throws -> [String: KeyDeclaration]
 
     /// Applies `changes` atomically. When it returns, the changes are as durable as the backend promises.
     func apply(_ changes: Changeset) throws
@@ -109,6 +112,14 @@ extension StoreBackend {
     }
     package func declaration(forKey key: String) throws -> KeyDeclaration? {
         try declarations()[key]
+    }
+    /// One ``declaration(forKey:)`` a key: a local backend's lookups cost no round trip.
+    package func declarations(forKeys keys: [String]) throws -> [String: KeyDeclaration] {
+        var found: [String: KeyDeclaration] = [:]
+        for key in keys {
+            if let declaration = try declaration(forKey: key) { found[key] = declaration }
+        }
+        return found
     }
     package func beginSingleKeyTransaction() throws {
         try beginTransaction()

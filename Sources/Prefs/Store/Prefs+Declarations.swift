@@ -29,7 +29,8 @@ extension Prefs {
             let chunk = keys[start..<min(start + Self.declarationsPerCommit, keys.endIndex)]
             var changes = Changeset()
             changes.declarations.reserveCapacity(chunk.count)
-            for key in chunk where try recordedDeclaration(for: key.name) != key.declaration {
+            let recorded = try recordedDeclarations(for: chunk.map(\.name))  // one read a chunk (a round trip on a server)
+            for key in chunk where recorded[key.name] != key.declaration {
                 changes.declarations[key.name] = key.declaration
             }
             state.withLock { state in
@@ -101,6 +102,11 @@ extension Prefs {
     /// The declaration the store holds for `name`.
     func recordedDeclaration(for name: String) throws(PrefsError) -> KeyDeclaration? {
         try PrefsError.converting { try io.withBackend { backend in try backend.declaration(forKey: name) } }
+    }
+
+    /// The recorded declarations of `names`, by name (a name with none recorded is absent).
+    func recordedDeclarations(for names: [String]) throws(PrefsError) -> [String: KeyDeclaration] {
+        try PrefsError.converting { try io.withBackend { backend in try backend.declarations(forKeys: names) } }
     }
 }
 

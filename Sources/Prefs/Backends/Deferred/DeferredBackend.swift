@@ -191,6 +191,13 @@ final class DeferredBackend: StoreBackend {
         return pending.declarations[key]
     }
 
+    func declarations(forKeys keys: [String]) throws -> [String: KeyDeclaration] {
+        if let opened { return try opened.declarations(forKeys: keys) }
+        var found: [String: KeyDeclaration] = [:]
+        for key in keys { found[key] = pending.declarations[key] }
+        return found
+    }
+
     func apply(_ changes: Changeset) throws {
         if let opened { return try opened.apply(changes) }
         pending.merge(changes)

@@ -1,0 +1,65 @@
+import Foundation
+import Prefs
+import PrefsJSON
+
+/// Declarations: what `prefs-tool` lists, and what a key's first write and `declare` compare against before recording
+/// a key's declaration again. Rows of `prefs_declared`, with their former names in `prefs_renamed`.
+extension PostgreSQLBackend {
+    package func declarations() throws -> [String: KeyDeclaration] {
+        try withConnection(retrying: true, operation: "reading the declarations of namespace \(Self.quoted(namespace))") { connection, deadline in
+            let declared = try connection.execute(
+                "SELECT key, type, initial FROM prefs_declared WHERE namespace = $1", [namespace], deadline: deadline,
+                operation: "reading the declarations of namespace \(Self.quoted(namespace))")
+            var result: [String: KeyDeclaration] = [:]
+            for row in declared.rows {
+                guard let key = row[0], let declaration = Self.declaration(type: row[1], initial: row[2]) else { continue }
+                result[key] = declaration
+            }
+            let renamed = try connection.execute(
+                "SELECT key, former FROM prefs_renamed WHERE namespace = $1 ORDER BY key, position", [namespace], deadline: deadline,
+                operation: "reading the renames of namespace \(Self.quoted(namespace))")
+            for row in renamed.rows {
+                guard let key = row[0], let former = row[1] else { continue }
+                result[key]?.formerNames.append(former)
+            }
+            return result
+        }
+    }
+
+    package func declaration(forKey key: String) throws -> KeyDeclaration? {
+        try declarations(forKeys: [key])[key]
+    }
+
+    /// One statement for any number of keys, their former names joined in: `declare` of an app's keys at launch is one
+    /// round trip a thousand keys, where it took two a key.
+    package func declarations(forKeys keys: [String]) throws -> [String: KeyDeclaration] {
+        guard !keys.isEmpty else { return [:] }
+        // The rows are by canonical name; the answer is by the names asked for.
+        var asked: [String: [String]] = [:]
+        for key in keys { asked[Self.canonicalName(key), default: []].append(key) }
+        let what = keys.count == 1 ? "the declaration of key \(Self.quoted(keys[0]))" : "the declarations of \(keys.count) keys"
+        let operation = "reading \(what) in namespace \(Self.quoted(namespace))"
+        return try withConnection(retrying: true, operation: operation) { connection, deadline in
+            let rows = try connection.execute(
+                Self.declarationsOfKeysSQL, [namespace, Self.arrayLiteral(Array(asked.keys))], deadline: deadline, operation: operation)
+            var found: [String: KeyDeclaration] = [:]
+            for row in rows.rows {
+                guard let key = row[0], var declaration = found[key] ?? Self.declaration(type: row[1], initial: row[2]) else { continue }
+                if let former = row[3] { declaration.formerNames.append(former) }
+                found[key] = declaration
+            }
+            var result: [String: KeyDeclaration] = [:]
+            for (canonical, declaration) in found {
+                for name in asked[canonical] ?? [] { result[name] = declaration }
+            }
+            return result
+        }
+    }
+
+    /// Each key's declaration, one row per former name in order (one row with `former` NULL when it has none).
+    static let declarationsOfKeysSQL = """
+        SELECT d.key, d.type, d.initial, r.former FROM prefs_declared AS d \
+        LEFT JOIN prefs_renamed AS r ON r.namespace = d.namespace AND r.key = d.key \
+        WHERE d.namespace = $1 AND d.key = ANY($2::text[]) ORDER BY d.key, r.position
+        """
+}

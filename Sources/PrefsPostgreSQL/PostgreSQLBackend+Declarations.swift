@@ -33,10 +33,11 @@ extension PostgreSQLBackend {
     /// One statement for any number of keys, their former names joined in: `declare` of an app's keys at launch is one
     /// round trip a thousand keys, where it took two a key.
     package func declarations(forKeys keys: [String]) throws -> [String: KeyDeclaration] {
-        guard !keys.isEmpty else { return [:] }
-        // The rows are by canonical name; the answer is by the names asked for.
+        // The rows are by canonical name; the answer is by the names asked for. A name with a NUL has none: PostgreSQL's
+        // text cannot hold one, so no such key was ever recorded (and libpq would cut the name short at it).
         var asked: [String: [String]] = [:]
-        for key in keys { asked[Self.canonicalName(key), default: []].append(key) }
+        for key in keys where !key.utf8.contains(0) { asked[Self.canonicalName(key), default: []].append(key) }
+        guard !asked.isEmpty else { return [:] }
         let what = keys.count == 1 ? "the declaration of key \(Self.quoted(keys[0]))" : "the declarations of \(keys.count) keys"
         let operation = "reading \(what) in namespace \(Self.quoted(namespace))"
         return try withConnection(retrying: true, operation: operation) { connection, deadline in

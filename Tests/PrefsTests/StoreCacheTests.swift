@@ -87,6 +87,20 @@ struct StoreCacheTests {
         #expect(MemoryLayout<Bucket>.stride <= 64)
     }
 
+    @Test("a table's buckets start at a cache line at every size, so that a 64-byte bucket lies in one line")
+    func bucketsLineAligned() {
+        var table = CacheTable()
+        #expect(table.bucketsAddress == nil)
+        var seen = Set<Int>()
+        for index in 0..<20_000 {
+            table.insert(StoreCache.Slot(stored: nil), for: CacheName("key-\(index)"))
+            if seen.insert(table.bucketCount).inserted { #expect(table.bucketsAddress.map { $0 % 64 } == 0, "\(table.bucketCount) buckets") }
+        }
+        #expect(seen.count > 10, "grown through \(seen.sorted())")
+        table.reserveCapacity(100_000)
+        #expect(table.bucketsAddress.map { $0 % 64 } == 0)
+    }
+
     @Test("what is known of a name outlives its value: invalidating unloads the value, and drops a slot only when it says nothing else")
     func knownNames() throws {
         var cache = StoreCache()

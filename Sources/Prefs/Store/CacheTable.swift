@@ -156,6 +156,9 @@ struct NameTable<Slot>: ~Copyable {
         }
     }
 
+    /// Where the buckets start, nil before the first insertion (tests: always at a cache line's start).
+    var bucketsAddress: UInt? { buckets.map { UInt(bitPattern: $0) } }
+
     /// The number of buckets: ``entry(at:)`` takes an index below it.
     var bucketCount: Int { capacity }
 
@@ -259,11 +262,19 @@ struct NameTable<Slot>: ~Copyable {
         }
     }
 
+    /// Room for `capacity` buckets, aligned to a cache line: a 64-byte bucket (the cache's) then lies in one line, where
+    /// malloc's 16-byte alignment left three in four across two, and a lookup that probes a bucket reads one line for it.
+    private static func allocateBuckets(_ capacity: Int) -> UnsafeMutablePointer<Bucket> {
+        let alignment = max(MemoryLayout<Bucket>.alignment, 64)
+        return UnsafeMutableRawPointer.allocate(byteCount: capacity * MemoryLayout<Bucket>.stride, alignment: alignment)
+            .bindMemory(to: Bucket.self, capacity: capacity)
+    }
+
     /// Moves every bucket into a new table of `newCapacity` buckets.
     private mutating func resize(to newCapacity: Int) {
         let old = buckets
         let oldCapacity = capacity
-        let new = UnsafeMutablePointer<Bucket>.allocate(capacity: newCapacity)
+        let new = Self.allocateBuckets(newCapacity)
         buckets = new
         capacity = newCapacity
         for index in 0..<newCapacity { setEmpty(index) }

@@ -68,6 +68,12 @@ extension PostgreSQLBackend {
                 reads.single.map({ plan.writes($0.key) }) ?? true
             {
                 written = try writeInOneStatement(plan, guard: reads.single, operation: operation)
+            } else if plan.sets.isEmpty, plan.removes.isEmpty, plan.undeclared.isEmpty, reads.isEmpty {
+                // Declarations alone (`declare`): their one statement commits on its own, without BEGIN and COMMIT.
+                try withConnection(retrying: true, operation: operation) { connection, deadline in
+                    try writeDeclarations(plan, connection, deadline: deadline, commits: true, operation: operation)
+                }
+                written = []
             } else {
                 written = try writeInTransaction(plan, reads: reads, operation: operation)
             }
@@ -264,7 +270,9 @@ extension PostgreSQLBackend {
 
     /// The declarations: removed ones deleted, recorded ones upserted (two instances may record one key's declaration
     /// at once: the later wins), with their former names in order.
-    private func writeDeclarations(_ plan: WritePlan, _ connection: PostgreSQLConnection, deadline: ContinuousClock.Instant, operation: String) throws {
+    private func writeDeclarations(
+        _ plan: WritePlan, _ connection: PostgreSQLConnection, deadline: ContinuousClock.Instant, commits: Bool = false, operation: String
+    ) throws {
         if !plan.undeclared.isEmpty {
             let removed = plan.undeclared.filter { name in !plan.declarations.contains { $0.key == name } }
             try connection.execute(
@@ -298,7 +306,7 @@ extension PostgreSQLBackend {
                 namespace, Self.arrayLiteral(plan.declarations.map(\.key)), Self.arrayLiteral(plan.declarations.map(\.declaration.type.description)),
                 Self.arrayLiteral(plan.declarations.map { $0.declaration.initial?.serialized() }), Self.arrayLiteral(renamedKeys),
                 Self.arrayLiteral(positions), Self.arrayLiteral(formers), Self.arrayLiteral(counts),
-            ], deadline: deadline, operation: operation)
+            ], deadline: deadline, commits: commits, operation: operation)
     }
 
     // MARK: - Helpers

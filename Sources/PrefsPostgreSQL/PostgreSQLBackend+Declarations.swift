@@ -6,23 +6,9 @@ import PrefsJSON
 /// a key's declaration again. Rows of `prefs_declared`, with their former names in `prefs_renamed`.
 extension PostgreSQLBackend {
     package func declarations() throws -> [String: KeyDeclaration] {
-        try withConnection(retrying: true, operation: "reading the declarations of namespace \(Self.quoted(namespace))") { connection, deadline in
-            let declared = try connection.execute(
-                "SELECT key, type, initial FROM prefs_declared WHERE namespace = $1", [namespace], deadline: deadline,
-                operation: "reading the declarations of namespace \(Self.quoted(namespace))")
-            var result: [String: KeyDeclaration] = [:]
-            for row in declared.rows {
-                guard let key = row[0], let declaration = Self.declaration(type: row[1], initial: row[2]) else { continue }
-                result[key] = declaration
-            }
-            let renamed = try connection.execute(
-                "SELECT key, former FROM prefs_renamed WHERE namespace = $1 ORDER BY key, position", [namespace], deadline: deadline,
-                operation: "reading the renames of namespace \(Self.quoted(namespace))")
-            for row in renamed.rows {
-                guard let key = row[0], let former = row[1] else { continue }
-                result[key]?.formerNames.append(former)
-            }
-            return result
+        let operation = "reading the declarations of namespace \(Self.quoted(namespace))"
+        return try withConnection(retrying: true, operation: operation) { connection, deadline in
+            Self.declarations(in: try connection.execute(Self.declarationsSQL, [namespace], deadline: deadline, operation: operation))
         }
     }
 
@@ -41,14 +27,9 @@ extension PostgreSQLBackend {
         let what = keys.count == 1 ? "the declaration of key \(Self.quoted(keys[0]))" : "the declarations of \(keys.count) keys"
         let operation = "reading \(what) in namespace \(Self.quoted(namespace))"
         return try withConnection(retrying: true, operation: operation) { connection, deadline in
-            let rows = try connection.execute(
-                Self.declarationsOfKeysSQL, [namespace, Self.arrayLiteral(Array(asked.keys))], deadline: deadline, operation: operation)
-            var found: [String: KeyDeclaration] = [:]
-            for row in rows.rows {
-                guard let key = row[0], var declaration = found[key] ?? Self.declaration(type: row[1], initial: row[2]) else { continue }
-                if let former = row[3] { declaration.formerNames.append(former) }
-                found[key] = declaration
-            }
+            let found = Self.declarations(
+                in: try connection.execute(
+                    Self.declarationsOfKeysSQL, [namespace, Self.arrayLiteral(Array(asked.keys))], deadline: deadline, operation: operation))
             var result: [String: KeyDeclaration] = [:]
             for (canonical, declaration) in found {
                 for name in asked[canonical] ?? [] { result[name] = declaration }
@@ -57,10 +38,28 @@ extension PostgreSQLBackend {
         }
     }
 
-    /// Each key's declaration, one row per former name in order (one row with `former` NULL when it has none).
-    static let declarationsOfKeysSQL = """
+    /// The declarations the rows of ``declarationsSQL`` or ``declarationsOfKeysSQL`` hold, by key: a row's former name
+    /// is appended to its key's (a declaration of a type this release does not know is left out).
+    private static func declarations(in result: PostgreSQLConnection.Result) -> [String: KeyDeclaration] {
+        var found: [String: KeyDeclaration] = [:]
+        for row in result.rows {
+            guard let key = row[0], var declaration = found[key] ?? Self.declaration(type: row[1], initial: row[2]) else { continue }
+            if let former = row[3] { declaration.formerNames.append(former) }
+            found[key] = declaration
+        }
+        return found
+    }
+
+    /// The namespace's declarations (`$1`), one row per former name in order (one row with `former` NULL for a key
+    /// without), and then only those of the keys in the array `$2`.
+    static let declarationsSQL = selectDeclarations(where: "d.namespace = $1")
+    static let declarationsOfKeysSQL = selectDeclarations(where: "d.namespace = $1 AND d.key = ANY($2::text[])")
+
+    private static func selectDeclarations(where condition: String) -> String {
+        """
         SELECT d.key, d.type, d.initial, r.former FROM prefs_declared AS d \
         LEFT JOIN prefs_renamed AS r ON r.namespace = d.namespace AND r.key = d.key \
-        WHERE d.namespace = $1 AND d.key = ANY($2::text[]) ORDER BY d.key, r.position
+        WHERE \(condition) ORDER BY d.key, r.position
         """
+    }
 }

@@ -1,3 +1,4 @@
+import CLibPQ
 import Foundation
 import Prefs
 import PrefsJSON
@@ -188,12 +189,23 @@ package final class PostgreSQLBackend: StoreBackend {
     /// One key from the server, with its revision.
     func fetch(_ name: String) throws -> Entry {
         try withConnection(retrying: true, operation: "reading key \(Self.quoted(name)) of namespace \(Self.quoted(namespace))") { connection, deadline in
-            let result = try connection.execute(
+            try connection.executeReading(
                 Self.fetchStatement, [namespace, name], deadline: deadline,
-                operation: "reading key \(Self.quoted(name)) of namespace \(Self.quoted(namespace))")
-            guard let row = result.rows.first else { return Entry(stored: nil, revision: 0) }
-            return Self.entry(type: row[0], value: row[1], revision: row[2])
+                operation: "reading key \(Self.quoted(name)) of namespace \(Self.quoted(namespace))", read: Self.fetchedEntry)
+                ?? Entry(stored: nil, revision: 0)
         }
+    }
+
+    /// The entry in a result of ``fetchStatement`` (none: never written).
+    private static func fetchedEntry(_ result: OpaquePointer) -> Entry {
+        guard PQntuples(result) > 0, PQnfields(result) >= 3 else { return Entry(stored: nil, revision: 0) }
+        func text(_ column: Int32) -> String? {
+            PQgetisnull(result, 0, column) == 0 ? String(cString: PQgetvalue(result, 0, column)) : nil
+        }
+        let revision =
+            PQgetisnull(result, 0, 2) == 0
+            ? WrittenRows.integer(UnsafeRawBufferPointer(start: PQgetvalue(result, 0, 2), count: Int(PQgetlength(result, 0, 2)))) : nil
+        return Entry(stored: text(1).map { storedValue(type: text(0) ?? "", text: $0) }, revision: revision ?? 0)
     }
 
     static let fetchStatement = PreparedSQL("SELECT type, value, revision FROM prefs_values WHERE namespace = $1 AND key = $2")

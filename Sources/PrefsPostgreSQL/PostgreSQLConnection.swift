@@ -182,6 +182,15 @@ final class PostgreSQLConnection {
             read: { WrittenRows($0, readsHistory: readsHistory, soleKey: soleKey, revisionOnly: revisionOnly) }) ?? WrittenRows()
     }
 
+    /// Runs a read-only `statement` and reads its last result with `read` straight from libpq's (nil: it returned
+    /// none), for a read the store makes often: rows as arrays of strings cost more than the rest of the read.
+    func executeReading<Output>(
+        _ statement: PreparedSQL, _ parameters: [String?], deadline: ContinuousClock.Instant, operation: @autoclosure () -> String,
+        read: (OpaquePointer) -> Output
+    ) throws(PostgreSQLError) -> Output? {
+        try execute(statement, statement.text, parameters, deadline: deadline, commits: false, operation: operation, read: read)
+    }
+
     /// Sends the statement, then reads its last result with `read` (nil: it returned none).
     private func execute<Output>(
         _ statement: PreparedSQL?, _ sql: String, _ parameters: [String?], deadline: ContinuousClock.Instant, commits: Bool,

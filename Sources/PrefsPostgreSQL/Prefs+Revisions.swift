@@ -43,10 +43,16 @@ extension Prefs {
     /// try prefs.set(quota.value - 1, for: .quota, ifRevision: quota.revision)
     /// ```
     public func revisioned<Value>(_ key: Key<Value>) throws(PrefsError) -> Revisioned<Value> {
+        let read = try revisionedValue(key.name, formerNames: key.formerNames)
+        return Self.revisioned(read.stored, revision: read.revision, key: key, reportingTo: self)
+    }
+
+    /// What ``revisioned(_:)`` reads, in types that are not generic: the generic closures it ran through made the
+    /// runtime look up a tuple type's metadata at every call (some 3,000 instructions of a read's 20,000).
+    private func revisionedValue(_ name: String, formerNames: [String]) throws(PrefsError) -> (stored: StoredValue?, revision: Int64) {
         try PrefsError.converting {
-            try withBackend("revisioned(_:)") { backend in
-                let read = try Self.postgreSQLBackend(backend, operation: "revisioned(_:)").revisioned(key.name, formerNames: key.formerNames)
-                return (Self.revisioned(read.stored, revision: read.revision, key: key, reportingTo: self), nil)
+            try withBackend("revisioned(_:)") { backend, _ in
+                try Self.postgreSQLBackend(backend, operation: "revisioned(_:)").revisioned(name, formerNames: formerNames)
             }
         }
     }
@@ -66,10 +72,11 @@ extension Prefs {
         changes.values[key.name] = try Self.change(for: value, key: key.name)
         for former in key.formerNames { changes.values[former] = .remove }
         let written: Int64? = try PrefsError.converting {
-            try withBackend("set(_:for:ifRevision:)", invalidating: Array(changes.values.keys)) { backend in
+            try withBackend("set(_:for:ifRevision:)", invalidating: Array(changes.values.keys)) { backend, committed in
                 let backend = try Self.postgreSQLBackend(backend, operation: "set(_:for:ifRevision:)")
-                guard let written = try backend.write(changes, ifRevisionOf: key.name, is: revision) else { return (nil, nil) }
-                return (written, changes)
+                guard let written = try backend.write(changes, ifRevisionOf: key.name, is: revision) else { return nil }
+                committed = changes
+                return written
             }
         }
         guard let written else { throw RevisionConflict(key: key.name, expected: revision, current: try revisioned(key)) }
@@ -94,8 +101,8 @@ extension Prefs {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: Revisioned<Value>.self)
         let reader: PostgreSQLHistoryReader
         do {
-            reader = try withBackend("changes(of:after:)") { backend in
-                (try Self.postgreSQLBackend(backend, operation: "changes(of:after:)").historyReader(), nil)
+            reader = try withBackend("changes(of:after:)") { backend, _ in
+                try Self.postgreSQLBackend(backend, operation: "changes(of:after:)").historyReader()
             }
         } catch {
             continuation.finish(throwing: PrefsError(error))
@@ -149,7 +156,7 @@ extension Prefs {
     /// on is seen at once, whatever the staleness bound (false for another store, or while it is not listening yet).
     /// For tests, which wait for it before a write that only a notification brings in time.
     package var isListeningForChanges: Bool {
-        (try? withBackend("isListeningForChanges") { backend in ((backend as? PostgreSQLBackend)?.isListening ?? false, nil) }) ?? false
+        (try? withBackend("isListeningForChanges") { backend, _ in (backend as? PostgreSQLBackend)?.isListening ?? false }) ?? false
     }
 
     private static func postgreSQLBackend(_ backend: any StoreBackend, operation: String) throws -> PostgreSQLBackend {

@@ -104,24 +104,27 @@ extension Prefs {
     }
 
     /// Runs `body` with this store's backend under the store's lock, for API that a backend's own module adds to
-    /// `Prefs` (PrefsPostgreSQL's revisions). The changes `body` returns as committed are cached and told to observers
+    /// `Prefs` (PrefsPostgreSQL's revisions). The changes `body` sets as `committed` are cached and told to observers
     /// as a commit's are; `body`'s error drops the keys it names from the cache (`invalidating`), since a write that
     /// failed may still have been applied. From inside a transaction body it throws
     /// ``PrefsError/reentrantCall(store:operation:)``; after ``close()``, ``PrefsError/closed(store:)``.
     package func withBackend<Result>(
         _ operation: String = #function, invalidating keys: [String] = [],
-        _ body: (any StoreBackend) throws -> (result: Result, committed: Changeset?)
+        _ body: (any StoreBackend, _ committed: inout Changeset?) throws -> Result
     ) throws -> Result {
-        let (result, committed) = try io.withBackend(operation) { backend throws -> (Result, Changeset?) in
-            let outcome: (result: Result, committed: Changeset?)
+        // `committed` is not returned beside the result: a tuple with a generic element made the runtime look up its
+        // metadata at every call.
+        var committed: Changeset?
+        let result = try io.withBackend(operation) { backend throws -> Result in
+            let result: Result
             do {
-                outcome = try body(backend)
+                result = try body(backend, &committed)
             } catch {
                 invalidateCachedValues(forKeys: keys)
                 throw error
             }
-            if let committed = outcome.committed { state.withLock { $0.cacheCommitted(committed, by: backend) } }
-            return (outcome.result, outcome.committed)
+            if let committed { state.withLock { $0.cacheCommitted(committed, by: backend) } }
+            return result
         }
         if let committed { notifyObservers(of: committed) }
         return result

@@ -92,6 +92,8 @@ extension Bench {
         let strict = "Prefs postgresql, refresh() and get"
         let strictSmall = "Prefs postgresql, refresh() and get, 20 keys in the namespace"
         let keyed = "Prefs postgresql, revisioned(_:) (the key read from the server)"
+        let sameCheck = "raw libpq, the store's check statement"
+        var lastSnapshot = "0:0:"  // as the store passes the xmin of its last check's snapshot
         let small = try Prefs(.postgreSQL(url, namespace: "bench-small"))
         defer { try? small.close() }
         let smallKeys = Array(data.keys.prefix(20))
@@ -101,6 +103,13 @@ extension Bench {
             contenders: [
                 Contender(name: "raw libpq, SELECT", role: .baseline, maxOps: n, adaptive: true) {
                     .init { _, ops in try timed(ops: ops) { for i in 0..<ops { blackHole(try statements.get(raw, data.names[i])) } } }
+                },
+                Contender(name: sameCheck, role: .baseline, maxOps: n, adaptive: true) {
+                    .init { _, ops in
+                        try timed(ops: ops) {
+                            for _ in 0..<ops { lastSnapshot = try statements.check(raw, namespace: "bench-small", since: lastSnapshot) }
+                        }
+                    }
                 },
                 Contender(name: strict, role: .subject, maxOps: n, adaptive: true) {
                     .init { _, ops in
@@ -131,7 +140,8 @@ extension Bench {
             ],
             metric: "get",
             rules: [
-                Rule(subject: strictSmall, baseline: "raw libpq, SELECT", target: .within(1.3)), Rule(subject: strict, baseline: "raw libpq, SELECT"),
+                Rule(subject: strictSmall, baseline: "raw libpq, SELECT", target: .within(1.3)), Rule(subject: strictSmall, baseline: sameCheck),
+                Rule(subject: strict, baseline: "raw libpq, SELECT"),
                 Rule(subject: keyed, baseline: "raw libpq, SELECT", target: .within(1.3)), Rule(subject: cached, baseline: "raw libpq, SELECT"),
             ],
             notes: [
@@ -139,6 +149,7 @@ extension Bench {
                 strictSmall: "what a read costs once the staleness bound has passed, for a namespace of a user's size",
                 keyed: "a strict read of one key: its row and revision in one keyed statement, as the raw SELECT reads it",
                 cached: "within the staleness bound (1 s by default): no round trip",
+                sameCheck: "the store's check for changes of the 20-key namespace, sent by raw libpq: what the store adds to it is the difference",
             ])
 
         // Batch of 100 keys: one statement.
@@ -394,6 +405,23 @@ final class RawLibPQ {
                 result[key] = (value, revision)
             }
             return result
+        }
+
+        /// The store's check for changes (PrefsPostgreSQL's `checkStatement`; keep them in step): the snapshot now, the
+        /// namespace's marker, and the rows written by transactions at or above the xmin of `since`, the last check's
+        /// snapshot. Returns the new snapshot.
+        func check(_ raw: RawLibPQ, namespace: String, since: String) throws -> String {
+            let xmin = String(since.prefix { $0 != ":" })
+            let row = try raw.execPreparedRow(
+                """
+                SELECT pg_current_snapshot()::text, n.created_xid::text || '/' || coalesce(n.pruned_xid::text, ''), \
+                n.history_retention IS NOT NULL, v.key, v.type, v.value, v.revision
+                FROM (SELECT 1) AS one
+                LEFT JOIN prefs_namespaces n ON n.namespace = $1
+                LEFT JOIN prefs_values v ON v.namespace = $1 AND v.xid >= $2::xid8
+                """, [namespace, xmin])
+            guard let snapshot = row.first ?? nil else { throw BenchError("the check returned no snapshot") }
+            return snapshot
         }
 
         func get(_ raw: RawLibPQ, _ key: String) throws -> String? {

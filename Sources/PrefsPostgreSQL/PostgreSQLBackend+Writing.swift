@@ -4,8 +4,9 @@ import PrefsJSON
 import PrefsSupport
 import Synchronization
 
-/// Writes: one statement for a write without reads (a set, a reset, a batch) and for an update of one key (compared
-/// with the revision it was read at); a transaction block for the rest (several keys read, declarations).
+/// Writes: one statement for a write without reads (a set, a reset, a batch, with the declarations of keys written
+/// for the first time), for an update of one key (compared with the revision it was read at) and for declarations
+/// alone; a transaction block for the rest (several keys read, declarations removed).
 extension PostgreSQLBackend {
     package func apply(_ changes: Changeset) throws {
         try write(changes, reads: ReadRevisions())
@@ -64,16 +65,15 @@ extension PostgreSQLBackend {
         let plan = WritePlan(changes)
         do {
             let written: [(key: String, revision: Int64)]
-            if plan.declarations.isEmpty && plan.undeclared.isEmpty, reads.count <= 1,
-                reads.single.map({ plan.writes($0.key) }) ?? true
-            {
-                written = try writeInOneStatement(plan, guard: reads.single, operation: operation)
-            } else if plan.sets.isEmpty, plan.removes.isEmpty, plan.undeclared.isEmpty, reads.isEmpty {
+            if plan.sets.isEmpty, plan.removes.isEmpty, plan.undeclared.isEmpty, reads.isEmpty {
                 // Declarations alone (`declare`): their one statement commits on its own, without BEGIN and COMMIT.
                 try withConnection(retrying: true, operation: operation) { connection, deadline in
                     try writeDeclarations(plan, connection, deadline: deadline, commits: true, operation: operation)
                 }
                 written = []
+            } else if plan.undeclared.isEmpty, reads.count <= 1, reads.single.map({ plan.writes($0.key) }) ?? true {
+                // A write, with the declarations of keys written for the first time: one statement.
+                written = try writeInOneStatement(plan, guard: reads.single, operation: operation)
             } else {
                 written = try writeInTransaction(plan, reads: reads, operation: operation)
             }
@@ -212,7 +212,9 @@ extension PostgreSQLBackend {
             try connection.executeScript(options.beginTransaction, deadline: deadline, operation: operation)
             do {
                 if !reads.isEmpty { try lockAndCompare(reads.all, connection, deadline: deadline, operation: operation) }
-                let statement = makeStatement(plan, guard: nil)
+                var values = plan
+                values.declarations = []  // recorded below, with the removed ones
+                let statement = makeStatement(values, guard: nil)
                 let written =
                     plan.sets.isEmpty && plan.removes.isEmpty
                     ? WrittenRows()
@@ -282,32 +284,12 @@ extension PostgreSQLBackend {
                 """, [namespace, Self.arrayLiteral(removed)], deadline: deadline, operation: operation)
         }
         guard !plan.declarations.isEmpty else { return }
-        var renamedKeys: [String] = [], positions: [String] = [], formers: [String] = [], counts: [String] = []
-        for (key, declaration) in plan.declarations {
-            counts.append(String(declaration.formerNames.count))
-            for (position, former) in declaration.formerNames.enumerated() {
-                renamedKeys.append(key)
-                positions.append(String(position))
-                formers.append(former)
-            }
-        }
         try connection.execute(
-            """
-            WITH declared AS (INSERT INTO prefs_declared (namespace, key, type, initial)
-                              SELECT $1, k, t, i FROM unnest($2::text[], $3::text[], $4::text[]) AS u(k, t, i)
-                              ON CONFLICT (namespace, key) DO UPDATE SET type = excluded.type, initial = excluded.initial),
-            shortened AS (DELETE FROM prefs_renamed r USING unnest($2::text[], $8::int[]) AS c(k, n)
-                          WHERE r.namespace = $1 AND r.key = c.k AND r.position >= c.n)
-            INSERT INTO prefs_renamed (namespace, key, position, former)
-            SELECT $1, k, p, f FROM unnest($5::text[], $6::int[], $7::text[]) AS u(k, p, f)
-            ON CONFLICT (namespace, key, position) DO UPDATE SET former = excluded.former
-            """,
-            [
-                namespace, Self.arrayLiteral(plan.declarations.map(\.key)), Self.arrayLiteral(plan.declarations.map(\.declaration.type.description)),
-                Self.arrayLiteral(plan.declarations.map { $0.declaration.initial?.serialized() }), Self.arrayLiteral(renamedKeys),
-                Self.arrayLiteral(positions), Self.arrayLiteral(formers), Self.arrayLiteral(counts),
-            ], deadline: deadline, commits: commits, operation: operation)
+            Self.declarationsStatement, [namespace] + plan.declarationParameters, deadline: deadline, commits: commits, operation: operation)
     }
+
+    /// $1 the namespace, $2 to $8 the declarations (``WritePlan/declarationParameters``).
+    static let declarationsStatement = PreparedSQL("WITH " + WritePlan.declarationParts(first: 2).joined(separator: ",\n") + "\nSELECT 1")
 
     // MARK: - Helpers
 

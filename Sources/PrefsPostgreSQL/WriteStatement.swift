@@ -31,6 +31,50 @@ struct WritePlan {
     /// Every key whose value the write changes.
     var keys: [String] { sets.map(\.key) + removes }
 
+    /// The declarations as the statements that record them take them, seven arrays: the keys, their types and
+    /// initial values; each former name's key, position and name; how many former names each key has.
+    var declarationParameters: [String?] {
+        var renamedKeys: [String] = [], positions: [String] = [], formers: [String] = [], counts: [String] = []
+        for (key, declaration) in declarations {
+            counts.append(String(declaration.formerNames.count))
+            for (position, former) in declaration.formerNames.enumerated() {
+                renamedKeys.append(key)
+                positions.append(String(position))
+                formers.append(former)
+            }
+        }
+        return [
+            PostgreSQLBackend.arrayLiteral(declarations.map(\.key)), PostgreSQLBackend.arrayLiteral(declarations.map(\.declaration.type.description)),
+            PostgreSQLBackend.arrayLiteral(declarations.map { $0.declaration.initial?.serialized() }), PostgreSQLBackend.arrayLiteral(renamedKeys),
+            PostgreSQLBackend.arrayLiteral(positions), PostgreSQLBackend.arrayLiteral(formers), PostgreSQLBackend.arrayLiteral(counts),
+        ]
+    }
+
+    /// The parts of a `WITH` that record the declarations passed as parameters `first` to `first + 6`
+    /// (``declarationParameters``), each only if `condition` holds (empty: always; else ` AND …`): recorded ones
+    /// upserted (two instances may record one key's declaration at once: the later wins), with their former names in
+    /// order.
+    static func declarationParts(first: Int, condition: String = "") -> [String] {
+        let (keys, types, initials, renamedKeys, positions, formers, counts) =
+            ("$\(first)", "$\(first + 1)", "$\(first + 2)", "$\(first + 3)", "$\(first + 4)", "$\(first + 5)", "$\(first + 6)")
+        return [
+            """
+            declared AS (INSERT INTO prefs_declared (namespace, key, type, initial) \
+            SELECT $1, k, t, i FROM unnest(\(keys)::text[], \(types)::text[], \(initials)::text[]) AS u(k, t, i) WHERE true\(condition) \
+            ON CONFLICT (namespace, key) DO UPDATE SET type = excluded.type, initial = excluded.initial)
+            """,
+            """
+            shortened AS (DELETE FROM prefs_renamed r USING unnest(\(keys)::text[], \(counts)::int[]) AS c(k, n) \
+            WHERE r.namespace = $1 AND r.key = c.k AND r.position >= c.n\(condition))
+            """,
+            """
+            renamed AS (INSERT INTO prefs_renamed (namespace, key, position, former) \
+            SELECT $1, k, p, f FROM unnest(\(renamedKeys)::text[], \(positions)::int[], \(formers)::text[]) AS u(k, p, f) WHERE true\(condition) \
+            ON CONFLICT (namespace, key, position) DO UPDATE SET former = excluded.former)
+            """,
+        ]
+    }
+
     func writes(_ key: String) -> Bool {
         sets.contains { $0.key == key } || removes.contains(key)
     }
@@ -70,12 +114,14 @@ struct WriteStatement {
         var removes: Count
         var registers: Bool
         var history: History
+        /// Whether the statement records the plan's declarations too (a key's first write with a new declaration).
+        var declares: Bool
         var notifiesInline: Bool
 
         /// Whether the statement is one guarded update, one upsert or one removal of one key, and nothing else: its
         /// row then says only the new revision (the key is the one sent).
         var returnsRevisionOnly: Bool {
-            guard history == .off, !registers else { return false }
+            guard history == .off, !registers, !declares else { return false }
             switch (guarding, sets, removes) {
             case (.revision, .none, .none), (.none, .one, .none), (.none, .none, .one): return true
             default: return false
@@ -85,7 +131,7 @@ struct WriteStatement {
         /// How many cases each part has (`allCases.count`, which makes an array at each call).
         private static let guards = Guard.allCases.count, counts = Count.allCases.count, histories = History.allCases.count
         /// How many shapes there are.
-        static let count = guards * counts * counts * 2 * histories * 2
+        static let count = guards * counts * counts * 2 * histories * 2 * 2
 
         /// This shape's place among the ``count`` shapes: its statement's text is found without hashing. (Each part's
         /// raw value is its place among its cases, 0 up.)
@@ -95,6 +141,7 @@ struct WriteStatement {
             index = index * Self.counts + removes.rawValue
             index = index * 2 + (registers ? 1 : 0)
             index = index * Self.histories + history.rawValue
+            index = index * 2 + (declares ? 1 : 0)
             return index * 2 + (notifiesInline ? 1 : 0)
         }
     }
@@ -162,6 +209,8 @@ struct WriteStatement {
         } else if !removes.isEmpty {
             parameters.append(PostgreSQLBackend.arrayLiteral(removes))
         }
+        let declares = !plan.declarations.isEmpty
+        if declares { parameters += plan.declarationParameters }
         if let channel { parameters.append(channel) }
         switch (written, sets.count, removes.count) {
         case (let key?, 0, 0): soleKey = key
@@ -171,7 +220,7 @@ struct WriteStatement {
         }
         let shape = Shape(
             guarding: guarding, sets: Shape.Count(sets.count), removes: Shape.Count(removes.count), registers: registers, history: history,
-            notifiesInline: channel != nil)
+            declares: declares, notifiesInline: channel != nil)
         returnsRevisionOnly = shape.returnsRevisionOnly
         let index = shape.index
         if let last, last.index == index {
@@ -258,6 +307,11 @@ struct WriteStatement {
                 \(returning))
                 """)
             sources.append("r")
+        }
+        if shape.declares {
+            // Recorded only if the write is made: a guarded write that lost records nothing, as its transaction did.
+            parts += WritePlan.declarationParts(first: count + 1, condition: condition)
+            count += 7
         }
         // No rows (a plan with only declarations): a source of the same columns that yields none.
         let none = """

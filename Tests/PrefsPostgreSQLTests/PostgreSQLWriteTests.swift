@@ -80,6 +80,13 @@ struct PostgreSQLWriteTests {
         // A key's first write in a process that has not declared it: its recorded declaration read once, then the write.
         let firstSet = try count("other") { try other.set(1, for: keys[3]) }
         #expect(firstSet.count == 2, "\(firstSet)")
+        // A key no one declared: its declaration is recorded by its first set's own statement (it was BEGIN, the
+        // write, the declaration, COMMIT).
+        let fresh = Prefs.Key<Int>("fresh", initial: 5, formerNames: ["stale", "staler"])
+        let freshSet = try count("other") { try other.set(6, for: fresh) }
+        #expect(freshSet.count == 2, "read, then one write: \(freshSet)")
+        #expect(freshSet.last?.contains("INSERT INTO prefs_values") == true)
+        #expect(try counted.revisioned(fresh).value == 6)
         let changed = Prefs.Key<Int>("key-3", initial: 99, formerNames: ["old-3", "older-3"])
         let recordedAgain = try count("counted") { try counted.declare([changed]) }
         #expect(recordedAgain.count == 2, "read, then recorded in one statement: \(recordedAgain)")
@@ -87,7 +94,8 @@ struct PostgreSQLWriteTests {
         let listed = try other.declaredKeys()
         #expect(listed["key-3"]?.initial == .int(99) && listed["key-3"]?.formerNames == ["old-3", "older-3"])
         #expect(listed["key-6"]?.formerNames == ["old-6", "older-6"] && listed["caf\u{e9}-7"]?.initial == .int(7))
-        #expect(listed.count == 300)
+        #expect(listed["fresh"]?.initial == .int(5) && listed["fresh"]?.formerNames == ["stale", "staler"])
+        #expect(listed.count == 301)
         try counted.close()
         try other.close()
     }

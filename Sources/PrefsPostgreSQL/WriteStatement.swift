@@ -3,6 +3,12 @@ import Foundation
 import Prefs
 import PrefsSupport
 
+extension PostgreSQLBackend {
+    /// The text of every shape of write statement, for a test that has a server prepare each (most are made only for
+    /// the writes that need them).
+    package static var writeStatementTexts: [String] { WriteStatement.everyText }
+}
+
 /// A changeset in the form the statements take: canonical names, values as type name and JSON text.
 struct WritePlan {
     var sets: [(key: String, value: StoredValue)] = []
@@ -100,8 +106,9 @@ struct WriteStatement {
     }
 
     /// What a statement's text depends on; its parameters are, in order: the namespace, the guarded key's (key, type,
-    /// value, revision), the set keys' (keys, types, values), the removed keys, the channel. One key is passed as
-    /// itself, several as arrays: a function scan over `unnest` costs the server more than the rest of a one-key upsert.
+    /// value, revision), the set keys' (keys, types, values), the removed keys, the declarations (seven arrays,
+    /// ``WritePlan/declarationParameters``), the channel. One key is passed as itself, several as arrays: a function
+    /// scan over `unnest` costs the server more than the rest of a one-key upsert.
     struct Shape: Hashable {
         enum Guard: Int, Hashable, CaseIterable { case none, revision, neverWritten }
         /// How many keys a part of the statement writes.
@@ -233,6 +240,30 @@ struct WriteStatement {
         self.registers = registers
         reportsHistory = history == .unknown
         notifiesInline = channel != nil
+    }
+
+    /// Every shape's text (``PostgreSQLBackend/writeStatementTexts``).
+    static var everyText: [String] {
+        var texts: [String] = []
+        for guarding in Shape.Guard.allCases {
+            for sets in Shape.Count.allCases {
+                for removes in Shape.Count.allCases {
+                    for registers in [false, true] {
+                        for history in History.allCases {
+                            for declares in [false, true] {
+                                for notifiesInline in [false, true] {
+                                    let shape = Shape(
+                                        guarding: guarding, sets: sets, removes: removes, registers: registers, history: history, declares: declares,
+                                        notifiesInline: notifiesInline)
+                                    texts.append(makeSQL(for: shape))
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return texts
     }
 
     /// Each shape's text once made, at its ``Shape/index``.

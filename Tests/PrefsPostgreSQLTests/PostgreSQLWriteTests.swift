@@ -51,6 +51,21 @@ struct PostgreSQLWriteTests {
         #expect(try Prefs(.postgreSQL(server.url, namespace: "n")).snapshot().count == keys.count)
     }
 
+    @Test("every shape of write statement (guard, sets, removals, registration, history, declarations, notification) is valid SQL")
+    func everyWriteStatementPrepares() throws {
+        let server = try TestPostgreSQLServer()
+        defer { server.stop() }
+        try Prefs(.postgreSQL(server.url, namespace: "n")).close()  // the schema
+        let texts = PostgreSQLBackend.writeStatementTexts
+        #expect(texts.count == 648 && Set(texts).count > 500)
+        // In scripts of 40 (an argument of psql has at most 128 KiB); the server parses and plans each as libpq's
+        // PQprepare has it do, parameter types inferred.
+        for start in stride(from: 0, to: texts.count, by: 40) {
+            let script = texts[start..<min(start + 40, texts.count)].enumerated().map { "PREPARE w\(start + $0.offset) AS \($0.element);" }
+            try server.psql(script.joined(separator: "\n"))
+        }
+    }
+
     @Test("declaring keys another process recorded reads their declarations, former names included, in one statement")
     func declarationsReadInOneStatement() throws {
         let server = try TestPostgreSQLServer(settings: ["log_statement": "all", "log_line_prefix": "'%a|'"])

@@ -35,6 +35,8 @@ package final class PostgreSQLBackend: StoreBackend {
     let channel: String
     package let freshness: BackendFreshness?
     package var validatesTransactionsAtCommit: Bool { true }
+    /// A write's declarations are upserted by its statement only where they differ (``WritePlan/declarationParts(first:condition:)``).
+    package var recordsOnlyChangedDeclarations: Bool { true }
 
     /// A key as this backend last saw it: its stored value (nil: none) and its revision (0: never written).
     struct Entry: Equatable {

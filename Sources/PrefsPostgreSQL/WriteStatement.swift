@@ -59,7 +59,8 @@ struct WritePlan {
     /// The parts of a `WITH` that record the declarations passed as parameters `first` to `first + 6`
     /// (``declarationParameters``), each only if `condition` holds (empty: always; else ` AND …`): recorded ones
     /// upserted (two instances may record one key's declaration at once: the later wins), with their former names in
-    /// order.
+    /// order. A row that holds the same already is left as it is (no new row version), so that a store may send a
+    /// key's declaration with its first write without reading the recorded one first.
     static func declarationParts(first: Int, condition: String = "") -> [String] {
         let (keys, types, initials, renamedKeys, positions, formers, counts) =
             ("$\(first)", "$\(first + 1)", "$\(first + 2)", "$\(first + 3)", "$\(first + 4)", "$\(first + 5)", "$\(first + 6)")
@@ -67,7 +68,8 @@ struct WritePlan {
             """
             declared AS (INSERT INTO prefs_declared (namespace, key, type, initial) \
             SELECT $1, k, t, i FROM unnest(\(keys)::text[], \(types)::text[], \(initials)::text[]) AS u(k, t, i) WHERE true\(condition) \
-            ON CONFLICT (namespace, key) DO UPDATE SET type = excluded.type, initial = excluded.initial)
+            ON CONFLICT (namespace, key) DO UPDATE SET type = excluded.type, initial = excluded.initial \
+            WHERE (prefs_declared.type, prefs_declared.initial) IS DISTINCT FROM (excluded.type, excluded.initial))
             """,
             """
             shortened AS (DELETE FROM prefs_renamed r USING unnest(\(keys)::text[], \(counts)::int[]) AS c(k, n) \
@@ -76,7 +78,7 @@ struct WritePlan {
             """
             renamed AS (INSERT INTO prefs_renamed (namespace, key, position, former) \
             SELECT $1, k, p, f FROM unnest(\(renamedKeys)::text[], \(positions)::int[], \(formers)::text[]) AS u(k, p, f) WHERE true\(condition) \
-            ON CONFLICT (namespace, key, position) DO UPDATE SET former = excluded.former)
+            ON CONFLICT (namespace, key, position) DO UPDATE SET former = excluded.former WHERE prefs_renamed.former IS DISTINCT FROM excluded.former)
             """,
         ]
     }

@@ -99,6 +99,11 @@ package protocol StoreBackend: AnyObject {
     /// cache keeps every value it loads or a commit writes (a backend that holds its values in memory anyway, or whose
     /// reads cross a network).
     var readsCostOneLookup: Bool { get }
+    /// Whether a declaration committed with a write is recorded only where it differs from the recorded one, by the
+    /// write itself (PostgreSQL: in its one statement). The store then gives a key's first write its declaration
+    /// without reading the recorded one first (a round trip). False (the default): the store reads it, and gives the
+    /// write the declaration only when it differs.
+    var recordsOnlyChangedDeclarations: Bool { get }
 }
 
 extension StoreBackend {
@@ -140,6 +145,7 @@ extension StoreBackend {
     package var validatesTransactionsAtCommit: Bool { false }
     package var servesReadsFromMemory: Bool { false }
     package var readsCostOneLookup: Bool { false }
+    package var recordsOnlyChangedDeclarations: Bool { false }
 }
 
 /// One write in a transaction of its own: `begin`, then `commit`, or `rollback` when `commit` throws. The shape of both

@@ -41,9 +41,17 @@ extension Prefs {
         for former in key.formerNames { changes.values[former] = .remove }
         let (isDeclared, epoch) = state.withLock { ($0.isDeclared(cacheName), $0.declarationEpoch) }
         if !isDeclared {
-            // The first write of a key in this process records its declaration in the same step.
-            // When the recorded declaration cannot be read, recording it again is harmless.
-            let recorded: KeyDeclaration?? = try? recordedDeclaration(for: key.name)
+            // The first write of a key in this process records its declaration in the same step: when it differs from
+            // the recorded one, or always where the backend records only what differs. When the recorded declaration
+            // cannot be read, recording it again is harmless.
+            let recorded: KeyDeclaration??
+            do {
+                recorded = try io.withBackend { backend throws -> KeyDeclaration?? in
+                    backend.recordsOnlyChangedDeclarations ? .none : .some(try backend.declaration(forKey: key.name))
+                }
+            } catch {
+                recorded = .none
+            }
             if recorded != .some(key.declaration) { changes.declarations[key.name] = key.declaration }
             state.withLock { $0.noteDeclared(cacheName) }
         }

@@ -269,4 +269,6 @@ final class DeferredBackend: StoreBackend {
     var files: [String] { opened?.files ?? [] }
 
     var validatesTransactionsAtCommit: Bool { opened?.validatesTransactionsAtCommit ?? false }
+
+    var recordsOnlyChangedDeclarations: Bool { opened?.recordsOnlyChangedDeclarations ?? false }
 }

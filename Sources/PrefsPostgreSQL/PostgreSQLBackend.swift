@@ -204,10 +204,7 @@ package final class PostgreSQLBackend: StoreBackend {
         func text(_ column: Int32) -> String? {
             PQgetisnull(result, 0, column) == 0 ? String(cString: PQgetvalue(result, 0, column)) : nil
         }
-        let revision =
-            PQgetisnull(result, 0, 2) == 0
-            ? WrittenRows.integer(UnsafeRawBufferPointer(start: PQgetvalue(result, 0, 2), count: Int(PQgetlength(result, 0, 2)))) : nil
-        return Entry(stored: text(1).map { storedValue(type: text(0) ?? "", text: $0) }, revision: revision ?? 0)
+        return Entry(stored: text(1).map { storedValue(type: text(0) ?? "", text: $0) }, revision: WrittenRows.integer(result, 0, 2) ?? 0)
     }
 
     static let fetchStatement = PreparedSQL("SELECT type, value, revision FROM prefs_values WHERE namespace = $1 AND key = $2")

@@ -408,7 +408,7 @@ struct WrittenRows {
     }
 
     /// The `bigint` in `column` of `row` (nil: NULL, or not one).
-    private static func integer(_ result: OpaquePointer, _ row: Int32, _ column: Int32) -> Int64? {
+    static func integer(_ result: OpaquePointer, _ row: Int32, _ column: Int32) -> Int64? {
         guard PQgetisnull(result, row, column) == 0, let text = PQgetvalue(result, row, column) else { return nil }
         return integer(UnsafeRawBufferPointer(start: text, count: Int(PQgetlength(result, row, column))))
     }

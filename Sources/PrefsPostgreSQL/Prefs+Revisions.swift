@@ -10,7 +10,7 @@ extension Prefs {
     /// under the key's row lock: one key's revisions grow in the order its writes committed, as etcd's
     /// `mod_revision` does. Revisions of different keys are unique, but their order need not be the order of their
     /// commits: writers of different keys do not wait for each other (etcd's single revision counter makes them).
-    public struct Revisioned<Value: PrefsStorable>: Sendable {
+    public struct Revisioned<Value: Sendable>: Sendable {
         /// The stored value, or the key's initial value when none is stored.
         public var value: Value
         /// Whether a value is stored (false: `value` is the initial value).
@@ -21,7 +21,7 @@ extension Prefs {
 
     /// Thrown by `Prefs.set(_:for:ifRevision:)` when the key's revision is no longer the one given: nothing was
     /// written. Carries the key's current value and revision, to decide again from.
-    public struct RevisionConflict<Value: PrefsStorable>: Error, CustomStringConvertible {
+    public struct RevisionConflict<Value: Sendable>: Error, CustomStringConvertible {
         /// The key's name.
         public var key: String
         /// The revision the write expected.
@@ -42,7 +42,7 @@ extension Prefs {
     /// let quota = try prefs.revisioned(.quota)             // value 10, revision 4711
     /// try prefs.set(quota.value - 1, for: .quota, ifRevision: quota.revision)
     /// ```
-    public func revisioned<Value>(_ key: Key<Value>) throws(PrefsError) -> Revisioned<Value> {
+    public func revisioned<Value: PrefsStorable>(_ key: Key<Value>) throws(PrefsError) -> Revisioned<Value> {
         let read = try revisionedValue(key.name, formerNames: key.formerNames)
         return Self.revisioned(read.stored, revision: read.revision, key: key, reportingTo: self)
     }
@@ -67,7 +67,7 @@ extension Prefs {
     /// Throws `PrefsError` for a failure (the server's among them), or `RevisionConflict<Value>`: untyped, since a
     /// conflict is an answer to decide again from, not a failure, and carries the key's current value.
     @discardableResult
-    public func set<Value>(_ value: Value, for key: Key<Value>, ifRevision revision: Int64) throws -> Int64 {
+    public func set<Value: PrefsStorable>(_ value: Value, for key: Key<Value>, ifRevision revision: Int64) throws -> Int64 {
         var changes = Changeset()
         changes.values[key.name] = try Self.change(for: value, key: key.name)
         for former in key.formerNames { changes.values[former] = .remove }
@@ -97,7 +97,7 @@ extension Prefs {
     ///     apply(change.value); lastSeen = change.revision
     /// }
     /// ```
-    public func changes<Value>(of key: Key<Value>, after revision: Int64) -> AsyncThrowingStream<Revisioned<Value>, any Error> {
+    public func changes<Value: PrefsStorable>(of key: Key<Value>, after revision: Int64) -> AsyncThrowingStream<Revisioned<Value>, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: Revisioned<Value>.self)
         let reader: PostgreSQLHistoryReader
         do {
@@ -142,7 +142,9 @@ extension Prefs {
         return stream
     }
 
-    private static func revisioned<Value>(_ stored: StoredValue?, revision: Int64, key: Key<Value>, reportingTo prefs: Prefs?) -> Revisioned<Value> {
+    private static func revisioned<Value: PrefsStorable>(
+        _ stored: StoredValue?, revision: Int64, key: Key<Value>, reportingTo prefs: Prefs?
+    ) -> Revisioned<Value> {
         guard let stored else { return Revisioned(value: key.initial, isStored: false, revision: revision) }
         do {
             return Revisioned(value: try key.decode(stored), isStored: true, revision: revision)

@@ -183,7 +183,7 @@ private struct Checks: Sendable {
             try prefs.set(Values.writtenWindow, for: Values.window)
             try prefs.set(.dark, for: Values.theme)
         } verify: { read, when in
-            func same<Value: Equatable>(_ key: Prefs.Key<Value>, _ written: Value, _ what: String) throws {
+            func same<Value: PrefsStorable & Equatable>(_ key: Prefs.Key<Value>, _ written: Value, _ what: String) throws {
                 let value = try read(key)
                 expect(value == written, "\(what) \(when) reads \(String(reflecting: value)), not \(String(reflecting: written))")
             }
@@ -321,7 +321,7 @@ private struct Checks: Sendable {
 private struct Fresh {
     let prefs: Prefs
 
-    func callAsFunction<Value>(_ key: Prefs.Key<Value>) throws -> Value {
+    func callAsFunction<Value: PrefsStorable>(_ key: Prefs.Key<Value>) throws -> Value {
         guard let stored = try prefs.storedValue(forKey: key.name) else { return key.initial }
         return try stored.decode(Value.self)
     }

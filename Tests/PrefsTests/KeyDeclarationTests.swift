@@ -47,4 +47,44 @@ struct KeyDeclarationTests {
         let again = Prefs.Key<String>("k", initial: name)
         #expect(again.declaration == KeyDeclaration(type: .string, initial: .string(name)), "made again")
     }
+
+    /// A value type a store cannot hold.
+    private struct NotStorable {}
+
+    private struct Window: Codable, Equatable, PrefsStorable {
+        var width: Int
+    }
+
+    @Test("Key's type requires no conformance: the runtime makes Key<T> without searching for one")
+    func keyTypeRequiresNoConformance() {
+        // Builds only while `Key`'s generic parameter is unconstrained. Constrained, the runtime checks the requirement
+        // each time it first makes a `Key<T>` from its mangled name (as specialized code does), searching every
+        // image's conformance records: some 60 µs per key type at a launch (workload 10 of the benchmark).
+        let type: Any.Type = Prefs.Key<NotStorable>.self
+        #expect("\(type)" == "Key<NotStorable>")
+    }
+
+    @Test("a key seen as Prefs.Keys declares, reads its initial value and reads launch arguments as its type")
+    func typeErasedKeyActsAsItsType() throws {
+        let count: Prefs.Keys = Prefs.Key<Int>("count", initial: 3, formerNames: ["oldCount"])
+        #expect(count.declaration == KeyDeclaration(type: .int, initial: .int(3), formerNames: ["oldCount"]))
+        #expect(count.initialStoredValue() == StoredValue(type: .int, json: .int(3)))
+        #expect(try count.readArgument(StoredValue(type: .string, json: .string("7"))) == StoredValue(type: .int, json: .int(7)))
+        #expect(throws: ValueMismatch.self) { try count.readArgument(StoredValue(type: .string, json: .string("seven"))) }
+
+        let window: Prefs.Keys = Prefs.Key<Window>("window", initial: Window(width: 640))
+        #expect(window.declaration.type == .json)
+        #expect(window.declaration.initial == .object(["width": .int(640)]))
+        #expect(try window.initialStoredValue()?.decode(Window.self) == Window(width: 640))
+
+        let nickname: Prefs.Keys = Prefs.Key<String?>("nickname")
+        #expect(nickname.declaration == KeyDeclaration(type: .string, initial: nil))
+        #expect(nickname.initialStoredValue() == nil, "a nil initial value is no stored value")
+
+        // An initial value computed at each read is not recorded, but is what a read by name sees.
+        let start = Date(timeIntervalSinceReferenceDate: 1_000)
+        let computed: Prefs.Keys = Prefs.Key<Date>("trialEnds") { start }
+        #expect(computed.declaration == KeyDeclaration(type: .date, initial: nil))
+        #expect(try computed.initialStoredValue()?.decode(Date.self) == start)
+    }
 }

@@ -44,7 +44,6 @@ extension Prefs {
             }
             return box.takeUnretainedValue().declaration
         }
-        private let makeDeclaration: @Sendable () -> KeyDeclaration
         private let madeDeclaration = Atomic<Unmanaged<DeclarationBox>?>(nil)
 
         /// The declaration once made (see ``declaration``), in an object so that one atomic reference publishes it.
@@ -77,11 +76,15 @@ extension Prefs {
         /// The box that holds this key's declaration once made, nil before (tests compare boxes by identity).
         var declarationBox: DeclarationBox? { madeDeclaration.load(ordering: .acquiring)?.takeUnretainedValue() }
 
-        init(name: String, formerNames: [String], declaration: @escaping @Sendable () -> KeyDeclaration) {
+        init(name: String, formerNames: [String]) {
             self.name = name
             nameHash = name.hashValue
             self.formerNames = formerNames
-            makeDeclaration = declaration
+        }
+
+        /// The declaration, made at its first use (``declaration``). Every key is a typed key, which overrides it.
+        func makeDeclaration() -> KeyDeclaration {
+            KeyDeclaration(type: .json, initial: nil, formerNames: formerNames)
         }
 
         deinit {
@@ -113,7 +116,17 @@ extension Prefs {
     }
 
     /// A typed key with its initial value: the value read while nothing is stored.
-    public final class Key<Value: PrefsStorable>: Keys, @unchecked Sendable {
+    ///
+    /// ```swift
+    /// extension Prefs.Keys {
+    ///     static let launchCount = Key<Int>("launchCount", initial: 0)
+    /// }
+    /// ```
+    ///
+    /// `Value` is a ``PrefsStorable`` type: every initializer requires it. The class itself does not, so that the first
+    /// key of each type in a process costs no search of the process's conformance tables (about 60 µs a type at
+    /// launch: the runtime checks a generic type's requirements when it makes the type from its name).
+    public final class Key<Value>: Keys, @unchecked Sendable {
         /// The value read while nothing is stored under ``Keys/name``: the one the key was declared with, or, for a
         /// key declared with a closure (``init(_:formerNames:initial:)``), the closure's value now.
         public var initial: Value { makeInitial() }
@@ -122,127 +135,167 @@ extension Prefs {
         private let makeInitial: @Sendable () -> Value
         /// Reads a stored value that does not decode as `Value` (an older shape), or returns nil; nil without a migration.
         private let migration: (@Sendable (StoredValue) throws -> Value?)?
+        /// `Value`'s conformance, which the initializers have (as `Value` itself, opened by ``typed(_:)``).
+        private let storable: any PrefsStorable.Type
+        /// Whether the initial value is fixed (recorded in the declaration), not computed at each read.
+        private let initialIsFixed: Bool
 
-        /// Declares a key. An invalid name (empty, longer than 256 bytes, with control
-        /// characters) is a programming error and stops the program here, at the declaration, with the reason.
-        /// Use ``init(validating:initial:formerNames:)`` for names that come from input.
-        public convenience init(_ name: String, initial: Value, formerNames: [String] = []) {
-            do {
-                try self.init(validating: name, initial: initial, formerNames: formerNames)
-            } catch {
-                preconditionFailure("Prefs.Key: \(error)")
+        /// Runs `body` with `Value` as the ``PrefsStorable`` type it is, for the overrides below (which cannot require it).
+        private func typed<Result, Failure: Error>(_ body: (any TypedKeyOperations) throws(Failure) -> Result) throws(Failure) -> Result {
+            // `Storable` is `Value`: the cast compares the two types, and looks up no conformance.
+            func open<Storable: PrefsStorable, R, F: Error>(_: Storable.Type, _ body: (any TypedKeyOperations) throws(F) -> R) throws(F) -> R {
+                try body(self as! Key<Storable>)
             }
+            return try open(storable, body)
         }
 
-        /// Declares a key whose initial value is computed at each read while nothing is stored, as Defaults' dynamic
-        /// default values are: a date, a fresh identifier, a value that depends on the device.
-        ///
-        /// ```swift
-        /// extension Prefs.Keys {
-        ///     static let trialEnds = Key<Date>("trialEnds") { Date.now.addingTimeInterval(14 * 86_400) }
-        /// }
-        /// prefs[.trialEnds]   // two weeks from now, until a date is stored
-        /// ```
-        ///
-        /// `initial` is called on the reading thread, each time a read finds nothing stored (store the value to keep
-        /// it). The store records no initial value in the key's declaration, so `prefs-tool` lists none.
-        public convenience init(_ name: String, formerNames: [String] = [], initial: @escaping @Sendable () -> Value) {
-            do {
-                try self.init(validating: name, makeInitial: initial, fixed: nil, formerNames: formerNames)
-            } catch {
-                preconditionFailure("Prefs.Key: \(error)")
-            }
-        }
-
-        /// Declares a key whose stored values may be in a shape an earlier version of the app wrote: a value that
-        /// does not decode as `Value` is handed to `migrate` before the key falls back to its initial value.
-        ///
-        /// ```swift
-        /// struct Settings: Codable, PrefsStorable { var fullName: String; var fontSize: Int }
-        /// struct SettingsV1: Codable, PrefsStorable { var name: String }   // what version 1 stored
-        ///
-        /// extension Prefs.Keys {
-        ///     static let settings = Key<Settings>("settings", initial: Settings(fullName: "", fontSize: 12), migrating: { stored in
-        ///         Settings(fullName: try stored.decode(SettingsV1.self).name, fontSize: 12)
-        ///     })
-        /// }
-        /// prefs[.settings].fullName   // version 1's `name`
-        /// ```
-        ///
-        /// `migrate` gets the stored value as it is (``StoredValue/jsonText`` is its JSON; ``StoredValue/decode(_:)``
-        /// reads it as an old type with the store's own decoding: dates, data, JSON kept as text). It returns the value
-        /// in the current shape, or nil (or throws) when the value is no shape it knows: the key then reads its initial
-        /// value and reports a ``ValueMismatch`` diagnostic, as without a migration. Try several old shapes in turn,
-        /// newest first.
-        ///
-        /// A read never writes: the migrated value is what reads return (and cache), while the store keeps the old
-        /// bytes until the key's next write stores the current shape. `migrate` runs on the reading thread, once per
-        /// value read from the store; it must not call the store.
-        public convenience init(
-            _ name: String, initial: Value, formerNames: [String] = [], migrating migrate: @escaping @Sendable (StoredValue) throws -> Value?
-        ) {
-            do {
-                try self.init(validating: name, makeInitial: { initial }, fixed: initial, formerNames: formerNames, migration: migrate)
-            } catch {
-                preconditionFailure("Prefs.Key: \(error)")
-            }
-        }
-
-        /// Decodes `stored` as `Value`; when it does not decode, as the key's migration reads it. Throws the decoding's
-        /// mismatch (with the migration's error, when it threw one) when neither reads it. An explicit `nil` is never
-        /// migrated.
-        package func decode(_ stored: StoredValue) throws(ValueMismatch) -> Value {
-            do {
-                return try stored.decode(Value.self)
-            } catch {
-                guard let migration, !stored.isNil else { throw error }
-                do {
-                    if let migrated = try migration(stored) { return migrated }
-                } catch let failure {
-                    var mismatch = error
-                    if let old = failure as? ValueMismatch {  // an old shape's decoding: which shape, and why
-                        mismatch.reason += "; the migration, reading \(old.swiftType ?? old.expected.description): \(old.reason)"
-                    } else {
-                        mismatch.reason += "; the migration: \(DecodeFailure.reason(of: failure))"
-                    }
-                    throw mismatch
-                }
-                throw error
-            }
+        override func makeDeclaration() -> KeyDeclaration {
+            typed { $0.typedDeclaration() }
         }
 
         override func initialStoredValue() -> StoredValue? {
-            guard let stored = try? StoredValue(initial), stored.json != .null else { return nil }
-            return stored
+            typed { $0.typedInitialStoredValue() }
         }
 
         override func readArgument(_ argument: StoredValue) throws(ValueMismatch) -> StoredValue {
-            try LaunchArguments.read(argument, as: Value.self).stored
+            try typed { (key) throws(ValueMismatch) in try key.typedReadArgument(argument) }
         }
 
-        /// Declares a key whose name comes from input; throws ``PrefsError/invalidKeyName(_:reason:)``.
-        public convenience init(validating name: String, initial: Value, formerNames: [String] = []) throws(PrefsError) {
-            try self.init(validating: name, makeInitial: { initial }, fixed: initial, formerNames: formerNames)
-        }
-
-        /// `fixed`: the initial value when it is not computed at each read, for the declaration.
+        /// `fixed`: whether `makeInitial` returns one value (recorded in the declaration), not one computed at each read.
         init(
-            validating name: String, makeInitial: @escaping @Sendable () -> Value, fixed: Value?, formerNames: [String],
+            validating name: String, makeInitial: @escaping @Sendable () -> Value, fixed: Bool, formerNames: [String],
             migration: (@Sendable (StoredValue) throws -> Value?)? = nil
-        ) throws(PrefsError) {
+        ) throws(PrefsError) where Value: PrefsStorable {
             try KeyName.validate(name)
             for former in formerNames { try KeyName.validateLegacy(former) }  // old code's names, as UserDefaults took them
             self.makeInitial = makeInitial
             self.migration = migration
-            super.init(name: name, formerNames: formerNames) {
-                let initialJSON = try? fixed?.storedJSON()  // a Codable initial that cannot encode is recorded as unknown
-                return KeyDeclaration(type: Value.valueType, initial: initialJSON == .null ? nil : initialJSON, formerNames: formerNames)
-            }
+            storable = Value.self
+            initialIsFixed = fixed
+            super.init(name: name, formerNames: formerNames)
         }
     }
 }
 
-extension Prefs.Key where Value: ExpressibleByNilLiteral {
+extension Prefs.Key where Value: PrefsStorable {
+    /// Declares a key. An invalid name (empty, longer than 256 bytes, with control
+    /// characters) is a programming error and stops the program here, at the declaration, with the reason.
+    /// Use ``init(validating:initial:formerNames:)`` for names that come from input.
+    public convenience init(_ name: String, initial: Value, formerNames: [String] = []) {
+        do {
+            try self.init(validating: name, initial: initial, formerNames: formerNames)
+        } catch {
+            preconditionFailure("Prefs.Key: \(error)")
+        }
+    }
+
+    /// Declares a key whose initial value is computed at each read while nothing is stored, as Defaults' dynamic
+    /// default values are: a date, a fresh identifier, a value that depends on the device.
+    ///
+    /// ```swift
+    /// extension Prefs.Keys {
+    ///     static let trialEnds = Key<Date>("trialEnds") { Date.now.addingTimeInterval(14 * 86_400) }
+    /// }
+    /// prefs[.trialEnds]   // two weeks from now, until a date is stored
+    /// ```
+    ///
+    /// `initial` is called on the reading thread, each time a read finds nothing stored (store the value to keep
+    /// it). The store records no initial value in the key's declaration, so `prefs-tool` lists none.
+    public convenience init(_ name: String, formerNames: [String] = [], initial: @escaping @Sendable () -> Value) {
+        do {
+            try self.init(validating: name, makeInitial: initial, fixed: false, formerNames: formerNames)
+        } catch {
+            preconditionFailure("Prefs.Key: \(error)")
+        }
+    }
+
+    /// Declares a key whose stored values may be in a shape an earlier version of the app wrote: a value that
+    /// does not decode as `Value` is handed to `migrate` before the key falls back to its initial value.
+    ///
+    /// ```swift
+    /// struct Settings: Codable, PrefsStorable { var fullName: String; var fontSize: Int }
+    /// struct SettingsV1: Codable, PrefsStorable { var name: String }   // what version 1 stored
+    ///
+    /// extension Prefs.Keys {
+    ///     static let settings = Key<Settings>("settings", initial: Settings(fullName: "", fontSize: 12), migrating: { stored in
+    ///         Settings(fullName: try stored.decode(SettingsV1.self).name, fontSize: 12)
+    ///     })
+    /// }
+    /// prefs[.settings].fullName   // version 1's `name`
+    /// ```
+    ///
+    /// `migrate` gets the stored value as it is (``StoredValue/jsonText`` is its JSON; ``StoredValue/decode(_:)``
+    /// reads it as an old type with the store's own decoding: dates, data, JSON kept as text). It returns the value
+    /// in the current shape, or nil (or throws) when the value is no shape it knows: the key then reads its initial
+    /// value and reports a ``ValueMismatch`` diagnostic, as without a migration. Try several old shapes in turn,
+    /// newest first.
+    ///
+    /// A read never writes: the migrated value is what reads return (and cache), while the store keeps the old
+    /// bytes until the key's next write stores the current shape. `migrate` runs on the reading thread, once per
+    /// value read from the store; it must not call the store.
+    public convenience init(
+        _ name: String, initial: Value, formerNames: [String] = [], migrating migrate: @escaping @Sendable (StoredValue) throws -> Value?
+    ) {
+        do {
+            try self.init(validating: name, makeInitial: { initial }, fixed: true, formerNames: formerNames, migration: migrate)
+        } catch {
+            preconditionFailure("Prefs.Key: \(error)")
+        }
+    }
+
+    /// Declares a key whose name comes from input; throws ``PrefsError/invalidKeyName(_:reason:)``.
+    public convenience init(validating name: String, initial: Value, formerNames: [String] = []) throws(PrefsError) {
+        try self.init(validating: name, makeInitial: { initial }, fixed: true, formerNames: formerNames)
+    }
+}
+
+/// What a typed key does with its value's conformance, reached from the type-erased overrides of ``Prefs/Key``.
+private protocol TypedKeyOperations {
+    func typedDeclaration() -> KeyDeclaration
+    func typedInitialStoredValue() -> StoredValue?
+    func typedReadArgument(_ argument: StoredValue) throws(ValueMismatch) -> StoredValue
+}
+
+extension Prefs.Key: TypedKeyOperations where Value: PrefsStorable {
+    fileprivate func typedDeclaration() -> KeyDeclaration {
+        let initialJSON = initialIsFixed ? try? initial.storedJSON() : nil  // a Codable initial that cannot encode is recorded as unknown
+        return KeyDeclaration(type: Value.valueType, initial: initialJSON == .null ? nil : initialJSON, formerNames: formerNames)
+    }
+
+    fileprivate func typedInitialStoredValue() -> StoredValue? {
+        guard let stored = try? StoredValue(initial), stored.json != .null else { return nil }
+        return stored
+    }
+
+    fileprivate func typedReadArgument(_ argument: StoredValue) throws(ValueMismatch) -> StoredValue {
+        try LaunchArguments.read(argument, as: Value.self).stored
+    }
+
+    /// Decodes `stored` as `Value`; when it does not decode, as the key's migration reads it. Throws the decoding's
+    /// mismatch (with the migration's error, when it threw one) when neither reads it. An explicit `nil` is never
+    /// migrated.
+    package func decode(_ stored: StoredValue) throws(ValueMismatch) -> Value {
+        do {
+            return try stored.decode(Value.self)
+        } catch {
+            guard let migration, !stored.isNil else { throw error }
+            do {
+                if let migrated = try migration(stored) { return migrated }
+            } catch let failure {
+                var mismatch = error
+                if let old = failure as? ValueMismatch {  // an old shape's decoding: which shape, and why
+                    mismatch.reason += "; the migration, reading \(old.swiftType ?? old.expected.description): \(old.reason)"
+                } else {
+                    mismatch.reason += "; the migration: \(DecodeFailure.reason(of: failure))"
+                }
+                throw mismatch
+            }
+            throw error
+        }
+    }
+}
+
+extension Prefs.Key where Value: PrefsStorable & ExpressibleByNilLiteral {
     /// Declares an optional key whose initial value is `nil`.
     public convenience init(_ name: String, formerNames: [String] = []) {
         self.init(name, initial: nil, formerNames: formerNames)

@@ -48,7 +48,7 @@ extension PrefsKeyEnum {
     func typedKey<Value: PrefsStorable>(initial: Value) -> Prefs.Key<Value> {
         do {
             return try Prefs.Key(
-                validating: rawValue, makeInitial: { initial }, fixed: initial, formerNames: formerNames,
+                validating: rawValue, makeInitial: { initial }, fixed: true, formerNames: formerNames,
                 migration: { stored in
                     guard let migrated = try self.migratedValue(from: stored) else { return nil }
                     guard let value = migrated as? Value else {

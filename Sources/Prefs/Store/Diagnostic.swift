@@ -123,7 +123,7 @@ extension Prefs {
     /// case .argument(let count): print("-launchCount \(count) for this launch")
     /// }
     /// ```
-    public enum Lookup<Value: PrefsStorable>: Sendable {
+    public enum Lookup<Value: Sendable>: Sendable {
         case stored(Value)
         case initial(Value)
         /// A value is stored but cannot be read as `Value`; `initial` is what reads return.

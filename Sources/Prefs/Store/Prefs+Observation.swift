@@ -20,7 +20,7 @@ extension Prefs {
     /// ```swift
     /// for await count in prefs.values(for: .launchCount, lossless: true) { audit(count) }   // 1, 2, 3, …: none skipped
     /// ```
-    public func values<Value>(for key: Key<Value>, lossless: Bool = false) -> AsyncStream<Value> {
+    public func values<Value: PrefsStorable>(for key: Key<Value>, lossless: Bool = false) -> AsyncStream<Value> {
         let (stream, continuation) = AsyncStream.makeStream(of: Value.self)
         let observer = Observer(keys: [key], isLossless: lossless, finish: { continuation.finish() }) { [weak self] stored in
             continuation.yield(self?.decodeForObserver(stored[0], key: key) ?? key.initial)
@@ -38,14 +38,14 @@ extension Prefs {
     /// ```swift
     /// for await (count, name) in prefs.values(for: .launchCount, .username) { print(count, name ?? "-") }
     /// ```
-    public func values<each Value>(for keys: repeat Key<each Value>, lossless: Bool = false) -> AsyncStream<(repeat each Value)> {
+    public func values<each Value: PrefsStorable>(for keys: repeat Key<each Value>, lossless: Bool = false) -> AsyncStream<(repeat each Value)> {
         let (stream, continuation) = AsyncStream.makeStream(of: (repeat each Value).self)
         var names: [Keys] = []
         for key in repeat each keys { names.append(key) }
         let tuple = (repeat each keys)
         let observer = Observer(keys: names, isLossless: lossless, finish: { continuation.finish() }) { [weak self] stored in
             var index = 0
-            func decode<Element>(_ key: Key<Element>) -> Element {
+            func decode<Element: PrefsStorable>(_ key: Key<Element>) -> Element {
                 defer { index += 1 }
                 return self?.decodeForObserver(stored[index], key: key) ?? key.initial
             }
@@ -68,7 +68,7 @@ extension Prefs {
     /// Made on the main actor, it notifies on the main actor. Several keys are observed as one registration by reading
     /// each one's `value` in the same `withObservationTracking` (or the `@Pref` properties of one model in a SwiftUI
     /// view's body): `onChange` is called once, at the first change to any of them.
-    public func observable<Value>(_ key: Key<Value>, isolation: isolated (any Actor)? = #isolation) -> ObservableValue<Value> {
+    public func observable<Value: PrefsStorable>(_ key: Key<Value>, isolation: isolated (any Actor)? = #isolation) -> ObservableValue<Value> {
         ObservableValue(prefs: self, key: key, onMainActor: isolation === MainActor.shared)
     }
 
@@ -99,7 +99,7 @@ extension Prefs {
         !Self.silencedStores.contains(ObjectIdentifier(self))
     }
 
-    func decodeForObserver<Value>(_ stored: StoredValue?, key: Key<Value>) -> Value {
+    func decodeForObserver<Value: PrefsStorable>(_ stored: StoredValue?, key: Key<Value>) -> Value {
         guard let stored else { return key.initial }
         do {
             return try key.decode(stored)

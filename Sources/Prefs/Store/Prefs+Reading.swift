@@ -7,7 +7,7 @@ extension Prefs {
     /// initial value when nothing readable is stored. A launch argument that names the key (`-launchCount 5`) is read
     /// above both, for this process only (see <doc:LaunchArguments>).
     /// Setting writes through the backend; a failure is reported as a ``Diagnostic`` (use ``set(_:for:)-(_,Prefs.Key<Value>)`` to catch it).
-    public subscript<Value>(key: Key<Value>) -> Value {
+    public subscript<Value: PrefsStorable>(key: Key<Value>) -> Value {
         get {
             if io.isSuspended { resumeForRead() }
             if let freshness, freshness.isExpired { refreshIfStale() }
@@ -34,7 +34,7 @@ extension Prefs {
     /// A read the cache could not answer, out of line: the metadata its `Lookup<Value>` needs would otherwise be
     /// looked up on every read, cache hits included.
     @inline(never)
-    private func uncachedValue<Value>(for key: Key<Value>) -> Value {
+    private func uncachedValue<Value: PrefsStorable>(for key: Key<Value>) -> Value {
         lookup(key).value
     }
 
@@ -44,7 +44,7 @@ extension Prefs {
     /// ```swift
     /// if case .argument(let count) = prefs.lookup(.launchCount) { print("-launchCount \(count) from the scheme") }
     /// ```
-    public func lookup<Value>(_ key: Key<Value>) -> Lookup<Value> {
+    public func lookup<Value: PrefsStorable>(_ key: Key<Value>) -> Lookup<Value> {
         // The hot path: one lock, no hashing (the key's name's hash is kept), one reference copied out.
         if io.isSuspended { resumeForRead() }
         if let freshness, freshness.isExpired { refreshIfStale() }
@@ -99,7 +99,7 @@ extension Prefs {
     /// `Value`, cached in `slot`'s place so that the next read is a cache hit. Nil when none names it (one branch
     /// when the store reads no arguments), and when the argument does not read as a `Value`: that is reported once as
     /// ``Diagnostic/Kind/argumentIgnored(_:)``, and the key reads as without it.
-    private func argumentValue<Value>(for key: Key<Value>, slot: StoreCache.Slot) -> Value? {
+    private func argumentValue<Value: PrefsStorable>(for key: Key<Value>, slot: StoreCache.Slot) -> Value? {
         guard let argument = state.withLock({ $0.arguments.isEmpty || $0.closed ? nil : $0.arguments[key.name] }) else { return nil }
         let value: Value
         do {

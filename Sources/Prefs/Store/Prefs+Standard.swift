@@ -153,7 +153,7 @@ extension Prefs {
     /// the calls were made) and this returns when it is done, with its error. Use it from the main actor, where
     /// ``set(_:for:)-(_,Prefs.Key<Value>)`` or the subscript would wait for another process's lock (up to the lock or busy timeout, 5 s by
     /// default) on the main thread.
-    public func write<Value>(_ value: Value, for key: Key<Value>) async throws(PrefsError) {
+    public func write<Value: PrefsStorable>(_ value: Value, for key: Key<Value>) async throws(PrefsError) {
         let written = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, PrefsError>, Never>) in
             writer.async {
                 continuation.resume(returning: Result { () throws(PrefsError) in try self.set(value, for: key) })

@@ -35,7 +35,7 @@ extension Prefs {
         /// The value of `key` as this transaction sees it; setting stages a write. A stored value of
         /// another type reads as the initial value (and is reported); a read or encoding error makes the
         /// whole transaction throw instead of committing.
-        public subscript<Value>(key: Key<Value>) -> Value {
+        public subscript<Value: PrefsStorable>(key: Key<Value>) -> Value {
             mutating get {
                 do {
                     return try value(for: key)
@@ -51,7 +51,7 @@ extension Prefs {
 
         /// The value of `key` as this transaction sees it (under a former name when its own name holds none),
         /// or the initial value (a mismatch is reported).
-        public func value<Value>(for key: Key<Value>) throws(PrefsError) -> Value {
+        public func value<Value: PrefsStorable>(for key: Key<Value>) throws(PrefsError) -> Value {
             // Not `??`, whose autoclosure would throw untyped.
             var found = try storedValue(forKey: key.name)
             if found == nil { found = try formerValue(of: key) }
@@ -73,7 +73,7 @@ extension Prefs {
         }
 
         /// Stages a write of `value` for `key` (`nil` removes), and the removal of its former names' values.
-        public mutating func set<Value>(_ value: Value, for key: Key<Value>) throws(PrefsError) {
+        public mutating func set<Value: PrefsStorable>(_ value: Value, for key: Key<Value>) throws(PrefsError) {
             stage(try Prefs.change(for: value, key: key.name), forKey: key.name)
             for former in key.formerNames { changes.values[former] = .remove }
         }
@@ -86,7 +86,7 @@ extension Prefs {
 
         /// Stages an explicit `nil` for an optional key (and the removal of its former names' values); see
         /// ``Prefs/storeNil(for:)``.
-        public mutating func storeNil<Wrapped>(for key: Key<Wrapped?>) {
+        public mutating func storeNil<Wrapped: PrefsStorable>(for key: Key<Wrapped?>) {
             changes.values[key.name] = .set(.explicitNil)
             for former in key.formerNames { changes.values[former] = .remove }
         }
@@ -204,7 +204,7 @@ extension Prefs {
     /// Throws ``PrefsError`` for the store's own failures, and what `body` throws, unchanged (so untyped, as
     /// ``transaction(_:)``).
     @discardableResult
-    public func update<Value, Result>(_ key: Key<Value>, _ body: (inout Value) throws -> Result) throws -> Result {
+    public func update<Value: PrefsStorable, Result>(_ key: Key<Value>, _ body: (inout Value) throws -> Result) throws -> Result {
         try runTransaction(operation: "update(_:_:)", readsOneKey: true) { transaction in
             var value = try transaction.value(for: key)
             let result = try body(&value)

@@ -11,7 +11,7 @@ extension Prefs {
     ///
     /// Setting `nil` for an optional key removes the value, so the key reads its initial value again (as Defaults does);
     /// ``storeNil(for:)`` stores `nil` itself (as `@AppStorage` does), for a key whose initial value is not `nil`.
-    public func set<Value>(_ value: Value, for key: Key<Value>) throws(PrefsError) {
+    public func set<Value: PrefsStorable>(_ value: Value, for key: Key<Value>) throws(PrefsError) {
         try commitWrite(Self.change(for: value, key: key.name), for: key, operation: "set(_:for:)")
     }
 
@@ -28,7 +28,7 @@ extension Prefs {
     /// ```
     ///
     /// The stored form is a JSON `null` of type `json`, which earlier releases read as `nil` too.
-    public func storeNil<Wrapped>(for key: Key<Wrapped?>) throws(PrefsError) {
+    public func storeNil<Wrapped: PrefsStorable>(for key: Key<Wrapped?>) throws(PrefsError) {
         try commitWrite(.set(.explicitNil), for: key, operation: "storeNil(for:)")
     }
 

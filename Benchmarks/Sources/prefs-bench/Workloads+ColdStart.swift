@@ -85,7 +85,9 @@ private func coldRead<V: BenchValue>(_: V.Type, kind: String, path: String, key:
     case "none":
         value = nil
     case "sqlite", "json":
-        let prefs = try Prefs(kind == "sqlite" ? .sqlite(url) : .jsonFile(url))
+        // The child's command line (`--child-cold-start KIND PATH KEY TYPE`) is the benchmark's, not an app's launch arguments: a
+        // store given it would read `-child-cold-start` as a key set for this launch (an app launched as usual has none).
+        let prefs = try Prefs(kind == "sqlite" ? .sqlite(url) : .jsonFile(url), launchArguments: [])
         value = prefs[try Prefs.Key(validating: key, initial: V.initialValue)]
     case "raw-sqlite":
         let raw = try RawSQLite(path: path, createSchema: false)

@@ -344,7 +344,9 @@ func childLaunch(kind: String, path: String, n: Int) throws {
         values = []
     case "sqlite", "json":
         let url = URL(fileURLWithPath: path)
-        let prefs = try Prefs(kind == "sqlite" ? .sqlite(url) : .jsonFile(url))
+        // The child's command line (`--child-launch KIND PATH N`) is the benchmark's, not an app's launch arguments: a
+        // store given it would read `-child-launch` as a key set for this launch (an app launched as usual has none).
+        let prefs = try Prefs(kind == "sqlite" ? .sqlite(url) : .jsonFile(url), launchArguments: [])
         values = indices.map { LaunchStore.read(prefs, $0) }
     case "raw-sqlite":
         values = try LaunchStore.readRaw(path: path, indices: indices)

@@ -16,17 +16,25 @@ import PrefsSupport
 /// try await count.write(4)   // does its I/O off the caller's actor
 /// count.lookup.isStored      // true
 /// ```
-public final class ObservableValue<Value: PrefsStorable>: Observable, Sendable {
+///
+/// `Value` is a ``PrefsStorable`` type, as the key's; the class does not require it itself, so that making
+/// `ObservableValue<T>` in a new process costs no search of the conformance tables (see ``Prefs/Key``).
+public final class ObservableValue<Value>: Observable, Sendable {
     public let prefs: Prefs
     public let key: Prefs.Key<Value>
     private let registrar = ObservationRegistrar()
     /// Where change notifications are delivered: the main queue, or the store's serial queue for them.
     let queue: DispatchQueue
     private let subscription = Locked<Prefs.Observer?>(nil)
+    /// The store's subscript for the key, made where `Value` is known to be ``PrefsStorable``.
+    private let read: @Sendable () -> Value
+    private let write: @Sendable (Value) -> Void
 
-    init(prefs: Prefs, key: Prefs.Key<Value>, onMainActor: Bool) {
+    init(prefs: Prefs, key: Prefs.Key<Value>, onMainActor: Bool) where Value: PrefsStorable {
         self.prefs = prefs
         self.key = key
+        read = { prefs[key] }
+        write = { prefs[key] = $0 }
         queue = onMainActor ? .main : prefs.observationQueue
         let observer = Prefs.Observer(keys: [key], deliversInitialValue: false) { [weak self] _ in
             guard let self else { return }
@@ -47,13 +55,15 @@ public final class ObservableValue<Value: PrefsStorable>: Observable, Sendable {
     public var value: Value {
         get {
             registrar.access(self, keyPath: \.value)
-            return prefs[key]
+            return read()
         }
         set {
-            prefs[key] = newValue
+            write(newValue)
         }
     }
+}
 
+extension ObservableValue where Value: PrefsStorable {
     /// The key's value, telling a stored value apart from the initial value (see ``Prefs/lookup(_:)``).
     public var lookup: Prefs.Lookup<Value> {
         registrar.access(self, keyPath: \.value)

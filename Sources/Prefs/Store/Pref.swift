@@ -22,13 +22,17 @@
 ///
 /// Without `store:`, the wrapper uses ``Prefs/standard`` as it is when the wrapper is made: configure it at launch,
 /// before making models.
+///
+/// `Value` is the key's ``PrefsStorable`` type; the wrapper does not require it itself (see ``ObservableValue``).
 @propertyWrapper
-public struct Pref<Value: PrefsStorable>: Sendable {
+public struct Pref<Value>: Sendable {
     /// The key and store, observed: the projected value (`$property`).
     public let projectedValue: ObservableValue<Value>
 
     /// On the main actor (a view model's properties), its changes are delivered on the main actor.
-    public init(_ key: Prefs.Key<Value>, store: Prefs = .standard, isolation: isolated (any Actor)? = #isolation) {
+    public init(
+        _ key: Prefs.Key<Value>, store: Prefs = .standard, isolation: isolated (any Actor)? = #isolation
+    ) where Value: PrefsStorable {
         projectedValue = ObservableValue(prefs: store, key: key, onMainActor: isolation === MainActor.shared)
     }
 

@@ -17,8 +17,9 @@ import PrefsSupport
 /// count.lookup.isStored      // true
 /// ```
 ///
-/// `Value` is a ``PrefsStorable`` type, as the key's; the class does not require it itself, so that making
-/// `ObservableValue<T>` in a new process costs no search of the conformance tables (see ``Prefs/Key``).
+/// `Value` is a ``PrefsStorable`` type, as the key's; the class does not require it itself, so that the runtime makes
+/// `ObservableValue<T>` (or `Pref<T>`) from its name, as reflection over a view's fields does, without searching the
+/// process's conformance tables (see ``Prefs/Key``).
 public final class ObservableValue<Value>: Observable, Sendable {
     public let prefs: Prefs
     public let key: Prefs.Key<Value>

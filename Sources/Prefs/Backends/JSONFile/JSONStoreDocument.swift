@@ -152,7 +152,7 @@ struct JSONStoreDocument: Sendable, Hashable {
 
     /// The `"values"` or `"declared"` object, a member of the document's root: each entry in key order, written at
     /// depth 2 by `entry`.
-    private static func write<Element>(
+    private static func write<Element: JSONStoreEntry>(
         _ entries: Entries<Element>, into writer: inout JSONWriter, entry: (inout JSONWriter, Element) -> Void
     ) {
         let order = entries.inKeyOrder()

@@ -45,8 +45,10 @@ extension JSONStoreDocument {
     /// values["theme"] = StoredValue(type: .string, json: .string("dark"))
     /// ```
     ///
-    /// A value type: the file's bytes are an immutable `Data`, shared by copies.
-    struct Entries<Element: JSONStoreEntry>: Sendable {
+    /// A value type: the file's bytes are an immutable `Data`, shared by copies. `Element` is a ``JSONStoreEntry``;
+    /// the type requires only `Sendable` (a marker, which the runtime never checks), so that making
+    /// `[(key: String, place: Place)]` at a write does not search the process's conformance records for it.
+    struct Entries<Element: Sendable>: Sendable {
         /// The entries decoded, or set since the file was read.
         private var elements: [String: Element]
         /// The entries still as the file holds them: the range of each one's JSON value in ``source``. No key is in both.
@@ -78,37 +80,6 @@ extension JSONStoreDocument {
         /// How many entries are still the file's bytes, not decoded.
         var undecodedCount: Int { raw.count }
 
-        /// The element under `key`, decoded (a raw entry is decoded for this access and stays raw); setting it stores
-        /// a decoded element, nil removes the entry.
-        subscript(key: String) -> Element? {
-            get {
-                if let element = elements[key] { return element }
-                return raw[key].map(decode)
-            }
-            set {
-                elements[key] = newValue
-                if !raw.isEmpty { raw.removeValue(forKey: key) }
-            }
-        }
-
-        /// The element under `key`, decoding its entry once: it stays decoded for the next read.
-        mutating func decodedValue(forKey key: String) -> Element? {
-            if let element = elements[key] { return element }
-            guard let range = raw.removeValue(forKey: key) else { return nil }
-            let element = decode(range)
-            elements[key] = element
-            return element
-        }
-
-        /// Decodes every raw entry and keeps them decoded, then lets go of the file's bytes.
-        mutating func decodeAll() {
-            guard !raw.isEmpty else { return }
-            elements.reserveCapacity(elements.count + raw.count)
-            for (key, range) in raw { elements[key] = decode(range) }
-            raw = [:]
-            source = Data()
-        }
-
         /// Where one entry is: a position in the decoded entries or in the raw ones (see ``inKeyOrder()``). Valid
         /// while these entries are not changed.
         enum Place {
@@ -126,53 +97,86 @@ extension JSONStoreDocument {
             for index in raw.indices { all.append((raw.keys[index], .raw(index))) }
             return KeyOrder.sorted(all) { $0.key }
         }
+    }
+}
 
-        /// The element at `place`, one of ``inKeyOrder()``'s (a raw entry decoded for this access).
-        func element(at place: Place) -> Element {
-            switch place {
-            case .decoded(let index): elements.values[index]
-            case .raw(let index): decode(raw.values[index])
-            }
+extension JSONStoreDocument.Entries where Element: JSONStoreEntry {
+    /// The element under `key`, decoded (a raw entry is decoded for this access and stays raw); setting it stores
+    /// a decoded element, nil removes the entry.
+    subscript(key: String) -> Element? {
+        get {
+            if let element = elements[key] { return element }
+            return raw[key].map(decode)
         }
-
-        /// Every element, decoded (raw entries stay raw).
-        func decoded() -> [String: Element] {
-            guard !raw.isEmpty else { return elements }
-            var all = elements
-            all.reserveCapacity(count)
-            for (key, range) in raw { all[key] = decode(range) }
-            return all
+        set {
+            elements[key] = newValue
+            if !raw.isEmpty { raw.removeValue(forKey: key) }
         }
+    }
 
-        /// Removes the entries of `removed`, then stores `set` (each replacing an entry under its key).
-        mutating func apply(removing removed: Set<String>, setting set: [String: Element]) {
-            for key in removed {
-                elements.removeValue(forKey: key)
-                if !raw.isEmpty { raw.removeValue(forKey: key) }
-            }
-            if elements.isEmpty {
-                elements = set  // shares the change set's table instead of copying it
-            } else if !set.isEmpty {
-                elements.reserveCapacity(elements.count + set.count)  // room for every change at once
-                elements.merge(set) { _, new in new }
-            }
-            if !raw.isEmpty {
-                for key in set.keys { raw.removeValue(forKey: key) }
-            }
+    /// The element under `key`, decoding its entry once: it stays decoded for the next read.
+    mutating func decodedValue(forKey key: String) -> Element? {
+        if let element = elements[key] { return element }
+        guard let range = raw.removeValue(forKey: key) else { return nil }
+        let element = decode(range)
+        elements[key] = element
+        return element
+    }
+
+    /// Decodes every raw entry and keeps them decoded, then lets go of the file's bytes.
+    mutating func decodeAll() {
+        guard !raw.isEmpty else { return }
+        elements.reserveCapacity(elements.count + raw.count)
+        for (key, range) in raw { elements[key] = decode(range) }
+        raw = [:]
+        source = Data()
+    }
+
+    /// The element at `place`, one of ``inKeyOrder()``'s (a raw entry decoded for this access).
+    func element(at place: Place) -> Element {
+        switch place {
+        case .decoded(let index): elements.values[index]
+        case .raw(let index): decode(raw.values[index])
         }
+    }
 
-        /// The element of the JSON value at `range` of the file.
-        private func decode(_ range: Range<Int>) -> Element {
-            let bytes = source[source.startIndex + range.lowerBound..<source.startIndex + range.upperBound]  // shares the file's bytes
-            switch Result(catching: { () throws(JSONParseError) -> JSON in try JSON.parse(bytes) }) {
-            case .success(let entry):
-                return Element.decoded(fromEntry: entry)
-            case .failure(let error):
-                // Unreachable: every range is one that JSON.parse(_:keepingMembersOf:) kept after JSONParserCore.skipTree
-                // checked it, which accepts exactly what JSON.parse accepts (the tests hold both to the same inputs),
-                // at two levels below a depth limit of 256 that this parse counts from the entry; `source` never changes.
-                preconditionFailure("a checked store entry did not parse: \(error)")
-            }
+    /// Every element, decoded (raw entries stay raw).
+    func decoded() -> [String: Element] {
+        guard !raw.isEmpty else { return elements }
+        var all = elements
+        all.reserveCapacity(count)
+        for (key, range) in raw { all[key] = decode(range) }
+        return all
+    }
+
+    /// Removes the entries of `removed`, then stores `set` (each replacing an entry under its key).
+    mutating func apply(removing removed: Set<String>, setting set: [String: Element]) {
+        for key in removed {
+            elements.removeValue(forKey: key)
+            if !raw.isEmpty { raw.removeValue(forKey: key) }
+        }
+        if elements.isEmpty {
+            elements = set  // shares the change set's table instead of copying it
+        } else if !set.isEmpty {
+            elements.reserveCapacity(elements.count + set.count)  // room for every change at once
+            elements.merge(set) { _, new in new }
+        }
+        if !raw.isEmpty {
+            for key in set.keys { raw.removeValue(forKey: key) }
+        }
+    }
+
+    /// The element of the JSON value at `range` of the file.
+    private func decode(_ range: Range<Int>) -> Element {
+        let bytes = source[source.startIndex + range.lowerBound..<source.startIndex + range.upperBound]  // shares the file's bytes
+        switch Result(catching: { () throws(JSONParseError) -> JSON in try JSON.parse(bytes) }) {
+        case .success(let entry):
+            return Element.decoded(fromEntry: entry)
+        case .failure(let error):
+            // Unreachable: every range is one that JSON.parse(_:keepingMembersOf:) kept after JSONParserCore.skipTree
+            // checked it, which accepts exactly what JSON.parse accepts (the tests hold both to the same inputs),
+            // at two levels below a depth limit of 256 that this parse counts from the entry; `source` never changes.
+            preconditionFailure("a checked store entry did not parse: \(error)")
         }
     }
 }
@@ -191,7 +195,7 @@ extension JSONStoreDocument.Entries where Element == StoredValue {
     }
 }
 
-extension JSONStoreDocument.Entries: Hashable {
+extension JSONStoreDocument.Entries: Equatable, Hashable where Element: JSONStoreEntry {
     /// Equal when they hold the same keys with equal decoded elements, whatever is still raw.
     static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.count == rhs.count && lhs.decoded() == rhs.decoded()

@@ -187,6 +187,13 @@ struct TreeDecoderTests {
         #expect(try Self.check(Box<Double>.self, #"{"v":-1.5e-3}"#), "an ordinary fraction decodes from the tree")
         #expect(try !Self.check(Box<Double>.self, #"{"v":-0}"#), "-0 is left to JSONDecoder (-0.0, where the tree holds 0)")
         #expect(try !Self.check(Box<Int>.self, #"{"v":1.0}"#), "an integer from 1.0 is left to JSONDecoder")
+        // `-0` inside a string is text: a UUID or a date decodes from the tree; after a string, `-0` is a number again.
+        #expect(try Self.check(Box<String>.self, #"{"v":"8F2C1B77-0A3B-4C2D-9E1F-0B1C2D3E4F50"}"#), "a UUID's -0A")
+        #expect(try Self.check(Box<String>.self, #"{"v":"-0"}"#), "a string that is -0")
+        #expect(try Self.check(Box<[String]>.self, #"{"v":["a\"-0x", "\\", "-0"]}"#), "escaped quotes and backslashes")
+        #expect(try !Self.check(Box<[Double]>.self, #"{"v":[-0]}"#))
+        #expect(try !Self.check(Box<[Double]>.self, #"{"s":"\\","v":[-0]}"#), "-0 after a string that ends in an escaped backslash")
+        #expect(try !Self.check(Box<[Double]>.self, #"{"s":"a\"b","v":[-0]}"#), "-0 after a string holding an escaped quote")
         // A type that catches the error of a member the tree decoder gave up on still reads JSONDecoder's value.
         try Self.check(Forgiving.self, #"{"count":1.0,"label":"x"}"#)
         #expect(try Forgiving(storedValue: Self.stored(#"{"count":1.0,"label":"x"}"#)).count == 1)

@@ -33,16 +33,27 @@ enum TreeDecoding {
 
     /// The tree of `text`, or nil when the tree could read differently from the text: text that is not strict JSON
     /// (`JSONDecoder` decides what it makes of it), a byte-order mark, or a literal `-0` (an integer zero in the tree,
-    /// where `JSONDecoder` reads `-0.0` as a `Double`; the bytes `-0` followed by anything but a digit, `.` or an
-    /// exponent, so also inside some strings, which then cost a `JSONDecoder` decoding, never a wrong value).
+    /// where `JSONDecoder` reads `-0.0` as a `Double`; the bytes `-0` outside a string followed by anything but a
+    /// digit, `.` or an exponent). Inside strings `-0` is text (a UUID's `…-0A3F…`, a date's `-07`): text whose strings
+    /// the scan misjudges is not strict JSON, which the parser then refuses.
     static func parse(_ text: String) -> JSON? {
         var text = text
         let suspicious = text.withUTF8 { bytes -> Bool in
             guard let first = bytes.first, first != 0xEF else { return true }
             var index = 0
+            var inString = false
             let count = bytes.count
             while index < count {
-                if bytes[index] == UInt8(ascii: "-"), index + 1 < count, bytes[index + 1] == UInt8(ascii: "0") {
+                let byte = bytes[index]
+                if inString {
+                    if byte == UInt8(ascii: "\\") {
+                        index += 2  // the escaped byte, a quote too, is the string's
+                        continue
+                    }
+                    if byte == UInt8(ascii: "\"") { inString = false }
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = true
+                } else if byte == UInt8(ascii: "-"), index + 1 < count, bytes[index + 1] == UInt8(ascii: "0") {
                     guard index + 2 < count else { return true }
                     switch bytes[index + 2] {
                     case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "0")...UInt8(ascii: "9"): break  // not -0, or not JSON

@@ -80,24 +80,22 @@ package struct EventLog: Codable, Hashable, Sendable, PrefsStorable {
         self.name = name
     }
 
-    private enum CodingKeys: String, CodingKey { case name, count, times, reanchoredAt }
-
     /// The dates are stored as seconds since 2001 (`"times": [786_000_000.5, …]`): a thousand of them encode and decode
     /// at each donation, as numbers rather than ISO-8601 strings.
     package init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        name = try container.decode(String.self, forKey: .name)
-        count = try container.decode(Int.self, forKey: .count)
-        dates = try container.decode([Double].self, forKey: .times).map(Date.init(timeIntervalSinceReferenceDate:))
-        reanchoredAt = try container.decodeIfPresent(Date.self, forKey: .reanchoredAt)
+        let container = try decoder.container(keyedBy: StoredMember.self)
+        name = try container.decode(String.self, forKey: "name")
+        count = try container.decode(Int.self, forKey: "count")
+        dates = try container.decode([Double].self, forKey: "times").map(Date.init(timeIntervalSinceReferenceDate:))
+        reanchoredAt = try container.decodeIfPresent(Date.self, forKey: "reanchoredAt")
     }
 
     package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(name, forKey: .name)
-        try container.encode(count, forKey: .count)
-        try container.encode(dates.map(\.timeIntervalSinceReferenceDate), forKey: .times)
-        try container.encodeIfPresent(reanchoredAt, forKey: .reanchoredAt)
+        var container = encoder.container(keyedBy: StoredMember.self)
+        try container.encode(name, forKey: "name")
+        try container.encode(count, forKey: "count")
+        try container.encode(dates.map(\.timeIntervalSinceReferenceDate), forKey: "times")
+        try container.encodeIfPresent(reanchoredAt, forKey: "reanchoredAt")
     }
 
     /// How many donation dates an event keeps, as TipKit does: older ones are pruned by count, whatever windows the
@@ -178,21 +176,19 @@ struct StoredParameterValue: Codable, Hashable, Sendable {
         self.value = value
     }
 
-    private enum CodingKeys: String, CodingKey { case bool, int, double, string }
-
     init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        if let bool = try container.decodeIfPresent(Bool.self, forKey: .bool) {
+        let container = try decoder.container(keyedBy: StoredMember.self)
+        if let bool = try container.decodeIfPresent(Bool.self, forKey: "bool") {
             value = .bool(bool)
-        } else if let int = try container.decodeIfPresent(Int.self, forKey: .int) {
+        } else if let int = try container.decodeIfPresent(Int.self, forKey: "int") {
             value = .int(int)
-        } else if let string = try container.decodeIfPresent(String.self, forKey: .string) {
+        } else if let string = try container.decodeIfPresent(String.self, forKey: "string") {
             value = .string(string)
-        } else if container.contains(.double) {
-            if let text = try? container.decode(String.self, forKey: .double), let double = Double(text) {  // a non-finite double
+        } else if container.contains("double") {
+            if let text = try? container.decode(String.self, forKey: "double"), let double = Double(text) {  // a non-finite double
                 value = .double(double)
             } else {
-                value = .double(try container.decode(Double.self, forKey: .double))
+                value = .double(try container.decode(Double.self, forKey: "double"))
             }
         } else {
             throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "a parameter value holds bool, int, double or string"))
@@ -200,13 +196,13 @@ struct StoredParameterValue: Codable, Hashable, Sendable {
     }
 
     func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
+        var container = encoder.container(keyedBy: StoredMember.self)
         switch value {
-        case .bool(let bool): try container.encode(bool, forKey: .bool)
-        case .int(let int): try container.encode(int, forKey: .int)
-        case .double(let double) where double.isFinite: try container.encode(double, forKey: .double)
-        case .double(let double): try container.encode("\(double)", forKey: .double)
-        case .string(let string): try container.encode(string, forKey: .string)
+        case .bool(let bool): try container.encode(bool, forKey: "bool")
+        case .int(let int): try container.encode(int, forKey: "int")
+        case .double(let double) where double.isFinite: try container.encode(double, forKey: "double")
+        case .double(let double): try container.encode("\(double)", forKey: "double")
+        case .string(let string): try container.encode(string, forKey: "string")
         }
     }
 }
@@ -252,8 +248,6 @@ struct StoredCondition: Codable, Hashable, Sendable {
     /// Why a condition could not be read (a value of a kind this release does not know); never written.
     var problem: String?
 
-    private enum CodingKeys: String, CodingKey { case kind, count, days, name, windowSeconds, value, of }
-
     init(kind: String) {
         self.kind = kind
     }
@@ -286,30 +280,30 @@ struct StoredCondition: Codable, Hashable, Sendable {
     /// Reads every member it can: a member of an unknown shape makes this condition unrecognized, never the record
     /// that holds it unreadable.
     init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let container = try decoder.container(keyedBy: StoredMember.self)
         kind = "?"
         do {
-            kind = try container.decodeIfPresent(String.self, forKey: .kind) ?? "?"
-            count = try container.decodeIfPresent(Int.self, forKey: .count)
-            days = try container.decodeIfPresent(Int.self, forKey: .days)
-            name = try container.decodeIfPresent(String.self, forKey: .name)
-            windowSeconds = try container.decodeIfPresent(Double.self, forKey: .windowSeconds)
-            value = try container.decodeIfPresent(StoredParameterValue.self, forKey: .value)
-            of = try container.decodeIfPresent([StoredCondition].self, forKey: .of)
+            kind = try container.decodeIfPresent(String.self, forKey: "kind") ?? "?"
+            count = try container.decodeIfPresent(Int.self, forKey: "count")
+            days = try container.decodeIfPresent(Int.self, forKey: "days")
+            name = try container.decodeIfPresent(String.self, forKey: "name")
+            windowSeconds = try container.decodeIfPresent(Double.self, forKey: "windowSeconds")
+            value = try container.decodeIfPresent(StoredParameterValue.self, forKey: "value")
+            of = try container.decodeIfPresent([StoredCondition].self, forKey: "of")
         } catch {
             problem = "\(error)"
         }
     }
 
     func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(kind, forKey: .kind)
-        try container.encodeIfPresent(count, forKey: .count)
-        try container.encodeIfPresent(days, forKey: .days)
-        try container.encodeIfPresent(name, forKey: .name)
-        try container.encodeIfPresent(windowSeconds.map { $0.isFinite ? $0 : .greatestFiniteMagnitude }, forKey: .windowSeconds)
-        try container.encodeIfPresent(value, forKey: .value)
-        try container.encodeIfPresent(of, forKey: .of)
+        var container = encoder.container(keyedBy: StoredMember.self)
+        try container.encode(kind, forKey: "kind")
+        try container.encodeIfPresent(count, forKey: "count")
+        try container.encodeIfPresent(days, forKey: "days")
+        try container.encodeIfPresent(name, forKey: "name")
+        try container.encodeIfPresent(windowSeconds.map { $0.isFinite ? $0 : .greatestFiniteMagnitude }, forKey: "windowSeconds")
+        try container.encodeIfPresent(value, forKey: "value")
+        try container.encodeIfPresent(of, forKey: "of")
     }
 
     /// The condition it records; one this release does not read is ``DialogCondition/Kind/unrecognized(_:)``.

@@ -16,7 +16,7 @@ import Musl
 /// ```swift
 /// ProcessIdentity.current.isRunning()   // true
 /// ```
-struct ProcessIdentity: Codable, Hashable, Sendable {
+struct ProcessIdentity: Hashable, Sendable {
     var host: String
     var processID: Int32
     /// When the process started, in the system's own units (clock ticks since boot on Linux, microseconds since

@@ -2,7 +2,9 @@ import Foundation
 
 // The command line: options for a run, and the child modes the run spawns.
 
-let usage = "usage: prefs-bench [--quick] [--json-out PATH] [--svg-out PATH] [--sizes N,N,…] [--workloads 1,2,…] | --summary RESULTS.json | --help"
+let usage =
+    "usage: prefs-bench [--quick] [--json-out PATH] [--svg-out PATH] [--sizes N,N,…] [--workloads 1,2,…]"
+    + " | --summary RESULTS.json [--svg-out PATH] | --help"
 
 let help = """
     \(usage)
@@ -20,7 +22,8 @@ let help = """
                          against raw libpq on a private server, skipped when initdb is missing, 10 app launch
                          with 200 and 1,000 keys of mixed types, 11 Codable values)
       --summary PATH     print a run's targets and peak memory (its --json-out file) as Markdown tables,
-                         as Benchmarks.md shows them (CI checks the page against the committed run)
+                         as Benchmarks.md shows them (CI checks the page against the committed run);
+                         with --svg-out PATH also the run's chart
       --help             this text
 
     Run it with: swift run -c release prefs-bench
@@ -39,8 +42,8 @@ struct Options {
 enum Command {
     case run(Options)
     case help
-    /// Markdown tables of a committed run: `--summary RESULTS.json`.
-    case summary(path: String)
+    /// Markdown tables of a committed run, and its chart when asked: `--summary RESULTS.json [--svg-out PATH]`.
+    case summary(path: String, svgOut: String?)
     /// A fresh process that opens a store and reads one key: `--child-cold-start KIND PATH KEY [int|string]`.
     case coldStart(kind: String, path: String, key: String, valueType: String)
     /// A fresh process that fills a store and reports its peak RSS: `--child-peak-memory KIND N`.
@@ -68,8 +71,13 @@ func parseArguments(_ arguments: [String]) throws(UsageError) -> Command {
         case "--help", "-h": return .help
         case "--summary":
             let path = try value(for: argument)
-            guard rest.isEmpty else { throw UsageError(message: "--summary takes one results file and nothing else") }
-            return .summary(path: path)
+            if rest.first == "--svg-out" {
+                rest.removeFirst()
+                let svg = try value(for: "--svg-out")
+                if rest.isEmpty { return .summary(path: path, svgOut: svg) }
+            }
+            guard rest.isEmpty else { throw UsageError(message: "--summary takes one results file and, optionally, --svg-out PATH") }
+            return .summary(path: path, svgOut: nil)
         case "--quick": options.quick = true
         case "--json-out": options.jsonOut = try value(for: argument)
         case "--svg-out": options.svgOut = try value(for: argument)

@@ -18,8 +18,16 @@ do {
 switch command {
 case .help:
     print(help)
-case .summary(let path):
-    do { print(try Report.markdownSummary(of: path), terminator: "") } catch { fail("\(path): \(error)", status: 1) }
+case .summary(let path, let svgOut):
+    do {
+        print(try Report.markdownSummary(of: path), terminator: "")
+        if let svgOut {
+            let document = try JSONDecoder().decode(Report.Document.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+            try Report.writeSVG(document.measurements, to: svgOut)
+        }
+    } catch {
+        fail("\(path): \(error)", status: 1)
+    }
 case .coldStart(let kind, let path, let key, let valueType):
     do { try childColdStart(kind: kind, path: path, key: key, valueType: valueType) } catch { fail("\(error)", status: 1) }
 case .launch(let kind, let path, let n):

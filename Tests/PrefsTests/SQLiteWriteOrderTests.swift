@@ -50,6 +50,33 @@ struct SQLiteWriteOrderTests {
         #expect(Self.sorted(shuffled) == Self.byteOrder(shuffled))
     }
 
+    @Test("keys under one long prefix are sorted by their following bytes, eight at a time, to their last byte")
+    func sharedPrefixes() {
+        var random = SeededGenerator(seed: 5)
+        // 19 and 27 shared bytes: runs alike in two and three windows of eight, whose keys end before, at and after a
+        // window's end (16, 24, 32 bytes), some alike but for trailing NULs, and more of them than a run compares whole.
+        var keys = Set<String>()
+        for (prefix, total) in [("settings.display.ab", 1_500), ("settings.display.abcdefg.xy", 3_000)] {
+            while keys.count < total {
+                let tail = String((0..<Int.random(in: 0...14, using: &random)).map { _ in "a.\u{0}9\u{E9}".randomElement(using: &random)! })
+                keys.insert(prefix + tail)
+            }
+        }
+        keys.formUnion(["settings.display", "settings.display.", "settings.display.ab\u{0}", "settings.display.ab\u{0}\u{0}"])
+        let shuffled = Array(keys).shuffled(using: &random)
+        #expect(Self.sorted(shuffled) == Self.byteOrder(shuffled))
+    }
+
+    @Test("a commit's change table is visited in byte order, each row once with its own change")
+    func changeTableOrder() throws {
+        let names = (0..<3_000).map { "com.example.app.settings.\($0 % 10).item-\($0)" }
+        let changes = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, Changeset.Change.set($0.storedValue())) })
+        var visited: [(String, Changeset.Change)] = []
+        try SQLiteBackend.forEachInKeyOrder(ChangeTable(changes)) { key, change throws(SQLiteError) in visited.append((key, change)) }
+        #expect(visited.map(\.0) == Self.byteOrder(names))
+        #expect(visited.allSatisfy { changes[$0.0] == $0.1 })
+    }
+
     /// A value the sort must move, not copy or drop.
     final class Box {
         let key: String

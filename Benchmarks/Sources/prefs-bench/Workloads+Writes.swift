@@ -145,6 +145,10 @@ extension Bench {
             ])
     }
 
+    /// The prefix of workload 3's namespaced keys, and the suffix of its contenders' names.
+    static let namespace = "com.example.app.settings."
+    static let namespacedSuffix = ", keys under one prefix"
+
     /// 3. The same N sets in one batch, into a fresh store each round.
     func batchSet<V: BenchValue>(_ data: DataSet<V>) throws {
         let n = data.n
@@ -199,6 +203,34 @@ extension Bench {
                     }
                 })
         }
+        // The same batch with the keys named under one prefix, as apps name theirs: the store writes a large commit's
+        // rows in key order, and keys alike in their first bytes are what its sort has to tell apart.
+        let namespaced = try DataSet<V>(n: n, prefix: Self.namespace)
+        let (rawNamespaced, sqliteNamespaced) = (Name.rawTransaction + Self.namespacedSuffix, Backend.sqlite.contenderName + Self.namespacedSuffix)
+        contenders.append(
+            Contender(name: rawNamespaced, role: .baseline, maxOps: n) {
+                .init { round, ops in
+                    let directory = Scratch.directory("raw")
+                    defer { Scratch.remove(directory) }
+                    let raw = try RawSQLite(path: directory + "/raw.sqlite")
+                    defer { raw.close() }
+                    return try timed(ops: ops) { try raw.setAll(namespaced.values(round: round), for: namespaced.names, count: ops) }
+                }
+            })
+        contenders.append(
+            Contender(name: sqliteNamespaced, role: .subject, maxOps: n) {
+                .init { round, ops in
+                    let store = try OpenStore(.sqlite)
+                    defer { store.close() }
+                    try store.writeOnce()
+                    let values = namespaced.values(round: round)
+                    return try timed(ops: ops) {
+                        try store.prefs.batch { transaction in
+                            for i in 0..<ops { try transaction.set(values[i], for: namespaced.keys[i]) }
+                        }
+                    }
+                }
+            })
         let (memory, sqlite, json) = (Backend.memory.contenderName, Backend.sqlite.contenderName, Backend.json.contenderName)
         let versusDefaults: Target? = n == 10_000 ? .faster(by: 100) : nil
         let results = try measure(
@@ -208,6 +240,7 @@ extension Bench {
                 Rule(subject: memory, baseline: Name.dictionary),
                 Rule(subject: sqlite, baseline: Name.rawTransaction, target: .within(1.3)),
                 Rule(subject: json, baseline: Name.jsonEncoder),
+                Rule(subject: sqliteNamespaced, baseline: rawNamespaced, target: .within(1.3)),
             ]
                 + [memory, sqlite, json].flatMap {
                     [
@@ -215,7 +248,10 @@ extension Bench {
                         Rule(subject: $0, baseline: Name.lmdbTransaction),
                     ]
                 },
-            notes: [Name.lmdbTransaction: "N puts in one write transaction, committed, into a fresh environment each round; no fsync"])
+            notes: [
+                Name.lmdbTransaction: "N puts in one write transaction, committed, into a fresh environment each round; no fsync",
+                rawNamespaced: "the same, the keys named \(Self.namespace)k0 … (alike in their first \(Self.namespace.utf8.count) bytes)",
+            ])
         reusable["defaults-batch-\(n)-\(V.label)"] = results[Name.defaults]
     }
 

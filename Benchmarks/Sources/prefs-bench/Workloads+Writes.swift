@@ -159,15 +159,7 @@ extension Bench {
                     return timed(ops: ops) { dictionary.set(data.values(round: round), for: data.names, count: ops) }
                 }
             },
-            Contender(name: Name.rawTransaction, role: .baseline, maxOps: n) {
-                .init { round, ops in
-                    let directory = Scratch.directory("raw")
-                    defer { Scratch.remove(directory) }
-                    let raw = try RawSQLite(path: directory + "/raw.sqlite")
-                    defer { raw.close() }
-                    return try timed(ops: ops) { try raw.setAll(data.values(round: round), for: data.names, count: ops) }
-                }
-            },
+            rawTransactionBatch(data, name: Name.rawTransaction),
             Contender(name: Name.jsonEncoder, role: .baseline, maxOps: n) {
                 .init { round, ops in
                     let directory = Scratch.directory("json-baseline")
@@ -187,50 +179,12 @@ extension Bench {
             },
         ]
         if includesDefaults(n, workload: 3) { contenders.append(defaultsBatch(data)) }
-        for backend in [Backend.memory] + Backend.durable {
-            contenders.append(
-                Contender(name: backend.contenderName, role: .subject, maxOps: n) {
-                    .init { round, ops in
-                        let store = try OpenStore(backend)
-                        defer { store.close() }
-                        try store.writeOnce()
-                        let values = data.values(round: round)
-                        return try timed(ops: ops) {
-                            try store.prefs.batch { transaction in
-                                for i in 0..<ops { try transaction.set(values[i], for: data.keys[i]) }
-                            }
-                        }
-                    }
-                })
-        }
+        for backend in [Backend.memory] + Backend.durable { contenders.append(storeBatch(data, backend, name: backend.contenderName)) }
         // The same batch with the keys named under one prefix, as apps name theirs: the store writes a large commit's
         // rows in key order, and keys alike in their first bytes are what its sort has to tell apart.
         let namespaced = try DataSet<V>(n: n, prefix: Self.namespace)
         let (rawNamespaced, sqliteNamespaced) = (Name.rawTransaction + Self.namespacedSuffix, Backend.sqlite.contenderName + Self.namespacedSuffix)
-        contenders.append(
-            Contender(name: rawNamespaced, role: .baseline, maxOps: n) {
-                .init { round, ops in
-                    let directory = Scratch.directory("raw")
-                    defer { Scratch.remove(directory) }
-                    let raw = try RawSQLite(path: directory + "/raw.sqlite")
-                    defer { raw.close() }
-                    return try timed(ops: ops) { try raw.setAll(namespaced.values(round: round), for: namespaced.names, count: ops) }
-                }
-            })
-        contenders.append(
-            Contender(name: sqliteNamespaced, role: .subject, maxOps: n) {
-                .init { round, ops in
-                    let store = try OpenStore(.sqlite)
-                    defer { store.close() }
-                    try store.writeOnce()
-                    let values = namespaced.values(round: round)
-                    return try timed(ops: ops) {
-                        try store.prefs.batch { transaction in
-                            for i in 0..<ops { try transaction.set(values[i], for: namespaced.keys[i]) }
-                        }
-                    }
-                }
-            })
+        contenders += [rawTransactionBatch(namespaced, name: rawNamespaced), storeBatch(namespaced, .sqlite, name: sqliteNamespaced)]
         let (memory, sqlite, json) = (Backend.memory.contenderName, Backend.sqlite.contenderName, Backend.json.contenderName)
         let versusDefaults: Target? = n == 10_000 ? .faster(by: 100) : nil
         let results = try measure(
@@ -253,6 +207,36 @@ extension Bench {
                 rawNamespaced: "the same, the keys named \(Self.namespace)k0 … (alike in their first \(Self.namespace.utf8.count) bytes)",
             ])
         reusable["defaults-batch-\(n)-\(V.label)"] = results[Name.defaults]
+    }
+
+    /// Raw sqlite3: N sets in one transaction, into a fresh database each round.
+    func rawTransactionBatch<V: BenchValue>(_ data: DataSet<V>, name: String) -> Contender {
+        Contender(name: name, role: .baseline, maxOps: data.n) {
+            .init { round, ops in
+                let directory = Scratch.directory("raw")
+                defer { Scratch.remove(directory) }
+                let raw = try RawSQLite(path: directory + "/raw.sqlite")
+                defer { raw.close() }
+                return try timed(ops: ops) { try raw.setAll(data.values(round: round), for: data.names, count: ops) }
+            }
+        }
+    }
+
+    /// A Prefs store of `backend`: N sets in one batch, into a fresh store (written once) each round.
+    func storeBatch<V: BenchValue>(_ data: DataSet<V>, _ backend: Backend, name: String) -> Contender {
+        Contender(name: name, role: .subject, maxOps: data.n) {
+            .init { round, ops in
+                let store = try OpenStore(backend)
+                defer { store.close() }
+                try store.writeOnce()
+                let values = data.values(round: round)
+                return try timed(ops: ops) {
+                    try store.prefs.batch { transaction in
+                        for i in 0..<ops { try transaction.set(values[i], for: data.keys[i]) }
+                    }
+                }
+            }
+        }
     }
 
     /// UserDefaults: N sets into a fresh suite, then `synchronize()` to persist them.

@@ -17,8 +17,8 @@ struct SQLiteWriteOrderTests {
 
     /// `keys` as the commit sorts them.
     static func sorted(_ keys: [String]) -> [String] {
-        var entries = keys.enumerated().map { SQLiteBackend.KeyOrdered(prefix: SQLiteBackend.leadingBytes($1), key: $1, value: $0) }
-        SQLiteBackend.sortByKey(&entries)
+        var entries = keys.enumerated().map { KeyOrder.KeyOrdered(prefix: KeyOrder.leadingBytes($1), key: $1, value: $0) }
+        KeyOrder.sortByKey(&entries)
         #expect(entries.allSatisfy { keys[$0.value] == $0.key }, "each key keeps its value")
         return entries.map(\.key)
     }
@@ -90,9 +90,9 @@ struct SQLiteWriteOrderTests {
         let keys = (0..<2_000).map { "preferences.section\($0 % 7).name-\(Int.random(in: 0..<1_000_000, using: &random))-\($0)" }
         weak var watched: Box?
         do {
-            var entries = keys.map { SQLiteBackend.KeyOrdered(prefix: SQLiteBackend.leadingBytes($0), key: $0, value: Box($0)) }
+            var entries = keys.map { KeyOrder.KeyOrdered(prefix: KeyOrder.leadingBytes($0), key: $0, value: Box($0)) }
             watched = entries[0].value
-            SQLiteBackend.sortByKey(&entries)
+            KeyOrder.sortByKey(&entries)
             #expect(entries.map(\.key) == Self.byteOrder(keys))
             #expect(entries.allSatisfy { $0.value.key == $0.key })
             #expect(watched != nil)

@@ -201,10 +201,9 @@ package final class PostgreSQLBackend: StoreBackend {
     /// The entry in a result of ``fetchStatement`` (none: never written).
     private static func fetchedEntry(_ result: OpaquePointer) -> Entry {
         guard PQntuples(result) > 0, PQnfields(result) >= 3 else { return Entry(stored: nil, revision: 0) }
-        func text(_ column: Int32) -> String? {
-            PQgetisnull(result, 0, column) == 0 ? String(cString: PQgetvalue(result, 0, column)) : nil
-        }
-        return Entry(stored: text(1).map { storedValue(type: text(0) ?? "", text: $0) }, revision: WrittenRows.integer(result, 0, 2) ?? 0)
+        let revision = WrittenRows.integer(result, 0, 2) ?? 0
+        guard PQgetisnull(result, 0, 1) == 0 else { return Entry(stored: nil, revision: revision) }
+        return Entry(stored: storedValue(result, row: 0, typeColumn: 0, valueColumn: 1), revision: revision)
     }
 
     static let fetchStatement = PreparedSQL("SELECT type, value, revision FROM prefs_values WHERE namespace = $1 AND key = $2")
@@ -384,22 +383,38 @@ package final class PostgreSQLBackend: StoreBackend {
             if former?.replacedIn != replacedGeneration, replaced[key] == nil { replaced[key] = former ?? .absent }
             return
         }
-        // One lookup of `cache` for both the entry it held and the new one, marked as replaced; a key marked so in
-        // this generation is in `replaced` already (a store writing a key again looks `replaced` up no more).
-        entry.replacedIn = replacedGeneration
-        let former = cache.updateValue(entry, forKey: key)
-        guard former?.replacedIn != replacedGeneration, replaced[key] == nil else { return }
-        let atSnapshot = former ?? .absent
-        if entry.revision != atSnapshot.revision {
-            replaced[key] = atSnapshot
-        } else {
-            cache[key]?.replacedIn = former?.replacedIn ?? 0  // not replaced after all (rare: the same revision)
+        // One lookup of `cache` for both the entry it held and the new one (written in place, by its index), marked as
+        // replaced. A cached key is in `replaced` only if its entry is marked so in this generation (every write of
+        // `cache` but a check's is here, and a check empties `replaced`): one that is not is looked up there no more.
+        let generation = replacedGeneration
+        guard let index = cache.index(forKey: key) else {
+            // Not cached: as of the snapshot the key had no row, unless `replaced` says otherwise.
+            let replacesAbsence = entry.revision != Entry.absent.revision
+            entry.replacedIn = replacesAbsence || replaced[key] != nil ? generation : 0
+            cache[key] = entry
+            if replacesAbsence, replaced[key] == nil { replaced[key] = .absent }
+            return
         }
+        let former = cache.values[index]
+        if former.replacedIn == generation {
+            entry.replacedIn = generation
+        } else {
+            assert(replaced[key] == nil, "\(key) is in `replaced` but its cached entry is not marked so")
+            if entry.revision == former.revision {
+                entry.replacedIn = former.replacedIn  // not replaced: a read that found what was cached, the common case
+            } else {
+                entry.replacedIn = generation
+                replaced[key] = former
+            }
+        }
+        cache.values[index] = entry
     }
 
-    /// Empties ``replaced``, and so unmarks every entry marked in it.
+    /// Empties ``replaced``, and so unmarks every entry marked in it. Its table is kept for the next snapshot's keys
+    /// (a store writing in a loop fills it again, and growing it rehashed every key once more), unless a large batch
+    /// made it large.
     private func forgetReplaced() {
-        replaced.removeAll()
+        replaced.removeAll(keepingCapacity: replaced.capacity <= 4_096)
         replacedGeneration = replacedGeneration == .max ? 1 : replacedGeneration + 1
     }
 
@@ -518,55 +533,5 @@ package final class PostgreSQLBackend: StoreBackend {
         if let subscription { listener?.unsubscribe(subscription) }
         subscription = nil
         waiters.closeAll()
-    }
-
-    // MARK: - Values
-
-    /// The spelling a key is stored under: Unicode NFC, as the SQLite store writes it.
-    static func canonicalName(_ key: String) -> String {
-        // The bytes in one loop where the string holds them contiguously (a native string: every key but a bridged one).
-        let ascii = key.utf8.withContiguousStorageIfAvailable { bytes in bytes.allSatisfy { $0 < 0x80 } } ?? key.utf8.allSatisfy { $0 < 0x80 }
-        return ascii ? key : key.precomposedStringWithCanonicalMapping
-    }
-
-    /// A row's entry: its value (none for a tombstone), and its revision.
-    static func entry(type: String?, value: String?, revision: String?) -> Entry {
-        Entry(stored: value.map { storedValue(type: type ?? "", text: $0) }, revision: revision.flatMap { Int64($0) } ?? 0)
-    }
-
-    static func storedValue(type typeName: String, text: String) -> StoredValue {
-        let type = ValueType(typeName) ?? .other(typeName)
-        if type == .json { return StoredValue(type: type, uncheckedJSONText: text) }  // a Codable's text, decoded once when read
-        // Unparseable text is kept as a string, and reading it reports a mismatch (as the SQLite store does).
-        let json = (try? JSON.parse(text)) ?? .string(text)
-        return StoredValue(type: type, json: json)
-    }
-
-    static func declaration(type typeName: String?, initial: String?) -> KeyDeclaration? {
-        guard let typeName, let type = ValueType(typeName) else { return nil }
-        return KeyDeclaration(type: type, initial: initial.flatMap { try? JSON.parse($0) })
-    }
-
-    /// A PostgreSQL array literal of text elements: `{"a","b\"c",NULL}` (nil is NULL).
-    static func arrayLiteral(_ elements: [String?]) -> String {
-        var result = "{"
-        for (index, element) in elements.enumerated() {
-            if index > 0 { result += "," }
-            guard let element else {
-                result += "NULL"
-                continue
-            }
-            result += "\""
-            if element.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-                for character in element.unicodeScalars {
-                    if character == "\"" || character == "\\" { result += "\\" }
-                    result.unicodeScalars.append(character)
-                }
-            } else {
-                result += element  // nothing to escape: appended whole
-            }
-            result += "\""
-        }
-        return result + "}"
     }
 }

@@ -44,6 +44,27 @@ struct HostileStoreFileTests {
 
     /// `[int]` and the other arrays of a scalar are read without the general loop (every row of such a value names its
     /// type): only when spelled exactly, never a bracket that a combining mark makes another character.
+    @Test("a scalar type is found by its name's bytes, each name as its type's description spells it, and nothing else")
+    func scalarTypeNamesByBytes() {
+        func lookUp(_ name: String) -> ValueType? {
+            var name = name
+            return name.withUTF8 { ValueType.scalar(utf8: UnsafeRawBufferPointer($0)) }
+        }
+        let scalars: [ValueType] = [.bool, .int, .uint, .double, .string, .date, .data, .url, .json]
+        for type in scalars {
+            #expect(lookUp(type.description) == type)
+            #expect(ValueType(type.description) == type)
+        }
+        let nearMisses = [
+            "", "in", "Int", "INT", "int ", " int", "intt", "uin", "uints", "strinG", "doubl", "[int]", "i\u{0}t", "boo\u{0}", "js\u{0}n",
+            "\u{0}\u{0}\u{0}", "dat", "datum",
+        ]
+        for name in nearMisses {
+            #expect(lookUp(name) == nil, "\(name.debugDescription)")
+        }
+        #expect(ValueType("Int") == .other("Int"), "another case is another type")
+    }
+
     @Test("arrays of scalars read as the general parser reads them; a bracket with a combining mark is no bracket")
     func scalarArrayTypeNames() {
         for name in ["bool", "int", "uint", "double", "string", "date", "data", "url", "json"] {

@@ -18,7 +18,9 @@ extension PostgreSQLBackend {
         Entry(stored: value.map { storedValue(type: type ?? "", text: $0) }, revision: revision.flatMap { Int64($0) } ?? 0)
     }
 
-    static func storedValue(type typeName: String, text: String) -> StoredValue {
+    /// A row's value from its type name and JSON text, as every read made it before reading libpq's bytes
+    /// (``storedValue(_:row:typeColumn:valueColumn:)``), which must read what this reads.
+    package static func storedValue(type typeName: String, text: String) -> StoredValue {
         let type = ValueType(typeName) ?? .other(typeName)
         if type == .json { return StoredValue(type: type, uncheckedJSONText: text) }  // a Codable's text, decoded once when read
         // Unparseable text is kept as a string, and reading it reports a mismatch (as the SQLite store does).

@@ -3,9 +3,10 @@ import Prefs
 import PrefsPostgreSQL
 import Testing
 
-/// A key read from the server on its own (`revisioned(_:)`: its row's bytes read as they come, with shortcuts for the
-/// common types) reads what a check of the namespace (`refresh()`: every changed row read as text) reads, whatever the
-/// row holds: rows written by another program, with integers and booleans spelled as JSON does not spell them.
+/// A row's value read from libpq's bytes, with shortcuts for the common types, by a key read from the server on its
+/// own (`revisioned(_:)`) and by a check of the namespace (`refresh()`), reads what the row's text reads as
+/// (`PostgreSQLBackend.storedValue(type:text:)`), whatever the row holds: rows written by another program, with
+/// integers and booleans spelled as JSON does not spell them.
 @Suite("PostgreSQL row text")
 struct PostgreSQLRowTextTests {
     /// An initial value no planted text spells: reading it back means the row was unreadable.
@@ -46,7 +47,9 @@ struct PostgreSQLRowTextTests {
         try fixture.prefs.set(1, for: Self.count)
         try Self.plant(fixture, "count", type: "int", value: text)
         let (checked, alone) = try Self.bothReads(fixture, Self.count)
-        #expect(checked == alone, "\(text.debugDescription): a check read \(String(describing: checked)), the key alone \(String(describing: alone))")
+        let expected = try? PostgreSQLBackend.storedValue(type: "int", text: text).decode(Int.self)
+        #expect(checked == expected, "\(text.debugDescription): a check read \(String(describing: checked)), the text reads \(String(describing: expected))")
+        #expect(alone == expected, "\(text.debugDescription): the key alone read \(String(describing: alone)), the text reads \(String(describing: expected))")
         if text == "5" || text == "5 " { #expect(alone == 5) }
         if text == "007" || text == "+5" { #expect(alone == nil, "not JSON: unreadable") }
     }
@@ -65,7 +68,11 @@ struct PostgreSQLRowTextTests {
             case .unreadable: nil
             }
         let alone = try fixture.prefs.revisioned(Self.flag)
-        #expect(checked == .some(alone.value) || (checked == nil && alone.value == nil), "\(type) \(text.debugDescription)")
+        let expected: Bool?? = (try? PostgreSQLBackend.storedValue(type: type, text: text).decode(Bool.self)).map { .some($0) }
+        #expect(checked == expected, "\(type) \(text.debugDescription): a check read \(String(describing: checked))")
+        #expect(
+            expected == nil ? alone.value == nil : expected == .some(alone.value),
+            "\(type) \(text.debugDescription): alone \(String(describing: alone.value))")
         if type == "bool", text == "true" { #expect(alone.value == true) }
         if type == "Bool" { #expect(checked == nil, "an unknown type: unreadable as a Bool") }
     }

@@ -57,8 +57,35 @@ enum KeyOrder {
         var counts = [Int](repeating: 0, count: 8 * 256)
         counts.withUnsafeMutableBufferPointer { counts in
             entries.withUnsafeMutableBufferPointer { buffer in
-                sortByKey(buffer, counts: counts, offset: 0, key: key)
+                // Keys named under one prefix (`com.example.app.settings.…`) are sorted from the first byte they do not
+                // all share: no pass, and no fetch of every key, for each eight bytes of the prefix.
+                let shared = sharedPrefixLength(buffer, key: key)
+                if shared >= 8 {
+                    for index in buffer.indices { buffer[index].prefix = leadingBytes(key(buffer[index]), from: shared) }
+                }
+                sortByKey(buffer, counts: counts, offset: shared >= 8 ? shared : 0, key: key)
             }
+        }
+    }
+
+    /// How many bytes every key of `buffer` starts with, when that is eight or more; else a number below eight (the
+    /// scan stops as soon as the keys differ in their first eight bytes, which the first radix pass sorts anyway).
+    private static func sharedPrefixLength<Entry>(_ buffer: UnsafeMutableBufferPointer<Entry>, key: (Entry) -> String) -> Int {
+        guard let first = buffer.first else { return 0 }
+        var firstKey = key(first)
+        return firstKey.withUTF8 { firstBytes in
+            var shared = firstBytes.count
+            for entry in buffer.dropFirst() {
+                var name = key(entry)
+                shared = name.withUTF8 { bytes in
+                    let limit = min(shared, bytes.count)
+                    var common = 0
+                    while common < limit, bytes[common] == firstBytes[common] { common += 1 }
+                    return common
+                }
+                if shared < 8 { return shared }
+            }
+            return shared
         }
     }
 

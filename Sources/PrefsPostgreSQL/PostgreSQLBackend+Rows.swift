@@ -13,11 +13,6 @@ extension PostgreSQLBackend {
         return ascii ? key : key.precomposedStringWithCanonicalMapping
     }
 
-    /// A row's entry: its value (none for a tombstone), and its revision.
-    static func entry(type: String?, value: String?, revision: String?) -> Entry {
-        Entry(stored: value.map { storedValue(type: type ?? "", text: $0) }, revision: revision.flatMap { Int64($0) } ?? 0)
-    }
-
     /// A row's value from its type name and JSON text, as every read made it before reading libpq's bytes
     /// (``storedValue(_:row:typeColumn:valueColumn:)``), which must read what this reads.
     package static func storedValue(type typeName: String, text: String) -> StoredValue {

@@ -193,6 +193,45 @@ struct StoreBehaviourTests {
         #expect(try fixture.reopen().declaredKeys()["launchCount"] == KeyDeclaration(type: .int, initial: .int(0)))
     }
 
+    @Test(
+        "a key's first set in another process records its declaration only where it differs from the recorded one",
+        arguments: Backend.allCases.filter { $0.isShared })
+    func firstSetElsewhereRecordsOnlyAChangedDeclaration(backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        try fixture.prefs.set(1, for: .launchCount)
+        try fixture.prefs.close()  // the JSON store folds its journal: what follows starts one
+        func journal() throws -> String {
+            guard backend == .json, let path = fixture.path, FileManager.default.fileExists(atPath: path + ".journal") else { return "" }
+            return try String(contentsOfFile: path + ".journal", encoding: .utf8)
+        }
+        let other = try fixture.reopen()
+        try other.set(2, for: .launchCount)  // recorded alike: no declaration is written
+        let afterAlike = try journal()
+        #expect(!afterAlike.contains(#""declared":"#), "\(afterAlike)")
+        #expect(try fixture.reopen().declaredKeys()["launchCount"] == KeyDeclaration(type: .int, initial: .int(0)))
+        let changed = Prefs.Key<Int>("launchCount", initial: 5)
+        let third = try fixture.reopen()
+        try third.set(3, for: changed)  // a new initial value: recorded
+        let afterChange = try journal()
+        if backend == .json { #expect(afterChange.contains(#""declared":"#), "\(afterChange)") }
+        #expect(try fixture.reopen().declaredKeys()["launchCount"] == KeyDeclaration(type: .int, initial: .int(5)))
+
+        // Coalesced, the same comparison is made against the pending changes too.
+        guard backend == .json, let path = fixture.path else { return }
+        try third.close()
+        let coalesced = try Prefs(.jsonFile(URL(fileURLWithPath: path), writeMode: .coalesced(.seconds(60))), launchArguments: [])
+        try coalesced.set(4, for: changed)
+        try coalesced.set(5, for: Prefs.Key<Int>("other", initial: 0))
+        try coalesced.flush()
+        let record = try journal().split(separator: "\n").last.map { try JSON.parse(Data($0.utf8)) }
+        guard case .object(let declared)? = record?["declared"] else {
+            Issue.record("the flush recorded no declaration: \(String(describing: record))")
+            return
+        }
+        #expect(Set(declared.keys) == ["other"], "launchCount is recorded alike already")
+        #expect(try fixture.reopen().declaredKeys()["launchCount"] == KeyDeclaration(type: .int, initial: .int(5)))
+    }
+
     @Test("enum keys with initial values: typed access, CaseIterable, reset", arguments: Backend.allCases)
     func enumKeys(backend: Backend) throws {
         let fixture = try StoreFixture(backend)

@@ -88,6 +88,15 @@ package struct ChangeTable: Sendable, Hashable, Sequence, ExpressibleByDictionar
         }
     }
 
+    /// Whether `name` has a change; its hash (a typed key's, or this table's own) is not computed again.
+    func contains(_ name: CacheName) -> Bool {
+        switch contents {
+        case .empty: false
+        case .one(let single): single.name.name == name.name
+        case .table(let storage): storage.table[name] != nil
+        }
+    }
+
     /// Sets the change of `name`, whose hash (a typed key's, kept) is not computed again.
     mutating func insert(_ change: Change, for name: CacheName) {
         switch contents {

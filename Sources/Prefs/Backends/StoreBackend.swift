@@ -257,6 +257,8 @@ package struct Changeset: Sendable, Hashable {
         values.merge(later.values)
         for name in later.removedDeclarations { declarations.removeValue(forKey: name) }
         if !later.removedDeclarations.isEmpty { removedDeclarations.formUnion(later.removedDeclarations) }
-        if !later.declarations.isEmpty { declarations.merge(later.declarations) { _, new in new } }
+        // A loop, not `merge(_:uniquingKeysWith:)`: a key's first set brings one declaration, which `merge` took
+        // through a lazy map of the other table and its closure.
+        for (name, declaration) in later.declarations { declarations[name] = declaration }
     }
 }

@@ -52,7 +52,8 @@ extension Prefs {
             } catch {
                 recorded = .none
             }
-            if recorded != .some(key.declaration) { changes.declarations[key.name] = key.declaration }
+            let declaration = key.declaration
+            if recorded != .some(declaration) { changes.declarations[key.name] = declaration }
             state.withLock { $0.noteDeclared(cacheName) }
         }
         // The written value is not cached as given: the next read decodes what was stored, so it reads exactly what

@@ -5,7 +5,8 @@ import PrefsSupport
 extension JSONFileBackend {
     func apply(_ changes: Changeset) throws {
         if flushInterval != nil {
-            notePendingWas(in: document, for: changes)
+            let changes = withoutRecordedDeclarations(changes)
+            notePendingWas(in: document, for: changes, after: pending)
             pending.merge(changes)
             document.apply(changes)
             return
@@ -45,6 +46,7 @@ extension JSONFileBackend {
             inTransaction = false
             lock.unlock()
         }
+        let changes = withoutRecordedDeclarations(changes)
         var record = changes
         if !pending.isEmpty {
             record = pending
@@ -100,16 +102,36 @@ extension JSONFileBackend {
         return was
     }
 
-    /// Records, for the pending changes' keys that the journal has not changed, a digest of what `committed` holds
-    /// for them: what the record that writes them replaces.
-    func notePendingWas(in committed: JSONStoreDocument, for changes: Changeset) {
-        for (key, _) in changes.values where journal.was.values[key] == nil && pendingWas.values[key] == nil {
-            pendingWas.values[key] = JSONJournal.digest(committed.values[key])
+    /// `changes` without the declarations the document already records alike. The store gives a key's first write in
+    /// a process its declaration without reading the recorded one first (``recordsOnlyChangedDeclarations``): it is
+    /// compared here, under the lock when the write is durable, and one recorded alike is no change to write.
+    func withoutRecordedDeclarations(_ changes: Changeset) -> Changeset {
+        guard !changes.declarations.isEmpty else { return changes }
+        var unchanged: [String] = []
+        for (key, declaration) in changes.declarations where !changes.removedDeclarations.contains(key) {
+            if document.declarations.decodedValue(forKey: key) == declaration { unchanged.append(key) }
         }
-        for key in changes.declarations.keys where journal.was.declarations[key] == nil && pendingWas.declarations[key] == nil {
+        guard !unchanged.isEmpty else { return changes }
+        var changed = changes
+        for key in unchanged { changed.declarations.removeValue(forKey: key) }
+        return changed
+    }
+
+    /// Records, for the keys of `changes` that the journal has not changed and `earlier` (the changes pending before
+    /// them) does not hold, a digest of what `committed` holds for them: what the record that writes them replaces.
+    /// Every key of ``pending`` has its digest already, here or in the journal's, and only its keys have one here.
+    func notePendingWas(in committed: JSONStoreDocument, for changes: Changeset, after earlier: Changeset = Changeset()) {
+        let journalWas = journal.was
+        changes.values.forEachName { name, _ in
+            // The pending table's lookup reuses the key's hash: a key set again while pending hashes nothing here.
+            guard !earlier.values.contains(name), journalWas.values[name.name] == nil else { return }
+            assert(pendingWas.values[name.name] == nil, "a key with a digest of what it replaced is pending")
+            pendingWas.values[name.name] = JSONJournal.digest(committed.values[name.name])
+        }
+        for key in changes.declarations.keys where journalWas.declarations[key] == nil && pendingWas.declarations[key] == nil {
             pendingWas.declarations[key] = JSONJournal.digest(committed.declarations[key])
         }
-        for key in changes.removedDeclarations where journal.was.declarations[key] == nil && pendingWas.declarations[key] == nil {
+        for key in changes.removedDeclarations where journalWas.declarations[key] == nil && pendingWas.declarations[key] == nil {
             pendingWas.declarations[key] = JSONJournal.digest(committed.declarations[key])
         }
     }

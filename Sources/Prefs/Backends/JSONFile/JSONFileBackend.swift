@@ -190,6 +190,10 @@ final class JSONFileBackend: StoreBackend {
         return nil
     }
 
+    /// True: a write drops the declarations the document records alike (``withoutRecordedDeclarations(_:)``), so the
+    /// store does not read a key's recorded declaration before its first write (a second pass through the lock).
+    var recordsOnlyChangedDeclarations: Bool { true }
+
     deinit { closeSnapshotDescriptor() }
 
     /// Folds the journal into the snapshot when this backend wrote to it, so that after a normal close the snapshot

@@ -117,7 +117,7 @@ extension JSONStoreDocument.Entries where Element: JSONStoreEntry {
     /// The element under `key`, decoding its entry once: it stays decoded for the next read.
     mutating func decodedValue(forKey key: String) -> Element? {
         if let element = elements[key] { return element }
-        guard let range = raw.removeValue(forKey: key) else { return nil }
+        guard !raw.isEmpty, let range = raw.removeValue(forKey: key) else { return nil }  // (a removal hashes even when empty)
         let element = decode(range)
         elements[key] = element
         return element
@@ -157,6 +157,8 @@ extension JSONStoreDocument.Entries where Element: JSONStoreEntry {
         }
         if elements.isEmpty {
             elements = set  // shares the change set's table instead of copying it
+        } else if set.count == 1, let (key, element) = set.first {
+            elements[key] = element  // a key's first set: neither a reservation nor `merge`'s lazy map
         } else if !set.isEmpty {
             elements.reserveCapacity(elements.count + set.count)  // room for every change at once
             elements.merge(set) { _, new in new }
@@ -184,7 +186,7 @@ extension JSONStoreDocument.Entries where Element: JSONStoreEntry {
 extension JSONStoreDocument.Entries where Element == StoredValue {
     /// Applies value changes (``Changeset/values``): a set stores the decoded value, a removal removes the entry.
     mutating func apply(_ changes: ChangeTable) {
-        elements.reserveCapacity(elements.count + changes.count)  // room for every change at once
+        if changes.count > 1 { elements.reserveCapacity(elements.count + changes.count) }  // room for every change at once
         for (key, change) in changes {
             switch change {
             case .set(let value): elements[key] = value

@@ -100,9 +100,10 @@ package protocol StoreBackend: AnyObject {
     /// reads cross a network).
     var readsCostOneLookup: Bool { get }
     /// Whether a declaration committed with a write is recorded only where it differs from the recorded one, by the
-    /// write itself (PostgreSQL: in its one statement). The store then gives a key's first write its declaration
-    /// without reading the recorded one first (a round trip). False (the default): the store reads it, and gives the
-    /// write the declaration only when it differs.
+    /// write itself (PostgreSQL: in its one statement; the JSON store: against its document, under its file lock when
+    /// the write is durable). The store then gives a key's first write its declaration without reading the recorded one
+    /// first (a round trip, or a pass through the lock). False (the default): the store reads it, and gives the write
+    /// the declaration only when it differs.
     var recordsOnlyChangedDeclarations: Bool { get }
 }
 

@@ -64,7 +64,11 @@ struct PostgreSQLFreshnessTests {
         let stream = app.values(for: .launchCount)
         let watching = Task { for await value in stream { seen.withLock { $0.append(value) } } }
         defer { watching.cancel() }
-        #expect(await eventually(timeout: .seconds(30)) { seen.withLock { $0 } == [0] })
+        // Deadlines for a deadlock, not for speed: two minutes, as for a child process, because a full `swift test` on
+        // two cores can keep the observer's task waiting for a thread longer than 30 s (a run failed so; this test took
+        // 193 s in a passing one). Each returns at its first poll once its condition holds.
+        let first = await eventually(timeout: .seconds(120)) { seen.withLock { $0 } == [0] }
+        #expect(first, "the stream yielded \(seen.withLock { $0 })")
         #expect(app[.name] == "anonymous")  // cached: the check past the bound finds it changed, and tells the observers
         try other.set("1", for: .name)
         clock.advance(by: .milliseconds(100))  // the bound passes with the other write unseen
@@ -75,9 +79,10 @@ struct PostgreSQLFreshnessTests {
             wrote.withLock { $0 = result }
         }
         writer.start()
-        #expect(await eventually(timeout: .seconds(30)) { wrote.withLock { $0 } != nil }, "the write returned")
+        #expect(await eventually(timeout: .seconds(120)) { wrote.withLock { $0 } != nil }, "the write returned")
         if case .failure(let error) = wrote.withLock({ $0 }) { Issue.record(error) }
-        #expect(await eventually(timeout: .seconds(30)) { seen.withLock { $0.last } == 7 })
+        let last = await eventually(timeout: .seconds(120)) { seen.withLock { $0.last } == 7 }
+        #expect(last, "the stream yielded \(seen.withLock { $0 })")
         #expect(app[.name] == "1", "the refresh brought the other instance's write")
     }
 

@@ -147,8 +147,11 @@ struct PostgreSQLStoreTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<6 {
                 // An application name each: six pools, as six processes would have, so six connections prepare at once.
+                // Deadlines of a minute, not 5 s: the openers wait for each other's schema work by design, and on a
+                // loaded machine (a full `swift test` on two cores) six of them in turn once took longer than 5 s.
+                let options = PostgreSQLOptions(timeout: .seconds(60), statementTimeout: .seconds(60), applicationName: "opener-\(index)")
                 group.addTask {
-                    let prefs = try Prefs(.postgreSQL(url, namespace: "n\(index)", options: PostgreSQLOptions(applicationName: "opener-\(index)")))
+                    let prefs = try Prefs(.postgreSQL(url, namespace: "n\(index)", options: options))
                     _ = prefs[.launchCount]
                 }
             }

@@ -216,7 +216,7 @@ struct StoreBehaviourTests {
         if backend == .json { #expect(afterChange.contains(#""declared":"#), "\(afterChange)") }
         #expect(try fixture.reopen().declaredKeys()["launchCount"] == KeyDeclaration(type: .int, initial: .int(5)))
 
-        // Coalesced, the same comparison is made against the pending changes too.
+        // Coalesced, the flush records only the declarations that differ too.
         guard backend == .json, let path = fixture.path else { return }
         try third.close()
         let coalesced = try Prefs(.jsonFile(URL(fileURLWithPath: path), writeMode: .coalesced(.seconds(60))), launchArguments: [])

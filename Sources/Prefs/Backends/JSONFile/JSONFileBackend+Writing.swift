@@ -115,9 +115,9 @@ extension JSONFileBackend {
 
     /// `changes` without the declarations the document already records alike. The store gives a key's first write in
     /// a process its declaration without reading the recorded one first (``recordsOnlyChangedDeclarations``): it is
-    /// compared here, under the lock when the write is durable, and one recorded alike is no change to write.
+    /// compared here, under the lock when the write is durable, and one recorded alike is no change to write. Its
+    /// callers call it only for changes that declare (a change set passed through unchanged is a copy).
     func withoutRecordedDeclarations(_ changes: Changeset) -> Changeset {
-        guard !changes.declarations.isEmpty else { return changes }
         var unchanged: [String] = []
         for (key, declaration) in changes.declarations where !changes.removedDeclarations.contains(key) {
             if document.declarations.decodedValue(forKey: key) == declaration { unchanged.append(key) }

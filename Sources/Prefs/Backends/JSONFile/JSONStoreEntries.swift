@@ -157,11 +157,10 @@ extension JSONStoreDocument.Entries where Element: JSONStoreEntry {
         }
         if elements.isEmpty {
             elements = set  // shares the change set's table instead of copying it
-        } else if set.count == 1, let (key, element) = set.first {
-            elements[key] = element  // a key's first set: neither a reservation nor `merge`'s lazy map
-        } else if !set.isEmpty {
-            elements.reserveCapacity(elements.count + set.count)  // room for every change at once
-            elements.merge(set) { _, new in new }
+        } else {
+            // As `apply(_:)` of values: a loop, not `merge`'s lazy map, and a reservation only for more than one.
+            if set.count > 1 { elements.reserveCapacity(elements.count + set.count) }
+            for (key, element) in set { elements[key] = element }
         }
         if !raw.isEmpty {
             for key in set.keys { raw.removeValue(forKey: key) }

@@ -128,12 +128,6 @@ final class Recorder {
         return Stats(zip(subject, baseline).map { $0 / $1 }).median
     }
 
-    /// Adds a measurement made elsewhere (e.g. a baseline reused from another workload).
-    func add(_ measurement: Measurement) {
-        pending.append(measurement)
-        measurements.append(measurement)
-    }
-
     /// Prints the pending rows as one table under `title`.
     func printTable(_ title: String) {
         Report.printTable(title: title, rows: pending)

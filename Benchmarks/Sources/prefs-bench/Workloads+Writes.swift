@@ -187,7 +187,7 @@ extension Bench {
         contenders += [rawTransactionBatch(namespaced, name: rawNamespaced), storeBatch(namespaced, .sqlite, name: sqliteNamespaced)]
         let (memory, sqlite, json) = (Backend.memory.contenderName, Backend.sqlite.contenderName, Backend.json.contenderName)
         let versusDefaults: Target? = n == 10_000 ? .faster(by: 100) : nil
-        let results = try measure(
+        try measure(
             workload: 3, title: "The same N sets in one batch", data: data.info, contenders: contenders, metric: "batch",
             display: .total,
             rules: [
@@ -206,7 +206,6 @@ extension Bench {
                 Name.lmdbTransaction: "N puts in one write transaction, committed, into a fresh environment each round; no fsync",
                 rawNamespaced: "the same, the keys named \(Self.namespace)k0 … (alike in their first \(Self.namespace.utf8.count) bytes)",
             ])
-        reusable["defaults-batch-\(n)-\(V.label)"] = results[Name.defaults]
     }
 
     /// Raw sqlite3: N sets in one transaction, into a fresh database each round.
@@ -300,7 +299,6 @@ extension Bench {
         }
         // N sets in coalesced mode may cost more than linearly in N: project a sample's time before running it.
         let projection = try projectedTime(n: n) { try Self.coalescedSetsAndFlush(data, round: 0, count: $0).elapsed }
-        var notes: [String: String] = [:]
         if projection.seconds > settings.sampleLimitSeconds {
             recorder.note(
                 String(
@@ -309,13 +307,9 @@ extension Bench {
         } else {
             contenders.append(coalesced)
         }
-        var reused: [(contender: Contender, samples: (perOp: [Double], ops: Int))] = []
-        if let samples = reusable["defaults-batch-\(n)-\(V.label)"] {
-            reused.append((defaultsBatch(data), samples))
-            notes[Name.defaults] = "N sets + synchronize(), samples reused from workload 3"
-        } else if includesDefaults(n, workload: 4) {
-            contenders.append(defaultsBatch(data))
-        }
+        // UserDefaults runs in this workload's own rounds, as every baseline does: its samples taken in workload 3,
+        // minutes earlier, were paired round by round with this workload's in whatever phase the machine was then.
+        if includesDefaults(n, workload: 4) { contenders.append(defaultsBatch(data)) }
         try measure(
             workload: 4, title: "JSON backend in coalesced mode: N sets, then flush()", data: data.info,
             contenders: contenders, metric: "sets+flush", display: .total,
@@ -324,7 +318,7 @@ extension Bench {
                 Rule(subject: subject + " · flush", baseline: Name.jsonEncoder + " · flush", target: .within(1.3)),
                 Rule(subject: subject, baseline: Name.jsonEncoder),
                 Rule(subject: subject, baseline: Name.defaults, target: n == 10_000 ? .faster(by: 100) : nil),
-            ], notes: notes, reused: reused)
+            ])
     }
 
     /// A line of the shape and length the JSON store's journal appends for a set of `value` under `key`:

@@ -30,8 +30,6 @@ final class Bench {
     let settings: Settings
     let recorder = Recorder()
     private var dataSets: [String: Any] = [:]
-    /// Samples kept for a later workload that compares with the same baseline (UserDefaults' N sets are slow).
-    var reusable: [String: (perOp: [Double], ops: Int)] = [:]
 
     init(settings: Settings) {
         self.settings = settings
@@ -87,21 +85,17 @@ final class Bench {
         return false
     }
 
-    /// Runs contenders in rounds and records them as one table. `reused` adds samples measured earlier in the run.
-    @discardableResult
+    /// Runs contenders in rounds and records them as one table.
     func measure(
         workload: Int, title: String, data: (n: Int, label: String, type: String), contenders: [Contender],
         metric: String, display: Measurement.Display = .perOperation, phaseDisplay: Measurement.Display = .total,
-        rules: [Rule], notes: [String: String] = [:], reused: [(contender: Contender, samples: (perOp: [Double], ops: Int))] = [], budget: Budget? = nil
-    ) throws -> [String: (perOp: [Double], ops: Int)] {
-        var results = try runRounds(contenders, budget: budget ?? settings.budget(data.n), label: "\(workload). \(title), \(data.label)")
-        let measured = results
-        for entry in reused { results[entry.contender.name] = entry.samples }
+        rules: [Rule], notes: [String: String] = [:], budget: Budget? = nil
+    ) throws {
+        let results = try runRounds(contenders, budget: budget ?? settings.budget(data.n), label: "\(workload). \(title), \(data.label)")
         recorder.record(
-            workload: workload, n: data.n, valueType: data.type, contenders: contenders + reused.map(\.contender),
+            workload: workload, n: data.n, valueType: data.type, contenders: contenders,
             results: results, metric: metric, display: display, phaseDisplay: phaseDisplay, rules: rules, notes: notes)
         recorder.printTable("\(workload). \(title) · \(data.label)")
-        return measured
     }
 }
 

@@ -149,6 +149,9 @@ private struct Declarations {
     private var counts: [Int] = []
     private var indices: [KeyDeclaration: UInt32] = [:]
     private var free: [UInt32] = []
+    /// The index retained last (``none`` when it was forgotten since): compared before `indices` is looked up, since
+    /// keys are declared in runs of one type and initial value, and a comparison costs a tenth of hashing one.
+    private var last = Declarations.none
 
     /// How many distinct declarations are held.
     var count: Int { indices.count }
@@ -159,8 +162,13 @@ private struct Declarations {
 
     /// The index of `declaration`, counted once more.
     mutating func retain(_ declaration: KeyDeclaration) -> UInt32 {
+        if last != Self.none, declarations[Int(last) - 1] == declaration {
+            counts[Int(last) - 1] += 1
+            return last
+        }
         if let index = indices[declaration] {
             counts[Int(index) - 1] += 1
+            last = index
             return index
         }
         let index: UInt32
@@ -174,6 +182,7 @@ private struct Declarations {
             index = UInt32(declarations.count)
         }
         indices[declaration] = index
+        last = index
         return index
     }
 
@@ -185,5 +194,6 @@ private struct Declarations {
         indices.removeValue(forKey: declaration)
         declarations[slot] = nil
         free.append(index)
+        if last == index { last = Self.none }
     }
 }

@@ -90,6 +90,34 @@ struct JSONJournalTests {
         #expect(try reopened.declaredKeys()["b"]?.type == .int)
     }
 
+    @Test("a coalesced flush's record says what each key and declaration replaced: the snapshot's, or nothing")
+    func coalescedRecordSaysWhatWasReplaced() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("p.json")
+        do {
+            let first = try Prefs(.jsonFile(url))
+            try first.set(1, for: Self.a)  // a new store: a = 1 and a's declaration in the snapshot
+            try first.close()
+        }
+        let oldDeclaration = try #require(try Prefs(.jsonFile(url)).declaredKeys()["a"])
+        let store = try Prefs(Prefs.Storage.jsonFile(url, writeMode: .coalesced(.seconds(3600))).idleCompaction(after: nil))
+        defer { withExtendedLifetime(store) {} }
+        let redeclared = Prefs.Key<Int>("a", initial: 9)  // a's declaration changes with its first write here
+        try store.set(5, for: redeclared)
+        try store.set(6, for: redeclared)  // pending already: still the snapshot's 1 that the record replaces
+        try store.set(2, for: Self.b)  // a key the file never held
+        try store.flush()
+        let record = try JSON.parse(try #require(try Self.lines(url).dropLast().last))
+        func hex(_ digest: UInt32) -> JSON { .string(String(format: "%08x", digest)) }
+        let absent = hex(JSONJournal.digest(nil as StoredValue?))
+        #expect(record["values"]?["a"]?["value"] == .int(6))
+        #expect(record["was"] == .object(["a": hex(JSONJournal.digest(StoredValue(type: .int, json: .int(1)))), "b": absent]))
+        #expect(record["wasDeclared"] == .object(["a": hex(JSONJournal.digest(oldDeclaration)), "b": hex(JSONJournal.digest(nil as KeyDeclaration?))]))
+        let reopened = try Prefs(.jsonFile(url))
+        #expect(reopened[redeclared] == 6 && reopened[Self.b] == 2)
+        #expect(try reopened.integrityProblems() == [])
+    }
+
     @Test("another store on the file reads appended records on refresh(), and a compaction's new generation")
     func incrementalReader() throws {
         let directory = try TemporaryDirectory()

@@ -253,6 +253,11 @@ package struct Changeset: Sendable, Hashable {
 
     package var isEmpty: Bool { values.isEmpty && declarations.isEmpty && removedDeclarations.isEmpty }
 
+    /// Whether the changes record or forget `key`'s declaration.
+    func declares(_ key: String) -> Bool {
+        declarations[key] != nil || removedDeclarations.contains(key)
+    }
+
     /// Adds `later` on top of these changes, in place.
     mutating func merge(_ later: Changeset) {
         values.merge(later.values)

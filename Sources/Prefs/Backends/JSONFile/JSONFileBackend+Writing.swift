@@ -93,17 +93,25 @@ extension JSONFileBackend {
     }
 
     /// For the keys `record` is the first record of the journal to change, what each held in the snapshot: the committed
-    /// value, or for a pending (coalesced) change the value it replaced (``pendingWas``). On every set: one lookup per
-    /// key, and a digest only for a key the journal has not changed yet.
+    /// value, or for a pending (coalesced) change the value it replaced (``pendingWas``, which holds only what was there:
+    /// a pending key it does not hold replaced nothing). On every set: one lookup per key, and a digest only for a key
+    /// the journal has not changed yet.
     private func firstChangeDigests(of record: Changeset) -> JSONJournal.RecordDigests {
         var was = JSONJournal.RecordDigests()
-        let pendingWas = pendingWas.isEmpty ? nil : pendingWas
-        for (key, _) in record.values where journal.was.values[key] == nil {  // no array of the keys
-            let digest = pendingWas?.values[key] ?? JSONJournal.digest(document.values[key])
-            was.values.append(JSONJournal.KeyDigest(key: key, digest: digest))
+        let pending = pending.isEmpty ? nil : pending
+        record.values.forEachName { name, _ in
+            guard journal.was.values[name.name] == nil else { return }
+            let digest =
+                pending?.values.contains(name) == true
+                ? pendingWas.values[name.name] ?? JSONJournal.digest(StoredValue?.none)
+                : JSONJournal.digest(document.values[name.name])
+            was.values.append(JSONJournal.KeyDigest(key: name.name, digest: digest))
         }
         func declarationDigest(_ key: String) {
-            let digest = pendingWas?.declarations[key] ?? JSONJournal.digest(document.declarations[key])
+            let digest =
+                pending?.declares(key) == true
+                ? pendingWas.declarations[key] ?? JSONJournal.digest(KeyDeclaration?.none)
+                : JSONJournal.digest(document.declarations[key])
             was.declarations.append(JSONJournal.KeyDigest(key: key, digest: digest))
         }
         for key in record.declarations.keys where journal.was.declarations[key] == nil { declarationDigest(key) }
@@ -129,22 +137,24 @@ extension JSONFileBackend {
     }
 
     /// Records, for the keys of `changes` that the journal has not changed and `earlier` (the changes pending before
-    /// them) does not hold, a digest of what `committed` holds for them: what the record that writes them replaces.
-    /// Every key of ``pending`` has its digest already, here or in the journal's, and only its keys have one here.
+    /// them) does not hold, a digest of what `committed` holds for them, when it holds something: what the record that
+    /// writes them replaces. A pending key without one here or in the journal's replaced nothing
+    /// (``firstChangeDigests(of:)``): a new key's first set records no digest, and the table stays as small as the
+    /// keys that were there.
     func notePendingWas(in committed: JSONStoreDocument, for changes: Changeset, after earlier: Changeset = Changeset()) {
         let journalWas = journal.was
         changes.values.forEachName { name, _ in
             // The pending table's lookup reuses the key's hash: a key set again while pending hashes nothing here.
             guard !earlier.values.contains(name), journalWas.values[name.name] == nil else { return }
             assert(pendingWas.values[name.name] == nil, "a key with a digest of what it replaced is pending")
-            pendingWas.values[name.name] = JSONJournal.digest(committed.values[name.name])
+            if let value = committed.values[name.name] { pendingWas.values[name.name] = JSONJournal.digest(value) }
         }
-        for key in changes.declarations.keys where journalWas.declarations[key] == nil && pendingWas.declarations[key] == nil {
-            pendingWas.declarations[key] = JSONJournal.digest(committed.declarations[key])
+        func note(_ key: String) {
+            guard !earlier.declares(key), journalWas.declarations[key] == nil, let declaration = committed.declarations[key] else { return }
+            pendingWas.declarations[key] = JSONJournal.digest(declaration)
         }
-        for key in changes.removedDeclarations where journalWas.declarations[key] == nil && pendingWas.declarations[key] == nil {
-            pendingWas.declarations[key] = JSONJournal.digest(committed.declarations[key])
-        }
+        for key in changes.declarations.keys { note(key) }
+        for key in changes.removedDeclarations where changes.declarations[key] == nil { note(key) }
     }
 
     func rollbackTransaction() {

@@ -69,6 +69,13 @@ package final class ChildSession: Sendable {
         return line
     }
 
+    /// What the child wrote to standard error so far, and whether its output ended: for a test's message when a line
+    /// did not come (`#expect(await child.nextLine() == "ok", "\(child.soFar)")`).
+    package var soFar: String {
+        let ended = outputEnded.withLock { $0 } ? "output ended" : "output open"
+        return "\(ended), stderr so far: \(String(decoding: errors.withLock { $0 }, as: UTF8.self))"
+    }
+
     /// Closes the child's input and waits for it to exit (killing it after `timeout`); its status, the output lines
     /// not yet returned by ``nextLine(timeout:)``, and all it wrote to standard error.
     package func finish(timeout: Duration = ChildProcess.defaultTimeout) async throws -> ChildProcess.Result {

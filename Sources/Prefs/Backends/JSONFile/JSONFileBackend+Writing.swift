@@ -98,18 +98,17 @@ extension JSONFileBackend {
     /// the journal has not changed yet.
     private func firstChangeDigests(of record: Changeset) -> JSONJournal.RecordDigests {
         var was = JSONJournal.RecordDigests()
-        let pending = pending.isEmpty ? nil : pending
         record.values.forEachName { name, _ in
             guard journal.was.values[name.name] == nil else { return }
             let digest =
-                pending?.values.contains(name) == true
+                pending.values.contains(name)  // an empty table answers without hashing: a durable write's case
                 ? pendingWas.values[name.name] ?? JSONJournal.digest(StoredValue?.none)
                 : JSONJournal.digest(document.values[name.name])
             was.values.append(JSONJournal.KeyDigest(key: name.name, digest: digest))
         }
         func declarationDigest(_ key: String) {
             let digest =
-                pending?.declares(key) == true
+                pending.declares(key)
                 ? pendingWas.declarations[key] ?? JSONJournal.digest(KeyDeclaration?.none)
                 : JSONJournal.digest(document.declarations[key])
             was.declarations.append(JSONJournal.KeyDigest(key: key, digest: digest))

@@ -59,6 +59,42 @@ struct CacheTableTests {
         }
     }
 
+    @Test("growing in place, from small blocks to ones malloc maps, keeps every slot findable and removable", arguments: [nil, 1, 4_096] as [Int?])
+    func growsInPlace(spread: Int?) {
+        var table = CacheTable()
+        var sizes: [Int] = []
+        // Runs of one hash (spread 1: a single run of them all, kept short, as every probe walks it) land at the top of
+        // the table, wrap around to its start, and move both ways as it grows: the growth must leave no empty bucket
+        // between a slot and its own.
+        let count = spread == 1 ? 500 : 20_000
+        for index in 0..<count {
+            table[Self.name(index, spread: spread)] = StoreCache.Slot(stored: Self.entries[index % Self.entries.count])
+            if sizes.last != table.bucketCount { sizes.append(table.bucketCount) }
+            if index % 997 == 0 {
+                for probe in stride(from: 0, through: index, by: 7) {
+                    #expect(table[Self.name(probe, spread: spread)]?.stored == Self.entries[probe % Self.entries.count], "\(index) names, k\(probe)")
+                }
+            }
+        }
+        #expect(table.count == count)
+        let mapped = 128 * 1_024 / 64  // 2,048 buckets: glibc maps a block from 128 KiB
+        #expect(count < mapped || sizes.contains { $0 < mapped } && sizes.contains { $0 > mapped }, "grown through \(sizes)")
+        for index in 0..<count {
+            let slot = table[Self.name(index, spread: spread)]
+            #expect(slot?.stored == Self.entries[index % Self.entries.count], "k\(index)")
+            if slot == nil { break }
+        }
+        // Removing every other name shifts runs back over the grown table; the rest stay findable.
+        for index in stride(from: 0, to: count, by: 2) { table[Self.name(index, spread: spread)] = nil }
+        #expect(table.count == count / 2)
+        for index in 0..<count {
+            let expected = index % 2 == 0 ? nil : Self.entries[index % Self.entries.count]
+            #expect(table[Self.name(index, spread: spread)]?.stored == expected, "k\(index) after the removals")
+        }
+        table.reserveCapacity(100_000)
+        #expect(table.count == count / 2 && table[Self.name(count - 1, spread: spread)]?.stored == Self.entries[(count - 1) % Self.entries.count])
+    }
+
     @Test("a name is found by its text, not its hash alone; equal texts with the cache's own hashes agree")
     func namesCompareByText() {
         var table = CacheTable()

@@ -11,9 +11,11 @@ typealias CacheTable = NameTable<StoreCache.Slot>
 /// SipHash, seeded per process, computed once per key), so names chosen to collide gain nothing they would not gain
 /// against `Dictionary`.
 ///
-/// Memory: one allocation of `capacity` buckets. A bucket's first word is its tag: 0 when the bucket is empty (the rest
-/// of it uninitialized), else the hash with its top bit set; a lookup compares tags before it compares names. Removal
-/// shifts the buckets after a hole back into it (no tombstones), so a probe always ends at an empty bucket.
+/// Memory: one block of `capacity` buckets (``TableMemory``), grown in place: the block grows (a large one without a
+/// copy), then the slots move to their buckets in the larger table within it, so growing never holds an old and a new
+/// table at once. A bucket's first word is its tag: 0 when the bucket is empty (the rest of it uninitialized), else the
+/// hash with its top bit set; a lookup compares tags before it compares names. Removal shifts the buckets after a hole
+/// back into it (no tombstones), so a probe always ends at an empty bucket.
 struct NameTable<Slot>: ~Copyable {
     private struct Bucket {
         var tag: Int
@@ -24,6 +26,8 @@ struct NameTable<Slot>: ~Copyable {
     private var buckets: UnsafeMutablePointer<Bucket>?
     /// The number of buckets, a power of two (0 before the first insertion).
     private var capacity = 0
+    /// The block malloc gave, where the buckets lie (nil with them).
+    private var block: UnsafeMutableRawPointer?
     private(set) var count = 0
 
     init() {
@@ -33,7 +37,7 @@ struct NameTable<Slot>: ~Copyable {
     deinit {
         guard let buckets else { return }
         for index in 0..<capacity where tag(at: index) != 0 { (buckets + index).deinitialize(count: 1) }
-        buckets.deallocate()
+        memory(of: buckets).release()
     }
 
     /// The slot for `name`, or nil; setting nil removes it.
@@ -118,9 +122,8 @@ struct NameTable<Slot>: ~Copyable {
                 setEmpty(index)
             }
             if !keep {
-                buckets.deallocate()
-                self.buckets = nil
-                capacity = 0
+                memory(of: buckets).release()
+                (self.buckets, block, capacity) = (nil, nil, 0)
             }
         }
         count = 0
@@ -262,29 +265,78 @@ struct NameTable<Slot>: ~Copyable {
         }
     }
 
-    /// Room for `capacity` buckets, aligned to a cache line: a 64-byte bucket (the cache's) then lies in one line, where
-    /// malloc's 16-byte alignment left three in four across two, and a lookup that probes a bucket reads one line for it.
-    private static func allocateBuckets(_ capacity: Int) -> UnsafeMutablePointer<Bucket> {
-        let alignment = max(MemoryLayout<Bucket>.alignment, 64)
-        return UnsafeMutableRawPointer.allocate(byteCount: capacity * MemoryLayout<Bucket>.stride, alignment: alignment)
-            .bindMemory(to: Bucket.self, capacity: capacity)
+    /// The block that holds `buckets` (this table's).
+    private func memory(of buckets: UnsafeMutablePointer<Bucket>) -> TableMemory {
+        TableMemory(block: block.unsafelyUnwrapped, base: UnsafeMutableRawPointer(buckets), byteCount: capacity * MemoryLayout<Bucket>.stride)
     }
 
-    /// Moves every bucket into a new table of `newCapacity` buckets.
+    /// Takes `memory`'s block for `capacity` buckets.
+    private mutating func take(_ memory: TableMemory, capacity: Int) {
+        buckets = memory.base.bindMemory(to: Bucket.self, capacity: capacity)
+        block = memory.block
+        self.capacity = capacity
+    }
+
+    /// Grows the table to `newCapacity` buckets (more than it has), each slot moved to its bucket in the larger table.
     private mutating func resize(to newCapacity: Int) {
-        let old = buckets
-        let oldCapacity = capacity
-        let new = Self.allocateBuckets(newCapacity)
-        buckets = new
-        capacity = newCapacity
-        for index in 0..<newCapacity { setEmpty(index) }
-        guard let old else { return }
-        for index in 0..<oldCapacity {
-            let tag = UnsafeRawPointer(old + index).load(as: Int.self)
-            guard tag != 0 else { continue }
-            (new + emptyBucket(for: tag)).moveInitialize(from: old + index, count: 1)
+        let byteCount = newCapacity * MemoryLayout<Bucket>.stride
+        guard let old = buckets else {
+            // The first buckets, empty (every tag zero).
+            take(TableMemory.allocate(byteCount: byteCount), capacity: newCapacity)
+            return
         }
-        old.deallocate()
+        let oldCapacity = capacity
+        let oldMemory = memory(of: old)
+        guard _isBitwiseTakable(Bucket.self) else {
+            // A slot whose bytes may not move as they are (none of the store's): moved one by one into a new block.
+            take(TableMemory.allocate(byteCount: byteCount), capacity: newCapacity)
+            for index in 0..<oldCapacity {
+                let tag = UnsafeRawPointer(old + index).load(as: Int.self)
+                if tag != 0 { (buckets.unsafelyUnwrapped + emptyBucket(for: tag)).moveInitialize(from: old + index, count: 1) }
+            }
+            oldMemory.release()
+            return
+        }
+        take(oldMemory.grown(to: byteCount), capacity: newCapacity)
+        rehashInPlace(movingFirst: oldCapacity)
+    }
+
+    /// Moves the slots of the first `oldCapacity` buckets, placed for a table of that many, to their places in this
+    /// one (whose buckets past them are empty), within the same block.
+    ///
+    /// Each slot to move is marked; a marked slot goes to the first bucket from its own that is empty or marked (a
+    /// marked one is swapped with it, and the slot that comes back is placed in turn), or stays where it is when that is
+    /// its bucket. A bucket a placed slot's probe passed over was then holding a placed slot, and a placed slot never
+    /// moves again, so no probe passes an empty bucket on the way to its slot: the table is as if built anew. (The
+    /// in-place rehash of Rust's hashbrown, for linear probing.)
+    private mutating func rehashInPlace(movingFirst oldCapacity: Int) {
+        let buckets = buckets.unsafelyUnwrapped
+        let mask = capacity &- 1
+        var marked = [UInt64](repeating: 0, count: (oldCapacity + 63) / 64)
+        for index in 0..<oldCapacity where tag(at: index) != 0 { marked[index >> 6] |= 1 << UInt64(index & 63) }
+        func isMarked(_ index: Int) -> Bool { index < oldCapacity && marked[index >> 6] & (1 << UInt64(index & 63)) != 0 }
+        func unmark(_ index: Int) { marked[index >> 6] &= ~(1 << UInt64(index & 63)) }
+        for index in 0..<oldCapacity where isMarked(index) {
+            while true {
+                var target = tag(at: index) & mask
+                while tag(at: target) != 0, !isMarked(target) { target = (target &+ 1) & mask }
+                if target == index {  // its place already
+                    unmark(index)
+                    break
+                }
+                if tag(at: target) == 0 {
+                    (buckets + target).moveInitialize(from: buckets + index, count: 1)
+                    setEmpty(index)
+                    unmark(index)
+                    break
+                }
+                // A marked slot is where this one goes: swap them; the one that comes back, still marked, is placed next.
+                let displaced = (buckets + target).move()
+                (buckets + target).moveInitialize(from: buckets + index, count: 1)
+                (buckets + index).initialize(to: displaced)
+                unmark(target)
+            }
+        }
     }
 }
 

@@ -8,9 +8,9 @@ import Darwin
 ///
 /// A table that doubled by allocating the larger one and moving its buckets over held both for a moment: 1.5 times
 /// the new table (12 MiB for a 100,000-key cache, whose table is 8 MiB), at the moment a store grows. Here the block
-/// grows by `realloc`, which for a large block (one malloc maps: glibc from 128 KiB, Darwin's large allocations) moves
-/// its pages instead of copying them (`mremap`, `vm_copy`), so growing holds the new table alone; the table then moves
-/// its buckets within the block (``NameTable``'s in-place rehash).
+/// grows by `realloc`, which grows a block in place where it can, and moves the pages of one malloc maps (glibc maps
+/// blocks from 128 KiB, and moves them with `mremap`) instead of copying them: growing holds the new table alone. The
+/// table then moves its buckets within the block (``NameTable``'s in-place rehash).
 ///
 /// `realloc` keeps malloc's 16-byte alignment only, and the buckets start at a cache line (a 64-byte bucket in one
 /// line): the block holds 64 bytes more than the buckets, which start at its first cache line, and when a grown block's

@@ -32,6 +32,9 @@ struct NameTable<Slot>: ~Copyable {
 
     init() {
         assert(MemoryLayout<Bucket>.offset(of: \Bucket.tag) == 0, "a bucket's tag is read as its first word")
+        // Growing moves the buckets' bytes as they are (TableMemory): every slot the store keeps may move so (strings,
+        // references, enums of them); one that may not (an Objective-C weak reference) has no place in a table.
+        precondition(_isBitwiseTakable(Bucket.self), "a table's slots must be bitwise-takable")
     }
 
     deinit {
@@ -286,18 +289,7 @@ struct NameTable<Slot>: ~Copyable {
             return
         }
         let oldCapacity = capacity
-        let oldMemory = memory(of: old)
-        guard _isBitwiseTakable(Bucket.self) else {
-            // A slot whose bytes may not move as they are (none of the store's): moved one by one into a new block.
-            take(TableMemory.allocate(byteCount: byteCount), capacity: newCapacity)
-            for index in 0..<oldCapacity {
-                let tag = UnsafeRawPointer(old + index).load(as: Int.self)
-                if tag != 0 { (buckets.unsafelyUnwrapped + emptyBucket(for: tag)).moveInitialize(from: old + index, count: 1) }
-            }
-            oldMemory.release()
-            return
-        }
-        take(oldMemory.grown(to: byteCount), capacity: newCapacity)
+        take(memory(of: old).grown(to: byteCount), capacity: newCapacity)
         rehashInPlace(movingFirst: oldCapacity)
     }
 

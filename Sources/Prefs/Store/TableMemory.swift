@@ -17,8 +17,7 @@ import Darwin
 /// first line is not where they were, they move within it (a large block keeps its offset in its first page, so that
 /// is the rare case of a small one).
 ///
-/// The bytes move as they are: a table holds only bitwise-takable values (``NameTable`` checks, and moves its buckets
-/// one by one into a new block otherwise).
+/// The bytes move as they are: a table holds only bitwise-takable values (``NameTable`` checks when it is made).
 struct TableMemory {
     /// The block as malloc gave it.
     let block: UnsafeMutableRawPointer
